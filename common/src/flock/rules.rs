@@ -1,0 +1,211 @@
+//! The three Reynolds rules, the speed limit and the position update (CIS 565 semantics).
+//!
+//! A velocity update is: start from `RuleSums::default()`, call [`RuleSums::accumulate`] for every
+//! *other* boid the search visits (the caller excludes self, by index), then [`new_velocity`].
+//! Boids the search visits that are out of every radius are ignored by `accumulate`, so any search
+//! that visits a superset of the true neighbours gives the same sums up to summation order.
+
+use super::params::FlockParams;
+use crate::math::Vec3;
+
+/// Running neighbour sums for the three rules of one boid.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RuleSums {
+    /// Sum of positions of boids closer than `rule1_distance` (cohesion).
+    pub center: Vec3,
+    /// Sum of `-(other - self)` over boids closer than `rule2_distance` (separation).
+    pub separation: Vec3,
+    /// Sum of velocities of boids closer than `rule3_distance` (alignment).
+    pub velocity: Vec3,
+    /// Number of cohesion neighbours.
+    pub n_cohesion: u32,
+    /// Number of alignment neighbours.
+    pub n_alignment: u32,
+}
+
+impl RuleSums {
+    /// Adds one other boid. Distances are compared squared and strictly: `|d|^2 < r^2`.
+    #[inline(always)]
+    pub fn accumulate(&mut self, p: &FlockParams, pos: Vec3, other_pos: Vec3, other_vel: Vec3) {
+        let d = other_pos - pos;
+        let d2 = d.length_squared();
+        if d2 < p.rule1_distance * p.rule1_distance {
+            self.center += other_pos;
+            self.n_cohesion += 1;
+        }
+        if d2 < p.rule2_distance * p.rule2_distance {
+            self.separation -= d;
+        }
+        if d2 < p.rule3_distance * p.rule3_distance {
+            self.velocity += other_vel;
+            self.n_alignment += 1;
+        }
+    }
+
+    /// Folds another partial sum into this one (for split or tiled searches).
+    #[inline(always)]
+    pub fn merge(&mut self, o: &RuleSums) {
+        self.center += o.center;
+        self.separation += o.separation;
+        self.velocity += o.velocity;
+        self.n_cohesion += o.n_cohesion;
+        self.n_alignment += o.n_alignment;
+    }
+
+    /// `rule1 + rule2 + rule3` for a boid at `pos`.
+    ///
+    /// - rule 1: `(mean neighbour position - pos) * rule1_scale`, zero without neighbours;
+    /// - rule 2: `separation * rule2_scale` (not averaged);
+    /// - rule 3: `mean neighbour velocity * rule3_scale`, own velocity not subtracted.
+    #[inline(always)]
+    pub fn velocity_change(&self, p: &FlockParams, pos: Vec3) -> Vec3 {
+        let mut dv = self.separation * p.rule2_scale;
+        if self.n_cohesion > 0 {
+            dv += (self.center / self.n_cohesion as f32 - pos) * p.rule1_scale;
+        }
+        if self.n_alignment > 0 {
+            dv += self.velocity / self.n_alignment as f32 * p.rule3_scale;
+        }
+        dv
+    }
+}
+
+/// Rescales `v` to length `max_speed` when it is longer; otherwise returns it unchanged.
+#[inline(always)]
+pub fn clamp_speed(v: Vec3, max_speed: f32) -> Vec3 {
+    let len2 = v.length_squared();
+    if len2 > max_speed * max_speed {
+        v * (max_speed / crate::math::sqrt(len2))
+    } else {
+        v
+    }
+}
+
+/// The new velocity of a boid: old velocity plus the three rules, then the speed limit.
+#[inline(always)]
+pub fn new_velocity(p: &FlockParams, pos: Vec3, vel: Vec3, sums: &RuleSums) -> Vec3 {
+    clamp_speed(vel + sums.velocity_change(p, pos), p.max_speed)
+}
+
+/// Wraps one coordinate: below `-scale` becomes exactly `+scale`, above `+scale` exactly `-scale`.
+#[inline(always)]
+pub fn wrap_axis(x: f32, scale: f32) -> f32 {
+    if x < -scale {
+        scale
+    } else if x > scale {
+        -scale
+    } else {
+        x
+    }
+}
+
+/// The new position: `pos + vel * dt`, wrapped per axis.
+#[inline(always)]
+pub fn integrate_position(p: &FlockParams, pos: Vec3, vel: Vec3) -> Vec3 {
+    let q = pos + vel * p.dt;
+    Vec3::new(
+        wrap_axis(q.x, p.scale),
+        wrap_axis(q.y, p.scale),
+        wrap_axis(q.z, p.scale),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p() -> FlockParams {
+        FlockParams::CIS565
+    }
+
+    fn sums_of(pos: Vec3, others: &[(Vec3, Vec3)]) -> RuleSums {
+        let mut s = RuleSums::default();
+        for &(q, v) in others {
+            s.accumulate(&p(), pos, q, v);
+        }
+        s
+    }
+
+    #[test]
+    fn no_neighbours_keeps_velocity() {
+        let v = Vec3::new(0.1, -0.2, 0.3);
+        let s = sums_of(Vec3::ZERO, &[(Vec3::new(50.0, 0.0, 0.0), Vec3::splat(1.0))]);
+        assert_eq!(s, RuleSums::default());
+        assert_eq!(new_velocity(&p(), Vec3::ZERO, v, &s), v);
+    }
+
+    #[test]
+    fn cohesion_just_inside_and_at_radius() {
+        // At exactly 5.0 (25 == 25): strictly not closer, no rule applies.
+        let s = sums_of(Vec3::ZERO, &[(Vec3::new(5.0, 0.0, 0.0), Vec3::ZERO)]);
+        assert_eq!(s.n_cohesion, 0);
+        assert_eq!(s.n_alignment, 0);
+        // Just inside: cohesion and alignment count it, separation (radius 3) does not.
+        let q = Vec3::new(4.99, 0.0, 0.0);
+        let s = sums_of(Vec3::ZERO, &[(q, Vec3::new(0.0, 1.0, 0.0))]);
+        assert_eq!(s.n_cohesion, 1);
+        assert_eq!(s.n_alignment, 1);
+        assert_eq!(s.separation, Vec3::ZERO);
+        // rule1 = (4.99 - 0) * 0.01; rule3 = (0,1,0) * 0.1.
+        let dv = s.velocity_change(&p(), Vec3::ZERO);
+        assert_eq!(dv, Vec3::new(4.99 * 0.01, 0.1, 0.0));
+    }
+
+    #[test]
+    fn separation_just_inside_and_outside() {
+        let s = sums_of(Vec3::ZERO, &[(Vec3::new(0.0, 3.0, 0.0), Vec3::ZERO)]);
+        assert_eq!(s.separation, Vec3::ZERO, "distance 3.0 is not closer than 3.0");
+        assert_eq!(s.n_cohesion, 1);
+        let s = sums_of(Vec3::ZERO, &[(Vec3::new(0.0, 2.99, 0.0), Vec3::ZERO)]);
+        assert_eq!(s.separation, Vec3::new(0.0, -2.99, 0.0));
+        // Two separated neighbours are summed, not averaged: -(1,0,0) - (0,2,0), times 0.1.
+        let s = sums_of(
+            Vec3::ZERO,
+            &[
+                (Vec3::new(1.0, 0.0, 0.0), Vec3::ZERO),
+                (Vec3::new(0.0, 2.0, 0.0), Vec3::ZERO),
+            ],
+        );
+        let dv = s.velocity_change(&p(), Vec3::ZERO);
+        // rule1: mean (0.5, 1, 0) * 0.01; rule2: (-1, -2, 0) * 0.1; rule3: mean vel 0.
+        let expect = Vec3::new(-1.0, -2.0, 0.0) * 0.1 + Vec3::new(0.5, 1.0, 0.0) * 0.01;
+        assert_eq!(dv, expect);
+    }
+
+    #[test]
+    fn alignment_does_not_subtract_own_velocity() {
+        let own = Vec3::new(0.5, 0.0, 0.0);
+        let s = sums_of(
+            Vec3::ZERO,
+            &[
+                (Vec3::new(4.0, 0.0, 0.0), Vec3::new(0.0, 0.2, 0.0)),
+                (Vec3::new(-4.0, 0.0, 0.0), Vec3::new(0.0, 0.4, 0.0)),
+            ],
+        );
+        let v = new_velocity(&p(), Vec3::ZERO, own, &s);
+        // rule1: mean position 0 -> 0; rule3: mean (0, 0.3, 0) * 0.1 = (0, 0.03, 0).
+        assert_eq!(v, Vec3::new(0.5, 0.3 * 0.1, 0.0));
+    }
+
+    #[test]
+    fn speed_clamp() {
+        let v = clamp_speed(Vec3::new(3.0, 4.0, 0.0), 1.0);
+        assert!((v.length() - 1.0).abs() < 1e-6);
+        assert!((v.x - 0.6).abs() < 1e-6 && (v.y - 0.8).abs() < 1e-6);
+        // Exactly at the limit and below: unchanged.
+        assert_eq!(clamp_speed(Vec3::new(1.0, 0.0, 0.0), 1.0), Vec3::new(1.0, 0.0, 0.0));
+        assert_eq!(clamp_speed(Vec3::new(0.3, 0.0, 0.0), 1.0), Vec3::new(0.3, 0.0, 0.0));
+    }
+
+    #[test]
+    fn wrap_at_scale() {
+        assert_eq!(wrap_axis(100.0, 100.0), 100.0, "exactly +scale stays");
+        assert_eq!(wrap_axis(-100.0, 100.0), -100.0, "exactly -scale stays");
+        assert_eq!(wrap_axis(100.01, 100.0), -100.0);
+        assert_eq!(wrap_axis(-100.01, 100.0), 100.0);
+        let q = integrate_position(&p(), Vec3::new(99.9, 0.0, -99.9), Vec3::new(1.0, 0.5, -1.0));
+        // 99.9 + 0.2 > 100 -> -100; -99.9 - 0.2 < -100 -> +100.
+        assert_eq!(q, Vec3::new(-100.0, 0.1, 100.0));
+    }
+}

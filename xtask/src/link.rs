@@ -1,0 +1,87 @@
+//! The bitcode-to-PTX link step: rustc's `llbc` linker flavour for `nvptx64-nvidia-cuda`.
+//!
+//! rustc calls the linker as
+//! `LINKER --export-symbol K1 ... <objects.o (LLVM bitcode)> <rlibs> -L DIR ... --target nvptx64-nvidia-cuda
+//! --target-cpu sm_90 -o OUT.ptx -O3 [--debug]`. With `lto = "fat"` and one codegen unit the objects
+//! already hold `core`. We `llvm-link` them, internalize everything but the exported kernels,
+//! optimize (`opt -passes=default<O3>`) and emit PTX with `llc`. The LLVM tools come from the
+//! pinned nightly's `llvm-tools` component; `ptx.rs` passes their folder in `MURMUR_LLVM_BIN`.
+
+use anyhow::{bail, Context, Result};
+use std::path::PathBuf;
+use std::process::Command;
+
+/// Set by `build-ptx` so that `xtask`, started by rustc as the linker, links instead of parsing a CLI.
+pub const AS_LINKER_ENV: &str = "MURMUR_XTASK_AS_LINKER";
+/// Folder of `llvm-link`, `opt` and `llc`.
+pub const LLVM_BIN_ENV: &str = "MURMUR_LLVM_BIN";
+/// PTX ISA version requested from `llc`.
+pub const PTX_ISA: &str = "+ptx80";
+
+pub fn main(args: Vec<String>) -> Result<()> {
+    let mut exports = Vec::new();
+    let mut objects = Vec::new();
+    let mut out = None;
+    let mut cpu = String::from("sm_90");
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--export-symbol" => exports.push(it.next().context("--export-symbol needs a name")?),
+            "-o" => out = Some(PathBuf::from(it.next().context("-o needs a path")?)),
+            "--target-cpu" => cpu = it.next().context("--target-cpu needs a value")?,
+            "--target" | "-L" => {
+                it.next();
+            }
+            s if s.ends_with(".o") => objects.push(PathBuf::from(s)),
+            // rlibs (core, compiler_builtins) are already inside the fat-LTO object; flags such as
+            // -O3 and --debug are handled by `opt`/`llc` below.
+            _ => {}
+        }
+    }
+    let out = out.context("the linker was not given -o")?;
+    if objects.is_empty() {
+        bail!("no bitcode objects to link (is lto = \"fat\" set in kernels-gpu?)");
+    }
+    if exports.is_empty() {
+        bail!("no kernels exported: mark kernels #[no_mangle] pub extern \"ptx-kernel\"");
+    }
+    let bin = PathBuf::from(std::env::var_os(LLVM_BIN_ENV).context("MURMUR_LLVM_BIN is not set")?);
+    let linked = out.with_extension("linked.bc");
+    let optimized = out.with_extension("opt.bc");
+
+    let mut link = Command::new(bin.join("llvm-link"));
+    link.args(&objects).arg("-o").arg(&linked);
+    tool(&mut link)?;
+
+    let mut opt = Command::new(bin.join("opt"));
+    opt.arg(format!("-internalize-public-api-list={}", exports.join(",")))
+        .arg("-passes=internalize,globaldce,default<O3>")
+        .arg(&linked)
+        .arg("-o")
+        .arg(&optimized);
+    tool(&mut opt)?;
+
+    let mut llc = Command::new(bin.join("llc"));
+    llc.args(["-mtriple=nvptx64-nvidia-cuda", "-O3"])
+        .arg(format!("-mcpu={cpu}"))
+        .arg(format!("-mattr={PTX_ISA}"))
+        .arg(&optimized)
+        .arg("-o")
+        .arg(&out);
+    tool(&mut llc)?;
+    Ok(())
+}
+
+fn tool(cmd: &mut Command) -> Result<()> {
+    let output = cmd
+        .output()
+        .with_context(|| format!("could not start {:?}", cmd.get_program()))?;
+    if !output.status.success() {
+        bail!(
+            "{:?} failed: {}",
+            cmd.get_program(),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    Ok(())
+}
