@@ -13,5 +13,6 @@ extern crate std;
 
 pub mod flock;
 pub mod math;
+pub mod rng;
 
 pub use math::Vec3;

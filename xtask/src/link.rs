@@ -54,11 +54,14 @@ pub fn main(args: Vec<String>) -> Result<()> {
     tool(&mut link)?;
 
     let mut opt = Command::new(bin.join("opt"));
-    opt.arg(format!("-internalize-public-api-list={}", exports.join(",")))
-        .arg("-passes=internalize,globaldce,default<O3>")
-        .arg(&linked)
-        .arg("-o")
-        .arg(&optimized);
+    opt.arg(format!(
+        "-internalize-public-api-list={}",
+        exports.join(",")
+    ))
+    .arg("-passes=internalize,globaldce,default<O3>")
+    .arg(&linked)
+    .arg("-o")
+    .arg(&optimized);
     tool(&mut opt)?;
 
     let mut llc = Command::new(bin.join("llc"));

@@ -65,7 +65,9 @@ fn cargo() -> Command {
 
 fn test(no_ptx: bool) -> Result<()> {
     let root = root();
-    run(cargo().current_dir(&root).args(["fmt", "--all", "--", "--check"]))?;
+    run(cargo()
+        .current_dir(&root)
+        .args(["fmt", "--all", "--", "--check"]))?;
     run(cargo().current_dir(&root).args([
         "fmt",
         "--manifest-path",

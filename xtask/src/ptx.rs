@@ -176,9 +176,11 @@ pub fn gpu_bundle(arch: &str) -> Result<()> {
     build_ptx(&BuildPtxArgs {
         arch: arch.to_string(),
     })?;
-    run(Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .current_dir(&root)
-        .args(["build", "--release", "--bins", "--tests", "-p", "murmur"]))?;
+    run(
+        Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .current_dir(&root)
+            .args(["build", "--release", "--bins", "--tests", "-p", "murmur"]),
+    )?;
     let dist = root.join("dist/gpu");
     std::fs::create_dir_all(&dist)?;
     std::fs::copy(root.join("target/release/murmur"), dist.join("murmur"))?;

@@ -133,8 +133,16 @@ impl Grid {
     #[inline(always)]
     pub fn search_box(&self, p: Vec3, r: f32) -> SearchBox {
         SearchBox {
-            lo: [self.coord(p.x - r), self.coord(p.y - r), self.coord(p.z - r)],
-            hi: [self.coord(p.x + r), self.coord(p.y + r), self.coord(p.z + r)],
+            lo: [
+                self.coord(p.x - r),
+                self.coord(p.y - r),
+                self.coord(p.z - r),
+            ],
+            hi: [
+                self.coord(p.x + r),
+                self.coord(p.y + r),
+                self.coord(p.z + r),
+            ],
         }
     }
 

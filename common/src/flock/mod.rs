@@ -8,7 +8,18 @@
 pub mod grid;
 pub mod params;
 pub mod rules;
+pub mod search;
 
 pub use grid::{CellOrder, Grid, SearchBox};
 pub use params::FlockParams;
 pub use rules::{clamp_speed, integrate_position, new_velocity, wrap_axis, RuleSums};
+pub use search::{grid_sums, naive_sums};
+
+use crate::math::Vec3;
+
+/// Initial position of boid `i`: uniform in `[-scale, scale]^3` (CIS 565 start; velocity zero).
+#[inline(always)]
+pub fn initial_position(seed: u64, i: u64, scale: f32) -> Vec3 {
+    let u = |axis: u64| (crate::rng::uniform(seed, 3 * i + axis) * 2.0 - 1.0) * scale;
+    Vec3::new(u(0), u(1), u(2))
+}

@@ -155,7 +155,11 @@ mod tests {
     #[test]
     fn separation_just_inside_and_outside() {
         let s = sums_of(Vec3::ZERO, &[(Vec3::new(0.0, 3.0, 0.0), Vec3::ZERO)]);
-        assert_eq!(s.separation, Vec3::ZERO, "distance 3.0 is not closer than 3.0");
+        assert_eq!(
+            s.separation,
+            Vec3::ZERO,
+            "distance 3.0 is not closer than 3.0"
+        );
         assert_eq!(s.n_cohesion, 1);
         let s = sums_of(Vec3::ZERO, &[(Vec3::new(0.0, 2.99, 0.0), Vec3::ZERO)]);
         assert_eq!(s.separation, Vec3::new(0.0, -2.99, 0.0));
@@ -194,8 +198,14 @@ mod tests {
         assert!((v.length() - 1.0).abs() < 1e-6);
         assert!((v.x - 0.6).abs() < 1e-6 && (v.y - 0.8).abs() < 1e-6);
         // Exactly at the limit and below: unchanged.
-        assert_eq!(clamp_speed(Vec3::new(1.0, 0.0, 0.0), 1.0), Vec3::new(1.0, 0.0, 0.0));
-        assert_eq!(clamp_speed(Vec3::new(0.3, 0.0, 0.0), 1.0), Vec3::new(0.3, 0.0, 0.0));
+        assert_eq!(
+            clamp_speed(Vec3::new(1.0, 0.0, 0.0), 1.0),
+            Vec3::new(1.0, 0.0, 0.0)
+        );
+        assert_eq!(
+            clamp_speed(Vec3::new(0.3, 0.0, 0.0), 1.0),
+            Vec3::new(0.3, 0.0, 0.0)
+        );
     }
 
     #[test]

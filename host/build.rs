@@ -1,0 +1,46 @@
+//! Embeds the kernels' PTX (`target/ptx/murmur_kernels.ptx`, from `cargo xtask build-ptx`) when it
+//! was built from the current kernel sources; otherwise embeds nothing and records why, so the
+//! binary can never run stale PTX.
+
+include!("../xtask/src/source_hash.rs");
+
+fn main() {
+    let manifest = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    let root = manifest.parent().unwrap().to_path_buf();
+    let ptx = std::env::var("MURMUR_PTX")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| root.join("target/ptx/murmur_kernels.ptx"));
+    println!("cargo::rerun-if-env-changed=MURMUR_PTX");
+    println!("cargo::rerun-if-changed={}", ptx.display());
+    for dir in [
+        "common/src",
+        "kernels-gpu/src",
+        "common/Cargo.toml",
+        "kernels-gpu/Cargo.toml",
+    ] {
+        println!("cargo::rerun-if-changed={}", root.join(dir).display());
+    }
+    println!("cargo::rustc-check-cfg=cfg(murmur_ptx)");
+    let hash = kernel_source_hash(&root).expect("hashing kernel sources");
+    println!("cargo::rustc-env=MURMUR_KERNEL_SOURCE_HASH={hash}");
+    let status = match std::fs::read_to_string(&ptx) {
+        Err(_) => format!(
+            "no PTX was found at {} when this binary was built: run `cargo xtask build-ptx`, then rebuild",
+            ptx.display()
+        ),
+        Ok(text) => match parse_ptx_header(&text) {
+            Some((h, _)) if h == hash => {
+                println!("cargo::rustc-cfg=murmur_ptx");
+                println!("cargo::rustc-env=MURMUR_PTX_PATH={}", ptx.display());
+                "embedded".to_string()
+            }
+            Some((h, _)) => format!(
+                "the PTX at {} is stale (built from kernel sources {h}, these are {hash}): \
+                 run `cargo xtask build-ptx`, then rebuild",
+                ptx.display()
+            ),
+            None => format!("{} has no murmur header: rebuild it with `cargo xtask build-ptx`", ptx.display()),
+        },
+    };
+    println!("cargo::rustc-env=MURMUR_PTX_STATUS={status}");
+}

@@ -1,0 +1,238 @@
+//! Typed flock configuration: `assets/flock/*.toml`, overridden by CLI flags and `--set key=value`.
+//! Validation lives here, so every entry point (CLI, viewer, tests) rejects the same bad input.
+
+use super::{CellOrderArg, FlockSettings, Method};
+use murmur_common::flock::{grid::MORTON_MAX_DIMS, FlockParams};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// Largest grid (cells per axis) for linear keys: `dims^3` must fit the key type with room.
+pub const LINEAR_MAX_DIMS: u32 = 1290;
+
+/// A flock configuration file: `[params]` (rules) and `[sim]` (method, grid, size).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FlockConfig {
+    pub params: FlockParams,
+    pub sim: SimConfig,
+}
+
+/// Simulation settings of a configuration file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SimConfig {
+    pub n: u64,
+    pub seed: u64,
+    pub method: Method,
+    pub cell_width_factor: f32,
+    pub block_size: u32,
+    pub cell_order: CellOrderArg,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            n: 100_000,
+            seed: 1,
+            method: Method::Coherent,
+            cell_width_factor: 1.0,
+            block_size: 128,
+            cell_order: CellOrderArg::Linear,
+        }
+    }
+}
+
+/// Bad configuration or input, with a message fit for one line.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("config {path}: {message}")]
+    Parse { path: String, message: String },
+    #[error("unknown parameter {0:?}; known: {known}", known = FlockParams::NAMES.join(", "))]
+    UnknownParam(String),
+    #[error("--set expects key=value, got {0:?}")]
+    SetSyntax(String),
+    #[error("{name} must be a number, got {value:?}")]
+    NotANumber { name: String, value: String },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl FlockConfig {
+    /// Reads a TOML file (unknown keys are errors).
+    pub fn load(path: &Path) -> Result<FlockConfig, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            path: path.display().to_string(),
+            message: e.message().to_string(),
+        })
+    }
+
+    /// Applies one `key=value` to the rule parameters.
+    pub fn set(&mut self, assignment: &str) -> Result<(), ConfigError> {
+        let (key, value) = assignment
+            .split_once('=')
+            .ok_or_else(|| ConfigError::SetSyntax(assignment.to_string()))?;
+        let (key, value) = (key.trim(), value.trim());
+        let field = self
+            .params
+            .field_mut(key)
+            .ok_or_else(|| ConfigError::UnknownParam(key.to_string()))?;
+        *field = value.parse().map_err(|_| ConfigError::NotANumber {
+            name: key.to_string(),
+            value: value.to_string(),
+        })?;
+        Ok(())
+    }
+
+    /// Checks everything and returns the settings a backend runs with.
+    pub fn settings(&self) -> Result<FlockSettings, ConfigError> {
+        validate_params(&self.params)?;
+        let s = &self.sim;
+        if s.n == 0 {
+            return Err(ConfigError::Invalid(
+                "the flock needs at least one boid (n = 0)".into(),
+            ));
+        }
+        if s.n > u32::MAX as u64 / 2 {
+            return Err(ConfigError::Invalid(format!(
+                "n = {} is too large (at most {})",
+                s.n,
+                u32::MAX / 2
+            )));
+        }
+        let f = s.cell_width_factor;
+        if !(f.is_finite() && f > 0.0) {
+            return Err(ConfigError::Invalid(format!(
+                "cell-width-factor must be a finite number > 0, got {f}"
+            )));
+        }
+        if !(32..=1024).contains(&s.block_size) || s.block_size % 32 != 0 {
+            return Err(ConfigError::Invalid(format!(
+                "block-size must be a multiple of 32 from 32 to 1024, got {}",
+                s.block_size
+            )));
+        }
+        let width = f as f64 * self.params.max_distance() as f64;
+        let dims = (2.0 * self.params.scale as f64 / width).ceil().max(1.0);
+        let limit = match s.cell_order {
+            CellOrderArg::Linear => LINEAR_MAX_DIMS,
+            CellOrderArg::Morton => MORTON_MAX_DIMS,
+        };
+        if dims > limit as f64 {
+            return Err(ConfigError::Invalid(format!(
+                "cell-width-factor {f} gives {dims} cells per axis at scale {}; the limit is {limit} \
+                 ({:?} keys): use a larger factor",
+                self.params.scale, s.cell_order
+            )));
+        }
+        Ok(FlockSettings {
+            params: self.params,
+            method: s.method,
+            cell_width_factor: f,
+            block_size: s.block_size,
+            cell_order: s.cell_order,
+        })
+    }
+}
+
+/// Rejects NaN, infinite and negative values; distances need a positive maximum, `dt > 0`.
+pub fn validate_params(p: &FlockParams) -> Result<(), ConfigError> {
+    let values = [
+        p.rule1_distance,
+        p.rule2_distance,
+        p.rule3_distance,
+        p.rule1_scale,
+        p.rule2_scale,
+        p.rule3_scale,
+        p.max_speed,
+        p.scale,
+        p.dt,
+    ];
+    for (name, v) in FlockParams::NAMES.iter().zip(values) {
+        if !v.is_finite() {
+            return Err(ConfigError::Invalid(format!(
+                "{name} must be finite, got {v}"
+            )));
+        }
+        if v < 0.0 {
+            return Err(ConfigError::Invalid(format!(
+                "{name} must not be negative, got {v}"
+            )));
+        }
+    }
+    if p.max_distance() <= 0.0 {
+        return Err(ConfigError::Invalid(
+            "at least one rule distance must be > 0".into(),
+        ));
+    }
+    if p.scale <= 0.0 {
+        return Err(ConfigError::Invalid(format!(
+            "scale must be > 0, got {}",
+            p.scale
+        )));
+    }
+    if p.dt <= 0.0 {
+        return Err(ConfigError::Invalid(format!(
+            "dt must be > 0, got {}",
+            p.dt
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_default_is_cis565() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/flock/default.toml");
+        let c = FlockConfig::load(&path).unwrap();
+        assert_eq!(c.params, FlockParams::CIS565);
+        assert_eq!(c, FlockConfig::default());
+    }
+
+    #[test]
+    fn set_and_errors() {
+        let mut c = FlockConfig::default();
+        c.set("rule1_scale=0.02").unwrap();
+        assert_eq!(c.params.rule1_scale, 0.02);
+        assert!(matches!(
+            c.set("rule9=1"),
+            Err(ConfigError::UnknownParam(_))
+        ));
+        assert!(matches!(c.set("dt"), Err(ConfigError::SetSyntax(_))));
+        assert!(matches!(
+            c.set("dt=fast"),
+            Err(ConfigError::NotANumber { .. })
+        ));
+        c.set("rule2_distance=NaN").unwrap();
+        assert!(c.settings().is_err());
+        let mut c = FlockConfig::default();
+        c.set("scale=-1").unwrap();
+        assert!(c.settings().is_err());
+        let mut c = FlockConfig::default();
+        c.set("rule3_distance=inf").unwrap();
+        assert!(c.settings().is_err());
+        let mut c = FlockConfig::default();
+        c.sim.cell_width_factor = 0.0;
+        assert!(c.settings().is_err());
+        c.sim.cell_width_factor = 0.001;
+        assert!(c
+            .settings()
+            .unwrap_err()
+            .to_string()
+            .contains("cells per axis"));
+        let mut c = FlockConfig::default();
+        c.sim.n = 0;
+        assert!(c.settings().is_err());
+    }
+}

@@ -1,0 +1,244 @@
+//! The CPU reference flock: the GPU's stages, one for one, on all cores (rayon), calling the same
+//! `murmur_common::flock` functions the kernels call. Methods agree up to float summation order.
+
+use super::{FlockBackend, FlockSettings, FlockState, Method, SimError};
+use crate::timing::{stage, StageTimes};
+use murmur_common::flock::{
+    grid_sums, integrate_position, naive_sums, new_velocity, FlockParams, Grid,
+};
+use murmur_common::Vec3;
+use rayon::prelude::*;
+
+/// CPU flock with ping-pong buffers allocated once (resized only when `n` or the grid changes).
+pub struct CpuFlock {
+    settings: FlockSettings,
+    grid: Grid,
+    pos: Vec<Vec3>,
+    vel: Vec<Vec3>,
+    id: Vec<u32>,
+    // Scratch, reused every step.
+    vel_new: Vec<Vec3>,
+    pairs: Vec<(u32, u32)>,
+    cell_start: Vec<u32>,
+    cell_end: Vec<u32>,
+    pos_sorted: Vec<Vec3>,
+    vel_sorted: Vec<Vec3>,
+    id_sorted: Vec<u32>,
+    times: StageTimes,
+}
+
+impl CpuFlock {
+    pub fn new(settings: &FlockSettings, state: &FlockState) -> CpuFlock {
+        let mut f = CpuFlock {
+            settings: settings.clone(),
+            grid: settings.grid(),
+            pos: Vec::new(),
+            vel: Vec::new(),
+            id: Vec::new(),
+            vel_new: Vec::new(),
+            pairs: Vec::new(),
+            cell_start: Vec::new(),
+            cell_end: Vec::new(),
+            pos_sorted: Vec::new(),
+            vel_sorted: Vec::new(),
+            id_sorted: Vec::new(),
+            times: StageTimes::default(),
+        };
+        f.load(state);
+        f.resize_grid();
+        f
+    }
+
+    fn load(&mut self, state: &FlockState) {
+        self.pos.clone_from(&state.pos);
+        self.vel.clone_from(&state.vel);
+        self.id.clone_from(&state.id);
+        let n = state.len();
+        self.vel_new.resize(n, Vec3::ZERO);
+        self.pairs.resize(n, (0, 0));
+        self.pos_sorted.resize(n, Vec3::ZERO);
+        self.vel_sorted.resize(n, Vec3::ZERO);
+        self.id_sorted.resize(n, 0);
+    }
+
+    fn resize_grid(&mut self) {
+        let cells = if self.settings.method.uses_grid() {
+            self.grid.cell_count() as usize
+        } else {
+            0
+        };
+        self.cell_start.resize(cells, 0);
+        self.cell_end.resize(cells, 0);
+    }
+
+    /// Stages `compute_keys`, `sort`, `cell_bounds` (shared by `scattered` and `coherent`).
+    fn bin(&mut self) {
+        let grid = self.grid;
+        let pos = &self.pos;
+        stage(&mut self.times, "compute_keys", || {
+            self.pairs
+                .par_iter_mut()
+                .enumerate()
+                .for_each(|(i, pair)| *pair = (grid.key(pos[i]), i as u32));
+        });
+        // Pairs are unique (the index breaks ties), so the unstable sort is deterministic.
+        stage(&mut self.times, "sort", || self.pairs.par_sort_unstable());
+        let pairs = &self.pairs;
+        let (start, end) = (&mut self.cell_start, &mut self.cell_end);
+        stage(&mut self.times, "cell_bounds", || {
+            start.par_iter_mut().for_each(|s| *s = 0);
+            end.par_iter_mut().for_each(|e| *e = 0);
+            for k in 0..pairs.len() {
+                let key = pairs[k].0;
+                if k == 0 || pairs[k - 1].0 != key {
+                    start[key as usize] = k as u32;
+                }
+                if k + 1 == pairs.len() || pairs[k + 1].0 != key {
+                    end[key as usize] = k as u32 + 1;
+                }
+            }
+        });
+    }
+
+    fn update_position(&mut self) {
+        let p = self.settings.params;
+        let vel = &self.vel;
+        stage(&mut self.times, "update_position", || {
+            self.pos
+                .par_iter_mut()
+                .zip(vel.par_iter())
+                .for_each(|(x, v)| *x = integrate_position(&p, *x, *v));
+        });
+    }
+}
+
+/// New velocities of every boid from one search closure (one stage).
+fn update_velocity(
+    out: &mut [Vec3],
+    p: &FlockParams,
+    pos: &[Vec3],
+    vel: &[Vec3],
+    sums: impl Fn(u32, Vec3) -> murmur_common::flock::RuleSums + Sync,
+) {
+    out.par_iter_mut().enumerate().for_each(|(i, v)| {
+        let s = sums(i as u32, pos[i]);
+        *v = new_velocity(p, pos[i], vel[i], &s);
+    });
+}
+
+impl FlockBackend for CpuFlock {
+    fn describe(&self) -> String {
+        format!("cpu ({} threads)", rayon::current_num_threads())
+    }
+
+    fn len(&self) -> usize {
+        self.pos.len()
+    }
+
+    fn step(&mut self) -> Result<(), SimError> {
+        let p = self.settings.params;
+        let grid = self.grid;
+        let n = self.pos.len() as u32;
+        match self.settings.method {
+            Method::Naive => {
+                let (pos, vel) = (&self.pos, &self.vel);
+                stage(&mut self.times, "update_velocity_naive", || {
+                    update_velocity(&mut self.vel_new, &p, pos, vel, |i, x| {
+                        naive_sums(&p, n, i, x, |j| (pos[j as usize], vel[j as usize]))
+                    })
+                });
+            }
+            Method::Scattered => {
+                self.bin();
+                let (pos, vel, pairs) = (&self.pos, &self.vel, &self.pairs);
+                let (start, end) = (&self.cell_start, &self.cell_end);
+                stage(&mut self.times, "update_velocity_scattered", || {
+                    update_velocity(&mut self.vel_new, &p, pos, vel, |i, x| {
+                        grid_sums(
+                            &p,
+                            &grid,
+                            i,
+                            x,
+                            |key| (start[key as usize], end[key as usize]),
+                            |k| {
+                                let j = pairs[k as usize].1;
+                                (j, pos[j as usize], vel[j as usize])
+                            },
+                        )
+                    })
+                });
+            }
+            Method::Coherent | Method::CoherentShared => {
+                self.bin();
+                let (pos, vel, id, pairs) = (&self.pos, &self.vel, &self.id, &self.pairs);
+                let (ps, vs, is) = (
+                    &mut self.pos_sorted,
+                    &mut self.vel_sorted,
+                    &mut self.id_sorted,
+                );
+                stage(&mut self.times, "gather", || {
+                    ps.par_iter_mut()
+                        .zip(vs.par_iter_mut())
+                        .zip(is.par_iter_mut())
+                        .zip(pairs.par_iter())
+                        .for_each(|(((x, v), d), &(_, j))| {
+                            *x = pos[j as usize];
+                            *v = vel[j as usize];
+                            *d = id[j as usize];
+                        });
+                });
+                std::mem::swap(&mut self.pos, &mut self.pos_sorted);
+                std::mem::swap(&mut self.vel, &mut self.vel_sorted);
+                std::mem::swap(&mut self.id, &mut self.id_sorted);
+                let (pos, vel) = (&self.pos, &self.vel);
+                let (start, end) = (&self.cell_start, &self.cell_end);
+                stage(&mut self.times, "update_velocity_coherent", || {
+                    update_velocity(&mut self.vel_new, &p, pos, vel, |i, x| {
+                        grid_sums(
+                            &p,
+                            &grid,
+                            i,
+                            x,
+                            |key| (start[key as usize], end[key as usize]),
+                            |k| (k, pos[k as usize], vel[k as usize]),
+                        )
+                    })
+                });
+            }
+        }
+        // Ping-pong: the new velocities become current, then positions move with them.
+        std::mem::swap(&mut self.vel, &mut self.vel_new);
+        self.update_position();
+        self.times.steps += 1;
+        Ok(())
+    }
+
+    fn state(&mut self) -> Result<FlockState, SimError> {
+        Ok(FlockState {
+            pos: self.pos.clone(),
+            vel: self.vel.clone(),
+            id: self.id.clone(),
+        }
+        .sorted_by_id())
+    }
+
+    fn set_state(&mut self, state: &FlockState) -> Result<(), SimError> {
+        self.load(state);
+        Ok(())
+    }
+
+    fn set_settings(&mut self, settings: &FlockSettings) -> Result<(), SimError> {
+        self.settings = settings.clone();
+        self.grid = settings.grid();
+        self.resize_grid();
+        Ok(())
+    }
+
+    fn times(&mut self) -> Result<StageTimes, SimError> {
+        Ok(self.times.clone())
+    }
+
+    fn reset_times(&mut self) {
+        self.times.reset();
+    }
+}

@@ -1,0 +1,121 @@
+//! The run driver: picks a backend, steps it with a progress bar, reports figures.
+
+use super::{cpu::CpuFlock, FlockBackend, FlockSettings, FlockState, SimError};
+use std::time::{Duration, Instant};
+
+/// Which backend to run on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackendChoice {
+    /// CUDA when a GPU and the kernels are usable, otherwise the CPU (and say why).
+    Auto,
+    /// The CPU reference (rayon, all cores).
+    Cpu,
+    /// The Rust CUDA kernels; an error when no GPU is usable.
+    Cuda,
+}
+
+/// Opens a backend. With `Auto`, a CUDA failure falls back to the CPU and the reason is returned.
+pub fn open_backend(
+    choice: BackendChoice,
+    settings: &FlockSettings,
+    state: &FlockState,
+) -> Result<(Box<dyn FlockBackend>, Option<String>), SimError> {
+    match choice {
+        BackendChoice::Cpu => Ok((Box::new(CpuFlock::new(settings, state)), None)),
+        BackendChoice::Cuda => Ok((super::cuda::open(settings, state)?, None)),
+        BackendChoice::Auto => match super::cuda::open(settings, state) {
+            Ok(b) => Ok((b, None)),
+            Err(e) => Ok((
+                Box::new(CpuFlock::new(settings, state)),
+                Some(format!("{e}; running on the CPU backend")),
+            )),
+        },
+    }
+}
+
+/// Figures of one run.
+#[derive(Clone, Debug)]
+pub struct RunReport {
+    pub steps: u64,
+    pub n: usize,
+    pub wall: Duration,
+    pub gpu_ms_per_step: Option<f64>,
+    pub stages: String,
+}
+
+impl RunReport {
+    /// Boid updates per second of wall time.
+    pub fn boids_per_second(&self) -> f64 {
+        self.steps as f64 * self.n as f64 / self.wall.as_secs_f64().max(1e-12)
+    }
+
+    /// The one-line summary.
+    pub fn summary(&self, what: &str) -> String {
+        let ms = self.wall.as_secs_f64() * 1e3 / self.steps.max(1) as f64;
+        let mut s = format!(
+            "{} steps of {} boids ({what}) in {:.3} s: {:.3} ms/step wall, {} boid-steps/s",
+            self.steps,
+            self.n,
+            self.wall.as_secs_f64(),
+            ms,
+            si(self.boids_per_second())
+        );
+        if let Some(g) = self.gpu_ms_per_step {
+            s += &format!(", {g:.4} ms/step GPU (CUDA events)");
+        }
+        s
+    }
+}
+
+/// `1.23M` style numbers.
+pub fn si(x: f64) -> String {
+    let (v, u) = if x >= 1e9 {
+        (x / 1e9, "G")
+    } else if x >= 1e6 {
+        (x / 1e6, "M")
+    } else if x >= 1e3 {
+        (x / 1e3, "k")
+    } else {
+        (x, "")
+    };
+    format!("{v:.2}{u}")
+}
+
+/// Runs `steps` steps, with a progress bar on a terminal.
+pub fn run(
+    backend: &mut dyn FlockBackend,
+    steps: u64,
+    progress: bool,
+) -> Result<RunReport, SimError> {
+    let bar = if progress {
+        let b = indicatif::ProgressBar::new(steps);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} step {pos}/{len} [{bar:30}] {per_sec} eta {eta}",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    backend.reset_times();
+    let t0 = Instant::now();
+    for _ in 0..steps {
+        backend.step()?;
+        bar.inc(1);
+    }
+    // Make sure the GPU is done before the clock stops (state() synchronises).
+    let gpu = backend.gpu_ms_per_step();
+    let wall = t0.elapsed();
+    bar.finish_and_clear();
+    let times = backend.times()?;
+    Ok(RunReport {
+        steps,
+        n: backend.len(),
+        wall,
+        gpu_ms_per_step: gpu,
+        stages: times.summary(),
+    })
+}

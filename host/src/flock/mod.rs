@@ -1,0 +1,192 @@
+//! Flocking: settings, state, the CPU reference and CUDA backends, snapshots and the run driver.
+//!
+//! Both backends implement [`FlockBackend`]: the same methods, the same stages, the same rule math
+//! (`murmur_common::flock`). `host/tests/` checks that they agree.
+
+pub mod config;
+pub mod cpu;
+pub mod cuda;
+pub mod driver;
+pub mod snapshot;
+
+use crate::timing::StageTimes;
+use murmur_common::flock::{CellOrder, FlockParams, Grid};
+use murmur_common::Vec3;
+use serde::{Deserialize, Serialize};
+
+/// Neighbour search method (the three of CIS 565, plus the shared-memory coherent variant).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// Every boid checks every other boid: O(N^2).
+    Naive,
+    /// Uniform grid; boids are reached through the sorted index array.
+    Scattered,
+    /// Uniform grid; positions and velocities are reordered into cell order every step.
+    Coherent,
+    /// `coherent`, with each block staging its cells' boids in shared memory (GPU only; the CPU
+    /// backend runs `coherent` for it, which it equals up to summation order).
+    CoherentShared,
+}
+
+impl Method {
+    pub const ALL: [Method; 4] = [
+        Method::Naive,
+        Method::Scattered,
+        Method::Coherent,
+        Method::CoherentShared,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Naive => "naive",
+            Method::Scattered => "scattered",
+            Method::Coherent => "coherent",
+            Method::CoherentShared => "coherent-shared",
+        }
+    }
+
+    pub fn uses_grid(self) -> bool {
+        self != Method::Naive
+    }
+}
+
+/// Cell numbering for the grid (the sort key order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum CellOrderArg {
+    /// x-fastest row-major keys.
+    Linear,
+    /// Z-order (Morton) keys.
+    Morton,
+}
+
+impl From<CellOrderArg> for CellOrder {
+    fn from(o: CellOrderArg) -> CellOrder {
+        match o {
+            CellOrderArg::Linear => CellOrder::Linear,
+            CellOrderArg::Morton => CellOrder::Morton,
+        }
+    }
+}
+
+/// Everything that defines a flock simulation besides its state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlockSettings {
+    pub params: FlockParams,
+    pub method: Method,
+    /// Cell width as a multiple of the largest rule distance (2 searches 8 cells, 1 searches 27).
+    pub cell_width_factor: f32,
+    /// Threads per block of the GPU kernels.
+    pub block_size: u32,
+    pub cell_order: CellOrderArg,
+}
+
+impl FlockSettings {
+    /// The grid these settings define.
+    pub fn grid(&self) -> Grid {
+        Grid::new(
+            self.params.scale,
+            self.cell_width_factor * self.params.max_distance(),
+            self.cell_order.into(),
+        )
+    }
+}
+
+/// Positions, velocities and ids of a flock, in the same (arbitrary) order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FlockState {
+    pub pos: Vec<Vec3>,
+    pub vel: Vec<Vec3>,
+    /// Boid ids: a permutation of `0..n`; they travel with the boids through any reordering.
+    pub id: Vec<u32>,
+}
+
+impl FlockState {
+    /// The CIS 565 start: positions uniform in `[-scale, scale]^3`, velocities zero, ids `0..n`.
+    pub fn random(n: usize, scale: f32, seed: u64) -> FlockState {
+        use rayon::prelude::*;
+        let pos = (0..n as u64)
+            .into_par_iter()
+            .map(|i| murmur_common::flock::initial_position(seed, i, scale))
+            .collect();
+        FlockState {
+            pos,
+            vel: vec![Vec3::ZERO; n],
+            id: (0..n as u32).collect(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.pos.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pos.is_empty()
+    }
+
+    /// The same boids, ordered by id (`pos[i]` is boid `i`). Ids must be a permutation of `0..n`.
+    pub fn sorted_by_id(&self) -> FlockState {
+        let n = self.len();
+        let mut out = FlockState {
+            pos: vec![Vec3::ZERO; n],
+            vel: vec![Vec3::ZERO; n],
+            id: (0..n as u32).collect(),
+        };
+        for k in 0..n {
+            let i = self.id[k] as usize;
+            out.pos[i] = self.pos[k];
+            out.vel[i] = self.vel[k];
+        }
+        out
+    }
+
+    /// Largest `|pos|` and `|vel|` component difference between two flocks, matched by id.
+    pub fn max_difference(&self, other: &FlockState) -> (f32, f32) {
+        let a = self.sorted_by_id();
+        let b = other.sorted_by_id();
+        let mut dp = 0.0f32;
+        let mut dv = 0.0f32;
+        for i in 0..a.len().min(b.len()) {
+            dp = dp.max(max_abs(a.pos[i] - b.pos[i]));
+            dv = dv.max(max_abs(a.vel[i] - b.vel[i]));
+        }
+        (dp, dv)
+    }
+}
+
+fn max_abs(v: Vec3) -> f32 {
+    v.x.abs().max(v.y.abs()).max(v.z.abs())
+}
+
+/// What every flock backend offers: the CPU reference and CUDA have the same methods.
+pub trait FlockBackend {
+    /// `"cpu (rayon, 8 threads)"`, `"cuda (NVIDIA H200)"`.
+    fn describe(&self) -> String;
+    /// Number of boids.
+    fn len(&self) -> usize;
+    /// Advances one step.
+    fn step(&mut self) -> Result<(), SimError>;
+    /// Copies the state back, ordered by id.
+    fn state(&mut self) -> Result<FlockState, SimError>;
+    /// Replaces the whole state (same or different `n`).
+    fn set_state(&mut self, state: &FlockState) -> Result<(), SimError>;
+    /// Changes settings between steps (rule parameters, method, grid), without a restart.
+    fn set_settings(&mut self, settings: &FlockSettings) -> Result<(), SimError>;
+    /// Per-stage times accumulated since the last `reset_times`.
+    fn times(&mut self) -> Result<StageTimes, SimError>;
+    fn reset_times(&mut self);
+    /// Mean GPU time per step from CUDA events (None on the CPU).
+    fn gpu_ms_per_step(&mut self) -> Option<f64> {
+        None
+    }
+}
+
+/// Why a simulation could not go on.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error(transparent)]
+    Gpu(#[from] crate::gpu::GpuError),
+    #[error("{0}")]
+    Invalid(String),
+}

@@ -1,0 +1,7 @@
+//! murmur's host library: configuration, the CPU reference and CUDA backends, snapshots, the
+//! simulation driver. The binary (`main.rs`) is a thin CLI over it; tests use it directly.
+
+pub mod atomic_file;
+pub mod flock;
+pub mod gpu;
+pub mod timing;
