@@ -13,6 +13,7 @@ extern crate std;
 
 pub mod flock;
 pub mod math;
+pub mod render;
 pub mod rng;
 
 pub use math::Vec3;
