@@ -116,7 +116,7 @@ impl Camera {
         Camera {
             yaw: 0.65,
             pitch: 0.4,
-            distance: 3.4 * scale,
+            distance: 4.2 * scale,
             target: Vec3::ZERO,
             fov_y: 50f32.to_radians(),
             width,

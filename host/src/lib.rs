@@ -1,7 +1,9 @@
 //! murmur's host library: configuration, the CPU reference and CUDA backends, snapshots, the
-//! simulation driver. The binary (`main.rs`) is a thin CLI over it; tests use it directly.
+//! simulation driver, the viewer (window and headless frames). The binary (`main.rs`) is a thin
+//! CLI over it; tests use it directly.
 
 pub mod atomic_file;
 pub mod flock;
 pub mod gpu;
 pub mod timing;
+pub mod view;

@@ -5,6 +5,8 @@ use clap::{Args, Parser, Subcommand};
 use murmur::flock::config::FlockConfig;
 use murmur::flock::driver::{self, BackendChoice};
 use murmur::flock::{snapshot, CellOrderArg, FlockState, Method};
+use murmur::view::{headless, window};
+use murmur_common::render::ColourMode;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -22,7 +24,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Top {
-    /// Reynolds flocking (CIS 565 rules): run, snapshot.
+    /// Reynolds flocking (CIS 565 rules): run, view, render.
     #[command(subcommand)]
     Flock(FlockCmd),
 }
@@ -31,6 +33,16 @@ enum Top {
 enum FlockCmd {
     /// Run a flock for a number of steps and print a summary.
     Run(RunArgs),
+    /// Watch a flock in a window: orbit camera, live rule sliders, config file reloaded on save.
+    ///
+    /// Drag to orbit, wheel to zoom; space pause, `.` single step, `r` reset, `c` colour mode,
+    /// Esc quit. Needs a display (X11); without one use `murmur flock render`.
+    View(ViewArgs),
+    /// Write PNG frames (and an animated GIF) of a running flock, without any display.
+    ///
+    /// Frame k shows the flock after (k + 1) * every steps; the summary separates simulation
+    /// time from rasterisation + copy time.
+    Render(RenderArgs),
 }
 
 /// Options shared by every command that builds a flock.
@@ -87,6 +99,77 @@ struct RunArgs {
     quiet: bool,
 }
 
+/// How boids are coloured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum ColourArg {
+    /// Hue from the horizontal heading, lighter when climbing, darker when diving.
+    Heading,
+    /// |velocity| / max_speed on a blue-to-white ramp.
+    Speed,
+}
+
+impl From<ColourArg> for ColourMode {
+    fn from(c: ColourArg) -> ColourMode {
+        match c {
+            ColourArg::Heading => ColourMode::Heading,
+            ColourArg::Speed => ColourMode::Speed,
+        }
+    }
+}
+
+#[derive(Args)]
+struct ViewArgs {
+    #[command(flatten)]
+    flock: FlockArgs,
+    /// Window width in pixels (the frame follows the window when resized).
+    #[arg(long, default_value_t = 1280)]
+    width: u32,
+    /// Window height in pixels.
+    #[arg(long, default_value_t = 720)]
+    height: u32,
+    /// Boid colours (toggle with `c`).
+    #[arg(long, value_enum, default_value = "heading")]
+    colour: ColourArg,
+    /// Close the window after this many frames (scripted runs, screenshots).
+    #[arg(long, value_name = "FRAMES")]
+    quit_after: Option<u64>,
+}
+
+#[derive(Args)]
+struct RenderArgs {
+    #[command(flatten)]
+    flock: FlockArgs,
+    /// Number of frames to write.
+    #[arg(long, value_name = "K")]
+    frames: u32,
+    /// Folder for frame_00000.png, frame_00001.png, ... (created when missing).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Simulation steps before each frame.
+    #[arg(long, value_name = "S", default_value_t = 1)]
+    every: u32,
+    /// Frame width in pixels.
+    #[arg(long, default_value_t = 1280)]
+    width: u32,
+    /// Frame height in pixels.
+    #[arg(long, default_value_t = 720)]
+    height: u32,
+    /// Also write all frames as one animated GIF (25 frames per second).
+    #[arg(long, value_name = "FILE.gif")]
+    gif: Option<PathBuf>,
+    /// Boid colours.
+    #[arg(long, value_enum, default_value = "heading")]
+    colour: ColourArg,
+    /// Turn the camera about the vertical axis by this many degrees per frame.
+    #[arg(
+        long,
+        value_name = "DEG",
+        default_value_t = 0.0,
+        allow_negative_numbers = true
+    )]
+    spin: f32,
+}
+
 impl FlockArgs {
     /// Defaults < config file < flags < --set; then validation.
     fn config(&self) -> Result<FlockConfig> {
@@ -123,6 +206,12 @@ impl FlockArgs {
 
     /// The validated settings and the initial state (random or from `--init`).
     fn build(&self) -> Result<(murmur::flock::FlockSettings, FlockState)> {
+        let (c, state) = self.build_config()?;
+        Ok((c.settings()?, state))
+    }
+
+    /// The configuration (with `sim.n` from `--init` when given) and the initial state.
+    fn build_config(&self) -> Result<(FlockConfig, FlockState)> {
         let mut c = self.config()?;
         let state = match &self.init {
             Some(path) => {
@@ -156,7 +245,7 @@ impl FlockArgs {
                 FlockState::random(c.sim.n as usize, c.params.scale, c.sim.seed)
             }
         };
-        Ok((c.settings()?, state))
+        Ok((c, state))
     }
 }
 
@@ -189,10 +278,72 @@ fn flock_run(a: &RunArgs) -> Result<()> {
     Ok(())
 }
 
+fn flock_view(a: &ViewArgs) -> Result<()> {
+    window::check_display()?;
+    let (config, state) = a.flock.build_config()?;
+    let settings = config.settings()?;
+    let (backend, note) = driver::open_backend(a.flock.backend, &settings, &state)?;
+    if let Some(note) = note {
+        eprintln!("murmur: {note}");
+    }
+    // A saved config file is read again with the same command-line overrides on top.
+    let watch = a.flock.config.clone().map(|path| {
+        let args = a.flock.clone();
+        window::ConfigWatch {
+            path,
+            reload: Box::new(move || args.config().map_err(|e| one_line(&e))),
+        }
+    });
+    let opts = window::WindowOptions {
+        width: a.width,
+        height: a.height,
+        colour: a.colour.into(),
+        watch,
+        quit_after: a.quit_after,
+    };
+    window::run(backend, config, opts)?;
+    Ok(())
+}
+
+fn flock_render(a: &RenderArgs) -> Result<()> {
+    let opts = headless::RenderOptions {
+        frames: a.frames,
+        every: a.every,
+        width: a.width,
+        height: a.height,
+        out: a.out.clone(),
+        gif: a.gif.clone(),
+        colour: a.colour.into(),
+        spin_deg: a.spin,
+    };
+    opts.prepare()?;
+    let (settings, state) = a.flock.build()?;
+    let (mut backend, note) = driver::open_backend(a.flock.backend, &settings, &state)?;
+    if let Some(note) = note {
+        eprintln!("murmur: {note}");
+    }
+    let report = headless::render(backend.as_mut(), &settings, &opts)?;
+    let what = format!(
+        "{}, {}, scale {}, {}x{}",
+        backend.describe(),
+        settings.method.name(),
+        settings.params.scale,
+        a.width,
+        a.height
+    );
+    println!("{}", report.summary(&what));
+    if let Some(gif) = &a.gif {
+        println!("wrote {}", gif.display());
+    }
+    Ok(())
+}
+
 fn main() {
     let cli = Cli::parse();
     let result = match &cli.cmd {
         Top::Flock(FlockCmd::Run(a)) => flock_run(a),
+        Top::Flock(FlockCmd::View(a)) => flock_view(a),
+        Top::Flock(FlockCmd::Render(a)) => flock_render(a),
     };
     if let Err(e) = result {
         eprintln!("murmur: error: {}", one_line(&e));

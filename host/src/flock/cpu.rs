@@ -3,9 +3,11 @@
 
 use super::{FlockBackend, FlockSettings, FlockState, Method, SimError};
 use crate::timing::{stage, StageTimes};
+use crate::view::raster::CpuRaster;
 use murmur_common::flock::{
     grid_sums, integrate_position, naive_sums, new_velocity, FlockParams, Grid,
 };
+use murmur_common::render::View;
 use murmur_common::Vec3;
 use rayon::prelude::*;
 
@@ -25,6 +27,8 @@ pub struct CpuFlock {
     vel_sorted: Vec<Vec3>,
     id_sorted: Vec<u32>,
     times: StageTimes,
+    /// The viewer's key frame (empty until the first `render_into`).
+    raster: CpuRaster,
 }
 
 impl CpuFlock {
@@ -43,6 +47,7 @@ impl CpuFlock {
             vel_sorted: Vec::new(),
             id_sorted: Vec::new(),
             times: StageTimes::default(),
+            raster: CpuRaster::default(),
         };
         f.load(state);
         f.resize_grid();
@@ -240,5 +245,17 @@ impl FlockBackend for CpuFlock {
 
     fn reset_times(&mut self) {
         self.times.reset();
+    }
+
+    fn render_into(
+        &mut self,
+        view: &View,
+        background: u32,
+        rgba: &mut [u8],
+    ) -> Result<(), SimError> {
+        // Boid order does not matter: each pixel keeps the minimum key.
+        self.raster
+            .draw(view, &self.pos, &self.vel, background, rgba)?;
+        Ok(())
     }
 }

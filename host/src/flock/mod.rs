@@ -10,7 +10,9 @@ pub mod driver;
 pub mod snapshot;
 
 use crate::timing::StageTimes;
+use crate::view::raster::{CpuRaster, RasterError};
 use murmur_common::flock::{CellOrder, FlockParams, Grid};
+use murmur_common::render::View;
 use murmur_common::Vec3;
 use serde::{Deserialize, Serialize};
 
@@ -180,6 +182,21 @@ pub trait FlockBackend {
     fn gpu_ms_per_step(&mut self) -> Option<f64> {
         None
     }
+    /// Draws the flock as `view` sees it into `rgba` (`width * height * 4` bytes, `RGBA8`,
+    /// row-major, `y` down; `background` where no boid lands), with `murmur_common::render`.
+    ///
+    /// This default copies the state back (`state()`) and rasterises it on the CPU; backends
+    /// override it to draw where their boids live.
+    fn render_into(
+        &mut self,
+        view: &View,
+        background: u32,
+        rgba: &mut [u8],
+    ) -> Result<(), SimError> {
+        let s = self.state()?;
+        CpuRaster::default().draw(view, &s.pos, &s.vel, background, rgba)?;
+        Ok(())
+    }
 }
 
 /// Why a simulation could not go on.
@@ -187,6 +204,8 @@ pub trait FlockBackend {
 pub enum SimError {
     #[error(transparent)]
     Gpu(#[from] crate::gpu::GpuError),
+    #[error(transparent)]
+    Render(#[from] RasterError),
     #[error("{0}")]
     Invalid(String),
 }

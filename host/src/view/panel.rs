@@ -1,0 +1,202 @@
+//! The viewer's egui overlay: the HUD (N, method, backend, GPU ms per step, frames per second)
+//! and the tinkering panel (every rule parameter, N, method, cell-width factor, colour, speed).
+//! The panel edits a [`FlockConfig`]; the window validates it with `FlockConfig::settings` and
+//! applies it through `set_settings` (or `set_state` for N, scale and seed: a new flock).
+
+use crate::flock::config::FlockConfig;
+use crate::flock::Method;
+use murmur_common::flock::FlockParams;
+use murmur_common::render::ColourMode;
+
+/// Slider ranges of the rule parameters, in the order of `FlockParams::NAMES`.
+pub const PARAM_RANGES: [(f32, f32); 9] = [
+    (0.0, 20.0),   // rule1_distance
+    (0.0, 20.0),   // rule2_distance
+    (0.0, 20.0),   // rule3_distance
+    (0.0, 0.1),    // rule1_scale
+    (0.0, 0.5),    // rule2_scale
+    (0.0, 0.5),    // rule3_scale
+    (0.05, 5.0),   // max_speed
+    (10.0, 500.0), // scale
+    (0.01, 1.0),   // dt
+];
+
+/// Slider range of N (logarithmic).
+pub const N_RANGE: (u64, u64) = (100, 4_000_000);
+
+/// Figures the HUD shows, measured by the window.
+#[derive(Clone, Debug, Default)]
+pub struct Hud {
+    pub n: usize,
+    pub method: &'static str,
+    pub backend: String,
+    pub step: u64,
+    pub paused: bool,
+    /// GPU time per step from CUDA events (None on the CPU).
+    pub gpu_ms_per_step: Option<f64>,
+    /// Wall time of the last frame's steps.
+    pub sim_ms: f64,
+    /// Wall time of the last frame's rasterisation and copy into the window's buffer.
+    pub render_ms: f64,
+    pub fps: f64,
+    /// The last one-line message (a bad config file, a rejected value, a reload).
+    pub message: Option<String>,
+}
+
+/// What the user asked for in this frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Actions {
+    /// Rules, method or grid changed: apply with `set_settings`.
+    pub settings: bool,
+    /// N, scale or seed changed, or "reset" was pressed: a new random flock.
+    pub reset: bool,
+    /// Advance one step (while paused).
+    pub step: bool,
+}
+
+/// The panel's own state besides the configuration.
+#[derive(Clone, Debug)]
+pub struct Panel {
+    pub steps_per_frame: u32,
+    pub colour: ColourMode,
+    pub paused: bool,
+    /// Pending N while its slider is dragged (applied on release: a new flock is costly).
+    n_edit: u64,
+    scale_edit: f32,
+}
+
+impl Panel {
+    pub fn new(config: &FlockConfig) -> Panel {
+        Panel {
+            steps_per_frame: 1,
+            colour: ColourMode::Heading,
+            paused: false,
+            n_edit: config.sim.n,
+            scale_edit: config.params.scale,
+        }
+    }
+
+    /// Takes N and scale from a reloaded configuration.
+    pub fn sync(&mut self, config: &FlockConfig) {
+        self.n_edit = config.sim.n;
+        self.scale_edit = config.params.scale;
+    }
+
+    /// Draws the HUD and the panel; edits `config` and reports what changed.
+    pub fn ui(&mut self, ctx: &egui::Context, config: &mut FlockConfig, hud: &Hud) -> Actions {
+        let mut act = Actions::default();
+        hud_ui(ctx, hud);
+        egui::Window::new("flock")
+            .default_pos([10.0, 90.0])
+            .default_width(260.0)
+            .resizable(false)
+            .show(ctx, |ui| {
+                ui.horizontal(|ui| {
+                    let label = if self.paused { "run" } else { "pause" };
+                    if ui.button(label).on_hover_text("space").clicked() {
+                        self.paused = !self.paused;
+                    }
+                    if ui.button("step").on_hover_text(".").clicked() {
+                        act.step = true;
+                    }
+                    if ui.button("reset").on_hover_text("r").clicked() {
+                        act.reset = true;
+                    }
+                });
+                ui.add(egui::Slider::new(&mut self.steps_per_frame, 1..=20).text("steps/frame"));
+                ui.horizontal(|ui| {
+                    ui.label("colour (c)");
+                    ui.radio_value(&mut self.colour, ColourMode::Heading, "heading");
+                    ui.radio_value(&mut self.colour, ColourMode::Speed, "speed");
+                });
+                ui.separator();
+                let n = ui.add(
+                    egui::Slider::new(&mut self.n_edit, N_RANGE.0..=N_RANGE.1)
+                        .logarithmic(true)
+                        .text("N (new flock)"),
+                );
+                if committed(&n) && self.n_edit != config.sim.n {
+                    config.sim.n = self.n_edit;
+                    act.reset = true;
+                }
+                egui::ComboBox::from_label("method")
+                    .selected_text(config.sim.method.name())
+                    .show_ui(ui, |ui| {
+                        for m in Method::ALL {
+                            act.settings |= ui
+                                .selectable_value(&mut config.sim.method, m, m.name())
+                                .changed();
+                        }
+                    });
+                if config.sim.method == Method::Naive && config.sim.n > 20_000 {
+                    ui.colored_label(egui::Color32::YELLOW, "naive is O(N²): slow at this N");
+                }
+                act.settings |= ui
+                    .add(
+                        egui::Slider::new(&mut config.sim.cell_width_factor, 0.5..=4.0)
+                            .text("cell width factor"),
+                    )
+                    .changed();
+                ui.separator();
+                for (name, &(lo, hi)) in FlockParams::NAMES.iter().zip(&PARAM_RANGES) {
+                    if *name == "scale" {
+                        let r = ui.add(
+                            egui::Slider::new(&mut self.scale_edit, lo..=hi)
+                                .text("scale (new flock)"),
+                        );
+                        if committed(&r) && self.scale_edit != config.params.scale {
+                            config.params.scale = self.scale_edit;
+                            act.reset = true;
+                        }
+                        continue;
+                    }
+                    if let Some(v) = config.params.field_mut(name) {
+                        act.settings |= ui.add(egui::Slider::new(v, lo..=hi).text(*name)).changed();
+                    }
+                }
+                if ui.button("CIS 565 defaults").clicked() {
+                    let scale = config.params.scale;
+                    config.params = FlockParams {
+                        scale,
+                        ..FlockParams::CIS565
+                    };
+                    act.settings = true;
+                }
+            });
+        act
+    }
+}
+
+/// A slider value is taken when the drag ends or it is typed in, not on every drag frame.
+fn committed(r: &egui::Response) -> bool {
+    r.drag_stopped() || (r.changed() && !r.dragged())
+}
+
+fn hud_ui(ctx: &egui::Context, hud: &Hud) {
+    egui::Area::new(egui::Id::new("hud"))
+        .fixed_pos([10.0, 8.0])
+        .interactable(false)
+        .show(ctx, |ui| {
+            egui::Frame::popup(ui.style()).show(ui, |ui| {
+                let gpu = match hud.gpu_ms_per_step {
+                    Some(ms) => format!("{ms:.3} ms/step GPU"),
+                    None => "no GPU timer".into(),
+                };
+                ui.label(format!(
+                    "N {}  {}  {}  step {}{}",
+                    hud.n,
+                    hud.method,
+                    hud.backend,
+                    hud.step,
+                    if hud.paused { "  (paused)" } else { "" }
+                ));
+                ui.label(format!(
+                    "{:.1} fps   sim {:.2} ms   render {:.2} ms   {gpu}",
+                    hud.fps, hud.sim_ms, hud.render_ms
+                ));
+                if let Some(m) = &hud.message {
+                    ui.colored_label(egui::Color32::from_rgb(255, 200, 80), m);
+                }
+            });
+        });
+}

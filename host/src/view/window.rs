@@ -1,0 +1,476 @@
+//! `murmur flock view`: the flock in a window (winit + pixels), one frame per redraw: poll the
+//! config file, step, rasterise into pixels' buffer (`FlockBackend::render_into`, the one copy of
+//! the frame), draw the egui HUD and panel over it, present, apply what the panel changed.
+//!
+//! Controls: drag to orbit, wheel to zoom, space pause, `.` single step, `r` reset, `c` colour
+//! mode, Esc quit.
+
+use super::panel::{Actions, Hud, Panel};
+use super::{default_style, headless, ViewError};
+use crate::flock::config::FlockConfig;
+use crate::flock::{FlockBackend, FlockState};
+use murmur_common::render::{Camera, ColourMode, BACKGROUND};
+use pixels::{Pixels, SurfaceTexture};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+use winit::application::ApplicationHandler;
+use winit::dpi::PhysicalSize;
+use winit::event::{ElementState, MouseButton, MouseScrollDelta, WindowEvent};
+use winit::event_loop::{ActiveEventLoop, EventLoop};
+use winit::keyboard::{Key, NamedKey};
+use winit::window::{Window, WindowId};
+
+/// Orbit speed of a mouse drag.
+const RADIANS_PER_PIXEL: f32 = 0.005;
+/// Wheel pixels (touchpads) per zoom step.
+const PIXELS_PER_ZOOM_STEP: f64 = 50.0;
+/// How often the config file's modification time is checked.
+const CONFIG_POLL: Duration = Duration::from_millis(250);
+
+/// Re-reads the configuration (the file, then the command line's overrides) as one-line errors.
+pub type Reload = Box<dyn FnMut() -> Result<FlockConfig, String>>;
+
+/// A configuration file watched for saves.
+pub struct ConfigWatch {
+    pub path: PathBuf,
+    pub reload: Reload,
+}
+
+/// How the window starts.
+pub struct WindowOptions {
+    /// Inner size in physical pixels (the frame follows the window when it is resized).
+    pub width: u32,
+    pub height: u32,
+    pub colour: ColourMode,
+    pub watch: Option<ConfigWatch>,
+    /// Close after this many frames (scripted runs and screenshots); `None`: when closed.
+    pub quit_after: Option<u64>,
+}
+
+/// Opens the window and runs until it is closed. `config` is what `backend` was opened with.
+pub fn run(
+    backend: Box<dyn FlockBackend>,
+    config: FlockConfig,
+    opts: WindowOptions,
+) -> Result<(), ViewError> {
+    headless::check_size(opts.width, opts.height)?;
+    check_display()?;
+    let event_loop = EventLoop::new().map_err(|e| ViewError::NoDisplay(one_line(&e)))?;
+    let mut app = App::new(backend, config, opts);
+    event_loop
+        .run_app(&mut app)
+        .map_err(|e| ViewError::Graphics(one_line(&e)))?;
+    match app.error.take() {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// Fails early, with the headless alternative in the message, when there is no X11 display.
+pub fn check_display() -> Result<(), ViewError> {
+    if cfg!(all(unix, not(target_os = "macos"))) && std::env::var_os("DISPLAY").is_none() {
+        return Err(ViewError::NoDisplay("DISPLAY is not set".into()));
+    }
+    Ok(())
+}
+
+fn one_line(e: &dyn std::fmt::Display) -> String {
+    e.to_string().replace('\n', " ")
+}
+
+/// The window, its pixel buffer and the egui layer, created on `resumed`.
+struct Gfx {
+    window: Arc<Window>,
+    pixels: Pixels<'static>,
+    egui: EguiLayer,
+}
+
+struct EguiLayer {
+    ctx: egui::Context,
+    state: egui_winit::State,
+    renderer: egui_wgpu::Renderer,
+    screen: egui_wgpu::ScreenDescriptor,
+}
+
+struct Watch {
+    path: PathBuf,
+    reload: Reload,
+    modified: Option<SystemTime>,
+    polled: Instant,
+}
+
+struct App {
+    backend: Box<dyn FlockBackend>,
+    config: FlockConfig,
+    panel: Panel,
+    camera: Camera,
+    hud: Hud,
+    watch: Option<Watch>,
+    gfx: Option<Gfx>,
+    error: Option<ViewError>,
+    size: (u32, u32),
+    dragging: bool,
+    cursor: Option<(f64, f64)>,
+    pending: Actions,
+    last_frame: Instant,
+    frames: u64,
+    quit_after: Option<u64>,
+}
+
+impl App {
+    fn new(backend: Box<dyn FlockBackend>, config: FlockConfig, opts: WindowOptions) -> App {
+        let mut panel = Panel::new(&config);
+        panel.colour = opts.colour;
+        let watch = opts.watch.map(|w| Watch {
+            modified: modified(&w.path),
+            path: w.path,
+            reload: w.reload,
+            polled: Instant::now(),
+        });
+        App {
+            hud: Hud {
+                n: backend.len(),
+                method: config.sim.method.name(),
+                backend: backend.describe(),
+                ..Hud::default()
+            },
+            camera: Camera::framing(config.params.scale, opts.width, opts.height),
+            backend,
+            config,
+            panel,
+            watch,
+            gfx: None,
+            error: None,
+            size: (opts.width, opts.height),
+            dragging: false,
+            cursor: None,
+            pending: Actions::default(),
+            last_frame: Instant::now(),
+            frames: 0,
+            quit_after: opts.quit_after,
+        }
+    }
+
+    fn fail(&mut self, event_loop: &ActiveEventLoop, e: impl Into<ViewError>) {
+        self.error.get_or_insert(e.into());
+        event_loop.exit();
+    }
+
+    fn create(&mut self, event_loop: &ActiveEventLoop) -> Result<Gfx, ViewError> {
+        let gfx = |e: &dyn std::fmt::Display| ViewError::Graphics(one_line(e));
+        let attrs = Window::default_attributes()
+            .with_title("murmur flock")
+            .with_inner_size(PhysicalSize::new(self.size.0, self.size.1));
+        let window = Arc::new(event_loop.create_window(attrs).map_err(|e| gfx(&e))?);
+        let size = window.inner_size();
+        let (w, h) = (size.width.max(1), size.height.max(1));
+        let surface = SurfaceTexture::new(w, h, window.clone());
+        let pixels = Pixels::new(w, h, surface).map_err(|e| gfx(&e))?;
+        self.resize_frame(w, h);
+        let ctx = egui::Context::default();
+        let max_texture = pixels.device().limits().max_texture_dimension_2d as usize;
+        let state = egui_winit::State::new(
+            ctx.clone(),
+            egui::ViewportId::ROOT,
+            &window,
+            Some(window.scale_factor() as f32),
+            None,
+            Some(max_texture),
+        );
+        let renderer = egui_wgpu::Renderer::new(
+            pixels.device(),
+            pixels.render_texture_format(),
+            egui_wgpu::RendererOptions::default(),
+        );
+        let screen = egui_wgpu::ScreenDescriptor {
+            size_in_pixels: [w, h],
+            pixels_per_point: window.scale_factor() as f32,
+        };
+        Ok(Gfx {
+            window,
+            pixels,
+            egui: EguiLayer {
+                ctx,
+                state,
+                renderer,
+                screen,
+            },
+        })
+    }
+
+    fn resize_frame(&mut self, w: u32, h: u32) {
+        self.size = (w, h);
+        self.camera.width = w;
+        self.camera.height = h;
+    }
+
+    /// One frame: config poll, steps, rasterise, HUD and panel, present, apply the panel.
+    fn frame(&mut self, event_loop: &ActiveEventLoop) -> Result<(), ViewError> {
+        let now = Instant::now();
+        let dt = (now - self.last_frame).as_secs_f64();
+        self.last_frame = now;
+        if dt > 0.0 {
+            let fps = 1.0 / dt;
+            self.hud.fps = if self.hud.fps > 0.0 {
+                0.9 * self.hud.fps + 0.1 * fps
+            } else {
+                fps
+            };
+        }
+        self.poll_config();
+
+        let steps = if self.panel.paused {
+            u32::from(std::mem::take(&mut self.pending.step))
+        } else {
+            self.pending.step = false;
+            self.panel.steps_per_frame
+        };
+        let t0 = Instant::now();
+        self.backend.reset_times();
+        for _ in 0..steps {
+            self.backend.step()?;
+        }
+        if steps > 0 {
+            // Reading the CUDA event timers also waits for the steps (CPU: None, already done).
+            self.hud.gpu_ms_per_step = self.backend.gpu_ms_per_step();
+            self.hud.sim_ms = t0.elapsed().as_secs_f64() * 1e3;
+        }
+        self.hud.step += u64::from(steps);
+        self.hud.paused = self.panel.paused;
+
+        let Some(gfx) = self.gfx.as_mut() else {
+            return Ok(());
+        };
+        let style = default_style(&self.config.params, self.panel.colour);
+        let t1 = Instant::now();
+        self.backend.render_into(
+            &self.camera.view(&style),
+            BACKGROUND,
+            gfx.pixels.frame_mut(),
+        )?;
+        self.hud.render_ms = t1.elapsed().as_secs_f64() * 1e3;
+
+        let egui = &mut gfx.egui;
+        let input = egui.state.take_egui_input(&gfx.window);
+        let (panel, config, hud) = (&mut self.panel, &mut self.config, &self.hud);
+        let mut actions = Actions::default();
+        let out = egui.ctx.run_ui(input, |ui| {
+            actions = panel.ui(ui.ctx(), config, hud);
+        });
+        egui.state
+            .handle_platform_output(&gfx.window, out.platform_output);
+        let jobs = egui.ctx.tessellate(out.shapes, out.pixels_per_point);
+        let textures = out.textures_delta;
+        let (renderer, screen) = (&mut egui.renderer, &egui.screen);
+        gfx.pixels
+            .render_with(|encoder, target, context| {
+                context.scaling_renderer.render(encoder, target);
+                for (id, delta) in &textures.set {
+                    renderer.update_texture(&context.device, &context.queue, *id, delta);
+                }
+                renderer.update_buffers(&context.device, &context.queue, encoder, &jobs, screen);
+                let mut pass = encoder
+                    .begin_render_pass(&pixels::wgpu::RenderPassDescriptor {
+                        label: Some("egui"),
+                        color_attachments: &[Some(pixels::wgpu::RenderPassColorAttachment {
+                            view: target,
+                            resolve_target: None,
+                            ops: pixels::wgpu::Operations {
+                                load: pixels::wgpu::LoadOp::Load,
+                                store: pixels::wgpu::StoreOp::Store,
+                            },
+                            depth_slice: None,
+                        })],
+                        depth_stencil_attachment: None,
+                        timestamp_writes: None,
+                        occlusion_query_set: None,
+                        multiview_mask: None,
+                    })
+                    .forget_lifetime();
+                renderer.render(&mut pass, &jobs, screen);
+                drop(pass);
+                for id in &textures.free {
+                    renderer.free_texture(id);
+                }
+                Ok(())
+            })
+            .map_err(|e| ViewError::Graphics(one_line(&e)))?;
+        gfx.window.request_redraw();
+
+        self.pending.settings |= actions.settings;
+        self.pending.reset |= actions.reset;
+        self.pending.step |= actions.step;
+        self.apply()?;
+        self.frames += 1;
+        if self.quit_after.is_some_and(|q| self.frames >= q) {
+            event_loop.exit();
+        }
+        Ok(())
+    }
+
+    /// Applies the panel's (or the config file's) changes between steps, without a restart.
+    fn apply(&mut self) -> Result<(), ViewError> {
+        // A pending single step stays pending until the next frame takes it.
+        let act = self.pending;
+        self.pending = Actions {
+            step: act.step,
+            ..Actions::default()
+        };
+        if !(act.settings || act.reset) {
+            return Ok(());
+        }
+        let settings = match self.config.settings() {
+            Ok(s) => s,
+            Err(e) => {
+                self.hud.message = Some(format!("not applied: {e}"));
+                return Ok(());
+            }
+        };
+        self.backend.set_settings(&settings)?;
+        if act.reset {
+            let c = &self.config;
+            let state = FlockState::random(c.sim.n as usize, c.params.scale, c.sim.seed);
+            self.backend.set_state(&state)?;
+            self.hud.step = 0;
+            let (w, h) = self.size;
+            self.camera = Camera {
+                width: w,
+                height: h,
+                ..Camera::framing(c.params.scale, w, h)
+            };
+        }
+        self.hud.n = self.backend.len();
+        self.hud.method = settings.method.name();
+        self.hud.message = None;
+        Ok(())
+    }
+
+    /// Reloads the watched config when its modification time changes.
+    fn poll_config(&mut self) {
+        let Some(w) = self.watch.as_mut() else {
+            return;
+        };
+        if w.polled.elapsed() < CONFIG_POLL {
+            return;
+        }
+        w.polled = Instant::now();
+        let m = modified(&w.path);
+        if m.is_none() || m == w.modified {
+            return;
+        }
+        w.modified = m;
+        match (w.reload)() {
+            Ok(new) => {
+                let old = &self.config;
+                let reset = new.sim.n != old.sim.n
+                    || new.sim.seed != old.sim.seed
+                    || new.params.scale != old.params.scale;
+                self.pending.reset |= reset;
+                self.pending.settings = true;
+                self.config = new;
+                self.panel.sync(&self.config);
+                let note = format!("reloaded {}", w.path.display());
+                if let Err(e) = self.apply() {
+                    self.error.get_or_insert(e);
+                }
+                if self.hud.message.is_none() {
+                    self.hud.message = Some(note);
+                }
+            }
+            Err(e) => self.hud.message = Some(e),
+        }
+    }
+
+    fn key(&mut self, event_loop: &ActiveEventLoop, key: &Key) {
+        match key {
+            Key::Named(NamedKey::Space) => self.panel.paused = !self.panel.paused,
+            Key::Named(NamedKey::Escape) => event_loop.exit(),
+            Key::Character(c) => match c.as_str() {
+                "." => self.pending.step = true,
+                "r" | "R" => self.pending.reset = true,
+                "c" | "C" => {
+                    self.panel.colour = match self.panel.colour {
+                        ColourMode::Heading => ColourMode::Speed,
+                        ColourMode::Speed => ColourMode::Heading,
+                    }
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+}
+
+fn modified(path: &std::path::Path) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+impl ApplicationHandler for App {
+    fn resumed(&mut self, event_loop: &ActiveEventLoop) {
+        if self.gfx.is_some() {
+            return;
+        }
+        match self.create(event_loop) {
+            Ok(g) => {
+                g.window.request_redraw();
+                self.gfx = Some(g);
+            }
+            Err(e) => self.fail(event_loop, e),
+        }
+    }
+
+    fn window_event(&mut self, event_loop: &ActiveEventLoop, _: WindowId, event: WindowEvent) {
+        let Some(gfx) = self.gfx.as_mut() else {
+            return;
+        };
+        let consumed = gfx.egui.state.on_window_event(&gfx.window, &event).consumed;
+        match event {
+            WindowEvent::CloseRequested => event_loop.exit(),
+            WindowEvent::Resized(s) if s.width > 0 && s.height > 0 => {
+                let r = gfx
+                    .pixels
+                    .resize_surface(s.width, s.height)
+                    .and_then(|()| gfx.pixels.resize_buffer(s.width, s.height));
+                gfx.egui.screen.size_in_pixels = [s.width, s.height];
+                match r {
+                    Ok(()) => self.resize_frame(s.width, s.height),
+                    Err(e) => self.fail(event_loop, ViewError::Graphics(one_line(&e))),
+                }
+            }
+            WindowEvent::ScaleFactorChanged { scale_factor, .. } => {
+                gfx.egui.screen.pixels_per_point = scale_factor as f32;
+            }
+            WindowEvent::RedrawRequested => {
+                if let Err(e) = self.frame(event_loop) {
+                    self.fail(event_loop, e);
+                }
+            }
+            WindowEvent::MouseInput {
+                state,
+                button: MouseButton::Left,
+                ..
+            } => self.dragging = state == ElementState::Pressed && !consumed,
+            WindowEvent::CursorMoved { position, .. } => {
+                if let (true, Some((x, y))) = (self.dragging, self.cursor) {
+                    let (dx, dy) = ((position.x - x) as f32, (position.y - y) as f32);
+                    self.camera.orbit(dx, dy, RADIANS_PER_PIXEL);
+                }
+                self.cursor = Some((position.x, position.y));
+            }
+            WindowEvent::MouseWheel { delta, .. } if !consumed => {
+                let steps = match delta {
+                    MouseScrollDelta::LineDelta(_, y) => y,
+                    MouseScrollDelta::PixelDelta(p) => (p.y / PIXELS_PER_ZOOM_STEP) as f32,
+                };
+                self.camera.zoom(steps);
+            }
+            WindowEvent::KeyboardInput { event, .. }
+                if !consumed && event.state == ElementState::Pressed =>
+            {
+                self.key(event_loop, &event.logical_key)
+            }
+            _ => {}
+        }
+    }
+}
