@@ -31,6 +31,22 @@ enum Top {
 enum FlockCmd {
     /// Run a flock for a number of steps and print a summary.
     Run(RunArgs),
+    /// Check every GPU method against the CPU reference and the device sort against a CPU sort
+    /// (needs a CUDA GPU; prints tables, fails when any row fails).
+    Check(CheckArgs),
+}
+
+#[derive(Args)]
+struct CheckArgs {
+    /// Flock sizes to compare (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "1000,20000,100000")]
+    sizes: Vec<usize>,
+    /// Largest sort size checked.
+    #[arg(long, default_value_t = 10_000_000)]
+    sort_max: u32,
+    /// Seed of the random starts and keys.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
 }
 
 /// Options shared by every command that builds a flock.
@@ -189,10 +205,23 @@ fn flock_run(a: &RunArgs) -> Result<()> {
     Ok(())
 }
 
+fn flock_check(a: &CheckArgs) -> Result<()> {
+    let settings = FlockConfig::default().settings()?;
+    if a.sizes.contains(&0) {
+        bail!("--sizes must be positive");
+    }
+    if !murmur::flock::check::run(&settings, &a.sizes, a.sort_max.max(1), a.seed)? {
+        bail!("some checks failed (see the FAIL rows above)");
+    }
+    println!("all checks passed");
+    Ok(())
+}
+
 fn main() {
     let cli = Cli::parse();
     let result = match &cli.cmd {
         Top::Flock(FlockCmd::Run(a)) => flock_run(a),
+        Top::Flock(FlockCmd::Check(a)) => flock_check(a),
     };
     if let Err(e) = result {
         eprintln!("murmur: error: {}", one_line(&e));
