@@ -56,22 +56,22 @@ struct FlockArgs {
     #[arg(long, value_name = "FILE.toml")]
     config: Option<PathBuf>,
     /// Number of boids [default: 100000, or the config's sim.n].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     n: Option<u64>,
     /// Half-width of the domain [-scale, scale]^3 (same as --set scale=...) [default: 100].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     scale: Option<f32>,
     /// Seed of the random start (uniform positions, zero velocities) [default: 1].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     seed: Option<u64>,
     /// Neighbour search [default: coherent].
     #[arg(long, value_enum)]
     method: Option<Method>,
     /// Cell width / largest rule distance: 1 searches 27 cells, 2 searches 8 [default: 1].
-    #[arg(long, value_name = "F")]
+    #[arg(long, allow_negative_numbers = true, value_name = "F")]
     cell_width_factor: Option<f32>,
     /// GPU threads per block, a multiple of 32 up to 1024 [default: 128].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     block_size: Option<u32>,
     /// Cell numbering of the grid [default: linear].
     #[arg(long, value_enum)]
@@ -93,7 +93,7 @@ struct RunArgs {
     #[command(flatten)]
     flock: FlockArgs,
     /// Steps to run.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, allow_negative_numbers = true)]
     steps: u64,
     /// Write the final state to this snapshot (.npz; written atomically).
     #[arg(long, value_name = "FILE.npz")]
