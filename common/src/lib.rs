@@ -22,6 +22,7 @@ pub use math::Vec3;
 #[cfg(all(feature = "cuda", not(target_arch = "nvptx64")))]
 mod device_repr {
     use crate::flock::{FlockParams, Grid};
+    use crate::render::View;
     use crate::Vec3;
     use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
     // SAFETY: plain #[repr(C)] structs of f32/u32 fields, no padding, no pointers; all-zero bits
@@ -30,4 +31,5 @@ mod device_repr {
     unsafe impl ValidAsZeroBits for Vec3 {}
     unsafe impl DeviceRepr for FlockParams {}
     unsafe impl DeviceRepr for Grid {}
+    unsafe impl DeviceRepr for View {}
 }

@@ -1,12 +1,15 @@
 //! The CUDA flock backend: the CPU reference's stages as Rust kernels (`kernels-gpu/src/flock.rs`),
-//! buffers allocated once and ping-ponged, every stage timed with CUDA events.
+//! buffers allocated once and ping-ponged, every stage timed with CUDA events. The viewer's frames
+//! are rasterised here too (`render_*` kernels on the flock's own buffers, one copy back).
 
 use super::{FlockBackend, FlockSettings, FlockState, Method, SimError};
 use crate::gpu::sort::RadixSort;
 use crate::gpu::{grid_1d, DriverContext, Gpu, GpuError, StageClock};
 use crate::timing::StageTimes;
+use crate::view::raster::check_frame;
 use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
 use murmur_common::flock::Grid;
+use murmur_common::render::View;
 use murmur_common::Vec3;
 
 /// The flock kernels, looked up once.
@@ -20,6 +23,9 @@ struct Kernels {
     update_velocity_coherent: CudaFunction,
     update_velocity_coherent_shared: CudaFunction,
     update_position: CudaFunction,
+    render_clear: CudaFunction,
+    render_splat: CudaFunction,
+    render_resolve: CudaFunction,
 }
 
 impl Kernels {
@@ -34,6 +40,9 @@ impl Kernels {
             update_velocity_coherent: gpu.kernel("update_velocity_coherent")?,
             update_velocity_coherent_shared: gpu.kernel("update_velocity_coherent_shared")?,
             update_position: gpu.kernel("update_position")?,
+            render_clear: gpu.kernel("render_clear")?,
+            render_splat: gpu.kernel("render_splat")?,
+            render_resolve: gpu.kernel("render_resolve")?,
         })
     }
 }
@@ -77,6 +86,17 @@ impl Buffers {
     }
 }
 
+/// The viewer's frame on the GPU: one `u64` depth+colour key and one `RGBA8` pixel per pixel
+/// (12 bytes per pixel: 11 MiB at 1280x720), allocated on the first frame of a size.
+struct FrameBuffers {
+    pixels: u32,
+    keys: CudaSlice<u64>,
+    rgba: CudaSlice<u8>,
+}
+
+/// Threads per block of the per-pixel render kernels.
+const RENDER_BLOCK: u32 = 256;
+
 /// A flock on the GPU.
 pub struct CudaFlock {
     gpu: Gpu,
@@ -87,6 +107,7 @@ pub struct CudaFlock {
     /// Lower-bound table of the grid, `cell_count + 1` entries.
     cell_start: CudaSlice<u32>,
     clock: StageClock,
+    frame: Option<FrameBuffers>,
 }
 
 /// Opens the CUDA backend on GPU 0 with `state` uploaded.
@@ -122,6 +143,7 @@ impl CudaFlock {
             b,
             cell_start,
             clock,
+            frame: None,
         })
     }
 
@@ -285,6 +307,62 @@ impl CudaFlock {
     }
 }
 
+impl CudaFlock {
+    /// Stages `render_clear`, `render_splat`, `render_resolve` on the flock's current buffers,
+    /// then one copy of the `RGBA8` frame into `rgba` (synchronises the stream).
+    fn render_gpu(
+        &mut self,
+        view: &View,
+        background: u32,
+        rgba: &mut [u8],
+    ) -> Result<(), GpuError> {
+        let pixels = view.width * view.height;
+        if self.frame.as_ref().is_none_or(|f| f.pixels != pixels) {
+            self.frame = None;
+            self.gpu.check_fits(
+                &format!("a {}x{} frame", view.width, view.height),
+                pixels as u64 * 12,
+            )?;
+            self.frame = Some(FrameBuffers {
+                pixels,
+                keys: self.gpu.zeros(pixels as usize)?,
+                rgba: self.gpu.zeros(pixels as usize * 4)?,
+            });
+        }
+        let (per_pixel, per_boid) = (grid_1d(pixels, RENDER_BLOCK, 0), self.cfg(0));
+        let Some(f) = self.frame.as_mut() else {
+            unreachable!("allocated above");
+        };
+        let stream = &self.gpu.stream;
+        let mut l = stream.launch_builder(&self.k.render_clear);
+        l.arg(&pixels).arg(&mut f.keys);
+        // SAFETY: matches render_clear(pixels, frame); keys holds `pixels` entries.
+        unsafe { l.launch(per_pixel) }.ctx("render_clear")?;
+        let b = &self.b;
+        let mut l = stream.launch_builder(&self.k.render_splat);
+        l.arg(&b.n)
+            .arg(view)
+            .arg(&b.pos)
+            .arg(&b.vel)
+            .arg(&mut f.keys);
+        // SAFETY: matches render_splat(n, view, pos, vel, frame); pos and vel hold n boids, the
+        // kernel writes only pixels inside view.width x view.height = `pixels` keys.
+        unsafe { l.launch(per_boid) }.ctx("render_splat")?;
+        let mut l = stream.launch_builder(&self.k.render_resolve);
+        l.arg(&pixels)
+            .arg(&background)
+            .arg(&f.keys)
+            .arg(&mut f.rgba);
+        // SAFETY: matches render_resolve(pixels, background, frame, rgba); rgba holds 4 * pixels
+        // bytes (device allocations are 256-byte aligned, so u32 stores are aligned).
+        unsafe { l.launch(per_pixel) }.ctx("render_resolve")?;
+        stream
+            .memcpy_dtoh(&f.rgba, rgba)
+            .ctx("copying the frame from the GPU")?;
+        Ok(())
+    }
+}
+
 impl FlockBackend for CudaFlock {
     fn describe(&self) -> String {
         format!("cuda ({})", self.gpu.name)
@@ -339,5 +417,15 @@ impl FlockBackend for CudaFlock {
 
     fn gpu_ms_per_step(&mut self) -> Option<f64> {
         self.clock.mean_step_ms().ok().flatten()
+    }
+
+    fn render_into(
+        &mut self,
+        view: &View,
+        background: u32,
+        rgba: &mut [u8],
+    ) -> Result<(), SimError> {
+        check_frame(view, rgba)?;
+        Ok(self.render_gpu(view, background, rgba)?)
     }
 }
