@@ -40,8 +40,8 @@ enum FlockCmd {
     View(ViewArgs),
     /// Write PNG frames (and an animated GIF) of a running flock, without any display.
     ///
-    /// Frame k shows the flock after (k + 1) * every steps; the summary separates simulation
-    /// time from rasterisation + copy time.
+    /// Frame k shows the flock after k * every steps (frame 0: the initial state); the summary
+    /// separates simulation time from rasterisation + copy time.
     Render(RenderArgs),
     /// Check every GPU method against the CPU reference and the device sort against a CPU sort
     /// (needs a CUDA GPU; prints tables, fails when any row fails).

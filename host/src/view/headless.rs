@@ -88,7 +88,7 @@ pub struct RenderReport {
     pub steps_per_frame: u32,
     pub n: usize,
     pub paths: Vec<PathBuf>,
-    /// Wall time per frame of the steps, until the device is idle again.
+    /// Wall time of the steps between two frames, until the device is idle again (0 for one frame).
     pub sim_ms_per_frame: f64,
     /// GPU time per step from CUDA events (None on the CPU).
     pub gpu_ms_per_step: Option<f64>,
@@ -126,8 +126,8 @@ impl RenderReport {
     }
 }
 
-/// Steps `backend` and writes `opts.frames` frames; frame `k` shows the flock after
-/// `(k + 1) * every` steps. Call [`RenderOptions::prepare`] first.
+/// Writes `opts.frames` frames; frame `k` shows the flock after `k * every` steps (frame 0 is the
+/// initial state). Call [`RenderOptions::prepare`] first.
 pub fn render(
     backend: &mut dyn FlockBackend,
     settings: &FlockSettings,
@@ -145,8 +145,10 @@ pub fn render(
     backend.reset_times();
     for k in 0..opts.frames {
         let t0 = Instant::now();
-        for _ in 0..opts.every {
-            backend.step()?;
+        if k > 0 {
+            for _ in 0..opts.every {
+                backend.step()?;
+            }
         }
         // Reading the GPU event timers waits for the steps to finish (as in `driver::run`).
         let _ = backend.gpu_ms_per_step();
@@ -159,7 +161,9 @@ pub fn render(
             g.push(&rgba, opts.width, opts.height)?;
         }
         let t3 = Instant::now();
-        sim += t1 - t0;
+        if k > 0 {
+            sim += t1 - t0;
+        }
         draw += t2 - t1;
         write += t3 - t2;
         paths.push(path);
@@ -169,12 +173,13 @@ pub fn render(
         g.finish()?;
     }
     let per_frame = |d: Duration| d.as_secs_f64() * 1e3 / opts.frames as f64;
+    let stepped = (opts.frames - 1).max(1) as f64;
     Ok(RenderReport {
         frames: opts.frames,
         steps_per_frame: opts.every,
         n: backend.len(),
         paths,
-        sim_ms_per_frame: per_frame(sim),
+        sim_ms_per_frame: sim.as_secs_f64() * 1e3 / stepped,
         gpu_ms_per_step: backend.gpu_ms_per_step(),
         render_ms_per_frame: per_frame(draw),
         write_ms_per_frame: per_frame(write),
