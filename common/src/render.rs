@@ -38,7 +38,7 @@ pub enum ColourMode {
     /// Hue from the horizontal (x, z) direction of the velocity; climbing boids are lighter,
     /// diving ones darker; boids at rest are grey.
     Heading = 0,
-    /// A dark-blue to yellow-white ramp over `|v| / max_speed`.
+    /// A dark-blue, cyan, yellow, orange ramp over `|v| / max_speed`.
     Speed = 1,
 }
 
@@ -320,14 +320,15 @@ pub fn heading_colour(vel: Vec3) -> [f32; 3] {
     [mix(r), mix(g), mix(b)]
 }
 
-/// Speed ramp: `t = |v| / max_speed` in `[0, 1]` through dark blue, cyan, yellow, white.
+/// Speed ramp: `t = |v| / max_speed` in `[0, 1]` through dark blue, cyan, yellow, orange (boids
+/// at the speed limit, most of a CIS 565 flock, are orange rather than a washed-out white).
 #[inline(always)]
 pub fn speed_colour(t: f32) -> [f32; 3] {
     const STOPS: [[f32; 3]; 4] = [
         [0.10, 0.15, 0.55],
         [0.10, 0.75, 0.90],
         [0.98, 0.85, 0.20],
-        [1.00, 1.00, 0.95],
+        [1.00, 0.50, 0.12],
     ];
     let t = clamp01(t) * 3.0;
     let i = if t >= 3.0 { 2 } else { t as usize };
@@ -517,7 +518,7 @@ mod tests {
         assert!(up[0] > 0.7 && down[0] < 0.3);
         assert_eq!(heading_colour(Vec3::ZERO), [0.55; 3]);
         assert_eq!(speed_colour(0.0), [0.10, 0.15, 0.55]);
-        assert_eq!(speed_colour(7.0), [1.00, 1.00, 0.95]);
+        assert_eq!(speed_colour(7.0), [1.00, 0.50, 0.12]);
         // Farther is dimmer, never brighter.
         let c = |d: f32| v.colour(Vec3::new(0.0, 0.0, 1.0), d).to_le_bytes();
         assert!(c(1000.0)[2] < c(10.0)[2]);

@@ -120,7 +120,7 @@ struct RunArgs {
 enum ColourArg {
     /// Hue from the horizontal heading, lighter when climbing, darker when diving.
     Heading,
-    /// |velocity| / max_speed on a blue-to-white ramp.
+    /// |velocity| / max_speed on a blue, cyan, yellow, orange ramp.
     Speed,
 }
 

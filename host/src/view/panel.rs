@@ -30,6 +30,8 @@ pub struct Hud {
     pub n: usize,
     pub method: &'static str,
     pub backend: String,
+    /// The graphics adapter that presents the window, e.g. `llvmpipe (Vulkan)`.
+    pub display: String,
     pub step: u64,
     pub paused: bool,
     /// GPU time per step from CUDA events (None on the CPU).
@@ -87,7 +89,7 @@ impl Panel {
         let mut act = Actions::default();
         hud_ui(ctx, hud);
         egui::Window::new("flock")
-            .default_pos([10.0, 90.0])
+            .default_pos([10.0, 110.0])
             .default_width(260.0)
             .resizable(false)
             .show(ctx, |ui| {
@@ -178,6 +180,7 @@ fn hud_ui(ctx: &egui::Context, hud: &Hud) {
         .interactable(false)
         .show(ctx, |ui| {
             egui::Frame::popup(ui.style()).show(ui, |ui| {
+                ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
                 let gpu = match hud.gpu_ms_per_step {
                     Some(ms) => format!("{ms:.3} ms/step GPU"),
                     None => "no GPU timer".into(),
@@ -191,9 +194,10 @@ fn hud_ui(ctx: &egui::Context, hud: &Hud) {
                     if hud.paused { "  (paused)" } else { "" }
                 ));
                 ui.label(format!(
-                    "{:.1} fps   sim {:.2} ms   render {:.2} ms   {gpu}",
+                    "{:.1} fps   sim {:.2} ms   render+copy {:.2} ms   {gpu}",
                     hud.fps, hud.sim_ms, hud.render_ms
                 ));
+                ui.label(format!("display: {}", hud.display));
                 if let Some(m) = &hud.message {
                     ui.colored_label(egui::Color32::from_rgb(255, 200, 80), m);
                 }

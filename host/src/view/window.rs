@@ -168,6 +168,8 @@ impl App {
         let surface = SurfaceTexture::new(w, h, window.clone());
         let pixels = Pixels::new(w, h, surface).map_err(|e| gfx(&e))?;
         self.resize_frame(w, h);
+        let info = pixels.adapter().get_info();
+        self.hud.display = format!("{} ({:?})", info.name, info.backend);
         let ctx = egui::Context::default();
         let max_texture = pixels.device().limits().max_texture_dimension_2d as usize;
         let state = egui_winit::State::new(
