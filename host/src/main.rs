@@ -302,12 +302,18 @@ fn flock_view(a: &ViewArgs) -> Result<()> {
     if let Some(note) = note {
         eprintln!("murmur: {note}");
     }
-    // A saved config file is read again with the same command-line overrides on top.
+    // A saved config file is read again with the same command-line overrides on top (and the
+    // snapshot's N when the flock came from --init).
+    let init_n = a.flock.init.as_ref().map(|_| config.sim.n);
     let watch = a.flock.config.clone().map(|path| {
         let args = a.flock.clone();
         window::ConfigWatch {
             path,
-            reload: Box::new(move || args.config().map_err(|e| one_line(&e))),
+            reload: Box::new(move || {
+                let mut c = args.config().map_err(|e| one_line(&e))?;
+                c.sim.n = init_n.unwrap_or(c.sim.n);
+                Ok(c)
+            }),
         }
     });
     let opts = window::WindowOptions {
