@@ -101,25 +101,33 @@ pub struct RenderReport {
 impl RenderReport {
     /// The summary lines.
     pub fn summary(&self, what: &str) -> String {
+        let folder = self
+            .paths
+            .first()
+            .and_then(|p| p.parent())
+            .unwrap_or(Path::new("."));
         let mut s = format!(
-            "rendered {} frames of {} boids ({what}), {} steps per frame, into {}\n\
-             per frame: simulation {:.3} ms ({:.3} ms/step wall",
+            "rendered {} frames of {} boids ({what}) into {}\nper frame: ",
             self.frames,
             self.n,
-            self.steps_per_frame,
-            self.paths
-                .first()
-                .and_then(|p| p.parent())
-                .unwrap_or(Path::new("."))
-                .display(),
-            self.sim_ms_per_frame,
-            self.sim_ms_per_frame / self.steps_per_frame as f64,
+            folder.display()
         );
-        if let Some(g) = self.gpu_ms_per_step {
-            s += &format!(", {g:.4} ms/step GPU events");
+        if self.frames > 1 {
+            s += &format!(
+                "simulation {:.3} ms ({} steps, {:.3} ms/step wall",
+                self.sim_ms_per_frame,
+                self.steps_per_frame,
+                self.sim_ms_per_frame / self.steps_per_frame as f64,
+            );
+            if let Some(g) = self.gpu_ms_per_step {
+                s += &format!(", {g:.4} ms/step GPU events");
+            }
+            s += "), ";
+        } else {
+            s += "no simulation (one frame: the initial state), ";
         }
         s += &format!(
-            "), render+copy {:.3} ms, encode+write {:.3} ms",
+            "render+copy {:.3} ms, encode+write {:.3} ms",
             self.render_ms_per_frame, self.write_ms_per_frame
         );
         s
