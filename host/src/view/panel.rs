@@ -40,6 +40,9 @@ pub struct Hud {
     pub sim_ms: f64,
     /// Wall time of the last frame's rasterisation and copy into the window's buffer.
     pub render_ms: f64,
+    /// Wall time of the last frame's upload to the window's texture, egui and presentation
+    /// (includes waiting for vsync).
+    pub present_ms: f64,
     pub fps: f64,
     /// The last one-line message (a bad config file, a rejected value, a reload).
     pub message: Option<String>,
@@ -194,8 +197,8 @@ fn hud_ui(ctx: &egui::Context, hud: &Hud) {
                     if hud.paused { "  (paused)" } else { "" }
                 ));
                 ui.label(format!(
-                    "{:.1} fps   sim {:.2} ms   render+copy {:.2} ms   {gpu}",
-                    hud.fps, hud.sim_ms, hud.render_ms
+                    "{:.1} fps   sim {:.2} ms   render+copy {:.2} ms   present {:.2} ms   {gpu}",
+                    hud.fps, hud.sim_ms, hud.render_ms, hud.present_ms
                 ));
                 ui.label(format!("display: {}", hud.display));
                 if let Some(m) = &hud.message {

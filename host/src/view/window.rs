@@ -265,6 +265,7 @@ impl App {
         let jobs = egui.ctx.tessellate(out.shapes, out.pixels_per_point);
         let textures = out.textures_delta;
         let (renderer, screen) = (&mut egui.renderer, &egui.screen);
+        let t2 = Instant::now();
         gfx.pixels
             .render_with(|encoder, target, context| {
                 context.scaling_renderer.render(encoder, target);
@@ -298,6 +299,7 @@ impl App {
                 Ok(())
             })
             .map_err(|e| ViewError::Graphics(one_line(&e)))?;
+        self.hud.present_ms = t2.elapsed().as_secs_f64() * 1e3;
         gfx.window.request_redraw();
 
         self.pending.settings |= actions.settings;
