@@ -3,8 +3,8 @@
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use murmur::flock::config::FlockConfig;
-use murmur::flock::driver::{self, BackendChoice};
-use murmur::flock::{snapshot, CellOrderArg, FlockState, Method};
+use murmur::flock::driver::{self, BackendChoice, Start};
+use murmur::flock::{snapshot, CellOrderArg, Method, SortArg};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -76,6 +76,12 @@ struct FlockArgs {
     /// Cell numbering of the grid [default: linear].
     #[arg(long, value_enum)]
     cell_order: Option<CellOrderArg>,
+    /// GPU binning: counting sort (fast) or the stable device radix sort [default: counting].
+    #[arg(long, value_enum)]
+    sort: Option<SortArg>,
+    /// GPU: time every stage with CUDA events instead of replaying each step as one CUDA graph.
+    #[arg(long)]
+    stages: bool,
     /// Set a rule parameter, e.g. --set rule1_scale=0.02 (repeatable). Names: rule1_distance,
     /// rule2_distance, rule3_distance, rule1_scale, rule2_scale, rule3_scale, max_speed, scale, dt.
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -131,6 +137,12 @@ impl FlockArgs {
         if let Some(o) = self.cell_order {
             c.sim.cell_order = o;
         }
+        if let Some(o) = self.sort {
+            c.sim.sort = o;
+        }
+        if self.stages {
+            c.sim.cuda_graph = false;
+        }
         for s in &self.set {
             c.set(s)?;
         }
@@ -138,7 +150,7 @@ impl FlockArgs {
     }
 
     /// The validated settings and the initial state (random or from `--init`).
-    fn build(&self) -> Result<(murmur::flock::FlockSettings, FlockState)> {
+    fn build(&self) -> Result<(murmur::flock::FlockSettings, Start)> {
         let mut c = self.config()?;
         let state = match &self.init {
             Some(path) => {
@@ -165,12 +177,12 @@ impl FlockArgs {
                     );
                 }
                 c.settings()?;
-                s
+                Start::State(s)
             }
-            None => {
-                c.settings()?;
-                FlockState::random(c.sim.n as usize, c.params.scale, c.sim.seed)
-            }
+            None => Start::Random {
+                n: c.sim.n as usize,
+                seed: c.sim.seed,
+            },
         };
         Ok((c.settings()?, state))
     }

@@ -160,8 +160,9 @@ impl FlockBackend for CpuFlock {
                             |key| start[key as usize],
                             |k| {
                                 let j = pairs[k as usize].1;
-                                (j, pos[j as usize], vel[j as usize])
+                                (j, pos[j as usize])
                             },
+                            |k| vel[pairs[k as usize].1 as usize],
                         )
                     })
                 });
@@ -198,7 +199,8 @@ impl FlockBackend for CpuFlock {
                             i,
                             x,
                             |key| start[key as usize],
-                            |k| (k, pos[k as usize], vel[k as usize]),
+                            |k| (k, pos[k as usize]),
+                            |k| vel[k as usize],
                         )
                     })
                 });

@@ -71,6 +71,18 @@ impl From<CellOrderArg> for CellOrder {
     }
 }
 
+/// How the GPU bins boids into cells each step (the CPU reference always uses a comparison sort).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum SortArg {
+    /// Counting sort by cell: counts fused into the position update (atomics), one scan, one
+    /// scatter that also reorders the state. Fastest; the order of boids inside a cell varies
+    /// from run to run.
+    Counting,
+    /// The device LSD radix sort of (cell, index) pairs, stable: runs are bit-reproducible.
+    Radix,
+}
+
 /// Everything that defines a flock simulation besides its state.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlockSettings {
@@ -81,6 +93,10 @@ pub struct FlockSettings {
     /// Threads per block of the GPU kernels.
     pub block_size: u32,
     pub cell_order: CellOrderArg,
+    /// GPU binning: counting or radix sort.
+    pub sort: SortArg,
+    /// GPU: replay each step as one CUDA graph (per-stage times need it off).
+    pub cuda_graph: bool,
 }
 
 impl FlockSettings {

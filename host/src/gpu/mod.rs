@@ -2,6 +2,7 @@
 //! paths), the embedded PTX and its staleness check, kernel lookup, launch sizes, the
 //! memory-fit check, and CUDA-event stage timers. Every GPU backend goes through it.
 
+pub mod scan;
 pub mod sort;
 
 use crate::timing::StageTimes;
