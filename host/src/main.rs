@@ -31,9 +31,56 @@ enum Top {
 enum FlockCmd {
     /// Run a flock for a number of steps and print a summary.
     Run(RunArgs),
+    /// Benchmark sweeps: per-step times to CSV, a markdown summary and PNG plots.
+    Bench(BenchArgs),
+    /// Time the device radix sort of (u32 key, u32 value) pairs and check it against a CPU sort.
+    SortBench(SortBenchArgs),
     /// Check every GPU method against the CPU reference and the device sort against a CPU sort
     /// (needs a CUDA GPU; prints tables, fails when any row fails).
     Check(CheckArgs),
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    #[command(flatten)]
+    flock: FlockArgs,
+    /// Flock sizes to sweep [default: --n, or 100000,1000000,5000000].
+    #[arg(long, value_delimiter = ',')]
+    sizes: Vec<usize>,
+    /// Methods to sweep [default: --method, or coherent].
+    #[arg(long, value_delimiter = ',', value_enum)]
+    methods: Vec<Method>,
+    /// Cell-width factors to sweep [default: --cell-width-factor, or 1,2].
+    #[arg(long, value_delimiter = ',')]
+    factors: Vec<f32>,
+    /// Block sizes to sweep [default: --block-size, or 128].
+    #[arg(long, value_delimiter = ',')]
+    block_sizes: Vec<u32>,
+    /// Scale each N to the density of 1M boids at scale 100 (instead of a fixed --scale).
+    #[arg(long)]
+    constant_density: bool,
+    /// Steps run and discarded before measuring.
+    #[arg(long, default_value_t = 200)]
+    warmup: u64,
+    /// Measured steps per configuration.
+    #[arg(long, default_value_t = 1000)]
+    steps: u64,
+    /// Output folder (steps.csv, summary.csv, summary.md, PNG plots).
+    #[arg(long, default_value = "bench-out")]
+    out: PathBuf,
+}
+
+#[derive(Args)]
+struct SortBenchArgs {
+    /// Numbers of pairs (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "10000000,100000000")]
+    sizes: Vec<u32>,
+    /// Significant key bits (1 to 32).
+    #[arg(long, default_value_t = 32)]
+    bits: u32,
+    /// Timed repetitions per size (the mean is reported; the first, untimed run warms up).
+    #[arg(long, default_value_t = 10)]
+    repeat: u32,
 }
 
 #[derive(Args)]
@@ -217,6 +264,112 @@ fn flock_run(a: &RunArgs) -> Result<()> {
     Ok(())
 }
 
+fn flock_bench(a: &BenchArgs) -> Result<()> {
+    use murmur::flock::bench::{self, BenchPlan};
+    let f = &a.flock;
+    if f.init.is_some() {
+        bail!("flock bench starts every configuration from a random flock: drop --init");
+    }
+    let base = f.config()?.settings()?;
+    let plan = BenchPlan {
+        ns: or(
+            &a.sizes,
+            f.n.map(|n| n as usize),
+            vec![100_000, 1_000_000, 5_000_000],
+        ),
+        scale: (!a.constant_density).then_some(base.params.scale),
+        methods: or(&a.methods, f.method, vec![Method::Coherent]),
+        factors: or(&a.factors, f.cell_width_factor, vec![1.0, 2.0]),
+        block_sizes: or(&a.block_sizes, f.block_size, vec![128]),
+        warmup: a.warmup,
+        steps: a.steps,
+        backend: f.backend,
+        seed: base_seed(f)?,
+        out: a.out.clone(),
+        base,
+    };
+    if plan.steps == 0 {
+        bail!("--steps must be at least 1");
+    }
+    // Every configuration must be valid before minutes of sweeping start.
+    for &n in &plan.ns {
+        for &factor in &plan.factors {
+            for &b in &plan.block_sizes {
+                let mut c = f.config()?;
+                c.sim.n = n as u64;
+                c.sim.cell_width_factor = factor;
+                c.sim.block_size = b;
+                c.params.scale = plan
+                    .scale
+                    .unwrap_or_else(|| bench::constant_density_scale(n.max(1)));
+                c.settings()?;
+            }
+        }
+    }
+    bench::check_out(&plan.out)
+        .with_context(|| format!("cannot write to {}", plan.out.display()))?;
+    let rows = bench::run(&plan)?;
+    print!("{}", bench::markdown(&rows, &plan));
+    println!(
+        "wrote {}/steps.csv, summary.csv, summary.md, ms_per_step.png",
+        plan.out.display()
+    );
+    Ok(())
+}
+
+/// A sweep list: the list flag, else the single-value flag, else the default.
+fn or<T: Clone>(list: &[T], one: Option<T>, default: Vec<T>) -> Vec<T> {
+    if !list.is_empty() {
+        list.to_vec()
+    } else if let Some(x) = one {
+        vec![x]
+    } else {
+        default
+    }
+}
+
+fn base_seed(f: &FlockArgs) -> Result<u64> {
+    Ok(f.config()?.sim.seed)
+}
+
+fn sort_bench(a: &SortBenchArgs) -> Result<()> {
+    use murmur::gpu::sort::{check_sort, RadixSort};
+    if !(1..=32).contains(&a.bits) {
+        bail!("--bits must be from 1 to 32, got {}", a.bits);
+    }
+    if a.sizes.contains(&0) || a.repeat == 0 {
+        bail!("--sizes and --repeat must be positive");
+    }
+    let gpu = murmur::gpu::Gpu::open()?;
+    println!(
+        "device radix sort, {} (u32 keys with {} significant bits, u32 values)",
+        gpu.name, a.bits
+    );
+    println!("| pairs | mean ms | Gpairs/s | matches CPU sort |");
+    println!("|---|---|---|---|");
+    for &n in &a.sizes {
+        let mut sorter = RadixSort::new(&gpu, n)?;
+        let first = check_sort(&gpu, &mut sorter, n, a.bits, 1)?;
+        let mut ms = 0.0;
+        let mut pass = first.pass;
+        for r in 0..a.repeat {
+            let c = check_sort(&gpu, &mut sorter, n, a.bits, 2 + r as u64)?;
+            ms += c.ms;
+            pass &= c.pass;
+        }
+        let ms = ms / a.repeat as f64;
+        println!(
+            "| {n} | {ms:.3} | {:.2} | {} |",
+            n as f64 / ms / 1e6,
+            if pass { "yes" } else { "NO" }
+        );
+        if !pass {
+            bail!("the device sort disagreed with the CPU sort at {n} pairs");
+        }
+    }
+    Ok(())
+}
+
 fn flock_check(a: &CheckArgs) -> Result<()> {
     let settings = FlockConfig::default().settings()?;
     if a.sizes.contains(&0) {
@@ -234,6 +387,8 @@ fn main() {
     let result = match &cli.cmd {
         Top::Flock(FlockCmd::Run(a)) => flock_run(a),
         Top::Flock(FlockCmd::Check(a)) => flock_check(a),
+        Top::Flock(FlockCmd::Bench(a)) => flock_bench(a),
+        Top::Flock(FlockCmd::SortBench(a)) => sort_bench(a),
     };
     if let Err(e) = result {
         eprintln!("murmur: error: {}", one_line(&e));

@@ -76,6 +76,9 @@ pub fn device_bytes(settings: &FlockSettings, n: u32, cells: u64) -> u64 {
     bytes
 }
 
+/// One captured step and the buffer arrangement (`cur_body`, `cur_vel`) it leaves.
+type StepGraph = (CudaGraph, (usize, usize));
+
 /// A flock on the GPU.
 pub struct CudaFlock {
     gpu: Gpu,
@@ -101,7 +104,7 @@ pub struct CudaFlock {
     radix: Option<RadixPath>,
     /// Captured steps by the buffer arrangement they start from (`cur_body`, `cur_vel`), with
     /// the arrangement they leave.
-    graphs: [[Option<(CudaGraph, (usize, usize))>; 2]; 2],
+    graphs: [[Option<StepGraph>; 2]; 2],
     clock: StageClock,
 }
 
@@ -539,5 +542,13 @@ impl FlockBackend for CudaFlock {
 
     fn gpu_ms_per_step(&mut self) -> Option<f64> {
         self.clock.mean_step_ms().ok().flatten()
+    }
+
+    fn step_ms(&mut self) -> Result<Vec<f64>, SimError> {
+        Ok(self.clock.step_ms()?)
+    }
+
+    fn device_bytes_per_boid(&self) -> Option<f64> {
+        Some(self.bytes_per_boid())
     }
 }

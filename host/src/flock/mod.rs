@@ -3,6 +3,7 @@
 //! Both backends implement [`FlockBackend`]: the same methods, the same stages, the same rule math
 //! (`murmur_common::flock`). `host/tests/` checks that they agree.
 
+pub mod bench;
 pub mod check;
 pub mod config;
 pub mod cpu;
@@ -199,6 +200,13 @@ pub trait FlockBackend {
     fn reset_times(&mut self);
     /// Mean GPU time per step from CUDA events (None on the CPU).
     fn gpu_ms_per_step(&mut self) -> Option<f64> {
+        None
+    }
+    /// Each step's time (ms) since `reset_times`: GPU time from CUDA events on the GPU, wall time
+    /// on the CPU.
+    fn step_ms(&mut self) -> Result<Vec<f64>, SimError>;
+    /// Device bytes per boid, all buffers counted (None on the CPU).
+    fn device_bytes_per_boid(&self) -> Option<f64> {
         None
     }
 }
