@@ -6,7 +6,7 @@
 //! cell: one u32 (`cells`: counts, then, scanned in place, the lower-bound table of the search,
 //! `cell_count + 1` entries).
 
-use crate::thread::{self, block, block_dim, shared, sync, tid};
+use crate::thread::{self, block, block_dim, shared, sync, tid, warp_max, warp_min};
 use core::sync::atomic::{AtomicU32, Ordering};
 use murmur_common::flock::{
     fill_cell_start, grid_sums, initial_position, integrate_position, naive_sums, new_velocity,
@@ -213,6 +213,69 @@ pub unsafe extern "ptx-kernel" fn update_velocity_coherent(
         |k| *vel.add(k as usize),
     );
     *vel_out.add(i as usize) = new_velocity(&params, x, v, &s);
+}
+
+/// Stage `update_velocity_coherent_warp`: a warp's 32 boids are consecutive in cell order, so
+/// their search boxes nearly coincide; the warp walks the runs of their union together, every
+/// lane reading the same candidate (one broadcast load, no divergence in the loop), each lane
+/// keeping those in its own range. More candidates than `coherent`, all lanes busy.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn update_velocity_coherent_warp(
+    n: u32,
+    params: FlockParams,
+    grid: Grid,
+    cell_start: *const u32,
+    body: *const Body,
+    vel: *const Vec3,
+    vel_out: *mut Vec3,
+) {
+    // Threads past `n` stay: the warp reductions need every lane.
+    let i = thread::index() as u32;
+    let valid = i < n;
+    let (x, v) = if valid {
+        ((*body.add(i as usize)).pos, *vel.add(i as usize))
+    } else {
+        (Vec3::ZERO, Vec3::ZERO)
+    };
+    let b = grid.search_box(x, params.max_distance());
+    let lo = [
+        warp_min(if valid { b.lo[0] } else { u32::MAX }),
+        warp_min(if valid { b.lo[1] } else { u32::MAX }),
+        warp_min(if valid { b.lo[2] } else { u32::MAX }),
+    ];
+    let hi = [
+        warp_max(if valid { b.hi[0] } else { 0 }),
+        warp_max(if valid { b.hi[1] } else { 0 }),
+        warp_max(if valid { b.hi[2] } else { 0 }),
+    ];
+    let linear = grid.order == CellOrder::Linear as u32;
+    let mut s = RuleSums::default();
+    let mut z = lo[2];
+    while z <= hi[2] {
+        let mut y = lo[1];
+        while y <= hi[1] {
+            let mut cx = lo[0];
+            while cx <= hi[0] {
+                let last = if linear { hi[0] } else { cx };
+                let start = *cell_start.add(grid.key_of_cell([cx, y, z]) as usize);
+                let end = *cell_start.add(grid.key_of_cell([last, y, z]) as usize + 1);
+                let mut k = start;
+                while k < end {
+                    let q = (*body.add(k as usize)).pos;
+                    if k != i {
+                        s.accumulate_with(&params, x, q, || *vel.add(k as usize));
+                    }
+                    k += 1;
+                }
+                cx = last + 1;
+            }
+            y += 1;
+        }
+        z += 1;
+    }
+    if valid {
+        *vel_out.add(i as usize) = new_velocity(&params, x, v, &s);
+    }
 }
 
 /// Stage `update_velocity_coherent_shared` (seed 000's shared-memory variant): the block's boids

@@ -170,7 +170,7 @@ impl FlockBackend for CpuFlock {
                     })
                 });
             }
-            Method::Coherent | Method::CoherentShared => {
+            Method::Coherent | Method::CoherentShared | Method::CoherentWarp => {
                 self.bin();
                 let (pos, vel, id, pairs) = (&self.pos, &self.vel, &self.id, &self.pairs);
                 let (ps, vs, is) = (

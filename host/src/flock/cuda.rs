@@ -30,6 +30,7 @@ struct Kernels {
     update_velocity_scattered: CudaFunction,
     update_velocity_coherent: CudaFunction,
     update_velocity_coherent_shared: CudaFunction,
+    update_velocity_coherent_warp: CudaFunction,
     update_position: CudaFunction,
     update_position_count: CudaFunction,
 }
@@ -48,6 +49,7 @@ impl Kernels {
             update_velocity_scattered: gpu.kernel("update_velocity_scattered")?,
             update_velocity_coherent: gpu.kernel("update_velocity_coherent")?,
             update_velocity_coherent_shared: gpu.kernel("update_velocity_coherent_shared")?,
+            update_velocity_coherent_warp: gpu.kernel("update_velocity_coherent_warp")?,
             update_position: gpu.kernel("update_position")?,
             update_position_count: gpu.kernel("update_position_count")?,
         })
@@ -381,6 +383,11 @@ impl CudaFlock {
             Method::Coherent => (
                 &self.k.update_velocity_coherent,
                 "update_velocity_coherent",
+                0,
+            ),
+            Method::CoherentWarp => (
+                &self.k.update_velocity_coherent_warp,
+                "update_velocity_coherent_warp",
                 0,
             ),
             Method::CoherentShared => (

@@ -29,14 +29,18 @@ pub enum Method {
     /// `coherent`, with each block staging its cells' boids in shared memory (GPU only; the CPU
     /// backend runs `coherent` for it, which it equals up to summation order).
     CoherentShared,
+    /// `coherent`, with each warp walking the union of its 32 boids' search boxes in lockstep
+    /// (GPU only; the CPU backend runs `coherent` for it).
+    CoherentWarp,
 }
 
 impl Method {
-    pub const ALL: [Method; 4] = [
+    pub const ALL: [Method; 5] = [
         Method::Naive,
         Method::Scattered,
         Method::Coherent,
         Method::CoherentShared,
+        Method::CoherentWarp,
     ];
 
     pub fn name(self) -> &'static str {
@@ -45,6 +49,7 @@ impl Method {
             Method::Scattered => "scattered",
             Method::Coherent => "coherent",
             Method::CoherentShared => "coherent-shared",
+            Method::CoherentWarp => "coherent-warp",
         }
     }
 
