@@ -21,7 +21,7 @@ pub use math::Vec3;
 /// The `#[repr(C)]` types kernels take by value or in buffers (host side, `cuda` feature).
 #[cfg(all(feature = "cuda", not(target_arch = "nvptx64")))]
 mod device_repr {
-    use crate::flock::{FlockParams, Grid};
+    use crate::flock::{Body, FlockParams, Grid};
     use crate::render::View;
     use crate::Vec3;
     use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
@@ -32,4 +32,6 @@ mod device_repr {
     unsafe impl DeviceRepr for FlockParams {}
     unsafe impl DeviceRepr for Grid {}
     unsafe impl DeviceRepr for View {}
+    unsafe impl DeviceRepr for Body {}
+    unsafe impl ValidAsZeroBits for Body {}
 }

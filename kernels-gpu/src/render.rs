@@ -4,6 +4,7 @@
 
 use crate::thread;
 use core::sync::atomic::{AtomicU64, Ordering};
+use murmur_common::flock::Body;
 use murmur_common::render::{resolve, View, EMPTY_KEY};
 use murmur_common::Vec3;
 
@@ -17,12 +18,13 @@ pub unsafe extern "ptx-kernel" fn render_clear(pixels: u32, frame: *mut u64) {
     *frame.add(i) = EMPTY_KEY;
 }
 
-/// Stage `render_splat`: one thread per boid; each pixel of its disc keeps the smaller key.
+/// Stage `render_splat`: one thread per boid (position from `body`, velocity from `vel`, the
+/// flock's current buffers); each pixel of its disc keeps the smaller key.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn render_splat(
     n: u32,
     view: View,
-    pos: *const Vec3,
+    body: *const Body,
     vel: *const Vec3,
     frame: *mut u64,
 ) {
@@ -30,7 +32,7 @@ pub unsafe extern "ptx-kernel" fn render_splat(
     if i >= n as usize {
         return;
     }
-    view.splat(*pos.add(i), *vel.add(i), |pixel, key| {
+    view.splat((*body.add(i)).pos, *vel.add(i), |pixel, key| {
         // SAFETY: `pixel < width * height`, the frame's length; the frame is only accessed
         // atomically while this kernel runs.
         let slot = AtomicU64::from_ptr(frame.add(pixel as usize));
