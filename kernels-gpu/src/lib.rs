@@ -7,6 +7,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 pub mod flock;
+pub mod lbm;
 pub mod thread;
 
 #[panic_handler]
