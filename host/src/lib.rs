@@ -3,5 +3,6 @@
 
 pub mod atomic_file;
 pub mod flock;
+pub mod fluid;
 pub mod gpu;
 pub mod timing;

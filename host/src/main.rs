@@ -25,6 +25,9 @@ enum Top {
     /// Reynolds flocking (CIS 565 rules): run, snapshot.
     #[command(subcommand)]
     Flock(FlockCmd),
+    /// Kinetic fluid (D3Q27 lattice Boltzmann: BGK, RM-MRT, ACM-MRT): run, validate, bench.
+    #[command(subcommand)]
+    Fluid(murmur::fluid::cli::FluidCmd),
 }
 
 #[derive(Subcommand)]
@@ -193,6 +196,7 @@ fn main() {
     let cli = Cli::parse();
     let result = match &cli.cmd {
         Top::Flock(FlockCmd::Run(a)) => flock_run(a),
+        Top::Fluid(cmd) => murmur::fluid::cli::run(cmd),
     };
     if let Err(e) = result {
         eprintln!("murmur: error: {}", one_line(&e));

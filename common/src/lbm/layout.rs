@@ -48,15 +48,18 @@ impl Lattice {
         x as usize + self.nx as usize * (y as usize + self.ny as usize * z as usize)
     }
 
-    /// `(x, y, z)` of a cell number.
+    /// `(x, y, z)` of a cell number. 32-bit arithmetic (cheap on GPUs): lattices hold fewer
+    /// than `2^32` cells ([`Lattice::MAX_CELLS`]).
     #[inline(always)]
     pub const fn coords(&self, cell: usize) -> (u32, u32, u32) {
-        let nx = self.nx as usize;
-        let ny = self.ny as usize;
-        let x = cell % nx;
-        let yz = cell / nx;
-        (x as u32, (yz % ny) as u32, (yz / ny) as u32)
+        let c = cell as u32;
+        let x = c % self.nx;
+        let yz = c / self.nx;
+        (x, yz % self.ny, yz / self.ny)
     }
+
+    /// Largest supported number of cells (32-bit cell coordinates).
+    pub const MAX_CELLS: u64 = u32::MAX as u64;
 
     /// Index of population `q` of `cell` in a structure-of-arrays buffer.
     #[inline(always)]

@@ -178,7 +178,7 @@ pub(crate) fn relax_moments(
     m[mi(0, 2, 0)] = xx - d1;
     m[mi(0, 0, 2)] = xx - d2;
     for_q!(k => {
-        if k % 3 + (k / 3) % 3 + k / 9 >= 3 {
+        if moments::order(k) >= 3 {
             let w = high(m[k], eq[k]);
             m[k] += w * (eq[k] - m[k]);
         }

@@ -17,6 +17,12 @@ pub const fn moment_index(a: usize, b: usize, c: usize) -> usize {
     9 * c + 3 * b + a
 }
 
+/// Order `a + b + c` of the moment in slot `k`.
+#[inline(always)]
+pub const fn order(k: usize) -> usize {
+    k % 3 + (k / 3) % 3 + k / 9
+}
+
 /// Density `rho = sum f` and momentum `j = sum c f` of 27 populations.
 #[inline(always)]
 pub fn density_momentum(f: &[f32; Q]) -> (f32, [f32; 3]) {
