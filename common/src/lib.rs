@@ -17,3 +17,17 @@ pub mod math;
 pub mod rng;
 
 pub use math::Vec3;
+
+/// The `#[repr(C)]` types kernels take by value or in buffers (host side, `cuda` feature).
+#[cfg(all(feature = "cuda", not(target_arch = "nvptx64")))]
+mod device_repr {
+    use crate::flock::{FlockParams, Grid};
+    use crate::Vec3;
+    use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
+    // SAFETY: plain #[repr(C)] structs of f32/u32 fields, no padding, no pointers; all-zero bits
+    // are valid values.
+    unsafe impl DeviceRepr for Vec3 {}
+    unsafe impl ValidAsZeroBits for Vec3 {}
+    unsafe impl DeviceRepr for FlockParams {}
+    unsafe impl DeviceRepr for Grid {}
+}

@@ -34,6 +34,22 @@ enum Top {
 enum FlockCmd {
     /// Run a flock for a number of steps and print a summary.
     Run(RunArgs),
+    /// Check every GPU method against the CPU reference and the device sort against a CPU sort
+    /// (needs a CUDA GPU; prints tables, fails when any row fails).
+    Check(CheckArgs),
+}
+
+#[derive(Args)]
+struct CheckArgs {
+    /// Flock sizes to compare (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "1000,20000,100000")]
+    sizes: Vec<usize>,
+    /// Largest sort size checked.
+    #[arg(long, default_value_t = 10_000_000)]
+    sort_max: u32,
+    /// Seed of the random starts and keys.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
 }
 
 /// Options shared by every command that builds a flock.
@@ -43,22 +59,22 @@ struct FlockArgs {
     #[arg(long, value_name = "FILE.toml")]
     config: Option<PathBuf>,
     /// Number of boids [default: 100000, or the config's sim.n].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     n: Option<u64>,
     /// Half-width of the domain [-scale, scale]^3 (same as --set scale=...) [default: 100].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     scale: Option<f32>,
     /// Seed of the random start (uniform positions, zero velocities) [default: 1].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     seed: Option<u64>,
     /// Neighbour search [default: coherent].
     #[arg(long, value_enum)]
     method: Option<Method>,
     /// Cell width / largest rule distance: 1 searches 27 cells, 2 searches 8 [default: 1].
-    #[arg(long, value_name = "F")]
+    #[arg(long, allow_negative_numbers = true, value_name = "F")]
     cell_width_factor: Option<f32>,
     /// GPU threads per block, a multiple of 32 up to 1024 [default: 128].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     block_size: Option<u32>,
     /// Cell numbering of the grid [default: linear].
     #[arg(long, value_enum)]
@@ -80,7 +96,7 @@ struct RunArgs {
     #[command(flatten)]
     flock: FlockArgs,
     /// Steps to run.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, allow_negative_numbers = true)]
     steps: u64,
     /// Write the final state to this snapshot (.npz; written atomically).
     #[arg(long, value_name = "FILE.npz")]
@@ -192,10 +208,23 @@ fn flock_run(a: &RunArgs) -> Result<()> {
     Ok(())
 }
 
+fn flock_check(a: &CheckArgs) -> Result<()> {
+    let settings = FlockConfig::default().settings()?;
+    if a.sizes.contains(&0) {
+        bail!("--sizes must be positive");
+    }
+    if !murmur::flock::check::run(&settings, &a.sizes, a.sort_max.max(1), a.seed)? {
+        bail!("some checks failed (see the FAIL rows above)");
+    }
+    println!("all checks passed");
+    Ok(())
+}
+
 fn main() {
     let cli = Cli::parse();
     let result = match &cli.cmd {
         Top::Flock(FlockCmd::Run(a)) => flock_run(a),
+        Top::Flock(FlockCmd::Check(a)) => flock_check(a),
         Top::Fluid(cmd) => murmur::fluid::cli::run(cmd),
     };
     if let Err(e) = result {

@@ -3,11 +3,12 @@
 //! Every kernel is thin: one index helper, loads, a call into `murmur-common`, stores. Kernels are
 //! named after their stage; the host's launch layer (`host/src/gpu/`) owns argument order and sizes.
 #![no_std]
-#![feature(abi_ptx, stdarch_nvptx)]
-#![allow(clippy::missing_safety_doc)]
+#![feature(abi_ptx, stdarch_nvptx, asm_experimental_arch, link_llvm_intrinsics)]
+#![allow(internal_features, clippy::missing_safety_doc)]
 
 pub mod flock;
 pub mod lbm;
+pub mod sort;
 pub mod thread;
 
 #[panic_handler]

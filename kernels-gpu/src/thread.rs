@@ -1,10 +1,92 @@
-//! Thread indexing helpers: the one place kernels learn who they are.
+//! Thread indexing, barriers, dynamic shared memory and warp intrinsics: the one place kernels
+//! touch PTX specifics (`core::arch::nvptx` plus LLVM's NVVM intrinsics).
 
-use core::arch::nvptx::{_block_dim_x, _block_idx_x, _thread_idx_x};
+use core::arch::nvptx::{_block_dim_x, _block_idx_x, _grid_dim_x, _syncthreads, _thread_idx_x};
+
+// One dynamic shared-memory array for the whole module; each launch sizes it
+// (`LaunchConfig::shared_mem_bytes`) and each kernel carves it up.
+core::arch::global_asm!(".extern .shared .align 16 .b8 murmur_smem[];");
+
+#[allow(improper_ctypes)]
+extern "C" {
+    #[link_name = "llvm.nvvm.match.any.sync.i32"]
+    fn nvvm_match_any(mask: u32, value: u32) -> u32;
+    #[link_name = "llvm.nvvm.shfl.sync.up.i32"]
+    fn nvvm_shfl_up(mask: u32, value: u32, delta: u32, clamp: u32) -> u32;
+}
 
 /// Global 1-D thread index: `blockIdx.x * blockDim.x + threadIdx.x`.
 #[inline(always)]
 pub fn index() -> usize {
     // SAFETY: reading special registers has no side effects.
     unsafe { _block_idx_x() as usize * _block_dim_x() as usize + _thread_idx_x() as usize }
+}
+
+/// `threadIdx.x`.
+#[inline(always)]
+pub fn tid() -> u32 {
+    // SAFETY: special register read.
+    unsafe { _thread_idx_x() as u32 }
+}
+
+/// `blockIdx.x`.
+#[inline(always)]
+pub fn block() -> u32 {
+    // SAFETY: special register read.
+    unsafe { _block_idx_x() as u32 }
+}
+
+/// `blockDim.x`.
+#[inline(always)]
+pub fn block_dim() -> u32 {
+    // SAFETY: special register read.
+    unsafe { _block_dim_x() as u32 }
+}
+
+/// `gridDim.x`.
+#[inline(always)]
+pub fn grid_dim() -> u32 {
+    // SAFETY: special register read.
+    unsafe { _grid_dim_x() as u32 }
+}
+
+/// `__syncthreads()`: every thread of the block must reach it.
+#[inline(always)]
+pub fn sync() {
+    // SAFETY: a block-wide barrier; callers keep it out of divergent code.
+    unsafe { _syncthreads() }
+}
+
+/// Base address of the launch's dynamic shared memory, as a generic pointer.
+#[inline(always)]
+pub fn shared<T>() -> *mut T {
+    let p: u64;
+    // SAFETY: converts the shared-window address of `murmur_smem` to a generic address.
+    unsafe {
+        core::arch::asm!("cvta.shared.u64 {p}, murmur_smem;", p = out(reg64) p);
+    }
+    p as *mut T
+}
+
+/// Lanes of the full warp whose `value` equals this lane's (`__match_any_sync`).
+#[inline(always)]
+pub fn match_any(value: u32) -> u32 {
+    // SAFETY: all 32 lanes call it together (full mask).
+    unsafe { nvvm_match_any(0xffff_ffff, value) }
+}
+
+/// Inclusive warp prefix sum (`__shfl_up_sync` ladder).
+#[inline(always)]
+pub fn warp_inclusive_sum(mut v: u32) -> u32 {
+    let lane = tid() & 31;
+    let mut d = 1;
+    while d < 32 {
+        // SAFETY: all 32 lanes call it together (full mask).
+        let o = unsafe { nvvm_shfl_up(0xffff_ffff, v, d, 0) };
+        if lane >= d {
+            v += o;
+        }
+        d <<= 1;
+    }
+    v
 }

@@ -114,7 +114,7 @@ impl FlockConfig {
                 "cell-width-factor must be a finite number > 0, got {f}"
             )));
         }
-        if !(32..=1024).contains(&s.block_size) || s.block_size % 32 != 0 {
+        if !(32..=1024).contains(&s.block_size) || !s.block_size.is_multiple_of(32) {
             return Err(ConfigError::Invalid(format!(
                 "block-size must be a multiple of 32 from 32 to 1024, got {}",
                 s.block_size

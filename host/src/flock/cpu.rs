@@ -4,7 +4,7 @@
 use super::{FlockBackend, FlockSettings, FlockState, Method, SimError};
 use crate::timing::{stage, StageTimes};
 use murmur_common::flock::{
-    grid_sums, integrate_position, naive_sums, new_velocity, FlockParams, Grid,
+    fill_cell_start, grid_sums, integrate_position, naive_sums, new_velocity, FlockParams, Grid,
 };
 use murmur_common::Vec3;
 use rayon::prelude::*;
@@ -19,8 +19,8 @@ pub struct CpuFlock {
     // Scratch, reused every step.
     vel_new: Vec<Vec3>,
     pairs: Vec<(u32, u32)>,
+    /// Lower-bound table: cell `k` holds sorted entries `cell_start[k]..cell_start[k + 1]`.
     cell_start: Vec<u32>,
-    cell_end: Vec<u32>,
     pos_sorted: Vec<Vec3>,
     vel_sorted: Vec<Vec3>,
     id_sorted: Vec<u32>,
@@ -38,7 +38,6 @@ impl CpuFlock {
             vel_new: Vec::new(),
             pairs: Vec::new(),
             cell_start: Vec::new(),
-            cell_end: Vec::new(),
             pos_sorted: Vec::new(),
             vel_sorted: Vec::new(),
             id_sorted: Vec::new(),
@@ -62,13 +61,12 @@ impl CpuFlock {
     }
 
     fn resize_grid(&mut self) {
-        let cells = if self.settings.method.uses_grid() {
-            self.grid.cell_count() as usize
+        let entries = if self.settings.method.uses_grid() {
+            self.grid.cell_count() as usize + 1
         } else {
             0
         };
-        self.cell_start.resize(cells, 0);
-        self.cell_end.resize(cells, 0);
+        self.cell_start.resize(entries, 0);
     }
 
     /// Stages `compute_keys`, `sort`, `cell_bounds` (shared by `scattered` and `coherent`).
@@ -84,18 +82,18 @@ impl CpuFlock {
         // Pairs are unique (the index breaks ties), so the unstable sort is deterministic.
         stage(&mut self.times, "sort", || self.pairs.par_sort_unstable());
         let pairs = &self.pairs;
-        let (start, end) = (&mut self.cell_start, &mut self.cell_end);
+        let start = &mut self.cell_start;
+        let cells = grid.cell_count();
         stage(&mut self.times, "cell_bounds", || {
-            start.par_iter_mut().for_each(|s| *s = 0);
-            end.par_iter_mut().for_each(|e| *e = 0);
-            for k in 0..pairs.len() {
-                let key = pairs[k].0;
-                if k == 0 || pairs[k - 1].0 != key {
-                    start[key as usize] = k as u32;
-                }
-                if k + 1 == pairs.len() || pairs[k + 1].0 != key {
-                    end[key as usize] = k as u32 + 1;
-                }
+            let n = pairs.len() as u32;
+            for i in 0..n {
+                fill_cell_start(
+                    i,
+                    n,
+                    cells,
+                    |k| pairs[k as usize].0,
+                    |key, v| start[key as usize] = v,
+                );
             }
         });
     }
@@ -151,7 +149,7 @@ impl FlockBackend for CpuFlock {
             Method::Scattered => {
                 self.bin();
                 let (pos, vel, pairs) = (&self.pos, &self.vel, &self.pairs);
-                let (start, end) = (&self.cell_start, &self.cell_end);
+                let start = &self.cell_start;
                 stage(&mut self.times, "update_velocity_scattered", || {
                     update_velocity(&mut self.vel_new, &p, pos, vel, |i, x| {
                         grid_sums(
@@ -159,7 +157,7 @@ impl FlockBackend for CpuFlock {
                             &grid,
                             i,
                             x,
-                            |key| (start[key as usize], end[key as usize]),
+                            |key| start[key as usize],
                             |k| {
                                 let j = pairs[k as usize].1;
                                 (j, pos[j as usize], vel[j as usize])
@@ -191,7 +189,7 @@ impl FlockBackend for CpuFlock {
                 std::mem::swap(&mut self.vel, &mut self.vel_sorted);
                 std::mem::swap(&mut self.id, &mut self.id_sorted);
                 let (pos, vel) = (&self.pos, &self.vel);
-                let (start, end) = (&self.cell_start, &self.cell_end);
+                let start = &self.cell_start;
                 stage(&mut self.times, "update_velocity_coherent", || {
                     update_velocity(&mut self.vel_new, &p, pos, vel, |i, x| {
                         grid_sums(
@@ -199,7 +197,7 @@ impl FlockBackend for CpuFlock {
                             &grid,
                             i,
                             x,
-                            |key| (start[key as usize], end[key as usize]),
+                            |key| start[key as usize],
                             |k| (k, pos[k as usize], vel[k as usize]),
                         )
                     })

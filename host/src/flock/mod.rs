@@ -3,6 +3,7 @@
 //! Both backends implement [`FlockBackend`]: the same methods, the same stages, the same rule math
 //! (`murmur_common::flock`). `host/tests/` checks that they agree.
 
+pub mod check;
 pub mod config;
 pub mod cpu;
 pub mod cuda;
@@ -165,6 +166,10 @@ pub trait FlockBackend {
     fn describe(&self) -> String;
     /// Number of boids.
     fn len(&self) -> usize;
+    /// True for an empty flock (never, once validated: n >= 1).
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
     /// Advances one step.
     fn step(&mut self) -> Result<(), SimError>;
     /// Copies the state back, ordered by id.
