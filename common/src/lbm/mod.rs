@@ -150,6 +150,11 @@ pub struct LbmParams {
     pub _pad: u32,
 }
 
+// SAFETY: `#[repr(C)]` struct of 4-byte f32/u32 fields only (no padding, no pointers), passed by
+// value to the stream-collide kernels.
+#[cfg(all(feature = "cuda", not(target_arch = "nvptx64")))]
+unsafe impl cudarc::driver::DeviceRepr for LbmParams {}
+
 /// Relaxes moments `m` toward `eq`: order-2 shear moments with `shear`, the order-2 trace with
 /// `bulk`, and each moment of order 3 to 6 with `high(value, equilibrium)`. Orders 0 and 1 are
 /// left for the caller (conserved).
