@@ -3,7 +3,7 @@
 //! lattice Boltzmann equation in three dimensions", J. Comput. Phys. 348, 2017 / Comput. Math.
 //! Appl. 70, 2015: the D3Q27 equilibrium whose central moments are those of a Maxwellian).
 
-use super::d3q27::{velocity_f32, weight};
+use super::d3q27::{velocity_f32, weight, Q, REST};
 
 /// Second-order equilibrium population `q`:
 /// `w_q rho (1 + 3 c.u + 9/2 (c.u)^2 - 3/2 u.u)` (lattice units, `c_s^2 = 1/3`).
@@ -13,6 +13,23 @@ pub fn equilibrium(q: usize, rho: f32, u: [f32; 3]) -> f32 {
     let cu = c[0] * u[0] + c[1] * u[1] + c[2] * u[2];
     let uu = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
     weight(q) * rho * (1.0 + 3.0 * cu + 4.5 * cu * cu - 1.5 * uu)
+}
+
+/// All 27 equilibrium populations. The rest population is `rho` minus the other 26, so the set
+/// sums to `rho` up to rounding: with FP32 weights (which do not sum to exactly 1) the plain
+/// formula would create or destroy mass systematically, every step.
+#[inline(always)]
+pub fn equilibria(rho: f32, u: [f32; 3]) -> [f32; Q] {
+    let mut feq = [0.0f32; Q];
+    let mut others = 0.0f32;
+    for_q!(q => {
+        if q != REST {
+            feq[q] = equilibrium(q, rho, u);
+            others += feq[q];
+        }
+    });
+    feq[REST] = rho - others;
+    feq
 }
 
 /// Equilibrium central moment factor per axis and order: `1, 0, c_s^2`. The equilibrium central

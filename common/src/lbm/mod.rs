@@ -320,11 +320,7 @@ pub unsafe fn store_fields(fields: *mut f32, n: usize, cell: usize, rho: f32, u:
 /// post-collision state of step 0.
 #[inline(always)]
 pub fn initial_populations(rho: f32, u: [f32; 3]) -> [f32; Q] {
-    let mut f = [0.0f32; Q];
-    for_q!(q => {
-        f[q] = equilibrium::equilibrium(q, rho, u);
-    });
-    f
+    equilibrium::equilibria(rho, u)
 }
 
 #[cfg(test)]

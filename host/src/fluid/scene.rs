@@ -14,6 +14,8 @@ pub const WARN_MACH: f64 = 0.2;
 /// Relaxation times below this (but above 1/2) draw a warning: BGK is unstable at most
 /// resolutions there; the MRT models are more forgiving.
 pub const WARN_TAU: f64 = 0.51;
+/// `tau` must exceed 1/2 by at least this (below it the FP32 shear rate rounds to 2).
+pub const MIN_TAU_MARGIN: f64 = 1e-5;
 /// Largest lattice the host accepts (32-bit cell coordinates).
 pub const MAX_CELLS: u64 = murmur_common::lbm::Lattice::MAX_CELLS;
 
@@ -252,11 +254,10 @@ pub fn check_stability(
 ) -> Result<Vec<String>, FluidError> {
     let tau = Units::tau(nu_lb);
     let mut warnings = Vec::new();
-    if !(tau.is_finite() && tau > 0.5) {
+    if !(tau.is_finite() && tau > 0.5 + MIN_TAU_MARGIN) {
         return Err(FluidError::Invalid(format!(
-            "relaxation time tau = {tau:.5} <= 0.5 (lattice viscosity {nu_lb:.3e}): the scheme \
-             is unstable; raise the viscosity, the resolution's time step (smaller lattice \
-             velocity) or lower the resolution"
+            "relaxation time tau = {tau:.6} <= 0.5 (lattice viscosity {nu_lb:.3e}): the scheme \
+             is unstable; raise the viscosity or the lattice velocity, or lower the resolution"
         )));
     }
     if tau < WARN_TAU {
