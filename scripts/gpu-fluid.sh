@@ -34,7 +34,7 @@ if command -v compute-sanitizer >/dev/null; then
   section "compute-sanitizer memcheck (obstacle scene, every model)"
   for m in bgk rm-mrt acm-mrt; do
     out=$(compute-sanitizer --tool memcheck --error-exitcode 9 "$M" fluid run assets/fluid/obstacle.toml \
-          --backend cuda --model $m --steps 20 --quiet 2>&1)
+          --backend cuda --model $m --steps 5 --quiet 2>&1)
     rc=$?
     echo "memcheck $m: exit $rc, $(echo "$out" | grep -E 'ERROR SUMMARY' | tr '\n' ' ')"
     [ $rc -eq 0 ] || { status=1; echo "$out" | tail -20; }

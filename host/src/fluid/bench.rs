@@ -75,7 +75,7 @@ pub fn table(results: &[BenchResult]) -> String {
     );
     for r in results {
         s += &format!(
-            "| {} | {n}^3 | {} | {:.3} | {:.0} | {} | {:.0} | {:.0} | {:.0} % |\n",
+            "| {} | {n}^3 | {} | {:.3} | {:.1} | {} | {:.1} | {:.1} | {:.1} % |\n",
             r.model.name(),
             r.steps,
             r.ms_per_step,
