@@ -33,10 +33,10 @@ pub enum CellKind {
 }
 
 impl CellKind {
-    /// The kind of a stored byte (unknown values read as walls).
+    /// The kind of a stored byte (its low bits; unknown values read as walls).
     #[inline(always)]
     pub const fn from_u8(b: u8) -> CellKind {
-        match b {
+        match b & KIND_MASK {
             0 => CellKind::Fluid,
             2 => CellKind::MovingWall,
             3 => CellKind::Inlet,
@@ -45,6 +45,12 @@ impl CellKind {
         }
     }
 }
+
+/// Bits of a cell byte that hold its [`CellKind`].
+pub const KIND_MASK: u8 = 0x07;
+/// Bit set (by [`mark_near_boundary`]) on fluid cells with at least one non-fluid neighbour:
+/// only those take the boundary path of the stream-collide step.
+pub const NEAR_BOUNDARY: u8 = 0x80;
 
 /// Byte of a fluid cell.
 pub const FLUID: u8 = CellKind::Fluid as u8;
@@ -66,4 +72,55 @@ pub fn anti_bounce_back(q: usize, f_out: f32, rho_w: f32, u: [f32; 3]) -> f32 {
     let cu = c[0] * u[0] + c[1] * u[1] + c[2] * u[2];
     let uu = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
     -f_out + 2.0 * weight(q) * rho_w * (1.0 + 4.5 * cu * cu - 1.5 * uu)
+}
+
+/// Sets [`NEAR_BOUNDARY`] on every fluid cell of `flags` that has a non-fluid cell among its 26
+/// neighbours (periodic wrap), and clears it elsewhere. Backends call it once on upload.
+pub fn mark_near_boundary(lattice: &super::Lattice, flags: &mut [u8]) {
+    let n = lattice.cells();
+    let mut cell = 0;
+    while cell < n {
+        if flags[cell] & KIND_MASK == FLUID {
+            let o = lattice.pull_offsets(cell);
+            let mut near = false;
+            let mut q = 0;
+            while q < super::Q {
+                let c = super::d3q27::velocity(q);
+                let nb = (o[0][(c[0] + 1) as usize]
+                    + o[1][(c[1] + 1) as usize]
+                    + o[2][(c[2] + 1) as usize]) as usize;
+                near |= flags[nb] & KIND_MASK != FLUID;
+                q += 1;
+            }
+            flags[cell] = if near { FLUID | NEAR_BOUNDARY } else { FLUID };
+        }
+        cell += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lbm::Lattice;
+
+    #[test]
+    fn near_boundary_marks_exactly_the_wall_neighbours() {
+        // 6 x 5 x 1, wall column at x = 0: fluid cells at x = 1 and (periodic) x = 5 are near.
+        let l = Lattice::new(6, 5, 1);
+        let mut flags = [FLUID; 30];
+        for y in 0..5 {
+            flags[l.index(0, y, 0)] = CellKind::Wall as u8;
+        }
+        mark_near_boundary(&l, &mut flags);
+        for cell in 0..30 {
+            let (x, _, _) = l.coords(cell);
+            let want = match x {
+                0 => CellKind::Wall as u8,
+                1 | 5 => FLUID | NEAR_BOUNDARY,
+                _ => FLUID,
+            };
+            assert_eq!(flags[cell], want, "x = {x}");
+            assert_eq!(CellKind::from_u8(flags[cell]) as u8, want & KIND_MASK);
+        }
+    }
 }

@@ -67,13 +67,14 @@ impl Lattice {
         q * self.cells() + cell
     }
 
-    /// The cells a population of `cell` is pulled from, per axis: `sources(..)[axis][c + 1]` is
-    /// the coordinate (already multiplied by the axis stride) of `x - c` with periodic wrap.
+    /// The cells a population of `cell` is pulled from, per axis: `pull_offsets(..)[axis][c + 1]`
+    /// is the coordinate (already multiplied by the axis stride) of `x - c` with periodic wrap;
+    /// the source cell of velocity `c` is the sum over the three axes. 32-bit, like `coords`.
     #[inline(always)]
-    pub fn pull_offsets(&self, cell: usize) -> [[usize; 3]; 3] {
+    pub fn pull_offsets(&self, cell: usize) -> [[u32; 3]; 3] {
         let (x, y, z) = self.coords(cell);
-        let sx = self.nx as usize;
-        let sy = sx * self.ny as usize;
+        let sx = self.nx;
+        let sy = sx * self.ny;
         [
             wrap3(x, self.nx, 1),
             wrap3(y, self.ny, sx),
@@ -84,14 +85,10 @@ impl Lattice {
 
 /// `[x + 1, x, x - 1]` with periodic wrap, times `stride`: the source coordinate for c = -1, 0, 1.
 #[inline(always)]
-fn wrap3(x: u32, n: u32, stride: usize) -> [usize; 3] {
+fn wrap3(x: u32, n: u32, stride: u32) -> [u32; 3] {
     let plus = if x + 1 == n { 0 } else { x + 1 };
     let minus = if x == 0 { n - 1 } else { x - 1 };
-    [
-        plus as usize * stride,
-        x as usize * stride,
-        minus as usize * stride,
-    ]
+    [plus * stride, x * stride, minus * stride]
 }
 
 #[cfg(test)]

@@ -51,7 +51,7 @@ pub use d3q27::Q;
 pub use layout::Lattice;
 pub use units::Units;
 
-use boundary::{anti_bounce_back, moving_bounce_back, FLUID, OUTLET};
+use boundary::{anti_bounce_back, moving_bounce_back, FLUID, KIND_MASK, NEAR_BOUNDARY, OUTLET};
 use d3q27::{opposite, velocity};
 use moments::moment_index as mi;
 
@@ -213,7 +213,12 @@ pub fn collide<const MODEL: u32>(f: &mut [f32; Q], p: &LbmParams) -> (f32, [f32;
 /// The full update of one cell, pull scheme (Krüger et al. 2017, Sec. 13.3.2): gather the 27
 /// populations from the neighbours `x - c_q` of `src` (post-collision of the previous step),
 /// applying the boundary of any non-fluid neighbour; collide; store to `dst` at the cell itself;
-/// optionally store the fields. Non-fluid cells only write their prescribed fields.
+/// optionally store the fields. Non-fluid cells only write their prescribed fields. `flags` must
+/// carry the [`boundary::NEAR_BOUNDARY`] bits ([`boundary::mark_near_boundary`]).
+///
+/// The GPU splits the same work in two kernels: [`stream_collide_interior`] over all cells
+/// (fluid cells without non-fluid neighbours: few registers, no boundary code) and this function
+/// over a list of the other cells.
 ///
 /// # Safety
 /// `cell < lattice.cells()`; `flags` holds `cells` bytes, `src` and `dst` `27 cells` floats
@@ -229,57 +234,119 @@ pub unsafe fn stream_collide_cell<const MODEL: u32>(
     fields: *mut f32,
 ) {
     let n = p.lattice.cells();
-    let kind = *flags.add(cell);
-    if kind != FLUID {
+    let flag = *flags.add(cell);
+    if flag & KIND_MASK != FLUID {
         if p.store_fields != 0 {
-            let (rho, u) = boundary_fields(p, kind);
+            let (rho, u) = boundary_fields(p, flag);
             store_fields(fields, n, cell, rho, u);
         }
         return;
     }
-    let o = p.lattice.pull_offsets(cell);
-    let mut f = [0.0f32; Q];
-    let mut kinds = [0u8; Q];
-    let mut mask = 0u32;
-    for_q!(q => {
-        let c = velocity(q);
-        let nb =
-            o[0][(c[0] + 1) as usize] + o[1][(c[1] + 1) as usize] + o[2][(c[2] + 1) as usize];
-        let k = *flags.add(nb);
-        kinds[q] = k;
-        mask |= 1 << (k & 7);
-        f[q] = *src.add(q * n + nb);
-    });
-    if mask != 1 << FLUID {
-        // Own velocity for the outlet (from this cell's post-collision populations).
-        let mut u_own = [0.0f32; 3];
-        if mask & (1 << OUTLET) != 0 {
-            let mut own = [0.0f32; Q];
-            for_q!(q => {
-                own[q] = *src.add(q * n + cell);
-            });
-            let (rho, j) = moments::density_momentum(&own);
-            let h = [-p.force[0], -p.force[1], -p.force[2]];
-            u_own = moments::velocity(rho, j, h);
-        }
-        for_q!(q => {
-            let k = kinds[q];
-            if k != FLUID {
-                let f_out = *src.add(opposite(q) * n + cell);
-                f[q] = match CellKind::from_u8(k) {
-                    CellKind::MovingWall => moving_bounce_back(q, f_out, p.wall_velocity),
-                    CellKind::Inlet => moving_bounce_back(q, f_out, p.inlet_velocity),
-                    CellKind::Outlet => anti_bounce_back(q, f_out, p.outlet_density, u_own),
-                    _ => f_out,
-                };
-            }
-        });
-    }
+    let mut f = if flag & NEAR_BOUNDARY == 0 {
+        gather_interior(p, cell, src)
+    } else {
+        gather_with_boundaries(p, cell, flags, src)
+    };
     let (rho, u) = collide::<MODEL>(&mut f, p);
     store_populations(dst, n, cell, &f);
     if p.store_fields != 0 {
         store_fields(fields, n, cell, rho, u);
     }
+}
+
+/// [`stream_collide_cell`] for interior fluid cells only (byte exactly [`CellKind::Fluid`]);
+/// returns at once for every other cell, which [`stream_collide_cell`] handles from a list.
+///
+/// # Safety
+/// As [`stream_collide_cell`].
+#[inline(always)]
+pub unsafe fn stream_collide_interior<const MODEL: u32>(
+    p: &LbmParams,
+    cell: usize,
+    flags: *const u8,
+    src: *const f32,
+    dst: *mut f32,
+    fields: *mut f32,
+) {
+    if *flags.add(cell) != FLUID {
+        return;
+    }
+    let n = p.lattice.cells();
+    let mut f = gather_interior(p, cell, src);
+    let (rho, u) = collide::<MODEL>(&mut f, p);
+    store_populations(dst, n, cell, &f);
+    if p.store_fields != 0 {
+        store_fields(fields, n, cell, rho, u);
+    }
+}
+
+/// Pulls the 27 populations of a cell whose neighbours are all fluid.
+///
+/// # Safety
+/// `src` holds `27 n` floats, `cell < n`.
+#[inline(always)]
+unsafe fn gather_interior(p: &LbmParams, cell: usize, src: *const f32) -> [f32; Q] {
+    let n = p.lattice.cells();
+    let o = p.lattice.pull_offsets(cell);
+    let mut f = [0.0f32; Q];
+    for_q!(q => {
+        let c = velocity(q);
+        let nb = o[0][(c[0] + 1) as usize] + o[1][(c[1] + 1) as usize] + o[2][(c[2] + 1) as usize];
+        f[q] = *src.add(q * n + nb as usize);
+    });
+    f
+}
+
+/// Pulls the 27 populations of a cell next to non-fluid cells: fluid neighbours are pulled,
+/// boundary neighbours apply their condition.
+///
+/// # Safety
+/// As [`stream_collide_cell`].
+#[inline(always)]
+unsafe fn gather_with_boundaries(
+    p: &LbmParams,
+    cell: usize,
+    flags: *const u8,
+    src: *const f32,
+) -> [f32; Q] {
+    let n = p.lattice.cells();
+    let o = p.lattice.pull_offsets(cell);
+    let mut kinds = [0u8; Q];
+    let mut mask = 0u32;
+    for_q!(q => {
+        let c = velocity(q);
+        let nb = o[0][(c[0] + 1) as usize] + o[1][(c[1] + 1) as usize] + o[2][(c[2] + 1) as usize];
+        kinds[q] = *flags.add(nb as usize) & KIND_MASK;
+        mask |= 1 << kinds[q];
+    });
+    // Own velocity for the outlet (from this cell's post-collision populations).
+    let mut u_own = [0.0f32; 3];
+    if mask & (1 << OUTLET) != 0 {
+        let mut own = [0.0f32; Q];
+        for_q!(q => {
+            own[q] = *src.add(q * n + cell);
+        });
+        let (rho, j) = moments::density_momentum(&own);
+        let h = [-p.force[0], -p.force[1], -p.force[2]];
+        u_own = moments::velocity(rho, j, h);
+    }
+    let mut f = [0.0f32; Q];
+    for_q!(q => {
+        let c = velocity(q);
+        let nb = o[0][(c[0] + 1) as usize] + o[1][(c[1] + 1) as usize] + o[2][(c[2] + 1) as usize];
+        f[q] = if kinds[q] == FLUID {
+            *src.add(q * n + nb as usize)
+        } else {
+            let f_out = *src.add(opposite(q) * n + cell);
+            match CellKind::from_u8(kinds[q]) {
+                CellKind::MovingWall => moving_bounce_back(q, f_out, p.wall_velocity),
+                CellKind::Inlet => moving_bounce_back(q, f_out, p.inlet_velocity),
+                CellKind::Outlet => anti_bounce_back(q, f_out, p.outlet_density, u_own),
+                _ => f_out,
+            }
+        };
+    });
+    f
 }
 
 /// Writes the 27 populations of `cell` to a structure-of-arrays buffer of `27 n` floats.

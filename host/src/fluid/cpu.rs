@@ -54,7 +54,7 @@ impl CpuFluid {
         Ok(CpuFluid {
             model: setup.model,
             params: setup.params,
-            flags: setup.flags.clone(),
+            flags: setup.prepared_flags(),
             f_dst: f.clone(),
             f_src: f,
             fields: setup.init.data.clone(),

@@ -9,13 +9,17 @@ use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
 use murmur_common::lbm::layout::BYTES_PER_CELL_STORED;
 use murmur_common::lbm::{CollisionModel, Lattice, LbmParams};
 
-/// Threads per block of the lattice kernels (one thread per cell, x fastest: coalesced).
-pub const BLOCK_SIZE: u32 = 256;
+/// Threads per block of the lattice kernels (one thread per cell, x fastest: coalesced). 128:
+/// at the interior kernels' 56-72 registers (sm_90, ptxas) it fits 7-9 blocks per SM.
+pub const BLOCK_SIZE: u32 = 128;
 
-/// The lattice kernels, looked up once.
+/// The lattice kernels of one collision model, looked up once.
 struct Kernels {
     init: CudaFunction,
-    stream_collide: CudaFunction,
+    /// Interior cells (fluid with only fluid neighbours), one thread per cell of the lattice.
+    interior: CudaFunction,
+    /// The listed cells: non-fluid ones and fluid cells next to them.
+    boundary: CudaFunction,
 }
 
 /// A lattice on the GPU.
@@ -26,6 +30,9 @@ pub struct CudaFluid {
     params: LbmParams,
     n: u32,
     flags: CudaSlice<u8>,
+    /// Cells handled by the boundary kernel, and how many.
+    boundary_cells: CudaSlice<u32>,
+    boundary_count: u32,
     f_src: CudaSlice<f32>,
     f_dst: CudaSlice<f32>,
     fields: CudaSlice<f32>,
@@ -51,16 +58,23 @@ impl CudaFluid {
             &format!("a {} x {} x {} lattice", l.nx, l.ny, l.nz),
             n as u64 * BYTES_PER_CELL_STORED,
         )?;
-        let name = match setup.model {
-            CollisionModel::Bgk => "lbm_stream_collide_bgk",
-            CollisionModel::RmMrt => "lbm_stream_collide_rm_mrt",
-            CollisionModel::AcmMrt => "lbm_stream_collide_acm_mrt",
+        let model = match setup.model {
+            CollisionModel::Bgk => "bgk",
+            CollisionModel::RmMrt => "rm_mrt",
+            CollisionModel::AcmMrt => "acm_mrt",
         };
         let k = Kernels {
             init: gpu.kernel("lbm_init")?,
-            stream_collide: gpu.kernel(name)?,
+            interior: gpu.kernel(&format!("lbm_stream_collide_{model}"))?,
+            boundary: gpu.kernel(&format!("lbm_boundary_{model}"))?,
         };
-        let flags = gpu.upload(&setup.flags)?;
+        let prepared = setup.prepared_flags();
+        let list: Vec<u32> = (0..n as u32)
+            .filter(|&c| prepared[c as usize] != murmur_common::lbm::boundary::FLUID)
+            .collect();
+        let flags = gpu.upload(&prepared)?;
+        // A one-element dummy when empty (no zero-byte allocations); the count stays 0.
+        let boundary_cells = gpu.upload(if list.is_empty() { &[0u32][..] } else { &list })?;
         let fields = gpu.upload(&setup.init.data)?;
         let mut f_src = gpu.zeros::<f32>(27 * n)?;
         let f_dst = gpu.zeros::<f32>(27 * n)?;
@@ -77,6 +91,8 @@ impl CudaFluid {
             params: setup.params,
             n: n32,
             flags,
+            boundary_count: list.len() as u32,
+            boundary_cells,
             f_src,
             f_dst,
             fields,
@@ -103,7 +119,7 @@ impl FluidBackend for CudaFluid {
         p.store_fields = store_fields as u32;
         let stream = &self.gpu.stream;
         self.clock.begin(stream)?;
-        let mut l = stream.launch_builder(&self.k.stream_collide);
+        let mut l = stream.launch_builder(&self.k.interior);
         l.arg(&p)
             .arg(&self.flags)
             .arg(&self.f_src)
@@ -113,6 +129,20 @@ impl FluidBackend for CudaFluid {
         // src and dst 27 n floats (distinct buffers), fields 4 n; one thread per cell.
         unsafe { l.launch(grid_1d(self.n, BLOCK_SIZE, 0)) }.ctx("lbm_stream_collide")?;
         self.clock.mark(stream, "stream_collide")?;
+        if self.boundary_count > 0 {
+            let mut l = stream.launch_builder(&self.k.boundary);
+            l.arg(&p)
+                .arg(&self.boundary_count)
+                .arg(&self.boundary_cells)
+                .arg(&self.flags)
+                .arg(&self.f_src)
+                .arg(&mut self.f_dst)
+                .arg(&mut self.fields);
+            // SAFETY: matches lbm_boundary_*(p, count, cells, flags, src, dst, fields); cells
+            // holds count distinct cell numbers < n (the cells the interior kernel skips).
+            unsafe { l.launch(grid_1d(self.boundary_count, BLOCK_SIZE, 0)) }.ctx("lbm_boundary")?;
+            self.clock.mark(stream, "boundary")?;
+        }
         self.clock.end();
         std::mem::swap(&mut self.f_src, &mut self.f_dst);
         Ok(())

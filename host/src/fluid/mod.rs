@@ -33,6 +33,14 @@ impl Setup {
         self.params.lattice
     }
 
+    /// The cell bytes the backends run with: the kinds plus the `NEAR_BOUNDARY` bit on fluid
+    /// cells next to non-fluid ones.
+    pub fn prepared_flags(&self) -> Vec<u8> {
+        let mut flags = self.flags.clone();
+        murmur_common::lbm::boundary::mark_near_boundary(&self.lattice(), &mut flags);
+        flags
+    }
+
     /// Number of fluid cells.
     pub fn fluid_cells(&self) -> usize {
         self.flags
