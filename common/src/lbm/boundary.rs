@@ -112,15 +112,15 @@ mod tests {
             flags[l.index(0, y, 0)] = CellKind::Wall as u8;
         }
         mark_near_boundary(&l, &mut flags);
-        for cell in 0..30 {
+        for (cell, &flag) in flags.iter().enumerate() {
             let (x, _, _) = l.coords(cell);
             let want = match x {
                 0 => CellKind::Wall as u8,
                 1 | 5 => FLUID | NEAR_BOUNDARY,
                 _ => FLUID,
             };
-            assert_eq!(flags[cell], want, "x = {x}");
-            assert_eq!(CellKind::from_u8(flags[cell]) as u8, want & KIND_MASK);
+            assert_eq!(flag, want, "x = {x}");
+            assert_eq!(CellKind::from_u8(flag) as u8, want & KIND_MASK);
         }
     }
 }
