@@ -7,7 +7,7 @@
 # grids: TGV 64^3, Poiseuille 64, cavity Re 100 at 128^2 and Re 1000 at 256^2, all models);
 # compute-sanitizer memcheck on a small run; `murmur fluid bench` at 128^3 and 256^3 (and 384^3
 # for BGK). Logs go to $OUT (or ./gpu-logs) as well. Expected: well under 4 minutes on an H200.
-set -u
+set -u -o pipefail
 M=${MURMUR:-dist/gpu/murmur}
 PTX=${PTX:-dist/gpu/murmur_kernels.ptx}
 LOG=${OUT:-gpu-logs}
@@ -18,10 +18,12 @@ section() { echo; echo "=== $* ($(date +%T)) ==="; }
 section device
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader
 
-if command -v ptxas >/dev/null && [ -f "$PTX" ]; then
+PTXAS=${PTXAS:-$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)}
+if [ -x "$PTXAS" ] && [ -f "$PTX" ]; then
   section "ptxas -v (registers, spills) of the lattice kernels"
   tail -n +2 "$PTX" > "$LOG/kernels.ptx"   # drop murmur's header line
-  ptxas -arch=sm_90 -v "$LOG/kernels.ptx" -o /dev/null 2>&1 | grep -A1 "lbm_" | grep -E "Compiling|registers|spill" | tee "$LOG/ptxas.txt"
+  "$PTXAS" -arch=sm_90 -v "$LOG/kernels.ptx" -o /dev/null 2>&1 | grep -A3 "entry function 'lbm_" \
+    | grep -E "Compiling|registers|spill" | tee "$LOG/ptxas.txt"
 fi
 
 section "fluid parity (CPU vs CUDA, 100 steps)"
