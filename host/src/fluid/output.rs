@@ -66,7 +66,7 @@ pub fn write_vti(
         "  <ImageData WholeExtent=\"{extent}\" Origin=\"0 0 0\" Spacing=\"{d} {d} {d}\">\n",
         d = units.dx
     );
-    header += "    <FieldData>\n      <DataArray type=\"Float64\" Name=\"TIME\" \
+    header += "    <FieldData>\n      <DataArray type=\"Float64\" Name=\"TimeValue\" \
                NumberOfTuples=\"1\" format=\"ascii\">";
     header += &format!("{time_s}</DataArray>\n    </FieldData>\n");
     header += &format!("    <Piece Extent=\"{extent}\">\n");
