@@ -21,7 +21,7 @@ pub use math::Vec3;
 /// The `#[repr(C)]` types kernels take by value or in buffers (host side, `cuda` feature).
 #[cfg(all(feature = "cuda", not(target_arch = "nvptx64")))]
 mod device_repr {
-    use crate::flock::{FlockParams, Grid};
+    use crate::flock::{Body, FlockParams, Grid};
     use crate::Vec3;
     use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
     // SAFETY: plain #[repr(C)] structs of f32/u32 fields, no padding, no pointers; all-zero bits
@@ -30,4 +30,6 @@ mod device_repr {
     unsafe impl ValidAsZeroBits for Vec3 {}
     unsafe impl DeviceRepr for FlockParams {}
     unsafe impl DeviceRepr for Grid {}
+    unsafe impl DeviceRepr for Body {}
+    unsafe impl ValidAsZeroBits for Body {}
 }

@@ -3,8 +3,8 @@
 use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use murmur::flock::config::FlockConfig;
-use murmur::flock::driver::{self, BackendChoice};
-use murmur::flock::{snapshot, CellOrderArg, FlockState, Method};
+use murmur::flock::driver::{self, BackendChoice, Start};
+use murmur::flock::{snapshot, CellOrderArg, Method, SortArg};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -34,9 +34,56 @@ enum Top {
 enum FlockCmd {
     /// Run a flock for a number of steps and print a summary.
     Run(RunArgs),
+    /// Benchmark sweeps: per-step times to CSV, a markdown summary and PNG plots.
+    Bench(BenchArgs),
+    /// Time the device radix sort of (u32 key, u32 value) pairs and check it against a CPU sort.
+    SortBench(SortBenchArgs),
     /// Check every GPU method against the CPU reference and the device sort against a CPU sort
     /// (needs a CUDA GPU; prints tables, fails when any row fails).
     Check(CheckArgs),
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    #[command(flatten)]
+    flock: FlockArgs,
+    /// Flock sizes to sweep [default: --n, or 100000,1000000,5000000].
+    #[arg(long, value_delimiter = ',')]
+    sizes: Vec<usize>,
+    /// Methods to sweep [default: --method, or coherent].
+    #[arg(long, value_delimiter = ',', value_enum)]
+    methods: Vec<Method>,
+    /// Cell-width factors to sweep [default: --cell-width-factor, or 1,2].
+    #[arg(long, value_delimiter = ',')]
+    factors: Vec<f32>,
+    /// Block sizes to sweep [default: --block-size, or 128].
+    #[arg(long, value_delimiter = ',')]
+    block_sizes: Vec<u32>,
+    /// Scale each N to the density of 1M boids at scale 100 (instead of a fixed --scale).
+    #[arg(long)]
+    constant_density: bool,
+    /// Steps run and discarded before measuring.
+    #[arg(long, default_value_t = 200)]
+    warmup: u64,
+    /// Measured steps per configuration.
+    #[arg(long, default_value_t = 1000)]
+    steps: u64,
+    /// Output folder (steps.csv, summary.csv, summary.md, PNG plots).
+    #[arg(long, default_value = "bench-out")]
+    out: PathBuf,
+}
+
+#[derive(Args)]
+struct SortBenchArgs {
+    /// Numbers of pairs (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "10000000,100000000")]
+    sizes: Vec<u32>,
+    /// Significant key bits (1 to 32).
+    #[arg(long, default_value_t = 32)]
+    bits: u32,
+    /// Timed repetitions per size (the mean is reported; the first, untimed run warms up).
+    #[arg(long, default_value_t = 10)]
+    repeat: u32,
 }
 
 #[derive(Args)]
@@ -79,6 +126,12 @@ struct FlockArgs {
     /// Cell numbering of the grid [default: linear].
     #[arg(long, value_enum)]
     cell_order: Option<CellOrderArg>,
+    /// GPU binning: counting sort (fast) or the stable device radix sort [default: counting].
+    #[arg(long, value_enum)]
+    sort: Option<SortArg>,
+    /// GPU: time every stage with CUDA events instead of replaying each step as one CUDA graph.
+    #[arg(long)]
+    stages: bool,
     /// Set a rule parameter, e.g. --set rule1_scale=0.02 (repeatable). Names: rule1_distance,
     /// rule2_distance, rule3_distance, rule1_scale, rule2_scale, rule3_scale, max_speed, scale, dt.
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -134,6 +187,12 @@ impl FlockArgs {
         if let Some(o) = self.cell_order {
             c.sim.cell_order = o;
         }
+        if let Some(o) = self.sort {
+            c.sim.sort = o;
+        }
+        if self.stages {
+            c.sim.cuda_graph = false;
+        }
         for s in &self.set {
             c.set(s)?;
         }
@@ -141,7 +200,7 @@ impl FlockArgs {
     }
 
     /// The validated settings and the initial state (random or from `--init`).
-    fn build(&self) -> Result<(murmur::flock::FlockSettings, FlockState)> {
+    fn build(&self) -> Result<(murmur::flock::FlockSettings, Start)> {
         let mut c = self.config()?;
         let state = match &self.init {
             Some(path) => {
@@ -168,12 +227,12 @@ impl FlockArgs {
                     );
                 }
                 c.settings()?;
-                s
+                Start::State(s)
             }
-            None => {
-                c.settings()?;
-                FlockState::random(c.sim.n as usize, c.params.scale, c.sim.seed)
-            }
+            None => Start::Random {
+                n: c.sim.n as usize,
+                seed: c.sim.seed,
+            },
         };
         Ok((c.settings()?, state))
     }
@@ -208,6 +267,112 @@ fn flock_run(a: &RunArgs) -> Result<()> {
     Ok(())
 }
 
+fn flock_bench(a: &BenchArgs) -> Result<()> {
+    use murmur::flock::bench::{self, BenchPlan};
+    let f = &a.flock;
+    if f.init.is_some() {
+        bail!("flock bench starts every configuration from a random flock: drop --init");
+    }
+    let base = f.config()?.settings()?;
+    let plan = BenchPlan {
+        ns: or(
+            &a.sizes,
+            f.n.map(|n| n as usize),
+            vec![100_000, 1_000_000, 5_000_000],
+        ),
+        scale: (!a.constant_density).then_some(base.params.scale),
+        methods: or(&a.methods, f.method, vec![Method::Coherent]),
+        factors: or(&a.factors, f.cell_width_factor, vec![1.0, 2.0]),
+        block_sizes: or(&a.block_sizes, f.block_size, vec![128]),
+        warmup: a.warmup,
+        steps: a.steps,
+        backend: f.backend,
+        seed: base_seed(f)?,
+        out: a.out.clone(),
+        base,
+    };
+    if plan.steps == 0 {
+        bail!("--steps must be at least 1");
+    }
+    // Every configuration must be valid before minutes of sweeping start.
+    for &n in &plan.ns {
+        for &factor in &plan.factors {
+            for &b in &plan.block_sizes {
+                let mut c = f.config()?;
+                c.sim.n = n as u64;
+                c.sim.cell_width_factor = factor;
+                c.sim.block_size = b;
+                c.params.scale = plan
+                    .scale
+                    .unwrap_or_else(|| bench::constant_density_scale(n.max(1)));
+                c.settings()?;
+            }
+        }
+    }
+    bench::check_out(&plan.out)
+        .with_context(|| format!("cannot write to {}", plan.out.display()))?;
+    let rows = bench::run(&plan)?;
+    print!("{}", bench::markdown(&rows, &plan));
+    println!(
+        "wrote {}/steps.csv, summary.csv, summary.md, ms_per_step.png",
+        plan.out.display()
+    );
+    Ok(())
+}
+
+/// A sweep list: the list flag, else the single-value flag, else the default.
+fn or<T: Clone>(list: &[T], one: Option<T>, default: Vec<T>) -> Vec<T> {
+    if !list.is_empty() {
+        list.to_vec()
+    } else if let Some(x) = one {
+        vec![x]
+    } else {
+        default
+    }
+}
+
+fn base_seed(f: &FlockArgs) -> Result<u64> {
+    Ok(f.config()?.sim.seed)
+}
+
+fn sort_bench(a: &SortBenchArgs) -> Result<()> {
+    use murmur::gpu::sort::{check_sort, RadixSort};
+    if !(1..=32).contains(&a.bits) {
+        bail!("--bits must be from 1 to 32, got {}", a.bits);
+    }
+    if a.sizes.contains(&0) || a.repeat == 0 {
+        bail!("--sizes and --repeat must be positive");
+    }
+    let gpu = murmur::gpu::Gpu::open()?;
+    println!(
+        "device radix sort, {} (u32 keys with {} significant bits, u32 values)",
+        gpu.name, a.bits
+    );
+    println!("| pairs | mean ms | Gpairs/s | matches CPU sort |");
+    println!("|---|---|---|---|");
+    for &n in &a.sizes {
+        let mut sorter = RadixSort::new(&gpu, n)?;
+        let first = check_sort(&gpu, &mut sorter, n, a.bits, 1)?;
+        let mut ms = 0.0;
+        let mut pass = first.pass;
+        for r in 0..a.repeat {
+            let c = check_sort(&gpu, &mut sorter, n, a.bits, 2 + r as u64)?;
+            ms += c.ms;
+            pass &= c.pass;
+        }
+        let ms = ms / a.repeat as f64;
+        println!(
+            "| {n} | {ms:.3} | {:.2} | {} |",
+            n as f64 / ms / 1e6,
+            if pass { "yes" } else { "NO" }
+        );
+        if !pass {
+            bail!("the device sort disagreed with the CPU sort at {n} pairs");
+        }
+    }
+    Ok(())
+}
+
 fn flock_check(a: &CheckArgs) -> Result<()> {
     let settings = FlockConfig::default().settings()?;
     if a.sizes.contains(&0) {
@@ -225,6 +390,8 @@ fn main() {
     let result = match &cli.cmd {
         Top::Flock(FlockCmd::Run(a)) => flock_run(a),
         Top::Flock(FlockCmd::Check(a)) => flock_check(a),
+        Top::Flock(FlockCmd::Bench(a)) => flock_bench(a),
+        Top::Flock(FlockCmd::SortBench(a)) => sort_bench(a),
         Top::Fluid(cmd) => murmur::fluid::cli::run(cmd),
     };
     if let Err(e) = result {

@@ -34,21 +34,6 @@ fn assert_clean_failure(args: &[&str], expect: &str) {
 
 #[test]
 fn bad_numbers_and_names() {
-    let base = [
-        "flock",
-        "run",
-        "--backend",
-        "cpu",
-        "--n",
-        "50",
-        "--steps",
-        "1",
-    ];
-    let with = |extra: &[&'static str]| {
-        let mut v: Vec<&str> = base.to_vec();
-        v.extend_from_slice(extra);
-        v
-    };
     let zero = murmur(&["flock", "run", "--backend", "cpu", "--n", "0"]);
     assert!(!zero.status.success());
     assert!(String::from_utf8_lossy(&zero.stderr).contains("at least one boid"));

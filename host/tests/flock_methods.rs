@@ -2,7 +2,7 @@
 //! order on random small flocks, including boids exactly on cell borders and at the wrap.
 
 use murmur::flock::cpu::CpuFlock;
-use murmur::flock::{CellOrderArg, FlockBackend, FlockSettings, FlockState, Method};
+use murmur::flock::{CellOrderArg, FlockBackend, FlockSettings, FlockState, Method, SortArg};
 use murmur_common::flock::FlockParams;
 use murmur_common::Vec3;
 use proptest::prelude::*;
@@ -17,6 +17,8 @@ fn settings(method: Method, factor: f32, order: CellOrderArg, scale: f32) -> Flo
         cell_width_factor: factor,
         block_size: 128,
         cell_order: order,
+        sort: SortArg::Radix,
+        cuda_graph: false,
     }
 }
 

@@ -13,6 +13,24 @@ extern "C" {
     fn nvvm_match_any(mask: u32, value: u32) -> u32;
     #[link_name = "llvm.nvvm.shfl.sync.up.i32"]
     fn nvvm_shfl_up(mask: u32, value: u32, delta: u32, clamp: u32) -> u32;
+    #[link_name = "llvm.nvvm.redux.sync.umin"]
+    fn nvvm_redux_umin(value: u32, mask: u32) -> u32;
+    #[link_name = "llvm.nvvm.redux.sync.umax"]
+    fn nvvm_redux_umax(value: u32, mask: u32) -> u32;
+}
+
+/// Minimum of `value` over the full warp (`__reduce_min_sync`, sm_80+).
+#[inline(always)]
+pub fn warp_min(value: u32) -> u32 {
+    // SAFETY: all 32 lanes call it together (full mask).
+    unsafe { nvvm_redux_umin(value, 0xffff_ffff) }
+}
+
+/// Maximum of `value` over the full warp (`__reduce_max_sync`, sm_80+).
+#[inline(always)]
+pub fn warp_max(value: u32) -> u32 {
+    // SAFETY: all 32 lanes call it together (full mask).
+    unsafe { nvvm_redux_umax(value, 0xffff_ffff) }
 }
 
 /// Global 1-D thread index: `blockIdx.x * blockDim.x + threadIdx.x`.

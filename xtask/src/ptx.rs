@@ -179,7 +179,7 @@ pub fn gpu_bundle(arch: &str) -> Result<()> {
     run(
         Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
             .current_dir(&root)
-            .args(["build", "--release", "--bins", "--tests", "-p", "murmur"]),
+            .args(["build", "--release", "-p", "murmur"]),
     )?;
     let dist = root.join("dist/gpu");
     std::fs::create_dir_all(&dist)?;

@@ -17,6 +17,15 @@ pub use search::{fill_cell_start, for_each_run, grid_sums, naive_sums};
 
 use crate::math::Vec3;
 
+/// A boid's position and id in one 16-byte aligned record: the GPU's layout of positions, so a
+/// neighbour test is one 16-byte load and ids travel with positions through every reordering.
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Body {
+    pub pos: Vec3,
+    pub id: u32,
+}
+
 /// Initial position of boid `i`: uniform in `[-scale, scale]^3` (CIS 565 start; velocity zero).
 #[inline(always)]
 pub fn initial_position(seed: u64, i: u64, scale: f32) -> Vec3 {

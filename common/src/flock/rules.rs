@@ -28,6 +28,19 @@ impl RuleSums {
     /// Adds one other boid. Distances are compared squared and strictly: `|d|^2 < r^2`.
     #[inline(always)]
     pub fn accumulate(&mut self, p: &FlockParams, pos: Vec3, other_pos: Vec3, other_vel: Vec3) {
+        self.accumulate_with(p, pos, other_pos, || other_vel);
+    }
+
+    /// [`RuleSums::accumulate`], reading the other boid's velocity only when alignment needs it
+    /// (most candidates of a grid search are out of range: their velocity is never loaded).
+    #[inline(always)]
+    pub fn accumulate_with<V: FnOnce() -> Vec3>(
+        &mut self,
+        p: &FlockParams,
+        pos: Vec3,
+        other_pos: Vec3,
+        other_vel: V,
+    ) {
         let d = other_pos - pos;
         let d2 = d.length_squared();
         if d2 < p.rule1_distance * p.rule1_distance {
@@ -38,7 +51,7 @@ impl RuleSums {
             self.separation -= d;
         }
         if d2 < p.rule3_distance * p.rule3_distance {
-            self.velocity += other_vel;
+            self.velocity += other_vel();
             self.n_alignment += 1;
         }
     }

@@ -80,27 +80,30 @@ where
 }
 
 /// Uniform-grid search (`scattered` and `coherent`): sums over every entry of every run of
-/// [`for_each_run`], except `me`.
+/// [`for_each_run`], except `me`. `boid(k)` gives the `k`-th entry's index and position;
+/// `velocity(k)` its velocity, read only for alignment neighbours.
 #[inline(always)]
-pub fn grid_sums<S, B>(
+pub fn grid_sums<S, B, V>(
     p: &FlockParams,
     grid: &Grid,
     me: u32,
     pos: Vec3,
     cell_start: S,
     boid: B,
+    velocity: V,
 ) -> RuleSums
 where
     S: Fn(u32) -> u32,
-    B: Fn(u32) -> (u32, Vec3, Vec3),
+    B: Fn(u32) -> (u32, Vec3),
+    V: Fn(u32) -> Vec3,
 {
     let mut s = RuleSums::default();
     for_each_run(p, grid, pos, cell_start, |start, end| {
         let mut k = start;
         while k < end {
-            let (j, q, v) = boid(k);
+            let (j, q) = boid(k);
             if j != me {
-                s.accumulate(p, pos, q, v);
+                s.accumulate_with(p, pos, q, || velocity(k));
             }
             k += 1;
         }

@@ -1,7 +1,7 @@
 //! Typed flock configuration: `assets/flock/*.toml`, overridden by CLI flags and `--set key=value`.
 //! Validation lives here, so every entry point (CLI, viewer, tests) rejects the same bad input.
 
-use super::{CellOrderArg, FlockSettings, Method};
+use super::{CellOrderArg, FlockSettings, Method, SortArg};
 use murmur_common::flock::{grid::MORTON_MAX_DIMS, FlockParams};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -27,6 +27,8 @@ pub struct SimConfig {
     pub cell_width_factor: f32,
     pub block_size: u32,
     pub cell_order: CellOrderArg,
+    pub sort: SortArg,
+    pub cuda_graph: bool,
 }
 
 impl Default for SimConfig {
@@ -38,6 +40,8 @@ impl Default for SimConfig {
             cell_width_factor: 1.0,
             block_size: 128,
             cell_order: CellOrderArg::Linear,
+            sort: SortArg::Counting,
+            cuda_graph: true,
         }
     }
 }
@@ -139,6 +143,8 @@ impl FlockConfig {
             cell_width_factor: f,
             block_size: s.block_size,
             cell_order: s.cell_order,
+            sort: s.sort,
+            cuda_graph: s.cuda_graph,
         })
     }
 }

@@ -25,6 +25,7 @@ pub struct CpuFlock {
     vel_sorted: Vec<Vec3>,
     id_sorted: Vec<u32>,
     times: StageTimes,
+    step_ms: Vec<f64>,
 }
 
 impl CpuFlock {
@@ -42,6 +43,7 @@ impl CpuFlock {
             vel_sorted: Vec::new(),
             id_sorted: Vec::new(),
             times: StageTimes::default(),
+            step_ms: Vec::new(),
         };
         f.load(state);
         f.resize_grid();
@@ -134,6 +136,7 @@ impl FlockBackend for CpuFlock {
     }
 
     fn step(&mut self) -> Result<(), SimError> {
+        let t0 = std::time::Instant::now();
         let p = self.settings.params;
         let grid = self.grid;
         let n = self.pos.len() as u32;
@@ -160,13 +163,14 @@ impl FlockBackend for CpuFlock {
                             |key| start[key as usize],
                             |k| {
                                 let j = pairs[k as usize].1;
-                                (j, pos[j as usize], vel[j as usize])
+                                (j, pos[j as usize])
                             },
+                            |k| vel[pairs[k as usize].1 as usize],
                         )
                     })
                 });
             }
-            Method::Coherent | Method::CoherentShared => {
+            Method::Coherent | Method::CoherentShared | Method::CoherentWarp => {
                 self.bin();
                 let (pos, vel, id, pairs) = (&self.pos, &self.vel, &self.id, &self.pairs);
                 let (ps, vs, is) = (
@@ -198,7 +202,8 @@ impl FlockBackend for CpuFlock {
                             i,
                             x,
                             |key| start[key as usize],
-                            |k| (k, pos[k as usize], vel[k as usize]),
+                            |k| (k, pos[k as usize]),
+                            |k| vel[k as usize],
                         )
                     })
                 });
@@ -208,6 +213,7 @@ impl FlockBackend for CpuFlock {
         std::mem::swap(&mut self.vel, &mut self.vel_new);
         self.update_position();
         self.times.steps += 1;
+        self.step_ms.push(t0.elapsed().as_secs_f64() * 1e3);
         Ok(())
     }
 
@@ -238,5 +244,10 @@ impl FlockBackend for CpuFlock {
 
     fn reset_times(&mut self) {
         self.times.reset();
+        self.step_ms.clear();
+    }
+
+    fn step_ms(&mut self) -> Result<Vec<f64>, SimError> {
+        Ok(self.step_ms.clone())
     }
 }

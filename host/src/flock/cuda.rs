@@ -1,17 +1,28 @@
-//! The CUDA flock backend: the CPU reference's stages as Rust kernels (`kernels-gpu/src/flock.rs`),
-//! buffers allocated once and ping-ponged, every stage timed with CUDA events.
+//! The CUDA flock backend: the CPU reference's methods as Rust kernels (`kernels-gpu/src/flock.rs`),
+//! buffers allocated once and double-buffered, each step either replayed as one CUDA graph or
+//! launched stage by stage with CUDA-event timers.
+//!
+//! Binning (`SortArg`): `Counting` fuses the cell count into the position update (each boid gets
+//! its rank in its cell from an atomic add), scans the counts in place into the lower-bound
+//! table, and scatters the state into cell order in one pass; `Radix` computes keys, radix-sorts
+//! (key, index) pairs, builds the table from sorted keys and gathers.
 
-use super::{FlockBackend, FlockSettings, FlockState, Method, SimError};
+use super::{FlockBackend, FlockSettings, FlockState, Method, SimError, SortArg};
+use crate::gpu::scan::Scan;
 use crate::gpu::sort::RadixSort;
 use crate::gpu::{grid_1d, DriverContext, Gpu, GpuError, StageClock};
 use crate::timing::StageTimes;
-use cudarc::driver::{CudaFunction, CudaSlice, PushKernelArg};
-use murmur_common::flock::Grid;
+use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use murmur_common::flock::{Body, Grid};
 use murmur_common::Vec3;
+use std::sync::Arc;
 
 /// The flock kernels, looked up once.
 struct Kernels {
     init_flock: CudaFunction,
+    count_cells: CudaFunction,
+    scatter_cells: CudaFunction,
+    scatter_index: CudaFunction,
     compute_keys: CudaFunction,
     cell_bounds: CudaFunction,
     gather: CudaFunction,
@@ -19,13 +30,18 @@ struct Kernels {
     update_velocity_scattered: CudaFunction,
     update_velocity_coherent: CudaFunction,
     update_velocity_coherent_shared: CudaFunction,
+    update_velocity_coherent_warp: CudaFunction,
     update_position: CudaFunction,
+    update_position_count: CudaFunction,
 }
 
 impl Kernels {
     fn load(gpu: &Gpu) -> Result<Kernels, GpuError> {
         Ok(Kernels {
             init_flock: gpu.kernel("init_flock")?,
+            count_cells: gpu.kernel("count_cells")?,
+            scatter_cells: gpu.kernel("scatter_cells")?,
+            scatter_index: gpu.kernel("scatter_index")?,
             compute_keys: gpu.kernel("compute_keys")?,
             cell_bounds: gpu.kernel("cell_bounds")?,
             gather: gpu.kernel("gather")?,
@@ -33,59 +49,64 @@ impl Kernels {
             update_velocity_scattered: gpu.kernel("update_velocity_scattered")?,
             update_velocity_coherent: gpu.kernel("update_velocity_coherent")?,
             update_velocity_coherent_shared: gpu.kernel("update_velocity_coherent_shared")?,
+            update_velocity_coherent_warp: gpu.kernel("update_velocity_coherent_warp")?,
             update_position: gpu.kernel("update_position")?,
+            update_position_count: gpu.kernel("update_position_count")?,
         })
     }
 }
 
-/// Device buffers for `n` boids.
-struct Buffers {
-    n: u32,
-    pos: CudaSlice<Vec3>,
-    vel: CudaSlice<Vec3>,
-    id: CudaSlice<u32>,
-    pos_alt: CudaSlice<Vec3>,
-    vel_alt: CudaSlice<Vec3>,
-    id_alt: CudaSlice<u32>,
+/// Scratch of the radix-sort path.
+struct RadixPath {
     keys: CudaSlice<u32>,
-    values: CudaSlice<u32>,
     sort: RadixSort,
 }
 
-impl Buffers {
-    /// Bytes per boid: pos, vel (x2, 12 B each), id (x2), keys and values (x2 with the sort's).
-    const BYTES_PER_BOID: u64 = 4 * 12 + 2 * 4;
-
-    fn bytes(n: u32) -> u64 {
-        n as u64 * Self::BYTES_PER_BOID + RadixSort::bytes_needed(n) + 2 * n as u64 * 4
+/// Device memory of a flock, in bytes, for `n` boids and `cells + 1` table entries: what
+/// `CudaFlock::new` allocates (checked against free memory first).
+pub fn device_bytes(settings: &FlockSettings, n: u32, cells: u64) -> u64 {
+    let n64 = n as u64;
+    // Two bodies (16 B) and two velocities (12 B), the cell rank (4 B), the cell table.
+    let mut bytes =
+        n64 * (2 * 16 + 2 * 12 + 4) + (cells + 1) * 4 + Scan::bytes_needed(cells as u32 + 1);
+    if settings.method == Method::Scattered || settings.sort == SortArg::Radix {
+        bytes += n64 * 4; // values (sorted index array)
     }
-
-    fn new(gpu: &Gpu, n: u32) -> Result<Buffers, GpuError> {
-        let z = n as usize;
-        Ok(Buffers {
-            n,
-            pos: gpu.zeros(z)?,
-            vel: gpu.zeros(z)?,
-            id: gpu.zeros(z)?,
-            pos_alt: gpu.zeros(z)?,
-            vel_alt: gpu.zeros(z)?,
-            id_alt: gpu.zeros(z)?,
-            keys: gpu.zeros(z)?,
-            values: gpu.zeros(z)?,
-            sort: RadixSort::new(gpu, n)?,
-        })
+    if settings.sort == SortArg::Radix && settings.method != Method::Naive {
+        bytes += n64 * 4 + RadixSort::bytes_needed(n);
     }
+    bytes
 }
+
+/// One captured step and the buffer arrangement (`cur_body`, `cur_vel`) it leaves.
+type StepGraph = (CudaGraph, (usize, usize));
 
 /// A flock on the GPU.
 pub struct CudaFlock {
     gpu: Gpu,
+    /// The stream every launch goes to (not the legacy default stream: graphs capture it).
+    stream: Arc<CudaStream>,
     k: Kernels,
     settings: FlockSettings,
     grid: Grid,
-    b: Buffers,
-    /// Lower-bound table of the grid, `cell_count + 1` entries.
-    cell_start: CudaSlice<u32>,
+    n: u32,
+    body: [CudaSlice<Body>; 2],
+    vel: [CudaSlice<Vec3>; 2],
+    /// Which of each pair is current.
+    cur_body: usize,
+    cur_vel: usize,
+    /// Rank of each boid in its cell (counting sort).
+    slot: CudaSlice<u32>,
+    /// Per cell: counts, then (scanned in place) the lower-bound table; `cell_count + 1` entries.
+    cells: CudaSlice<u32>,
+    /// True when `cells`/`slot` hold the counts of the current positions.
+    counted: bool,
+    scan: Scan,
+    values: Option<CudaSlice<u32>>,
+    radix: Option<RadixPath>,
+    /// Captured steps by the buffer arrangement they start from (`cur_body`, `cur_vel`), with
+    /// the arrangement they leave.
+    graphs: [[Option<StepGraph>; 2]; 2],
     clock: StageClock,
 }
 
@@ -99,187 +120,366 @@ pub fn open(
     Ok(Box::new(f))
 }
 
+/// Opens the CUDA backend with the random CIS 565 start generated on the GPU (no host copy:
+/// this is how flocks of hundreds of millions of boids start).
+pub fn open_random(
+    settings: &FlockSettings,
+    n: u32,
+    seed: u64,
+) -> Result<Box<dyn FlockBackend>, GpuError> {
+    let mut f = CudaFlock::new(settings, n)?;
+    f.init_random(seed)?;
+    Ok(Box::new(f))
+}
+
 impl CudaFlock {
     /// Allocates everything for `n` boids (state zeroed). Fails with both figures when the GPU's
     /// free memory is short.
     pub fn new(settings: &FlockSettings, n: u32) -> Result<CudaFlock, GpuError> {
         let gpu = Gpu::open()?;
         let grid = settings.grid();
-        let cells = grid.cell_count() as u64 + 1;
+        let cells = grid.cell_count() as u64;
         gpu.check_fits(
             &format!("a flock of {n} boids with {cells} grid cells"),
-            Buffers::bytes(n) + cells * 4,
+            device_bytes(settings, n, cells),
         )?;
+        let stream = gpu.ctx.new_stream().ctx("creating a stream")?;
         let k = Kernels::load(&gpu)?;
-        let b = Buffers::new(&gpu, n)?;
-        let cell_start = gpu.zeros(cells as usize)?;
-        let clock = StageClock::new(&gpu.ctx);
-        Ok(CudaFlock {
-            gpu,
+        let z = n as usize;
+        let mut f = CudaFlock {
+            body: [gpu.zeros(z)?, gpu.zeros(z)?],
+            vel: [gpu.zeros(z)?, gpu.zeros(z)?],
+            cur_body: 0,
+            cur_vel: 0,
+            slot: gpu.zeros(z)?,
+            cells: gpu.zeros(cells as usize + 1)?,
+            counted: false,
+            scan: Scan::new(&gpu, cells as u32 + 1)?,
+            values: None,
+            radix: None,
+            graphs: Default::default(),
+            clock: StageClock::new(&gpu.ctx),
+            stream,
             k,
             settings: settings.clone(),
             grid,
-            b,
-            cell_start,
-            clock,
-        })
+            n,
+            gpu,
+        };
+        f.ensure_scratch()?;
+        Ok(f)
     }
 
-    /// The CIS 565 start generated on the GPU (same numbers as `FlockState::random`).
+    /// Device bytes per boid actually allocated (all buffers, cell table included).
+    pub fn bytes_per_boid(&self) -> f64 {
+        device_bytes(&self.settings, self.n, self.grid.cell_count() as u64) as f64 / self.n as f64
+    }
+
+    /// Allocates the buffers the current method and sort need (once).
+    fn ensure_scratch(&mut self) -> Result<(), GpuError> {
+        let s = &self.settings;
+        let z = self.n as usize;
+        if (s.method == Method::Scattered || s.sort == SortArg::Radix) && self.values.is_none() {
+            self.values = Some(self.gpu.zeros(z)?);
+        }
+        if s.sort == SortArg::Radix && s.method != Method::Naive && self.radix.is_none() {
+            self.radix = Some(RadixPath {
+                keys: self.gpu.zeros(z)?,
+                sort: RadixSort::new(&self.gpu, self.n)?,
+            });
+        }
+        Ok(())
+    }
+
+    fn cfg(&self) -> LaunchConfig {
+        grid_1d(self.n, self.settings.block_size, 0)
+    }
+
+    /// The random CIS 565 start, generated on the GPU (same numbers as `FlockState::random`).
     pub fn init_random(&mut self, seed: u64) -> Result<(), GpuError> {
-        let cfg = self.cfg(0);
-        let b = &mut self.b;
-        let mut l = self.gpu.stream.launch_builder(&self.k.init_flock);
-        l.arg(&b.n)
+        let cfg = self.cfg();
+        let mut l = self.stream.launch_builder(&self.k.init_flock);
+        l.arg(&self.n)
             .arg(&seed)
             .arg(&self.settings.params.scale)
-            .arg(&mut b.pos)
-            .arg(&mut b.vel)
-            .arg(&mut b.id);
-        // SAFETY: matches init_flock(n, seed, scale, pos, vel, id); buffers hold n elements.
+            .arg(&mut self.body[self.cur_body])
+            .arg(&mut self.vel[self.cur_vel]);
+        // SAFETY: matches init_flock(n, seed, scale, body, vel); buffers hold n elements.
         unsafe { l.launch(cfg) }.ctx("init_flock")?;
+        self.counted = false;
         Ok(())
     }
 
     fn upload(&mut self, state: &FlockState) -> Result<(), GpuError> {
-        let s = &self.gpu.stream;
-        s.memcpy_htod(&state.pos, &mut self.b.pos)
+        let bodies: Vec<Body> = state
+            .pos
+            .iter()
+            .zip(&state.id)
+            .map(|(&pos, &id)| Body { pos, id })
+            .collect();
+        let s = &self.stream;
+        s.memcpy_htod(&bodies, &mut self.body[self.cur_body])
             .ctx("uploading positions")?;
-        s.memcpy_htod(&state.vel, &mut self.b.vel)
+        s.memcpy_htod(&state.vel, &mut self.vel[self.cur_vel])
             .ctx("uploading velocities")?;
-        s.memcpy_htod(&state.id, &mut self.b.id)
-            .ctx("uploading ids")?;
+        self.counted = false;
         Ok(())
     }
 
-    fn cfg(&self, shared: u32) -> cudarc::driver::LaunchConfig {
-        grid_1d(self.b.n, self.settings.block_size, shared)
+    /// Stage `count_cells` (outside graphs: only after a reset of the state or the grid).
+    fn count(&mut self) -> Result<(), GpuError> {
+        let cfg = self.cfg();
+        self.stream
+            .memset_zeros(&mut self.cells)
+            .ctx("clearing cell counts")?;
+        let mut l = self.stream.launch_builder(&self.k.count_cells);
+        l.arg(&self.n)
+            .arg(&self.grid)
+            .arg(&self.body[self.cur_body])
+            .arg(&mut self.cells)
+            .arg(&mut self.slot);
+        // SAFETY: matches count_cells(n, grid, body, cells, slot); keys < cell_count.
+        unsafe { l.launch(cfg) }.ctx("count_cells")?;
+        self.counted = true;
+        Ok(())
     }
 
-    /// Stages `compute_keys`, `sort`, `cell_bounds`.
-    fn bin(&mut self) -> Result<(), GpuError> {
-        let stream = self.gpu.stream.clone();
-        let cfg = self.cfg(0);
-        let b = &mut self.b;
-        let mut l = stream.launch_builder(&self.k.compute_keys);
-        l.arg(&b.n)
-            .arg(&self.grid)
-            .arg(&b.pos)
-            .arg(&mut b.keys)
-            .arg(&mut b.values);
-        // SAFETY: matches compute_keys(n, grid, pos, keys, values); one thread per boid.
-        unsafe { l.launch(cfg) }.ctx("compute_keys")?;
-        self.clock.mark(&stream, "compute_keys")?;
-        b.sort.sort(
-            &stream,
-            b.n,
-            self.grid.key_bits(),
-            &mut b.keys,
-            &mut b.values,
-        )?;
-        self.clock.mark(&stream, "sort")?;
-        let cells = self.grid.cell_count();
-        let mut l = stream.launch_builder(&self.k.cell_bounds);
-        l.arg(&b.n)
-            .arg(&cells)
-            .arg(&b.keys)
-            .arg(&mut self.cell_start);
-        // SAFETY: matches cell_bounds(n, cell_count, keys, cell_start); cell_start holds
-        // cell_count + 1 entries and keys are < cell_count.
-        unsafe { l.launch(cfg) }.ctx("cell_bounds")?;
-        self.clock.mark(&stream, "cell_bounds")?;
+    /// Issues one step's launches (recorded into a graph when capturing), marking stages when
+    /// `timed`, and advances the buffer indices.
+    fn issue_step(&mut self, timed: bool) -> Result<(), GpuError> {
+        let stream = self.stream.clone();
+        let p = self.settings.params;
+        let grid = self.grid;
+        let n = self.n;
+        let cfg = self.cfg();
+        let counting = self.settings.sort == SortArg::Counting;
+        let method = self.settings.method;
+        let (cb, cv) = (self.cur_body, self.cur_vel);
+        macro_rules! mark {
+            ($name:expr) => {
+                if timed {
+                    self.clock.mark(&stream, $name)?;
+                }
+            };
+        }
+        // Binning: after it, `cells` is the lower-bound table and, for coherent, the state is
+        // in cell order in body[cb ^ 1] / vel[cv ^ 1].
+        let mut cb_next = cb;
+        let mut cv_now = cv;
+        if method != Method::Naive {
+            if counting {
+                let cells = grid.cell_count() + 1;
+                self.scan.run(&stream, &mut self.cells, cells)?;
+                mark!("scan");
+                if method == Method::Scattered {
+                    let values = self.values.as_mut().expect("allocated for scattered");
+                    let mut l = stream.launch_builder(&self.k.scatter_index);
+                    l.arg(&n)
+                        .arg(&grid)
+                        .arg(&self.body[cb])
+                        .arg(&self.cells)
+                        .arg(&self.slot)
+                        .arg(values);
+                    // SAFETY: matches scatter_index(n, grid, body, cell_start, slot, values);
+                    // start + slot < n for every boid counted.
+                    unsafe { l.launch(cfg) }.ctx("scatter_index")?;
+                    mark!("scatter_index");
+                } else {
+                    let (b0, b1) = self.body.split_at_mut(1);
+                    let (v0, v1) = self.vel.split_at_mut(1);
+                    let (bin, bout) = if cb == 0 {
+                        (&b0[0], &mut b1[0])
+                    } else {
+                        (&b1[0], &mut b0[0])
+                    };
+                    let (vin, vout) = if cv == 0 {
+                        (&v0[0], &mut v1[0])
+                    } else {
+                        (&v1[0], &mut v0[0])
+                    };
+                    let mut l = stream.launch_builder(&self.k.scatter_cells);
+                    l.arg(&n)
+                        .arg(&grid)
+                        .arg(bin)
+                        .arg(vin)
+                        .arg(&self.cells)
+                        .arg(&self.slot)
+                        .arg(bout)
+                        .arg(vout);
+                    // SAFETY: matches scatter_cells(n, grid, body_in, vel_in, cell_start, slot,
+                    // body_out, vel_out); destinations are a permutation of 0..n.
+                    unsafe { l.launch(cfg) }.ctx("scatter_cells")?;
+                    cb_next = cb ^ 1;
+                    cv_now = cv ^ 1;
+                    mark!("scatter_cells");
+                }
+            } else {
+                let values = self.values.as_mut().expect("allocated for radix");
+                let radix = self.radix.as_mut().expect("allocated for radix");
+                let mut l = stream.launch_builder(&self.k.compute_keys);
+                l.arg(&n)
+                    .arg(&grid)
+                    .arg(&self.body[cb])
+                    .arg(&mut radix.keys)
+                    .arg(&mut *values);
+                // SAFETY: matches compute_keys(n, grid, body, keys, values).
+                unsafe { l.launch(cfg) }.ctx("compute_keys")?;
+                mark!("compute_keys");
+                radix
+                    .sort
+                    .sort(&stream, n, grid.key_bits(), &mut radix.keys, values)?;
+                mark!("sort");
+                let cells = grid.cell_count();
+                let mut l = stream.launch_builder(&self.k.cell_bounds);
+                l.arg(&n).arg(&cells).arg(&radix.keys).arg(&mut self.cells);
+                // SAFETY: matches cell_bounds(n, cell_count, keys, cell_start); keys sorted,
+                // < cell_count; the table has cell_count + 1 entries.
+                unsafe { l.launch(cfg) }.ctx("cell_bounds")?;
+                mark!("cell_bounds");
+                if method != Method::Scattered {
+                    let (b0, b1) = self.body.split_at_mut(1);
+                    let (v0, v1) = self.vel.split_at_mut(1);
+                    let (bin, bout) = if cb == 0 {
+                        (&b0[0], &mut b1[0])
+                    } else {
+                        (&b1[0], &mut b0[0])
+                    };
+                    let (vin, vout) = if cv == 0 {
+                        (&v0[0], &mut v1[0])
+                    } else {
+                        (&v1[0], &mut v0[0])
+                    };
+                    let mut l = stream.launch_builder(&self.k.gather);
+                    l.arg(&n)
+                        .arg(&*values)
+                        .arg(bin)
+                        .arg(vin)
+                        .arg(bout)
+                        .arg(vout);
+                    // SAFETY: matches gather(n, values, body_in, vel_in, body_out, vel_out);
+                    // values is a permutation of 0..n.
+                    unsafe { l.launch(cfg) }.ctx("gather")?;
+                    cb_next = cb ^ 1;
+                    cv_now = cv ^ 1;
+                    mark!("gather");
+                }
+            }
+        }
+        // Velocity: reads body[cb_next], vel[cv_now]; writes vel[cv_now ^ 1].
+        let (v0, v1) = self.vel.split_at_mut(1);
+        let (vin, vout) = if cv_now == 0 {
+            (&v0[0], &mut v1[0])
+        } else {
+            (&v1[0], &mut v0[0])
+        };
+        let body = &self.body[cb_next];
+        let (kernel, name, smem) = match method {
+            Method::Naive => (&self.k.update_velocity_naive, "update_velocity_naive", 0),
+            Method::Scattered => (
+                &self.k.update_velocity_scattered,
+                "update_velocity_scattered",
+                0,
+            ),
+            Method::Coherent => (
+                &self.k.update_velocity_coherent,
+                "update_velocity_coherent",
+                0,
+            ),
+            Method::CoherentWarp => (
+                &self.k.update_velocity_coherent_warp,
+                "update_velocity_coherent_warp",
+                0,
+            ),
+            Method::CoherentShared => (
+                &self.k.update_velocity_coherent_shared,
+                "update_velocity_coherent_shared",
+                32 + self.settings.block_size * 28,
+            ),
+        };
+        let mut l = stream.launch_builder(kernel);
+        l.arg(&n).arg(&p);
+        if method != Method::Naive {
+            l.arg(&grid).arg(&self.cells);
+        }
+        if method == Method::Scattered {
+            l.arg(self.values.as_ref().expect("allocated for scattered"));
+        }
+        l.arg(body).arg(vin).arg(vout);
+        // SAFETY: matches update_velocity_{naive(n, params, body, vel, vel_out) |
+        // scattered(n, params, grid, cell_start, values, body, vel, vel_out) |
+        // coherent[_shared](n, params, grid, cell_start, body, vel, vel_out)}; the shared variant
+        // gets 32 + block * 28 bytes of shared memory.
+        unsafe { l.launch(grid_1d(n, self.settings.block_size, smem)) }.ctx(name)?;
+        mark!(name);
+        let cv_next = cv_now ^ 1;
+        // Position (fused with the next step's count when counting).
+        if counting && method != Method::Naive {
+            stream
+                .memset_zeros(&mut self.cells)
+                .ctx("clearing cell counts")?;
+            let mut l = stream.launch_builder(&self.k.update_position_count);
+            l.arg(&n)
+                .arg(&p)
+                .arg(&grid)
+                .arg(&mut self.body[cb_next])
+                .arg(&self.vel[cv_next])
+                .arg(&mut self.cells)
+                .arg(&mut self.slot);
+            // SAFETY: matches update_position_count(n, params, grid, body, vel, cells, slot).
+            unsafe { l.launch(cfg) }.ctx("update_position_count")?;
+            mark!("update_position_count");
+        } else {
+            let mut l = stream.launch_builder(&self.k.update_position);
+            l.arg(&n)
+                .arg(&p)
+                .arg(&mut self.body[cb_next])
+                .arg(&self.vel[cv_next]);
+            // SAFETY: matches update_position(n, params, body, vel).
+            unsafe { l.launch(cfg) }.ctx("update_position")?;
+            mark!("update_position");
+        }
+        self.cur_body = cb_next;
+        self.cur_vel = cv_next;
         Ok(())
     }
 
     fn step_gpu(&mut self) -> Result<(), GpuError> {
-        let stream = self.gpu.stream.clone();
-        let p = self.settings.params;
-        let cfg = self.cfg(0);
-        self.clock.begin(&stream)?;
-        match self.settings.method {
-            Method::Naive => {
-                let b = &mut self.b;
-                let mut l = stream.launch_builder(&self.k.update_velocity_naive);
-                l.arg(&b.n)
-                    .arg(&p)
-                    .arg(&b.pos)
-                    .arg(&b.vel)
-                    .arg(&mut b.vel_alt);
-                // SAFETY: matches update_velocity_naive(n, params, pos, vel, vel_out).
-                unsafe { l.launch(cfg) }.ctx("update_velocity_naive")?;
-                self.clock.mark(&stream, "update_velocity_naive")?;
-            }
-            Method::Scattered => {
-                self.bin()?;
-                let b = &mut self.b;
-                let mut l = stream.launch_builder(&self.k.update_velocity_scattered);
-                l.arg(&b.n)
-                    .arg(&p)
-                    .arg(&self.grid)
-                    .arg(&self.cell_start)
-                    .arg(&b.values)
-                    .arg(&b.pos)
-                    .arg(&b.vel)
-                    .arg(&mut b.vel_alt);
-                // SAFETY: matches update_velocity_scattered(n, params, grid, cell_start, values,
-                // pos, vel, vel_out); values is a permutation of 0..n.
-                unsafe { l.launch(cfg) }.ctx("update_velocity_scattered")?;
-                self.clock.mark(&stream, "update_velocity_scattered")?;
-            }
-            Method::Coherent | Method::CoherentShared => {
-                self.bin()?;
-                let b = &mut self.b;
-                let mut l = stream.launch_builder(&self.k.gather);
-                l.arg(&b.n)
-                    .arg(&b.values)
-                    .arg(&b.pos)
-                    .arg(&b.vel)
-                    .arg(&b.id)
-                    .arg(&mut b.pos_alt)
-                    .arg(&mut b.vel_alt)
-                    .arg(&mut b.id_alt);
-                // SAFETY: matches gather(n, values, pos_in, vel_in, id_in, pos_out, vel_out,
-                // id_out); values is a permutation of 0..n.
-                unsafe { l.launch(cfg) }.ctx("gather")?;
-                std::mem::swap(&mut b.pos, &mut b.pos_alt);
-                std::mem::swap(&mut b.vel, &mut b.vel_alt);
-                std::mem::swap(&mut b.id, &mut b.id_alt);
-                self.clock.mark(&stream, "gather")?;
-                let shared = self.settings.method == Method::CoherentShared;
-                let (kernel, name, smem) = if shared {
-                    (
-                        &self.k.update_velocity_coherent_shared,
-                        "update_velocity_coherent_shared",
-                        32 + self.settings.block_size * 24,
-                    )
-                } else {
-                    (
-                        &self.k.update_velocity_coherent,
-                        "update_velocity_coherent",
-                        0,
-                    )
-                };
-                let mut l = stream.launch_builder(kernel);
-                l.arg(&b.n)
-                    .arg(&p)
-                    .arg(&self.grid)
-                    .arg(&self.cell_start)
-                    .arg(&b.pos)
-                    .arg(&b.vel)
-                    .arg(&mut b.vel_alt);
-                // SAFETY: matches update_velocity_coherent[_shared](n, params, grid, cell_start,
-                // pos, vel, vel_out); the shared variant gets 32 + block * 24 bytes.
-                unsafe { l.launch(grid_1d(b.n, self.settings.block_size, smem)) }.ctx(name)?;
-                self.clock.mark(&stream, name)?;
-            }
+        let counting =
+            self.settings.sort == SortArg::Counting && self.settings.method != Method::Naive;
+        if counting && !self.counted {
+            self.count()?;
         }
-        let b = &mut self.b;
-        std::mem::swap(&mut b.vel, &mut b.vel_alt);
-        let mut l = stream.launch_builder(&self.k.update_position);
-        l.arg(&b.n).arg(&p).arg(&mut b.pos).arg(&b.vel);
-        // SAFETY: matches update_position(n, params, pos, vel).
-        unsafe { l.launch(cfg) }.ctx("update_position")?;
-        self.clock.mark(&stream, "update_position")?;
+        let stream = self.stream.clone();
+        self.clock.begin(&stream)?;
+        if self.settings.cuda_graph {
+            let (cb, cv) = (self.cur_body, self.cur_vel);
+            if self.graphs[cb][cv].is_none() {
+                stream
+                    .begin_capture(
+                        cudarc::driver::sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+                    )
+                    .ctx("starting a graph capture")?;
+                let issued = self.issue_step(false);
+                let graph = stream
+                    .end_capture(cudarc::driver::sys::CUgraphInstantiate_flags(0))
+                    .ctx("capturing the step graph");
+                issued?;
+                let graph =
+                    graph?.ok_or_else(|| GpuError::NoDevice("the step graph is empty".into()))?;
+                // Capturing recorded the launches without running them: keep the indices the
+                // step leads to with the graph, and restore the current ones.
+                let next = (self.cur_body, self.cur_vel);
+                (self.cur_body, self.cur_vel) = (cb, cv);
+                self.graphs[cb][cv] = Some((graph, next));
+            }
+            let (graph, next) = self.graphs[cb][cv].as_ref().expect("captured above");
+            graph.launch().ctx("launching the step graph")?;
+            (self.cur_body, self.cur_vel) = *next;
+            self.clock.mark(&stream, "step (CUDA graph)")?;
+        } else {
+            self.issue_step(true)?;
+        }
+        self.counted = counting;
         self.clock.end();
         Ok(())
     }
@@ -291,7 +491,7 @@ impl FlockBackend for CudaFlock {
     }
 
     fn len(&self) -> usize {
-        self.b.n as usize
+        self.n as usize
     }
 
     fn step(&mut self) -> Result<(), SimError> {
@@ -299,32 +499,42 @@ impl FlockBackend for CudaFlock {
     }
 
     fn state(&mut self) -> Result<FlockState, SimError> {
-        let b = &self.b;
+        let bodies = self
+            .stream
+            .clone_dtoh(&self.body[self.cur_body])
+            .ctx("copying from the GPU")?;
+        let vel = self
+            .stream
+            .clone_dtoh(&self.vel[self.cur_vel])
+            .ctx("copying from the GPU")?;
         Ok(FlockState {
-            pos: self.gpu.download(&b.pos)?,
-            vel: self.gpu.download(&b.vel)?,
-            id: self.gpu.download(&b.id)?,
+            pos: bodies.iter().map(|b| b.pos).collect(),
+            id: bodies.iter().map(|b| b.id).collect(),
+            vel,
         }
         .sorted_by_id())
     }
 
     fn set_state(&mut self, state: &FlockState) -> Result<(), SimError> {
-        if state.len() as u32 != self.b.n {
-            let n = state.len() as u32;
-            self.gpu
-                .check_fits(&format!("a flock of {n} boids"), Buffers::bytes(n))?;
-            self.b = Buffers::new(&self.gpu, n)?;
+        if state.len() as u32 != self.n {
+            *self = CudaFlock::new(&self.settings, state.len() as u32)?;
         }
+        self.graphs = Default::default();
         Ok(self.upload(state)?)
     }
 
     fn set_settings(&mut self, settings: &FlockSettings) -> Result<(), SimError> {
         let grid = settings.grid();
         if grid.cell_count() != self.grid.cell_count() {
-            self.cell_start = self.gpu.zeros(grid.cell_count() as usize + 1)?;
+            let cells = grid.cell_count() + 1;
+            self.cells = self.gpu.zeros(cells as usize)?;
+            self.scan = Scan::new(&self.gpu, cells)?;
         }
         self.grid = grid;
         self.settings = settings.clone();
+        self.ensure_scratch()?;
+        self.counted = false;
+        self.graphs = Default::default();
         Ok(())
     }
 
@@ -339,5 +549,13 @@ impl FlockBackend for CudaFlock {
 
     fn gpu_ms_per_step(&mut self) -> Option<f64> {
         self.clock.mean_step_ms().ok().flatten()
+    }
+
+    fn step_ms(&mut self) -> Result<Vec<f64>, SimError> {
+        Ok(self.clock.step_ms()?)
+    }
+
+    fn device_bytes_per_boid(&self) -> Option<f64> {
+        Some(self.bytes_per_boid())
     }
 }

@@ -14,21 +14,61 @@ pub enum BackendChoice {
     Cuda,
 }
 
+/// Where a flock starts.
+#[derive(Clone, Debug)]
+pub enum Start {
+    /// The CIS 565 random start (generated on the device by the CUDA backend: no host copy).
+    Random { n: usize, seed: u64 },
+    /// A given state (e.g. a snapshot).
+    State(FlockState),
+}
+
+impl Start {
+    pub fn len(&self) -> usize {
+        match self {
+            Start::Random { n, .. } => *n,
+            Start::State(s) => s.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The state on the host.
+    pub fn to_state(&self, scale: f32) -> FlockState {
+        match self {
+            Start::Random { n, seed } => FlockState::random(*n, scale, *seed),
+            Start::State(s) => s.clone(),
+        }
+    }
+}
+
+fn open_cuda(settings: &FlockSettings, start: &Start) -> Result<Box<dyn FlockBackend>, SimError> {
+    Ok(match start {
+        Start::Random { n, seed } => super::cuda::open_random(settings, *n as u32, *seed)?,
+        Start::State(s) => super::cuda::open(settings, s)?,
+    })
+}
+
 /// Opens a backend. With `Auto`, a CUDA failure falls back to the CPU and the reason is returned.
 pub fn open_backend(
     choice: BackendChoice,
     settings: &FlockSettings,
-    state: &FlockState,
+    start: &Start,
 ) -> Result<(Box<dyn FlockBackend>, Option<String>), SimError> {
+    let cpu = || {
+        Box::new(CpuFlock::new(
+            settings,
+            &start.to_state(settings.params.scale),
+        ))
+    };
     match choice {
-        BackendChoice::Cpu => Ok((Box::new(CpuFlock::new(settings, state)), None)),
-        BackendChoice::Cuda => Ok((super::cuda::open(settings, state)?, None)),
-        BackendChoice::Auto => match super::cuda::open(settings, state) {
+        BackendChoice::Cpu => Ok((cpu(), None)),
+        BackendChoice::Cuda => Ok((open_cuda(settings, start)?, None)),
+        BackendChoice::Auto => match open_cuda(settings, start) {
             Ok(b) => Ok((b, None)),
-            Err(e) => Ok((
-                Box::new(CpuFlock::new(settings, state)),
-                Some(format!("{e}; running on the CPU backend")),
-            )),
+            Err(e) => Ok((cpu(), Some(format!("{e}; running on the CPU backend")))),
         },
     }
 }

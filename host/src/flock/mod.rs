@@ -3,6 +3,7 @@
 //! Both backends implement [`FlockBackend`]: the same methods, the same stages, the same rule math
 //! (`murmur_common::flock`). `host/tests/` checks that they agree.
 
+pub mod bench;
 pub mod check;
 pub mod config;
 pub mod cpu;
@@ -28,14 +29,18 @@ pub enum Method {
     /// `coherent`, with each block staging its cells' boids in shared memory (GPU only; the CPU
     /// backend runs `coherent` for it, which it equals up to summation order).
     CoherentShared,
+    /// `coherent`, with each warp walking the union of its 32 boids' search boxes in lockstep
+    /// (GPU only; the CPU backend runs `coherent` for it).
+    CoherentWarp,
 }
 
 impl Method {
-    pub const ALL: [Method; 4] = [
+    pub const ALL: [Method; 5] = [
         Method::Naive,
         Method::Scattered,
         Method::Coherent,
         Method::CoherentShared,
+        Method::CoherentWarp,
     ];
 
     pub fn name(self) -> &'static str {
@@ -44,6 +49,7 @@ impl Method {
             Method::Scattered => "scattered",
             Method::Coherent => "coherent",
             Method::CoherentShared => "coherent-shared",
+            Method::CoherentWarp => "coherent-warp",
         }
     }
 
@@ -71,6 +77,18 @@ impl From<CellOrderArg> for CellOrder {
     }
 }
 
+/// How the GPU bins boids into cells each step (the CPU reference always uses a comparison sort).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum SortArg {
+    /// Counting sort by cell: counts fused into the position update (atomics), one scan, one
+    /// scatter that also reorders the state. Fastest; the order of boids inside a cell varies
+    /// from run to run.
+    Counting,
+    /// The device LSD radix sort of (cell, index) pairs, stable: runs are bit-reproducible.
+    Radix,
+}
+
 /// Everything that defines a flock simulation besides its state.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlockSettings {
@@ -81,6 +99,10 @@ pub struct FlockSettings {
     /// Threads per block of the GPU kernels.
     pub block_size: u32,
     pub cell_order: CellOrderArg,
+    /// GPU binning: counting or radix sort.
+    pub sort: SortArg,
+    /// GPU: replay each step as one CUDA graph (per-stage times need it off).
+    pub cuda_graph: bool,
 }
 
 impl FlockSettings {
@@ -183,6 +205,13 @@ pub trait FlockBackend {
     fn reset_times(&mut self);
     /// Mean GPU time per step from CUDA events (None on the CPU).
     fn gpu_ms_per_step(&mut self) -> Option<f64> {
+        None
+    }
+    /// Each step's time (ms) since `reset_times`: GPU time from CUDA events on the GPU, wall time
+    /// on the CPU.
+    fn step_ms(&mut self) -> Result<Vec<f64>, SimError>;
+    /// Device bytes per boid, all buffers counted (None on the CPU).
+    fn device_bytes_per_boid(&self) -> Option<f64> {
         None
     }
 }

@@ -2,6 +2,7 @@
 //! paths), the embedded PTX and its staleness check, kernel lookup, launch sizes, the
 //! memory-fit check, and CUDA-event stage timers. Every GPU backend goes through it.
 
+pub mod scan;
 pub mod sort;
 
 use crate::timing::StageTimes;
@@ -228,6 +229,8 @@ pub struct StageClock {
     times: StageTimes,
     /// Sum of whole-step GPU times (first to last event of each step).
     step_total: Duration,
+    /// Each harvested step's GPU time (first to last event), milliseconds, in step order.
+    step_ms: Vec<f64>,
 }
 
 #[derive(Default)]
@@ -247,6 +250,7 @@ impl StageClock {
             next: 0,
             times: StageTimes::default(),
             step_total: Duration::ZERO,
+            step_ms: Vec::new(),
         }
     }
 
@@ -334,6 +338,13 @@ impl StageClock {
         self.times()?;
         self.times.reset();
         self.step_total = Duration::ZERO;
+        self.step_ms.clear();
         Ok(())
+    }
+
+    /// Per-step GPU times (ms) since the last reset.
+    pub fn step_ms(&mut self) -> Result<Vec<f64>, GpuError> {
+        self.times()?;
+        Ok(self.step_ms.clone())
     }
 }

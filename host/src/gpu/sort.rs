@@ -1,6 +1,7 @@
 //! Host side of the device radix sort (`kernels-gpu/src/sort.rs`): scratch buffers allocated
 //! once, one histogram / scan / scatter round per 8-bit digit.
 
+use super::scan::Scan;
 use super::{grid_1d, DriverContext, Gpu, GpuError};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, PushKernelArg};
 
@@ -9,56 +10,44 @@ pub const SORT_BLOCK: u32 = 256;
 /// Elements per block (tile) of `radix_histogram` / `radix_scatter`.
 pub const SORT_TILE: u32 = SORT_BLOCK * 16;
 const RADIX: u32 = 256;
-const SCAN_BLOCK: u32 = 256;
-/// `log2(SCAN_BLOCK * SCAN_ITEMS)`, with `SCAN_ITEMS = 8` in `kernels-gpu/src/sort.rs`.
-const SCAN_TILE_SHIFT: u32 = 11;
 
 /// LSD radix sort of `(u32, u32)` pairs, stable, for up to `capacity` pairs.
 pub struct RadixSort {
     histogram: CudaFunction,
     scatter: CudaFunction,
-    scan_tiles: CudaFunction,
-    scan_add: CudaFunction,
     capacity: u32,
     keys_alt: CudaSlice<u32>,
     values_alt: CudaSlice<u32>,
-    /// `[0]`: digit histograms (`RADIX * tiles`); `[l > 0]`: tile sums of scan level `l - 1`.
-    scan_bufs: Vec<CudaSlice<u32>>,
+    /// Digit histograms, `RADIX * tiles`, scanned in place into scatter offsets.
+    hist: CudaSlice<u32>,
+    scan: Scan,
 }
 
-fn scan_sizes(capacity: u32) -> Vec<u32> {
-    let mut sizes = vec![RADIX * capacity.div_ceil(SORT_TILE).max(1)];
-    loop {
-        let next = sizes.last().unwrap().div_ceil(1 << SCAN_TILE_SHIFT);
-        sizes.push(next);
-        if next == 1 {
-            return sizes;
-        }
-    }
+fn hist_len(capacity: u32) -> u32 {
+    RADIX * capacity.div_ceil(SORT_TILE).max(1)
 }
 
 impl RadixSort {
     /// Device bytes the sort needs for `capacity` pairs (besides the caller's keys and values).
     pub fn bytes_needed(capacity: u32) -> u64 {
-        let scan: u64 = scan_sizes(capacity).iter().map(|&s| s as u64 * 4).sum();
-        capacity as u64 * 8 + scan
+        capacity as u64 * 8 + hist_len(capacity) as u64 * 4 + Scan::bytes_needed(hist_len(capacity))
     }
 
     pub fn new(gpu: &Gpu, capacity: u32) -> Result<RadixSort, GpuError> {
-        let scan_bufs = scan_sizes(capacity)
-            .into_iter()
-            .map(|s| gpu.zeros::<u32>(s as usize))
-            .collect::<Result<_, _>>()?;
         Ok(RadixSort {
             histogram: gpu.kernel("radix_histogram")?,
             scatter: gpu.kernel("radix_scatter")?,
-            scan_tiles: gpu.kernel("scan_tiles")?,
-            scan_add: gpu.kernel("scan_add")?,
             capacity,
             keys_alt: gpu.zeros(capacity as usize)?,
             values_alt: gpu.zeros(capacity as usize)?,
-            scan_bufs,
+            hist: gpu.zeros(hist_len(capacity) as usize)?,
+            scan: Scan::new(gpu, hist_len(capacity))?,
         })
+    }
+
+    /// Pairs this sorter can take.
+    pub fn capacity(&self) -> u32 {
+        self.capacity
     }
 
     /// Sorts the first `n` pairs by the low `bits` bits of the keys. The sorted pairs end up in
@@ -91,11 +80,11 @@ impl RadixSort {
                 .arg(&*keys)
                 .arg(&shift)
                 .arg(&SORT_TILE)
-                .arg(&mut self.scan_bufs[0]);
+                .arg(&mut self.hist);
             // SAFETY: matches radix_histogram(n, keys, shift, tile, hist); `tiles` blocks read
-            // keys[..n] and write RADIX * tiles histogram entries (scan_bufs[0] holds that many).
+            // keys[..n] and write RADIX * tiles histogram entries (hist holds that many).
             unsafe { b.launch(cfg) }.ctx("radix_histogram")?;
-            self.scan(stream, RADIX * tiles)?;
+            self.scan.run(stream, &mut self.hist, RADIX * tiles)?;
             let mut b = stream.launch_builder(&self.scatter);
             b.arg(&n)
                 .arg(&*keys)
@@ -104,50 +93,13 @@ impl RadixSort {
                 .arg(&mut self.values_alt)
                 .arg(&shift)
                 .arg(&SORT_TILE)
-                .arg(&self.scan_bufs[0]);
+                .arg(&self.hist);
             // SAFETY: matches radix_scatter(n, keys_in, values_in, keys_out, values_out, shift,
             // tile, offsets); every output index is < n by construction of the scanned offsets.
             unsafe { b.launch(scatter_cfg) }.ctx("radix_scatter")?;
             std::mem::swap(keys, &mut self.keys_alt);
             std::mem::swap(values, &mut self.values_alt);
             shift += 8;
-        }
-        Ok(())
-    }
-
-    /// Exclusive scan of `scan_bufs[0][..m]`, through the levels of tile sums.
-    fn scan(&mut self, stream: &CudaStream, m: u32) -> Result<(), GpuError> {
-        let mut sizes = vec![m];
-        loop {
-            let next = sizes.last().unwrap().div_ceil(1 << SCAN_TILE_SHIFT);
-            sizes.push(next);
-            if next == 1 {
-                break;
-            }
-        }
-        let levels = sizes.len() - 1;
-        for l in 0..levels {
-            let (lo, hi) = self.scan_bufs.split_at_mut(l + 1);
-            let tiles = sizes[l + 1];
-            let mut b = stream.launch_builder(&self.scan_tiles);
-            b.arg(&sizes[l]).arg(&mut lo[l]).arg(&mut hi[0]);
-            // SAFETY: matches scan_tiles(m, data, sums); `tiles` blocks of SCAN_BLOCK threads
-            // cover m entries, SCAN_ITEMS each, and write `tiles` sums.
-            unsafe { b.launch(grid_1d(tiles * SCAN_BLOCK, SCAN_BLOCK, 32 * 4)) }
-                .ctx("scan_tiles")?;
-        }
-        for l in (0..levels).rev() {
-            if sizes[l + 1] <= 1 {
-                continue;
-            }
-            let (lo, hi) = self.scan_bufs.split_at_mut(l + 1);
-            let mut b = stream.launch_builder(&self.scan_add);
-            b.arg(&sizes[l])
-                .arg(&mut lo[l])
-                .arg(&hi[0])
-                .arg(&SCAN_TILE_SHIFT);
-            // SAFETY: matches scan_add(m, data, sums, tile_shift); one thread per entry.
-            unsafe { b.launch(grid_1d(sizes[l], SCAN_BLOCK, 0)) }.ctx("scan_add")?;
         }
         Ok(())
     }
@@ -212,11 +164,4 @@ pub fn check_sort(
         .enumerate()
         .all(|(i, &(key, val))| gk[i] == key && gv[i] == val);
     Ok(SortCheck { n, bits, pass, ms })
-}
-
-impl RadixSort {
-    /// Pairs this sorter can take.
-    pub fn capacity(&self) -> u32 {
-        self.capacity
-    }
 }

@@ -1,0 +1,427 @@
+//! `murmur flock bench`: sweeps over N, scale, method, cell-width factor and block size; discards
+//! warm-up steps; records every measured step's time (CUDA events on the GPU, wall time on the
+//! CPU) to CSV; writes a markdown summary and PNG plots.
+
+use super::driver::{open_backend, BackendChoice, Start};
+use super::{FlockSettings, Method, SimError};
+use crate::atomic_file::write_atomic;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Per-step times of the best published CIS 565 implementation (CUDA C++, Thrust sort, coherent
+/// grid, scale 100), measured on the same H200: `(N, ms with 27 cells, ms with 8 cells)`
+/// (`shared/notes/reference.md`, 2026-11-29).
+pub const PEER_H200: [(usize, f64, f64); 3] = [
+    (100_000, 0.160, 0.175),
+    (1_000_000, 1.02, 2.05),
+    (5_000_000, 14.5, 40.1),
+];
+
+/// What to sweep.
+#[derive(Clone, Debug)]
+pub struct BenchPlan {
+    pub base: FlockSettings,
+    pub ns: Vec<usize>,
+    /// Scale for every N, or `None` for constant density (that of 1M boids at scale 100).
+    pub scale: Option<f32>,
+    pub methods: Vec<Method>,
+    pub factors: Vec<f32>,
+    pub block_sizes: Vec<u32>,
+    pub warmup: u64,
+    pub steps: u64,
+    pub backend: BackendChoice,
+    pub seed: u64,
+    pub out: PathBuf,
+}
+
+/// One configuration's figures.
+#[derive(Clone, Debug)]
+pub struct BenchRow {
+    pub n: usize,
+    pub scale: f32,
+    pub method: Method,
+    pub factor: f32,
+    pub block: u32,
+    pub backend: String,
+    pub mean_ms: f64,
+    pub median_ms: f64,
+    pub p5_ms: f64,
+    pub p95_ms: f64,
+    pub wall_ms: f64,
+    pub bytes_per_boid: Option<f64>,
+    /// Per-step times of the measured steps.
+    pub steps_ms: Vec<f64>,
+}
+
+/// The scale of `n` boids at the density of 1M boids at scale 100.
+pub fn constant_density_scale(n: usize) -> f32 {
+    (100.0 * (n as f64 / 1e6).cbrt()) as f32
+}
+
+fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() - 1) as f64 * q).round() as usize]
+}
+
+/// Runs the plan, writing `steps.csv`, `summary.csv`, `summary.md` and `ms_per_step.png` into
+/// `plan.out`. Returns the rows.
+pub fn run(plan: &BenchPlan) -> Result<Vec<BenchRow>, SimError> {
+    let mut configs = Vec::new();
+    for &n in &plan.ns {
+        for &m in &plan.methods {
+            for &f in &plan.factors {
+                for &b in &plan.block_sizes {
+                    configs.push((n, m, f, b));
+                }
+            }
+        }
+    }
+    let total = configs.len() as u64 * (plan.warmup + plan.steps);
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} {msg} [{bar:30}] {pos}/{len} steps, eta {eta}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    let mut rows = Vec::new();
+    for (n, method, factor, block) in configs {
+        let mut s = plan.base.clone();
+        s.params.scale = plan.scale.unwrap_or_else(|| constant_density_scale(n));
+        s.method = method;
+        s.cell_width_factor = factor;
+        s.block_size = block;
+        bar.set_message(format!("{} N={n} f={factor} b={block}", method.name()));
+        let start = Start::Random { n, seed: plan.seed };
+        let (mut sim, _) = open_backend(plan.backend, &s, &start)?;
+        for _ in 0..plan.warmup {
+            sim.step()?;
+            bar.inc(1);
+        }
+        sim.reset_times();
+        let t0 = std::time::Instant::now();
+        for _ in 0..plan.steps {
+            sim.step()?;
+            bar.inc(1);
+        }
+        let steps_ms = sim.step_ms()?; // waits for the GPU
+        let wall_ms = t0.elapsed().as_secs_f64() * 1e3 / plan.steps.max(1) as f64;
+        let mut sorted = steps_ms.clone();
+        sorted.sort_by(f64::total_cmp);
+        let mean = sorted.iter().sum::<f64>() / sorted.len().max(1) as f64;
+        rows.push(BenchRow {
+            n,
+            scale: s.params.scale,
+            method,
+            factor,
+            block,
+            backend: sim.describe(),
+            mean_ms: mean,
+            median_ms: percentile(&sorted, 0.5),
+            p5_ms: percentile(&sorted, 0.05),
+            p95_ms: percentile(&sorted, 0.95),
+            wall_ms,
+            bytes_per_boid: sim.device_bytes_per_boid(),
+            steps_ms,
+        });
+    }
+    bar.finish_and_clear();
+    write_outputs(plan, &rows).map_err(|e| {
+        SimError::Invalid(format!(
+            "cannot write results to {}: {e}",
+            plan.out.display()
+        ))
+    })?;
+    Ok(rows)
+}
+
+/// The markdown table of the rows (also printed by the CLI).
+pub fn markdown(rows: &[BenchRow], plan: &BenchPlan) -> String {
+    let mut s = String::new();
+    s += &format!(
+        "Warm-up {} steps discarded, {} measured; time per step = CUDA events around each step \
+         on the GPU (wall time on the CPU).\n\n",
+        plan.warmup, plan.steps
+    );
+    s += "| N | scale | method | cell width | block | mean ms/step | median | p5 | p95 | wall ms/step | boid-steps/s | bytes/boid | backend |\n";
+    s += "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    for r in rows {
+        s += &format!(
+            "| {} | {:.1} | {} | {} | {} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {} | {} | {} |\n",
+            r.n,
+            r.scale,
+            r.method.name(),
+            r.factor,
+            r.block,
+            r.mean_ms,
+            r.median_ms,
+            r.p5_ms,
+            r.p95_ms,
+            r.wall_ms,
+            super::driver::si(r.n as f64 / (r.mean_ms / 1e3)),
+            r.bytes_per_boid.map(|b| format!("{b:.1}")).unwrap_or_else(|| "-".into()),
+            r.backend
+        );
+    }
+    s
+}
+
+fn write_outputs(plan: &BenchPlan, rows: &[BenchRow]) -> std::io::Result<()> {
+    std::fs::create_dir_all(&plan.out)?;
+    write_atomic(&plan.out.join("steps.csv"), |w| {
+        writeln!(w, "n,scale,method,cell_width_factor,block_size,step,ms")?;
+        for r in rows {
+            for (i, ms) in r.steps_ms.iter().enumerate() {
+                writeln!(
+                    w,
+                    "{},{},{},{},{},{},{:.6}",
+                    r.n,
+                    r.scale,
+                    r.method.name(),
+                    r.factor,
+                    r.block,
+                    plan.warmup as usize + i,
+                    ms
+                )?;
+            }
+        }
+        Ok(())
+    })?;
+    write_atomic(&plan.out.join("summary.csv"), |w| {
+        writeln!(w, "n,scale,method,cell_width_factor,block_size,mean_ms,median_ms,p5_ms,p95_ms,wall_ms,bytes_per_boid,backend")?;
+        for r in rows {
+            writeln!(
+                w,
+                "{},{},{},{},{},{:.6},{:.6},{:.6},{:.6},{:.6},{},{}",
+                r.n,
+                r.scale,
+                r.method.name(),
+                r.factor,
+                r.block,
+                r.mean_ms,
+                r.median_ms,
+                r.p5_ms,
+                r.p95_ms,
+                r.wall_ms,
+                r.bytes_per_boid
+                    .map(|b| format!("{b:.2}"))
+                    .unwrap_or_default(),
+                r.backend
+            )?;
+        }
+        Ok(())
+    })?;
+    let md = markdown(rows, plan);
+    write_atomic(&plan.out.join("summary.md"), |w| w.write_all(md.as_bytes()))?;
+    plot::ms_per_step(&plan.out.join("ms_per_step.png"), rows, plan.scale)?;
+    if plan.block_sizes.len() > 1 {
+        plot::block_sizes(&plan.out.join("block_size.png"), rows)?;
+    }
+    Ok(())
+}
+
+/// PNG plots (plotters into an RGB buffer, encoded by `image`).
+pub mod plot {
+    use super::{BenchRow, PEER_H200};
+    use crate::atomic_file::write_atomic;
+    use plotters::prelude::*;
+    use std::path::Path;
+
+    const W: u32 = 1000;
+    const H: u32 = 650;
+    static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
+
+    fn register_font() {
+        // Registering twice is harmless; the first call wins.
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
+    }
+
+    fn err<E: std::fmt::Display>(e: E) -> std::io::Error {
+        std::io::Error::other(e.to_string())
+    }
+
+    fn save(path: &Path, buf: Vec<u8>) -> std::io::Result<()> {
+        let img = image::RgbImage::from_raw(W, H, buf).ok_or_else(|| err("plot buffer size"))?;
+        write_atomic(path, |w| {
+            img.write_to(w, image::ImageFormat::Png).map_err(err)?;
+            Ok(())
+        })
+    }
+
+    /// Series of rows grouped by (method, cell width, block).
+    fn series(rows: &[BenchRow]) -> Vec<(String, Vec<(f64, f64)>)> {
+        let mut out: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+        for r in rows {
+            let label = format!("{} f={} b={}", r.method.name(), r.factor, r.block);
+            match out.iter_mut().find(|(l, _)| *l == label) {
+                Some((_, pts)) => pts.push((r.n as f64, r.mean_ms)),
+                None => out.push((label, vec![(r.n as f64, r.mean_ms)])),
+            }
+        }
+        out
+    }
+
+    /// Milliseconds per step against N (log-log), with the CIS 565 peer's H200 figures.
+    pub fn ms_per_step(path: &Path, rows: &[BenchRow], scale: Option<f32>) -> std::io::Result<()> {
+        register_font();
+        let mut buf = vec![255u8; (W * H * 3) as usize];
+        {
+            let root = BitMapBackend::with_buffer(&mut buf, (W, H)).into_drawing_area();
+            root.fill(&WHITE).map_err(err)?;
+            let xs: Vec<f64> = rows.iter().map(|r| r.n as f64).collect();
+            let ys: Vec<f64> = rows.iter().map(|r| r.mean_ms).collect();
+            let peer = scale == Some(100.0);
+            let (mut x0, mut x1) = (
+                xs.iter().cloned().fold(f64::MAX, f64::min),
+                xs.iter().cloned().fold(0.0, f64::max),
+            );
+            let (mut y0, mut y1) = (
+                ys.iter().cloned().fold(f64::MAX, f64::min),
+                ys.iter().cloned().fold(0.0, f64::max),
+            );
+            if peer {
+                for &(n, a, b) in &PEER_H200 {
+                    x0 = x0.min(n as f64);
+                    x1 = x1.max(n as f64);
+                    y0 = y0.min(a.min(b));
+                    y1 = y1.max(a.max(b));
+                }
+            }
+            let title = match scale {
+                Some(s) => format!("flock step time, scale {s}"),
+                None => "flock step time, constant density (1M boids at scale 100)".to_string(),
+            };
+            let mut chart = ChartBuilder::on(&root)
+                .caption(title, ("sans-serif", 24))
+                .margin(15)
+                .x_label_area_size(45)
+                .y_label_area_size(70)
+                .build_cartesian_2d(
+                    (x0 * 0.8..x1 * 1.25).log_scale(),
+                    (y0 * 0.7..y1 * 1.4).log_scale(),
+                )
+                .map_err(err)?;
+            chart
+                .configure_mesh()
+                .x_desc("boids")
+                .y_desc("ms per step")
+                .label_style(("sans-serif", 15))
+                .draw()
+                .map_err(err)?;
+            for (i, (label, pts)) in series(rows).into_iter().enumerate() {
+                let c = Palette99::pick(i).to_rgba();
+                chart
+                    .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
+                    .map_err(err)?
+                    .label(label)
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+                    });
+                chart
+                    .draw_series(pts.into_iter().map(|p| Circle::new(p, 4, c.filled())))
+                    .map_err(err)?;
+            }
+            if peer {
+                for (k, name) in [
+                    (1usize, "CIS 565 peer, 27 cells (H200)"),
+                    (2, "CIS 565 peer, 8 cells (H200)"),
+                ] {
+                    let pts: Vec<(f64, f64)> = PEER_H200
+                        .iter()
+                        .map(|&(n, a, b)| (n as f64, if k == 1 { a } else { b }))
+                        .collect();
+                    let c = if k == 1 {
+                        BLACK
+                    } else {
+                        RGBColor(120, 120, 120)
+                    };
+                    chart
+                        .draw_series(LineSeries::new(pts.clone(), c.stroke_width(1)))
+                        .map_err(err)?
+                        .label(name)
+                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c));
+                    chart
+                        .draw_series(pts.into_iter().map(|p| Cross::new(p, 5, c)))
+                        .map_err(err)?;
+                }
+            }
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .label_font(("sans-serif", 14))
+                .position(SeriesLabelPosition::UpperLeft)
+                .draw()
+                .map_err(err)?;
+            root.present().map_err(err)?;
+        }
+        save(path, buf)
+    }
+
+    /// Milliseconds per step against block size, one line per N.
+    pub fn block_sizes(path: &Path, rows: &[BenchRow]) -> std::io::Result<()> {
+        register_font();
+        let mut buf = vec![255u8; (W * H * 3) as usize];
+        {
+            let root = BitMapBackend::with_buffer(&mut buf, (W, H)).into_drawing_area();
+            root.fill(&WHITE).map_err(err)?;
+            let bmax = rows.iter().map(|r| r.block).max().unwrap_or(1024) as f64;
+            let ymax = rows.iter().map(|r| r.mean_ms).fold(0.0, f64::max);
+            let mut chart = ChartBuilder::on(&root)
+                .caption("step time against block size", ("sans-serif", 24))
+                .margin(15)
+                .x_label_area_size(45)
+                .y_label_area_size(70)
+                .build_cartesian_2d(0.0..bmax * 1.05, 0.0..ymax * 1.15)
+                .map_err(err)?;
+            chart
+                .configure_mesh()
+                .x_desc("threads per block")
+                .y_desc("ms per step")
+                .label_style(("sans-serif", 15))
+                .draw()
+                .map_err(err)?;
+            let mut groups: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+            for r in rows {
+                let label = format!("N={} {} f={}", r.n, r.method.name(), r.factor);
+                match groups.iter_mut().find(|(l, _)| *l == label) {
+                    Some((_, p)) => p.push((r.block as f64, r.mean_ms)),
+                    None => groups.push((label, vec![(r.block as f64, r.mean_ms)])),
+                }
+            }
+            for (i, (label, pts)) in groups.into_iter().enumerate() {
+                let c = Palette99::pick(i).to_rgba();
+                chart
+                    .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
+                    .map_err(err)?
+                    .label(label)
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+                    });
+                chart
+                    .draw_series(pts.into_iter().map(|p| Circle::new(p, 4, c.filled())))
+                    .map_err(err)?;
+            }
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .label_font(("sans-serif", 14))
+                .draw()
+                .map_err(err)?;
+            root.present().map_err(err)?;
+        }
+        save(path, buf)
+    }
+}
+
+/// Checks the output folder up front (a sweep can take minutes).
+pub fn check_out(out: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(out)?;
+    let probe = out.join(".murmur-write-test");
+    std::fs::write(&probe, b"")?;
+    std::fs::remove_file(&probe)
+}
