@@ -4,8 +4,8 @@
 
 use crate::thread;
 use murmur_common::lbm::{
-    initial_populations, store_populations, stream_collide_cell, stream_collide_interior, LbmParams,
-    ACM_MRT, BGK, RM_MRT,
+    initial_populations, store_populations, stream_collide_cell, stream_collide_interior,
+    LbmParams, ACM_MRT, BGK, RM_MRT,
 };
 
 /// Stage `init`: `f[q n + cell]` = equilibrium of `rho[cell]`, `(ux, uy, uz)[cell]`, where
