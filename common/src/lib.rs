@@ -12,6 +12,7 @@
 extern crate std;
 
 pub mod flock;
+pub mod lbm;
 pub mod math;
 pub mod render;
 pub mod rng;

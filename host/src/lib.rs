@@ -4,6 +4,7 @@
 
 pub mod atomic_file;
 pub mod flock;
+pub mod fluid;
 pub mod gpu;
 pub mod timing;
 pub mod view;

@@ -23,10 +23,15 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+// Parsed once per process: the size difference between the variants costs nothing.
+#[allow(clippy::large_enum_variant)]
 enum Top {
     /// Reynolds flocking (CIS 565 rules): run, view, render.
     #[command(subcommand)]
     Flock(FlockCmd),
+    /// Kinetic fluid (D3Q27 lattice Boltzmann: BGK, RM-MRT, ACM-MRT): run, validate, bench.
+    #[command(subcommand)]
+    Fluid(murmur::fluid::cli::FluidCmd),
 }
 
 #[derive(Subcommand)]
@@ -546,6 +551,7 @@ fn main() {
         Top::Flock(FlockCmd::Check(a)) => flock_check(a),
         Top::Flock(FlockCmd::Bench(a)) => flock_bench(a),
         Top::Flock(FlockCmd::SortBench(a)) => sort_bench(a),
+        Top::Fluid(cmd) => murmur::fluid::cli::run(cmd),
     };
     if let Err(e) = result {
         eprintln!("murmur: error: {}", one_line(&e));

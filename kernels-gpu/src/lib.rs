@@ -7,6 +7,7 @@
 #![allow(internal_features, clippy::missing_safety_doc)]
 
 pub mod flock;
+pub mod lbm;
 pub mod render;
 pub mod sort;
 pub mod thread;

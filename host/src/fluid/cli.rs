@@ -1,0 +1,382 @@
+//! `murmur fluid ...`: run a scene, validate, benchmark, CPU-vs-GPU parity. Errors go up to
+//! `main` as `anyhow` errors and become one line there.
+
+use super::bench::{bench_one, BenchResult};
+use super::driver::{self, BackendChoice, Checkpoint, RunOptions};
+use super::scene::{self, SceneFile};
+use super::validate::{self, Opener, Sizes};
+use super::{cpu::CpuFluid, FluidBackend, FluidError, Setup};
+use anyhow::{bail, Context, Result};
+use murmur_common::lbm::{CollisionModel, Units};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+/// Largest relative field difference accepted between the CPU and CUDA backends.
+pub const PARITY_TOLERANCE: f64 = 1e-5;
+
+/// Collision model names on the command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ModelArg {
+    Bgk,
+    RmMrt,
+    AcmMrt,
+}
+
+impl From<ModelArg> for CollisionModel {
+    fn from(m: ModelArg) -> CollisionModel {
+        match m {
+            ModelArg::Bgk => CollisionModel::Bgk,
+            ModelArg::RmMrt => CollisionModel::RmMrt,
+            ModelArg::AcmMrt => CollisionModel::AcmMrt,
+        }
+    }
+}
+
+fn models(m: &[ModelArg]) -> Vec<CollisionModel> {
+    if m.is_empty() {
+        CollisionModel::ALL.to_vec()
+    } else {
+        m.iter().map(|&m| m.into()).collect()
+    }
+}
+
+#[derive(clap::Subcommand)]
+pub enum FluidCmd {
+    /// Run a scene (TOML, see assets/fluid/) and write the fields as .vti (ParaView) or .npz.
+    Run(RunArgs),
+    /// Validation: Taylor-Green decay, Poiseuille, lid-driven cavity vs Ghia et al. (1982).
+    /// Prints an error table; exits non-zero when any case misses its target.
+    Validate(ValidateArgs),
+    /// Throughput per collision model: MLUPs/s, bytes per cell update, fraction of bandwidth.
+    Bench(BenchArgs),
+    /// CPU vs CUDA: largest relative field difference after some steps on small scenes.
+    #[command(hide = true)]
+    Parity(ParityArgs),
+}
+
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// Scene file, e.g. assets/fluid/cavity-re100.toml.
+    #[arg(value_name = "SCENE.toml")]
+    pub scene: PathBuf,
+    /// Steps to run [default: the scene's run.steps].
+    #[arg(long)]
+    pub steps: Option<u64>,
+    /// Where to run: auto picks CUDA when usable, else the CPU.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: BackendChoice,
+    /// Collision model [default: the scene's].
+    #[arg(long, value_enum)]
+    pub model: Option<ModelArg>,
+    /// Output: a FILE.vti or FILE.npz for the final fields, or a folder that gets both formats
+    /// every run.output_every steps and at the end.
+    #[arg(long, value_name = "DIR|FILE")]
+    pub out: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+#[derive(clap::Args)]
+pub struct ValidateArgs {
+    /// Backend to validate.
+    #[arg(long, value_enum, default_value = "cpu")]
+    pub backend: BackendChoice,
+    /// Small grids (about a minute on a 2-core CPU); the full sizes are meant for a GPU.
+    #[arg(long)]
+    pub quick: bool,
+    /// Collision models, comma separated [default: all].
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub models: Vec<ModelArg>,
+}
+
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// Backend to measure.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: BackendChoice,
+    /// Cube edge lengths, comma separated.
+    #[arg(long, value_delimiter = ',', default_values_t = vec![128u32, 256])]
+    pub sizes: Vec<u32>,
+    /// Collision models, comma separated [default: all].
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub models: Vec<ModelArg>,
+    /// Timed steps per measurement.
+    #[arg(long, default_value_t = 100)]
+    pub steps: u64,
+}
+
+#[derive(clap::Args)]
+pub struct ParityArgs {
+    /// Steps to run on both backends.
+    #[arg(long, default_value_t = 100)]
+    pub steps: u64,
+    /// Collision models, comma separated [default: all].
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub models: Vec<ModelArg>,
+}
+
+/// Runs a fluid command.
+pub fn run(cmd: &FluidCmd) -> Result<()> {
+    match cmd {
+        FluidCmd::Run(a) => run_scene(a),
+        FluidCmd::Validate(a) => validate_cmd(a),
+        FluidCmd::Bench(a) => bench_cmd(a),
+        FluidCmd::Parity(a) => parity_cmd(a),
+    }
+}
+
+fn opener(
+    choice: BackendChoice,
+) -> impl FnMut(&Setup) -> Result<Box<dyn FluidBackend>, FluidError> {
+    move |setup: &Setup| match choice {
+        BackendChoice::Cpu => Ok(Box::new(CpuFluid::new(setup)?) as Box<dyn FluidBackend>),
+        BackendChoice::Cuda => super::cuda::open(setup),
+        BackendChoice::Auto => driver::open_backend(choice, setup).map(|(b, _)| b),
+    }
+}
+
+/// Where the fields go.
+enum Out {
+    None,
+    File(PathBuf),
+    Dir(PathBuf),
+}
+
+fn run_scene(a: &RunArgs) -> Result<()> {
+    let mut file = SceneFile::load(&a.scene)?;
+    if let Some(m) = a.model {
+        file.collision = m.into();
+    }
+    let scene = file.build()?;
+    for w in &scene.warnings {
+        eprintln!("murmur: warning: {w}");
+    }
+    let out = match &a.out {
+        None => Out::None,
+        Some(p) if matches!(p.extension().and_then(|e| e.to_str()), Some("vti" | "npz")) => {
+            crate::atomic_file::check_writable_parent(p)
+                .with_context(|| format!("cannot write {}", p.display()))?;
+            Out::File(p.clone())
+        }
+        Some(p) if p.extension().is_some() => {
+            bail!(
+                "--out {}: use a folder, or a file ending in .vti or .npz",
+                p.display()
+            )
+        }
+        Some(p) => {
+            std::fs::create_dir_all(p).with_context(|| format!("cannot create {}", p.display()))?;
+            Out::Dir(p.clone())
+        }
+    };
+    let steps = a.steps.unwrap_or(scene.file.run.steps);
+    let (mut backend, note) = driver::open_backend(a.backend, &scene.setup)?;
+    if let Some(note) = note {
+        eprintln!("murmur: {note}");
+    }
+    let units = scene.units;
+    let l = scene.setup.lattice();
+    let p = &scene.setup.params;
+    let nu = (1.0 / p.rates.shear as f64 - 0.5) / 3.0;
+    let ph = &scene.file.physical;
+    println!(
+        "scene {} ({}): {} x {} x {} cells, {}, dx {:.4e} m, dt {:.4e} s, tau {:.4}, Re {:.0}, \
+         lattice Mach {:.3}, {} steps = {:.4} s",
+        scene.file.name,
+        scene.file.collision.name(),
+        l.nx,
+        l.ny,
+        l.nz,
+        backend.describe(),
+        units.dx,
+        units.dt,
+        Units::tau(nu),
+        ph.velocity * ph.length / ph.viscosity,
+        Units::mach(units.velocity_to_lattice(ph.velocity)),
+        steps,
+        steps as f64 * units.dt
+    );
+    let name = scene.file.name.clone();
+    let flags = scene.setup.flags.clone();
+    let opts = RunOptions {
+        steps,
+        check_every: scene.file.run.check_every,
+        output_every: match out {
+            Out::Dir(_) => scene.file.run.output_every,
+            _ => 0,
+        },
+        progress: !a.quiet && std::io::stderr().is_terminal(),
+    };
+    let mut last_good: Option<Checkpoint> = None;
+    let mut written = Vec::new();
+    let result = driver::run(backend.as_mut(), &flags, opts, &mut last_good, |step, f| {
+        let t = step as f64 * units.dt;
+        match &out {
+            Out::None => {}
+            Out::File(p) => {
+                super::output::write(p, f, &flags, &units, t)?;
+                written.push(p.clone());
+            }
+            Out::Dir(d) => {
+                for ext in ["vti", "npz"] {
+                    let p = d.join(format!("{name}_{step:07}.{ext}"));
+                    super::output::write(&p, f, &flags, &units, t)?;
+                    written.push(p);
+                }
+            }
+        }
+        Ok(())
+    });
+    match result {
+        Ok(report) => {
+            println!("{}", report.summary(&backend.describe()));
+            println!("stages (mean per step): {}", report.stages);
+            for p in written.iter().rev().take(2) {
+                println!("wrote {}", p.display());
+            }
+            Ok(())
+        }
+        Err(e @ FluidError::NonFinite { .. }) => {
+            let saved = match last_good {
+                Some(c) => {
+                    let path = last_good_path(&out, &name, c.step);
+                    super::output::write(
+                        &path,
+                        &c.fields,
+                        &flags,
+                        &units,
+                        c.step as f64 * units.dt,
+                    )?;
+                    format!(
+                        "; the last good state (step {}) is saved in {}",
+                        c.step,
+                        path.display()
+                    )
+                }
+                None => String::new(),
+            };
+            bail!("{e}{saved}")
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn last_good_path(out: &Out, name: &str, step: u64) -> PathBuf {
+    match out {
+        Out::File(p) => {
+            let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or("fluid");
+            let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("vti");
+            p.with_file_name(format!("{stem}_last_good_{step:07}.{ext}"))
+        }
+        Out::Dir(d) => d.join(format!("{name}_last_good_{step:07}.vti")),
+        Out::None => Path::new(".").join(format!("{name}_last_good_{step:07}.vti")),
+    }
+}
+
+fn validate_cmd(a: &ValidateArgs) -> Result<()> {
+    let sizes = if a.quick { Sizes::QUICK } else { Sizes::FULL };
+    let mut open = opener(a.backend);
+    let what = open(&scene::taylor_green(8, 1, 0.0, 0.1, CollisionModel::Bgk)?)?.describe();
+    println!(
+        "validating on {what} ({} grids)",
+        if a.quick { "quick" } else { "full" }
+    );
+    let results = validate::run_all(&mut open as &mut Opener, &models(&a.models), sizes, |r| {
+        eprintln!(
+            "  {} / {}: error {:.5} (target {}) in {:.1} s",
+            r.case,
+            r.model.name(),
+            r.error,
+            r.target,
+            r.seconds
+        )
+    })?;
+    print!("{}", validate::table(&results));
+    let failed = results.iter().filter(|r| !r.passed()).count();
+    if failed > 0 {
+        bail!(
+            "{failed} of {} validation cases missed their targets",
+            results.len()
+        );
+    }
+    println!("all {} cases passed", results.len());
+    Ok(())
+}
+
+fn bench_cmd(a: &BenchArgs) -> Result<()> {
+    if a.steps == 0 || a.sizes.iter().any(|&n| !(8..=1024).contains(&n)) {
+        bail!("--steps must be > 0 and every size within 8..=1024");
+    }
+    let mut open = opener(a.backend);
+    let what = open(&scene::taylor_green(8, 1, 0.0, 0.1, CollisionModel::Bgk)?)?.describe();
+    println!("fluid bench on {what}, FP32, periodic box, pull scheme (one fused kernel)");
+    let mut results: Vec<BenchResult> = Vec::new();
+    for &n in &a.sizes {
+        for m in models(&a.models) {
+            let r = bench_one(&mut open as &mut Opener, m, n, a.steps)?;
+            eprintln!("  {} {n}^3: {:.0} MLUPs/s", m.name(), r.mlups);
+            results.push(r);
+        }
+    }
+    print!("{}", super::bench::table(&results));
+    if results.iter().any(|r| !r.gpu_timed) {
+        println!("(times are wall clock over the timed steps; the GPU uses CUDA events)");
+    }
+    Ok(())
+}
+
+fn parity_cmd(a: &ParityArgs) -> Result<()> {
+    let mut cpu = opener(BackendChoice::Cpu);
+    let mut cuda = opener(BackendChoice::Cuda);
+    println!(
+        "CPU vs CUDA after {} steps: max |a - b| / max |b| of (rho - 1) and u",
+        a.steps
+    );
+    println!("| scene | model | rho | u | pass |\n|---|---|---|---|---|");
+    let mut worst = 0.0f64;
+    for model in models(&a.models) {
+        for (name, setup) in parity_setups(model)? {
+            let mut fields = Vec::new();
+            for open in [&mut cpu as &mut Opener, &mut cuda as &mut Opener] {
+                let mut b = open(&setup)?;
+                for s in 1..=a.steps {
+                    b.step(s == a.steps)?;
+                }
+                fields.push(b.fields()?);
+            }
+            let (drho, du) = fields[1].max_relative_difference(&fields[0]);
+            let ok = drho <= PARITY_TOLERANCE && du <= PARITY_TOLERANCE;
+            worst = worst.max(drho).max(du);
+            println!(
+                "| {name} | {} | {drho:.2e} | {du:.2e} | {} |",
+                model.name(),
+                if ok { "yes" } else { "NO" }
+            );
+        }
+    }
+    if worst > PARITY_TOLERANCE {
+        bail!("CPU and CUDA differ by {worst:.2e} > {PARITY_TOLERANCE:.0e}");
+    }
+    println!("parity ok: worst {worst:.2e} <= {PARITY_TOLERANCE:.0e}");
+    Ok(())
+}
+
+/// Small scenes that exercise every boundary type and the forcing.
+pub fn parity_setups(model: CollisionModel) -> Result<Vec<(&'static str, Setup)>, FluidError> {
+    Ok(vec![
+        (
+            "taylor-green 32x32x8",
+            scene::taylor_green(32, 8, 0.05, 0.02, model)?,
+        ),
+        ("cavity 32 (lid)", scene::cavity(32, 2, 0.1, 0.032, model)?),
+        (
+            "poiseuille 32 (force)",
+            scene::poiseuille(32, 0.05, 0.1, model)?,
+        ),
+        (
+            "obstacle 48x24x24 (inlet/outlet)",
+            scene::obstacle([48, 24, 24], [12.0, 12.0, 12.0], 4.0, 0.05, 0.01, model)?,
+        ),
+    ])
+}

@@ -1,0 +1,157 @@
+//! The run driver: picks a backend, steps it with a progress bar, checks for NaN, hands fields
+//! to the output and reports figures.
+
+use super::{cpu::CpuFluid, Fields, FluidBackend, FluidError, Setup};
+use std::time::{Duration, Instant};
+
+/// Which backend to run on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackendChoice {
+    /// CUDA when a GPU and the kernels are usable, otherwise the CPU (and say why).
+    Auto,
+    /// The CPU reference (rayon, all cores).
+    Cpu,
+    /// The Rust CUDA kernels; an error when no GPU is usable.
+    Cuda,
+}
+
+/// Opens a backend. With `Auto`, a CUDA failure falls back to the CPU and the reason is returned.
+pub fn open_backend(
+    choice: BackendChoice,
+    setup: &Setup,
+) -> Result<(Box<dyn FluidBackend>, Option<String>), FluidError> {
+    match choice {
+        BackendChoice::Cpu => Ok((Box::new(CpuFluid::new(setup)?), None)),
+        BackendChoice::Cuda => Ok((super::cuda::open(setup)?, None)),
+        BackendChoice::Auto => match super::cuda::open(setup) {
+            Ok(b) => Ok((b, None)),
+            Err(e) => Ok((
+                Box::new(CpuFluid::new(setup)?),
+                Some(format!("{e}; running on the CPU backend")),
+            )),
+        },
+    }
+}
+
+/// The last state whose fields were checked finite.
+#[derive(Clone, Debug)]
+pub struct Checkpoint {
+    pub step: u64,
+    pub fields: Fields,
+}
+
+/// How to run.
+#[derive(Clone, Copy, Debug)]
+pub struct RunOptions {
+    pub steps: u64,
+    /// NaN check every this many steps (0: never).
+    pub check_every: u64,
+    /// Call the output every this many steps (0: only after the last step).
+    pub output_every: u64,
+    pub progress: bool,
+}
+
+/// Figures of one run.
+#[derive(Clone, Debug)]
+pub struct RunReport {
+    pub steps: u64,
+    pub cells: usize,
+    pub wall: Duration,
+    pub gpu_ms_per_step: Option<f64>,
+    pub stages: String,
+}
+
+impl RunReport {
+    /// Million lattice-cell updates per second of wall time (all cells, fluid or not).
+    pub fn mlups(&self) -> f64 {
+        self.steps as f64 * self.cells as f64 / self.wall.as_secs_f64().max(1e-12) / 1e6
+    }
+
+    pub fn summary(&self, what: &str) -> String {
+        let mut s = format!(
+            "{} steps of {} cells ({what}) in {:.3} s: {:.1} MLUPs/s wall",
+            self.steps,
+            self.cells,
+            self.wall.as_secs_f64(),
+            self.mlups()
+        );
+        if let Some(g) = self.gpu_ms_per_step {
+            s += &format!(
+                ", {g:.4} ms/step GPU ({:.0} MLUPs/s, CUDA events)",
+                self.cells as f64 / g / 1e3
+            );
+        }
+        s
+    }
+}
+
+/// Runs `opts.steps` steps. Fields are stored and checked every `check_every` steps; a finite
+/// check updates `last_good`, a failed one stops the run with [`FluidError::NonFinite`] naming
+/// the step (the caller saves `last_good`). `output(step, fields)` gets the fields every
+/// `output_every` steps and after the last step.
+pub fn run(
+    backend: &mut dyn FluidBackend,
+    flags: &[u8],
+    opts: RunOptions,
+    last_good: &mut Option<Checkpoint>,
+    mut output: impl FnMut(u64, &Fields) -> Result<(), FluidError>,
+) -> Result<RunReport, FluidError> {
+    let bar = if opts.progress {
+        let b = indicatif::ProgressBar::new(opts.steps);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} step {pos}/{len} [{bar:30}] {per_sec} eta {eta}",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    if last_good.is_none() {
+        *last_good = Some(Checkpoint {
+            step: 0,
+            fields: backend.fields()?,
+        });
+    }
+    let lattice = backend.lattice();
+    backend.reset_times();
+    let t0 = Instant::now();
+    for step in 1..=opts.steps {
+        let check = opts.check_every > 0 && step % opts.check_every == 0;
+        let out = step == opts.steps || (opts.output_every > 0 && step % opts.output_every == 0);
+        backend.step(check || out)?;
+        if check || out {
+            let fields = backend.fields()?;
+            if let Some(cell) = fields.first_non_finite(flags) {
+                bar.finish_and_clear();
+                let (x, y, z) = lattice.coords(cell);
+                return Err(FluidError::NonFinite {
+                    step,
+                    last_good: last_good.as_ref().map_or(0, |c| c.step),
+                    every: opts.check_every,
+                    x,
+                    y,
+                    z,
+                });
+            }
+            if out {
+                output(step, &fields)?;
+            }
+            *last_good = Some(Checkpoint { step, fields });
+        }
+        bar.inc(1);
+    }
+    backend.synchronize()?;
+    let gpu = backend.gpu_ms_per_step();
+    let wall = t0.elapsed();
+    bar.finish_and_clear();
+    Ok(RunReport {
+        steps: opts.steps,
+        cells: lattice.cells(),
+        wall,
+        gpu_ms_per_step: gpu,
+        stages: backend.times()?.summary(),
+    })
+}

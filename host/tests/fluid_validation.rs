@@ -1,0 +1,43 @@
+//! The quick validation cases on the CPU reference: every model must meet the targets
+//! on small grids (TGV decay rate, Poiseuille profile, cavity Re 100 against Ghia et al.).
+
+use murmur::fluid::cpu::CpuFluid;
+use murmur::fluid::validate::{self, Opener, Sizes};
+use murmur::fluid::{FluidBackend, FluidError, Setup};
+use murmur_common::lbm::CollisionModel;
+
+fn cpu() -> impl FnMut(&Setup) -> Result<Box<dyn FluidBackend>, FluidError> {
+    |s: &Setup| Ok(Box::new(CpuFluid::new(s)?) as Box<dyn FluidBackend>)
+}
+
+#[test]
+fn taylor_green_and_poiseuille_meet_their_targets_for_every_model() {
+    let mut open = cpu();
+    for m in CollisionModel::ALL {
+        let q = Sizes::QUICK;
+        let tgv =
+            validate::taylor_green_case(&mut open as &mut Opener, m, q.tgv, q.tgv_depth).unwrap();
+        assert!(tgv.passed(), "{tgv:?}");
+        let p = validate::poiseuille_case(&mut open as &mut Opener, m, q.poiseuille).unwrap();
+        assert!(p.passed(), "{p:?}");
+    }
+}
+
+#[test]
+fn cavity_re100_matches_ghia_for_every_model() {
+    let mut open = cpu();
+    for m in CollisionModel::ALL {
+        let r = validate::cavity_case(&mut open as &mut Opener, m, Sizes::QUICK.cavity_re100, 100)
+            .unwrap();
+        assert!(r.passed(), "{r:?}");
+    }
+}
+
+#[test]
+fn ghia_scoring_is_zero_on_ghia_and_grows_with_a_perturbation() {
+    let rms = validate::ghia_rms(&validate::GHIA_U_RE100, &validate::GHIA_V_RE100, 100);
+    assert_eq!(rms, 0.0);
+    let u: Vec<f64> = validate::GHIA_U_RE100.iter().map(|v| v + 0.01).collect();
+    let rms = validate::ghia_rms(&u, &validate::GHIA_V_RE100, 100);
+    assert!((rms - 0.01 / 2f64.sqrt()).abs() < 1e-12, "{rms}");
+}
