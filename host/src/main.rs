@@ -543,6 +543,12 @@ fn flock_check(a: &CheckArgs) -> Result<()> {
 }
 
 fn main() {
+    // `murmur ... | head` should end quietly, as Unix tools do, not panic on the closed pipe.
+    #[cfg(unix)]
+    // SAFETY: restores the default SIGPIPE action at start-up, before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match &cli.cmd {
         Top::Flock(FlockCmd::Run(a)) => flock_run(a),

@@ -216,6 +216,15 @@ fn write_outputs(plan: &BenchPlan, rows: &[BenchRow]) -> std::io::Result<()> {
     })?;
     let md = markdown(rows, plan);
     write_atomic(&plan.out.join("summary.md"), |w| w.write_all(md.as_bytes()))?;
+    // Log-scale plots need positive, finite times.
+    if rows
+        .iter()
+        .any(|r| !(r.mean_ms.is_finite() && r.mean_ms > 0.0))
+    {
+        return Err(std::io::Error::other(
+            "a configuration recorded no step times",
+        ));
+    }
     plot::ms_per_step(&plan.out.join("ms_per_step.png"), rows, plan.scale)?;
     if plan.block_sizes.len() > 1 {
         plot::block_sizes(&plan.out.join("block_size.png"), rows)?;

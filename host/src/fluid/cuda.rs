@@ -161,14 +161,16 @@ impl FluidBackend for CudaFluid {
 
     fn memory_bandwidth(&mut self) -> Result<f64, FluidError> {
         let stream = &self.gpu.stream;
+        // Timing events (events recorded without flags cannot be timed).
+        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let bytes = 2.0 * 4.0 * 27.0 * self.n as f64;
         let mut best = f64::INFINITY;
         for _ in 0..5 {
-            let start = stream.record_event(None).ctx("recording a CUDA event")?;
+            let start = stream.record_event(timing).ctx("recording a CUDA event")?;
             stream
                 .memcpy_dtod(&self.f_src, &mut self.f_dst)
                 .ctx("copying the populations")?;
-            let end = stream.record_event(None).ctx("recording a CUDA event")?;
+            let end = stream.record_event(timing).ctx("recording a CUDA event")?;
             end.synchronize().ctx("waiting for a CUDA event")?;
             let ms = start.elapsed_ms(&end).ctx("reading a CUDA event")? as f64;
             best = best.min(ms / 1e3);

@@ -280,6 +280,7 @@ impl StageClock {
                 .elapsed_ms(&s.events[s.used - 1].1)
                 .ctx("reading a CUDA event")?;
             self.step_total += Duration::from_secs_f64(ms as f64 / 1e3);
+            self.step_ms.push(ms as f64);
         }
         self.times.steps += 1;
         Ok(())
