@@ -3,6 +3,7 @@
 //! CLI over it; tests use it directly.
 
 pub mod atomic_file;
+pub mod backend;
 pub mod flock;
 pub mod fluid;
 pub mod gpu;

@@ -98,6 +98,19 @@ struct FrameBuffers {
 /// Threads per block of the per-pixel render kernels.
 const RENDER_BLOCK: u32 = 256;
 
+/// The current buffer of a double-buffered pair (read) and the other one (written).
+fn ping_pong<T>(
+    pair: &mut [CudaSlice<T>; 2],
+    current: usize,
+) -> (&CudaSlice<T>, &mut CudaSlice<T>) {
+    let (a, b) = pair.split_at_mut(1);
+    if current == 0 {
+        (&a[0], &mut b[0])
+    } else {
+        (&b[0], &mut a[0])
+    }
+}
+
 /// One captured step and the buffer arrangement (`cur_body`, `cur_vel`) it leaves.
 type StepGraph = (CudaGraph, (usize, usize));
 
@@ -308,18 +321,8 @@ impl CudaFlock {
                     unsafe { l.launch(cfg) }.ctx("scatter_index")?;
                     mark!("scatter_index");
                 } else {
-                    let (b0, b1) = self.body.split_at_mut(1);
-                    let (v0, v1) = self.vel.split_at_mut(1);
-                    let (bin, bout) = if cb == 0 {
-                        (&b0[0], &mut b1[0])
-                    } else {
-                        (&b1[0], &mut b0[0])
-                    };
-                    let (vin, vout) = if cv == 0 {
-                        (&v0[0], &mut v1[0])
-                    } else {
-                        (&v1[0], &mut v0[0])
-                    };
+                    let (bin, bout) = ping_pong(&mut self.body, cb);
+                    let (vin, vout) = ping_pong(&mut self.vel, cv);
                     let mut l = stream.launch_builder(&self.k.scatter_cells);
                     l.arg(&n)
                         .arg(&grid)
@@ -360,18 +363,8 @@ impl CudaFlock {
                 unsafe { l.launch(cfg) }.ctx("cell_bounds")?;
                 mark!("cell_bounds");
                 if method != Method::Scattered {
-                    let (b0, b1) = self.body.split_at_mut(1);
-                    let (v0, v1) = self.vel.split_at_mut(1);
-                    let (bin, bout) = if cb == 0 {
-                        (&b0[0], &mut b1[0])
-                    } else {
-                        (&b1[0], &mut b0[0])
-                    };
-                    let (vin, vout) = if cv == 0 {
-                        (&v0[0], &mut v1[0])
-                    } else {
-                        (&v1[0], &mut v0[0])
-                    };
+                    let (bin, bout) = ping_pong(&mut self.body, cb);
+                    let (vin, vout) = ping_pong(&mut self.vel, cv);
                     let mut l = stream.launch_builder(&self.k.gather);
                     l.arg(&n)
                         .arg(&*values)
@@ -389,12 +382,7 @@ impl CudaFlock {
             }
         }
         // Velocity: reads body[cb_next], vel[cv_now]; writes vel[cv_now ^ 1].
-        let (v0, v1) = self.vel.split_at_mut(1);
-        let (vin, vout) = if cv_now == 0 {
-            (&v0[0], &mut v1[0])
-        } else {
-            (&v1[0], &mut v0[0])
-        };
+        let (vin, vout) = ping_pong(&mut self.vel, cv_now);
         let body = &self.body[cb_next];
         let (kernel, name, smem) = match method {
             Method::Naive => (&self.k.update_velocity_naive, "update_velocity_naive", 0),

@@ -3,16 +3,7 @@
 use super::{cpu::CpuFlock, FlockBackend, FlockSettings, FlockState, SimError};
 use std::time::{Duration, Instant};
 
-/// Which backend to run on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum BackendChoice {
-    /// CUDA when a GPU and the kernels are usable, otherwise the CPU (and say why).
-    Auto,
-    /// The CPU reference (rayon, all cores).
-    Cpu,
-    /// The Rust CUDA kernels; an error when no GPU is usable.
-    Cuda,
-}
+pub use crate::backend::BackendChoice;
 
 /// Where a flock starts.
 #[derive(Clone, Debug)]
@@ -57,20 +48,15 @@ pub fn open_backend(
     settings: &FlockSettings,
     start: &Start,
 ) -> Result<(Box<dyn FlockBackend>, Option<String>), SimError> {
-    let cpu = || {
-        Box::new(CpuFlock::new(
-            settings,
-            &start.to_state(settings.params.scale),
-        ))
-    };
-    match choice {
-        BackendChoice::Cpu => Ok((cpu(), None)),
-        BackendChoice::Cuda => Ok((open_cuda(settings, start)?, None)),
-        BackendChoice::Auto => match open_cuda(settings, start) {
-            Ok(b) => Ok((b, None)),
-            Err(e) => Ok((cpu(), Some(format!("{e}; running on the CPU backend")))),
+    choice.open(
+        || -> Result<Box<dyn FlockBackend>, SimError> {
+            Ok(Box::new(CpuFlock::new(
+                settings,
+                &start.to_state(settings.params.scale),
+            )))
         },
-    }
+        || open_cuda(settings, start),
+    )
 }
 
 /// Figures of one run.
@@ -127,19 +113,7 @@ pub fn run(
     steps: u64,
     progress: bool,
 ) -> Result<RunReport, SimError> {
-    let bar = if progress {
-        let b = indicatif::ProgressBar::new(steps);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} step {pos}/{len} [{bar:30}] {per_sec} eta {eta}",
-            )
-            .expect("valid template")
-            .progress_chars("=> "),
-        );
-        b
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let bar = crate::backend::step_bar(steps, progress);
     backend.reset_times();
     let t0 = Instant::now();
     for _ in 0..steps {

@@ -4,33 +4,17 @@
 use super::{cpu::CpuFluid, Fields, FluidBackend, FluidError, Setup};
 use std::time::{Duration, Instant};
 
-/// Which backend to run on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum BackendChoice {
-    /// CUDA when a GPU and the kernels are usable, otherwise the CPU (and say why).
-    Auto,
-    /// The CPU reference (rayon, all cores).
-    Cpu,
-    /// The Rust CUDA kernels; an error when no GPU is usable.
-    Cuda,
-}
+pub use crate::backend::BackendChoice;
 
 /// Opens a backend. With `Auto`, a CUDA failure falls back to the CPU and the reason is returned.
 pub fn open_backend(
     choice: BackendChoice,
     setup: &Setup,
 ) -> Result<(Box<dyn FluidBackend>, Option<String>), FluidError> {
-    match choice {
-        BackendChoice::Cpu => Ok((Box::new(CpuFluid::new(setup)?), None)),
-        BackendChoice::Cuda => Ok((super::cuda::open(setup)?, None)),
-        BackendChoice::Auto => match super::cuda::open(setup) {
-            Ok(b) => Ok((b, None)),
-            Err(e) => Ok((
-                Box::new(CpuFluid::new(setup)?),
-                Some(format!("{e}; running on the CPU backend")),
-            )),
-        },
-    }
+    choice.open(
+        || -> Result<Box<dyn FluidBackend>, FluidError> { Ok(Box::new(CpuFluid::new(setup)?)) },
+        || super::cuda::open(setup),
+    )
 }
 
 /// The last state whose fields were checked finite.
@@ -96,19 +80,7 @@ pub fn run(
     last_good: &mut Option<Checkpoint>,
     mut output: impl FnMut(u64, &Fields) -> Result<(), FluidError>,
 ) -> Result<RunReport, FluidError> {
-    let bar = if opts.progress {
-        let b = indicatif::ProgressBar::new(opts.steps);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} step {pos}/{len} [{bar:30}] {per_sec} eta {eta}",
-            )
-            .expect("valid template")
-            .progress_chars("=> "),
-        );
-        b
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let bar = crate::backend::step_bar(opts.steps, opts.progress);
     if last_good.is_none() {
         *last_good = Some(Checkpoint {
             step: 0,
