@@ -2,6 +2,9 @@
 //! forcing, for every model. Runs only where a CUDA GPU and the kernels' PTX are present;
 //! elsewhere it prints why it skipped (the H200 round is `scripts/gpu-fluid.sh`).
 
+mod support;
+use support::skip_note;
+
 use murmur::fluid::cli::{parity_setups, PARITY_TOLERANCE};
 use murmur::fluid::cpu::CpuFluid;
 use murmur::fluid::cuda::CudaFluid;
@@ -12,7 +15,9 @@ use murmur_common::lbm::CollisionModel;
 #[test]
 fn cuda_fields_match_the_cpu_after_100_steps() {
     if let Err(e) = Gpu::open() {
-        eprintln!("skipping cuda_fields_match_the_cpu_after_100_steps: {e}");
+        skip_note(&format!(
+            "skipping cuda_fields_match_the_cpu_after_100_steps: {e}"
+        ));
         return;
     }
     for model in CollisionModel::ALL {

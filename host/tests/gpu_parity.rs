@@ -1,6 +1,9 @@
 //! GPU against the CPU reference. Runs only where a CUDA GPU and the kernels' PTX are present;
 //! elsewhere each test prints why it skipped (CI has no GPU; the H200 run is `murmur flock check`).
 
+mod support;
+use support::skip_note;
+
 use murmur::flock::check::{parity, ONE_STEP_TOLERANCE};
 use murmur::flock::config::FlockConfig;
 use murmur::flock::{CellOrderArg, FlockState, Method};
@@ -10,7 +13,7 @@ fn gpu_or_skip(test: &str) -> bool {
     match Gpu::open() {
         Ok(_) => true,
         Err(e) => {
-            eprintln!("skipping {test}: {e}");
+            skip_note(&format!("skipping {test}: {e}"));
             false
         }
     }
