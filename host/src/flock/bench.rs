@@ -261,13 +261,18 @@ pub mod plot {
     }
 
     /// Series of rows grouped by (method, cell width, block).
-    fn series(rows: &[BenchRow]) -> Vec<(String, Vec<(f64, f64)>)> {
+    /// Rows grouped into labelled series of `(x, mean ms)` points, in first-seen order.
+    fn series(
+        rows: &[BenchRow],
+        label: impl Fn(&BenchRow) -> String,
+        x: impl Fn(&BenchRow) -> f64,
+    ) -> Vec<(String, Vec<(f64, f64)>)> {
         let mut out: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
         for r in rows {
-            let label = format!("{} f={} b={}", r.method.name(), r.factor, r.block);
-            match out.iter_mut().find(|(l, _)| *l == label) {
-                Some((_, pts)) => pts.push((r.n as f64, r.mean_ms)),
-                None => out.push((label, vec![(r.n as f64, r.mean_ms)])),
+            let (l, p) = (label(r), (x(r), r.mean_ms));
+            match out.iter_mut().find(|(name, _)| *name == l) {
+                Some((_, pts)) => pts.push(p),
+                None => out.push((l, vec![p])),
             }
         }
         out
@@ -320,7 +325,12 @@ pub mod plot {
                 .label_style(("sans-serif", 15))
                 .draw()
                 .map_err(err)?;
-            for (i, (label, pts)) in series(rows).into_iter().enumerate() {
+            let by_config = series(
+                rows,
+                |r| format!("{} f={} b={}", r.method.name(), r.factor, r.block),
+                |r| r.n as f64,
+            );
+            for (i, (label, pts)) in by_config.into_iter().enumerate() {
                 let c = Palette99::pick(i).to_rgba();
                 chart
                     .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
@@ -393,14 +403,11 @@ pub mod plot {
                 .label_style(("sans-serif", 15))
                 .draw()
                 .map_err(err)?;
-            let mut groups: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
-            for r in rows {
-                let label = format!("N={} {} f={}", r.n, r.method.name(), r.factor);
-                match groups.iter_mut().find(|(l, _)| *l == label) {
-                    Some((_, p)) => p.push((r.block as f64, r.mean_ms)),
-                    None => groups.push((label, vec![(r.block as f64, r.mean_ms)])),
-                }
-            }
+            let groups = series(
+                rows,
+                |r| format!("N={} {} f={}", r.n, r.method.name(), r.factor),
+                |r| r.block as f64,
+            );
             for (i, (label, pts)) in groups.into_iter().enumerate() {
                 let c = Palette99::pick(i).to_rgba();
                 chart
