@@ -158,7 +158,7 @@ pub unsafe extern "ptx-kernel" fn update_velocity_naive(
     let s = naive_sums(&params, n, i, x, |j| {
         ((*body.add(j as usize)).pos, *vel.add(j as usize))
     });
-    *vel_out.add(i as usize) = new_velocity(&params, x, v, &s);
+    *vel_out.add(i as usize) = new_velocity(&params, v, &s);
 }
 
 /// Stage `update_velocity_scattered`: grid search through the sorted index array.
@@ -178,16 +178,15 @@ pub unsafe extern "ptx-kernel" fn update_velocity_scattered(
     let s = grid_sums(
         &params,
         &grid,
-        i,
         x,
+        v,
         |key| *cell_start.add(key as usize),
         |k| {
-            let j = *values.add(k as usize);
-            (j, (*body.add(j as usize)).pos)
+            let j = *values.add(k as usize) as usize;
+            ((*body.add(j)).pos, *vel.add(j))
         },
-        |k| *vel.add(*values.add(k as usize) as usize),
     );
-    *vel_out.add(i as usize) = new_velocity(&params, x, v, &s);
+    *vel_out.add(i as usize) = new_velocity(&params, v, &s);
 }
 
 /// Stage `update_velocity_coherent`: grid search over state already in cell order.
@@ -206,13 +205,12 @@ pub unsafe extern "ptx-kernel" fn update_velocity_coherent(
     let s = grid_sums(
         &params,
         &grid,
-        i,
         x,
+        v,
         |key| *cell_start.add(key as usize),
-        |k| (k, (*body.add(k as usize)).pos),
-        |k| *vel.add(k as usize),
+        |k| ((*body.add(k as usize)).pos, *vel.add(k as usize)),
     );
-    *vel_out.add(i as usize) = new_velocity(&params, x, v, &s);
+    *vel_out.add(i as usize) = new_velocity(&params, v, &s);
 }
 
 /// Stage `update_velocity_coherent_warp`: a warp's 32 boids are consecutive in cell order, so
@@ -274,7 +272,7 @@ pub unsafe extern "ptx-kernel" fn update_velocity_coherent_warp(
         z += 1;
     }
     if valid {
-        *vel_out.add(i as usize) = new_velocity(&params, x, v, &s);
+        *vel_out.add(i as usize) = new_velocity(&params, v, &s);
     }
 }
 
@@ -362,7 +360,7 @@ pub unsafe extern "ptx-kernel" fn update_velocity_coherent_shared(
         z += 1;
     }
     if valid {
-        *vel_out.add(i as usize) = new_velocity(&params, x, v, &s);
+        *vel_out.add(i as usize) = new_velocity(&params, v, &s);
     }
 }
 

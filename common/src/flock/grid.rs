@@ -152,30 +152,40 @@ impl Grid {
         self.min + c as f32 * self.cell_width
     }
 
+    /// How far every cell is widened on each side for culling: float rounding in
+    /// [`Grid::coord`] can then never make a search drop a true neighbour (visiting extra cells
+    /// costs only time).
+    #[inline(always)]
+    pub fn margin(&self) -> f32 {
+        (-self.min + self.cell_width) * 1.0e-5
+    }
+
+    /// Distance along one axis from `x` to cell coordinate `c`'s slab widened by
+    /// [`Grid::margin`]: zero inside it.
+    #[inline(always)]
+    pub fn axis_gap(&self, c: u32, x: f32) -> f32 {
+        let m = self.margin();
+        let lo = self.cell_lo(c) - m;
+        let hi = self.cell_lo(c) + self.cell_width + m;
+        if x < lo {
+            lo - x
+        } else if x > hi {
+            x - hi
+        } else {
+            0.0
+        }
+    }
+
     /// False when no point of cell `c` is closer than `r` to `p` (the cell can be skipped).
-    ///
-    /// Conservative: cell bounds are widened by a small margin so float rounding in
-    /// [`Grid::coord`] can never drop a true neighbour; visiting extra cells costs only time.
+    /// Conservative: cells are widened by [`Grid::margin`].
     #[inline(always)]
     pub fn cell_may_hold_neighbour(&self, c: [u32; 3], p: Vec3, r: f32) -> bool {
-        let margin = (-self.min + self.cell_width) * 1.0e-5;
-        let mut d2 = 0.0f32;
-        let mut axis = 0;
-        while axis < 3 {
-            let x = p.axis(axis);
-            let lo = self.cell_lo(c[axis]) - margin;
-            let hi = self.cell_lo(c[axis]) + self.cell_width + margin;
-            let d = if x < lo {
-                lo - x
-            } else if x > hi {
-                x - hi
-            } else {
-                0.0
-            };
-            d2 += d * d;
-            axis += 1;
-        }
-        d2 < r * r
+        let (dx, dy, dz) = (
+            self.axis_gap(c[0], p.x),
+            self.axis_gap(c[1], p.y),
+            self.axis_gap(c[2], p.z),
+        );
+        dx * dx + dy * dy + dz * dz < r * r
     }
 }
 

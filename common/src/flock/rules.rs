@@ -1,9 +1,16 @@
 //! The three Reynolds rules, the speed limit and the position update (CIS 565 semantics).
 //!
 //! A velocity update is: start from `RuleSums::default()`, call [`RuleSums::accumulate`] for every
-//! *other* boid the search visits (the caller excludes self, by index), then [`new_velocity`].
-//! Boids the search visits that are out of every radius are ignored by `accumulate`, so any search
-//! that visits a superset of the true neighbours gives the same sums up to summation order.
+//! *other* boid the search visits, then [`new_velocity`]. Boids the search visits that are out of
+//! every radius are ignored by `accumulate`, so any search that visits a superset of the true
+//! neighbours gives the same sums up to summation order. A search may also visit the boid itself
+//! and take it back out afterwards with [`RuleSums::remove_self`] (the grid searches do: their
+//! inner loop then needs no test of the index).
+//!
+//! Cohesion sums offsets `other - self`, not positions: the CIS 565 rule
+//! `(sum(other) / n - self) * rule1_scale` equals `sum(other - self) / n * rule1_scale`, the
+//! offsets are small (at most the radius) so the sum loses less to rounding, and the boid itself
+//! adds an exact zero.
 
 use super::params::FlockParams;
 use crate::math::Vec3;
@@ -12,7 +19,7 @@ use crate::math::Vec3;
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct RuleSums {
-    /// Sum of positions of boids closer than `rule1_distance` (cohesion).
+    /// Sum of offsets `other - self` of boids closer than `rule1_distance` (cohesion).
     pub center: Vec3,
     /// Sum of `-(other - self)` over boids closer than `rule2_distance` (separation).
     pub separation: Vec3,
@@ -44,7 +51,7 @@ impl RuleSums {
         let d = other_pos - pos;
         let d2 = d.length_squared();
         if d2 < p.rule1_distance * p.rule1_distance {
-            self.center += other_pos;
+            self.center += d;
             self.n_cohesion += 1;
         }
         if d2 < p.rule2_distance * p.rule2_distance {
@@ -53,6 +60,20 @@ impl RuleSums {
         if d2 < p.rule3_distance * p.rule3_distance {
             self.velocity += other_vel();
             self.n_alignment += 1;
+        }
+    }
+
+    /// Takes back what [`RuleSums::accumulate`] added for the boid itself (offset zero, velocity
+    /// `own_vel`), for searches that visit it. Exact for the counts, cohesion and separation (the
+    /// boid added zeros there); the alignment sum gets `own_vel` subtracted.
+    #[inline(always)]
+    pub fn remove_self(&mut self, p: &FlockParams, own_vel: Vec3) {
+        if 0.0 < p.rule1_distance * p.rule1_distance {
+            self.n_cohesion -= 1;
+        }
+        if 0.0 < p.rule3_distance * p.rule3_distance {
+            self.velocity -= own_vel;
+            self.n_alignment -= 1;
         }
     }
 
@@ -66,16 +87,17 @@ impl RuleSums {
         self.n_alignment += o.n_alignment;
     }
 
-    /// `rule1 + rule2 + rule3` for a boid at `pos`.
+    /// `rule1 + rule2 + rule3`.
     ///
-    /// - rule 1: `(mean neighbour position - pos) * rule1_scale`, zero without neighbours;
+    /// - rule 1: `(mean neighbour position - pos) * rule1_scale` (the mean offset), zero without
+    ///   neighbours;
     /// - rule 2: `separation * rule2_scale` (not averaged);
     /// - rule 3: `mean neighbour velocity * rule3_scale`, own velocity not subtracted.
     #[inline(always)]
-    pub fn velocity_change(&self, p: &FlockParams, pos: Vec3) -> Vec3 {
+    pub fn velocity_change(&self, p: &FlockParams) -> Vec3 {
         let mut dv = self.separation * p.rule2_scale;
         if self.n_cohesion > 0 {
-            dv += (self.center / self.n_cohesion as f32 - pos) * p.rule1_scale;
+            dv += self.center / self.n_cohesion as f32 * p.rule1_scale;
         }
         if self.n_alignment > 0 {
             dv += self.velocity / self.n_alignment as f32 * p.rule3_scale;
@@ -97,8 +119,8 @@ pub fn clamp_speed(v: Vec3, max_speed: f32) -> Vec3 {
 
 /// The new velocity of a boid: old velocity plus the three rules, then the speed limit.
 #[inline(always)]
-pub fn new_velocity(p: &FlockParams, pos: Vec3, vel: Vec3, sums: &RuleSums) -> Vec3 {
-    clamp_speed(vel + sums.velocity_change(p, pos), p.max_speed)
+pub fn new_velocity(p: &FlockParams, vel: Vec3, sums: &RuleSums) -> Vec3 {
+    clamp_speed(vel + sums.velocity_change(p), p.max_speed)
 }
 
 /// Wraps one coordinate: below `-scale` becomes exactly `+scale`, above `+scale` exactly `-scale`.
@@ -145,7 +167,7 @@ mod tests {
         let v = Vec3::new(0.1, -0.2, 0.3);
         let s = sums_of(Vec3::ZERO, &[(Vec3::new(50.0, 0.0, 0.0), Vec3::splat(1.0))]);
         assert_eq!(s, RuleSums::default());
-        assert_eq!(new_velocity(&p(), Vec3::ZERO, v, &s), v);
+        assert_eq!(new_velocity(&p(), v, &s), v);
     }
 
     #[test]
@@ -161,7 +183,7 @@ mod tests {
         assert_eq!(s.n_alignment, 1);
         assert_eq!(s.separation, Vec3::ZERO);
         // rule1 = (4.99 - 0) * 0.01; rule3 = (0,1,0) * 0.1.
-        let dv = s.velocity_change(&p(), Vec3::ZERO);
+        let dv = s.velocity_change(&p());
         assert_eq!(dv, Vec3::new(4.99 * 0.01, 0.1, 0.0));
     }
 
@@ -184,7 +206,7 @@ mod tests {
                 (Vec3::new(0.0, 2.0, 0.0), Vec3::ZERO),
             ],
         );
-        let dv = s.velocity_change(&p(), Vec3::ZERO);
+        let dv = s.velocity_change(&p());
         // rule1: mean (0.5, 1, 0) * 0.01; rule2: (-1, -2, 0) * 0.1; rule3: mean vel 0.
         let expect = Vec3::new(-1.0, -2.0, 0.0) * 0.1 + Vec3::new(0.5, 1.0, 0.0) * 0.01;
         assert_eq!(dv, expect);
@@ -200,7 +222,7 @@ mod tests {
                 (Vec3::new(-4.0, 0.0, 0.0), Vec3::new(0.0, 0.4, 0.0)),
             ],
         );
-        let v = new_velocity(&p(), Vec3::ZERO, own, &s);
+        let v = new_velocity(&p(), own, &s);
         // rule1: mean position 0 -> 0; rule3: mean (0, 0.3, 0) * 0.1 = (0, 0.03, 0).
         assert_eq!(v, Vec3::new(0.5, 0.3 * 0.1, 0.0));
     }

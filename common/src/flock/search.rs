@@ -1,17 +1,19 @@
 //! Neighbour searches, written once for the CPU reference and the kernels.
 //!
 //! Storage is abstracted by closures so that the host passes slices and the kernels raw device
-//! pointers: `boid(k)` returns `(index, position, velocity)` of the `k`-th entry the search walks.
+//! pointers: `boid(k)` returns the position and velocity of the `k`-th entry the search walks.
 //! Cells are found through `cell_start(key)`: the index of the first sorted boid whose key is
 //! `>= key`, defined for every key in `0..=cell_count` (so cell `key` holds entries
 //! `cell_start(key)..cell_start(key + 1)`, and with `Linear` keys a run of cells along x is one
-//! contiguous range: the search walks 9 x-runs instead of 27 cells). Self is excluded by index;
-//! every visited boid goes through [`RuleSums::accumulate`], which ignores boids out of range.
-
+//! contiguous range: the search walks one run per row of its box, not one per cell).
+//!
+//! The grid search visits the boid itself too and takes it back out at the end
+//! ([`RuleSums::remove_self`]), so its inner loop has no index test; every visited boid goes
+//! through [`RuleSums::accumulate`], which ignores boids out of range.
 use super::grid::{CellOrder, Grid};
 use super::params::FlockParams;
 use super::rules::RuleSums;
-use crate::math::Vec3;
+use crate::math::{sqrt, Vec3};
 
 /// Brute force (`naive`): every boid `0..n` but `me`.
 #[inline(always)]
@@ -31,46 +33,53 @@ where
     s
 }
 
-/// Calls `visit(start, end)` for each run of sorted entries the grid search must look at, for a
-/// boid at `pos`: the cells meeting `[pos - r, pos + r]` (`r` = largest rule distance) minus
-/// those that cannot hold a neighbour, z then y then x. `Linear` keys: one run per (y, z) row,
-/// from the first to the last kept cell of the row; `Morton`: one run per kept cell.
+/// Most runs [`grid_sums`] gathers before walking them as one flat list (a box of 9 x 9 rows:
+/// cell widths down to a quarter of the search radius with `Linear` keys). A box with more rows,
+/// or a `Morton` box of more cells, is walked run by run instead.
+pub const MAX_RUNS: usize = 81;
+
+/// Calls `visit(key_lo, key_end)` for each run of cells the grid search must look at, for a boid
+/// at `pos`: the run's entries are `cell_start(key_lo)..cell_start(key_end)`. The cells are those
+/// meeting `[pos - r, pos + r]` (`r` = largest rule distance) that can hold a neighbour
+/// ([`Grid::cell_may_hold_neighbour`]), z then y then x. `Linear` keys: one run per (y, z) row
+/// whose cells can hold one, trimmed to the x-range `pos.x ± sqrt(r^2 - dy^2 - dz^2)` (`dy`, `dz`:
+/// the row's distance to `pos`); `Morton`: one run per cell.
 #[inline(always)]
-pub fn for_each_run<S, V>(p: &FlockParams, grid: &Grid, pos: Vec3, cell_start: S, mut visit: V)
+pub fn for_each_run_keys<V>(p: &FlockParams, grid: &Grid, pos: Vec3, mut visit: V)
 where
-    S: Fn(u32) -> u32,
     V: FnMut(u32, u32),
 {
     let r = p.max_distance();
+    let r2 = r * r;
     let b = grid.search_box(pos, r);
     let linear = grid.order == CellOrder::Linear as u32;
+    let m = grid.margin();
     let mut z = b.lo[2];
     while z <= b.hi[2] {
+        let dz = grid.axis_gap(z, pos.z);
         let mut y = b.lo[1];
         while y <= b.hi[1] {
-            if linear {
-                // Culling is convex along a row: trim the row's ends.
-                let mut x0 = b.lo[0];
-                let mut x1 = b.hi[0];
-                while x0 <= x1 && !grid.cell_may_hold_neighbour([x0, y, z], pos, r) {
-                    x0 += 1;
-                }
-                while x1 > x0 && !grid.cell_may_hold_neighbour([x1, y, z], pos, r) {
-                    x1 -= 1;
-                }
-                if x0 <= x1 {
-                    let k0 = grid.key_of_cell([x0, y, z]);
-                    let k1 = grid.key_of_cell([x1, y, z]);
-                    visit(cell_start(k0), cell_start(k1 + 1));
-                }
-            } else {
-                let mut x = b.lo[0];
-                while x <= b.hi[0] {
-                    if grid.cell_may_hold_neighbour([x, y, z], pos, r) {
-                        let k = grid.key_of_cell([x, y, z]);
-                        visit(cell_start(k), cell_start(k + 1));
+            let dy = grid.axis_gap(y, pos.y);
+            let rest = r2 - dy * dy - dz * dz;
+            if rest > 0.0 {
+                if linear {
+                    // Cells of the row closer than r: |x gap| < sqrt(rest), widened by the margin.
+                    let h = sqrt(rest) + m;
+                    let x0 = max_u32(grid.coord(pos.x - h), b.lo[0]);
+                    let x1 = min_u32(grid.coord(pos.x + h), b.hi[0]);
+                    visit(
+                        grid.key_of_cell([x0, y, z]),
+                        grid.key_of_cell([x1, y, z]) + 1,
+                    );
+                } else {
+                    let mut x = b.lo[0];
+                    while x <= b.hi[0] {
+                        if grid.cell_may_hold_neighbour([x, y, z], pos, r) {
+                            let k = grid.key_of_cell([x, y, z]);
+                            visit(k, k + 1);
+                        }
+                        x += 1;
                     }
-                    x += 1;
                 }
             }
             y += 1;
@@ -79,35 +88,129 @@ where
     }
 }
 
-/// Uniform-grid search (`scattered` and `coherent`): sums over every entry of every run of
-/// [`for_each_run`], except `me`. `boid(k)` gives the `k`-th entry's index and position;
-/// `velocity(k)` its velocity, read only for alignment neighbours.
+/// [`for_each_run_keys`] with the runs as entry ranges: `visit(start, end)`.
 #[inline(always)]
-pub fn grid_sums<S, B, V>(
+pub fn for_each_run<S, V>(p: &FlockParams, grid: &Grid, pos: Vec3, cell_start: S, mut visit: V)
+where
+    S: Fn(u32) -> u32,
+    V: FnMut(u32, u32),
+{
+    for_each_run_keys(p, grid, pos, |k0, k1| visit(cell_start(k0), cell_start(k1)));
+}
+
+#[inline(always)]
+fn min_u32(a: u32, b: u32) -> u32 {
+    if a < b {
+        a
+    } else {
+        b
+    }
+}
+
+#[inline(always)]
+fn max_u32(a: u32, b: u32) -> u32 {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
+
+/// Uniform-grid search (`scattered` and `coherent`) for the boid at `pos` with velocity `vel`:
+/// the rule sums over every entry of every run of [`for_each_run_keys`], the boid itself taken
+/// back out. `boid(k)` gives the `k`-th entry's position and velocity.
+///
+/// The runs are gathered first (their bounds loaded four runs at a time, empty ones dropped),
+/// then walked as one flat list: on a GPU every lane of a warp then loops as long as its own
+/// candidate count, not as long as the longest run of any lane. Boxes with more than
+/// [`MAX_RUNS`] runs are walked run by run. Both walks visit the same entries in the same order.
+#[inline(always)]
+pub fn grid_sums<S, B>(
     p: &FlockParams,
     grid: &Grid,
-    me: u32,
     pos: Vec3,
+    vel: Vec3,
     cell_start: S,
     boid: B,
-    velocity: V,
 ) -> RuleSums
 where
     S: Fn(u32) -> u32,
-    B: Fn(u32) -> (u32, Vec3),
-    V: Fn(u32) -> Vec3,
+    B: Fn(u32) -> (Vec3, Vec3),
 {
     let mut s = RuleSums::default();
-    for_each_run(p, grid, pos, cell_start, |start, end| {
-        let mut k = start;
-        while k < end {
-            let (j, q) = boid(k);
-            if j != me {
-                s.accumulate_with(p, pos, q, || velocity(k));
+    let b = grid.search_box(pos, p.max_distance());
+    let (ny, nz) = (b.hi[1] - b.lo[1] + 1, b.hi[2] - b.lo[2] + 1);
+    let most = if grid.order == CellOrder::Linear as u32 {
+        ny * nz
+    } else {
+        ny * nz * (b.hi[0] - b.lo[0] + 1)
+    };
+    if most as usize > MAX_RUNS {
+        for_each_run(p, grid, pos, cell_start, |start, end| {
+            let mut k = start;
+            while k < end {
+                let (q, v) = boid(k);
+                s.accumulate(p, pos, q, v);
+                k += 1;
             }
-            k += 1;
-        }
+        });
+        s.remove_self(p, vel);
+        return s;
+    }
+    let mut runs = core::mem::MaybeUninit::<[[u32; 2]; MAX_RUNS]>::uninit();
+    let runs = runs.as_mut_ptr() as *mut [u32; 2];
+    // SAFETY (every `runs.add(i)` below): `i < len <= most <= MAX_RUNS`, and entries are read
+    // only after being written.
+    let mut len = 0u32;
+    for_each_run_keys(p, grid, pos, |k0, k1| {
+        unsafe { runs.add(len as usize).write([k0, k1]) };
+        len += 1;
     });
+    // Keys to entry ranges in place, four runs at a time (eight independent loads), keeping
+    // the non-empty ones.
+    let mut kept = 0u32;
+    let mut total = 0u32;
+    let mut i = 0u32;
+    while i < len {
+        let at = |j: u32| unsafe { *runs.add(min_u32(i + j, len - 1) as usize) };
+        let (a, b, c, d) = (at(0), at(1), at(2), at(3));
+        let ra = [cell_start(a[0]), cell_start(a[1])];
+        let rb = [cell_start(b[0]), cell_start(b[1])];
+        let rc = [cell_start(c[0]), cell_start(c[1])];
+        let rd = [cell_start(d[0]), cell_start(d[1])];
+        let got = len - i;
+        let mut keep = |run: [u32; 2], valid: bool| {
+            if valid && run[0] < run[1] {
+                unsafe { runs.add(kept as usize).write(run) };
+                kept += 1;
+                total += run[1] - run[0];
+            }
+        };
+        keep(ra, true);
+        keep(rb, got > 1);
+        keep(rc, got > 2);
+        keep(rd, got > 3);
+        i += 4;
+    }
+    if kept == 0 {
+        return s; // only for a boid outside the sorted set; its own cell holds it otherwise
+    }
+    // One counted loop over every candidate (a single back edge: the compiler keeps it flat
+    // instead of nesting a loop per run, which would make lanes wait for each other per run).
+    let mut r = 0u32;
+    let [mut k, mut end] = unsafe { *runs };
+    let mut t = 0u32;
+    while t < total {
+        let (q, v) = boid(k);
+        s.accumulate(p, pos, q, v);
+        k += 1;
+        if k == end && r + 1 < kept {
+            r += 1;
+            [k, end] = unsafe { *runs.add(r as usize) };
+        }
+        t += 1;
+    }
+    s.remove_self(p, vel);
     s
 }
 

@@ -123,11 +123,11 @@ fn update_velocity(
     p: &FlockParams,
     pos: &[Vec3],
     vel: &[Vec3],
-    sums: impl Fn(u32, Vec3) -> murmur_common::flock::RuleSums + Sync,
+    sums: impl Fn(u32, Vec3, Vec3) -> murmur_common::flock::RuleSums + Sync,
 ) {
     out.par_iter_mut().enumerate().for_each(|(i, v)| {
-        let s = sums(i as u32, pos[i]);
-        *v = new_velocity(p, pos[i], vel[i], &s);
+        let s = sums(i as u32, pos[i], vel[i]);
+        *v = new_velocity(p, vel[i], &s);
     });
 }
 
@@ -149,7 +149,7 @@ impl FlockBackend for CpuFlock {
             Method::Naive => {
                 let (pos, vel) = (&self.pos, &self.vel);
                 stage(&mut self.times, "update_velocity_naive", || {
-                    update_velocity(&mut self.vel_new, &p, pos, vel, |i, x| {
+                    update_velocity(&mut self.vel_new, &p, pos, vel, |i, x, _| {
                         naive_sums(&p, n, i, x, |j| (pos[j as usize], vel[j as usize]))
                     })
                 });
@@ -159,18 +159,17 @@ impl FlockBackend for CpuFlock {
                 let (pos, vel, pairs) = (&self.pos, &self.vel, &self.pairs);
                 let start = &self.cell_start;
                 stage(&mut self.times, "update_velocity_scattered", || {
-                    update_velocity(&mut self.vel_new, &p, pos, vel, |i, x| {
+                    update_velocity(&mut self.vel_new, &p, pos, vel, |_, x, v| {
                         grid_sums(
                             &p,
                             &grid,
-                            i,
                             x,
+                            v,
                             |key| start[key as usize],
                             |k| {
-                                let j = pairs[k as usize].1;
-                                (j, pos[j as usize])
+                                let j = pairs[k as usize].1 as usize;
+                                (pos[j], vel[j])
                             },
-                            |k| vel[pairs[k as usize].1 as usize],
                         )
                     })
                 });
@@ -200,15 +199,14 @@ impl FlockBackend for CpuFlock {
                 let (pos, vel) = (&self.pos, &self.vel);
                 let start = &self.cell_start;
                 stage(&mut self.times, "update_velocity_coherent", || {
-                    update_velocity(&mut self.vel_new, &p, pos, vel, |i, x| {
+                    update_velocity(&mut self.vel_new, &p, pos, vel, |_, x, v| {
                         grid_sums(
                             &p,
                             &grid,
-                            i,
                             x,
+                            v,
                             |key| start[key as usize],
-                            |k| (k, pos[k as usize]),
-                            |k| vel[k as usize],
+                            |k| (pos[k as usize], vel[k as usize]),
                         )
                     })
                 });
