@@ -1,10 +1,15 @@
 //! Flocking kernels, one per stage of a step. All rule and grid math is `murmur_common::flock`.
 //!
-//! Device layout per boid: `Body` (position + id, 16 bytes, one aligned load), velocity (`Vec3`,
-//! 12 bytes), both double-buffered; `slot` (u32, the boid's rank in its cell, counting sort);
-//! `values` (u32, sorted index array, `scattered`); `keys` (u32, radix sort only). Per grid
-//! cell: one u32 (`cells`: counts, then, scanned in place, the lower-bound table of the search,
-//! `cell_count + 1` entries).
+//! Device layout per boid: `Body` (position + id, 16 bytes, one aligned load) and velocity
+//! (`Vec3`, 12 bytes), both double-buffered (56 bytes); `values` (u32, sorted index array,
+//! `scattered`) and `keys` (u32, radix sort only). Per grid cell: `counts` (u32, the next step's
+//! cell populations) and `cell_end` (u32): the exclusive scan of the counts, which the scatter
+//! advances cell by cell, so that after it `cell_end[k]` is the end of cell `k`'s entries and
+//! the start of cell `k + 1`'s ([`cell_start`]).
+//!
+//! A step updates velocity and position in one kernel (`update_boids_*`): boid `i` reads the
+//! previous state and writes its new state to index `i` of the other buffer, and counts itself
+//! into its new cell for the next step's binning.
 
 use crate::thread::{self, block, block_dim, shared, sync, tid, warp_max, warp_min};
 use core::sync::atomic::{AtomicU32, Ordering};
@@ -25,10 +30,27 @@ fn boid_index(n: u32) -> Option<u32> {
     }
 }
 
-/// `atomicAdd(&cells[key], 1)`: the boid's rank among the boids counted into its cell.
+/// `atomicAdd(&counts[key], 1)`, result unused.
 #[inline(always)]
-unsafe fn count_into(cells: *mut u32, key: u32) -> u32 {
-    AtomicU32::from_ptr(cells.add(key as usize)).fetch_add(1, Ordering::Relaxed)
+unsafe fn count_into(counts: *mut u32, key: u32) {
+    AtomicU32::from_ptr(counts.add(key as usize)).fetch_add(1, Ordering::Relaxed);
+}
+
+/// Claims the next free entry of cell `key`: `atomicAdd(&cell_end[key], 1)`.
+#[inline(always)]
+unsafe fn claim(cell_end: *mut u32, key: u32) -> u32 {
+    AtomicU32::from_ptr(cell_end.add(key as usize)).fetch_add(1, Ordering::Relaxed)
+}
+
+/// Start of cell `key`'s entries: the end of cell `key - 1` (0 for the first cell). Defined for
+/// every key in `0..=cell_count`.
+#[inline(always)]
+unsafe fn cell_start(cell_end: *const u32, key: u32) -> u32 {
+    if key == 0 {
+        0
+    } else {
+        *cell_end.add(key as usize - 1)
+    }
 }
 
 /// Stage `init_flock`: the CIS 565 start (uniform positions, zero velocities, ids `0..n`).
@@ -48,52 +70,52 @@ pub unsafe extern "ptx-kernel" fn init_flock(
     *vel.add(i as usize) = Vec3::ZERO;
 }
 
-/// Stage `count_cells`: `slot[i] = atomicAdd(&cells[key(pos[i])], 1)` (cells zeroed before).
+/// Stage `count_cells`: `counts[key(pos[i])] += 1` (counts zeroed before; only after a reset of
+/// the state: steps count in `update_boids_*`).
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn count_cells(
     n: u32,
     grid: Grid,
     body: *const Body,
-    cells: *mut u32,
-    slot: *mut u32,
+    counts: *mut u32,
 ) {
     let Some(i) = boid_index(n) else { return };
-    *slot.add(i as usize) = count_into(cells, grid.key((*body.add(i as usize)).pos));
+    count_into(counts, grid.key((*body.add(i as usize)).pos));
 }
 
-/// Stage `scatter_cells` (`coherent`, counting sort): move each boid to
-/// `cell_start[key] + slot`, so the state ends up in cell order.
+/// Stage `scatter_cells` (`coherent`, counting sort): each boid claims the next entry of its
+/// cell (`cell_end` holds the cell starts before, the cell ends after), so the state ends up in
+/// cell order.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn scatter_cells(
     n: u32,
     grid: Grid,
     body_in: *const Body,
     vel_in: *const Vec3,
-    cell_start: *const u32,
-    slot: *const u32,
+    cell_end: *mut u32,
     body_out: *mut Body,
     vel_out: *mut Vec3,
 ) {
     let Some(i) = boid_index(n) else { return };
     let b = *body_in.add(i as usize);
-    let dest = *cell_start.add(grid.key(b.pos) as usize) + *slot.add(i as usize);
-    *body_out.add(dest as usize) = b;
-    *vel_out.add(dest as usize) = *vel_in.add(i as usize);
+    let dest = claim(cell_end, grid.key(b.pos)) as usize;
+    *body_out.add(dest) = b;
+    *vel_out.add(dest) = *vel_in.add(i as usize);
 }
 
-/// Stage `scatter_index` (`scattered`, counting sort): the sorted index array.
+/// Stage `scatter_index` (`scattered`, counting sort): the sorted index array, claimed the same
+/// way.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn scatter_index(
     n: u32,
     grid: Grid,
     body: *const Body,
-    cell_start: *const u32,
-    slot: *const u32,
+    cell_end: *mut u32,
     values: *mut u32,
 ) {
     let Some(i) = boid_index(n) else { return };
     let key = grid.key((*body.add(i as usize)).pos);
-    *values.add((*cell_start.add(key as usize) + *slot.add(i as usize)) as usize) = i;
+    *values.add(claim(cell_end, key) as usize) = i;
 }
 
 /// Stage `compute_keys` (radix sort path): `keys[i]` = cell key of boid `i`, `values[i] = i`.
@@ -110,13 +132,14 @@ pub unsafe extern "ptx-kernel" fn compute_keys(
     *values.add(i as usize) = i;
 }
 
-/// Stage `cell_bounds` (radix sort path): the lower-bound table from sorted keys.
+/// Stage `cell_bounds` (radix sort path): `cell_end` from sorted keys (the lower-bound table
+/// shifted by one cell: `cell_end[k]` = start of cell `k + 1`).
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn cell_bounds(
     n: u32,
     cell_count: u32,
     keys: *const u32,
-    cell_start: *mut u32,
+    cell_end: *mut u32,
 ) {
     let Some(i) = boid_index(n) else { return };
     fill_cell_start(
@@ -124,7 +147,11 @@ pub unsafe extern "ptx-kernel" fn cell_bounds(
         n,
         cell_count,
         |k| *keys.add(k as usize),
-        |key, v| *cell_start.add(key as usize) = v,
+        |key, v| {
+            if key > 0 {
+                *cell_end.add(key as usize - 1) = v;
+            }
+        },
     );
 }
 
@@ -144,110 +171,118 @@ pub unsafe extern "ptx-kernel" fn gather(
     *vel_out.add(i as usize) = *vel_in.add(j);
 }
 
-/// Stage `update_velocity_naive`: every other boid.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn update_velocity_naive(
-    n: u32,
-    params: FlockParams,
-    body: *const Body,
-    vel: *const Vec3,
+/// The end of every `update_boids_*` kernel: new velocity from the sums, new position, both
+/// written to index `i` of the output buffers, and (when `counts` is not null) the boid counted
+/// into its new cell.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn finish(
+    i: u32,
+    p: &FlockParams,
+    grid: &Grid,
+    b: Body,
+    v: Vec3,
+    s: &RuleSums,
+    body_out: *mut Body,
     vel_out: *mut Vec3,
+    counts: *mut u32,
 ) {
-    let Some(i) = boid_index(n) else { return };
-    let (x, v) = ((*body.add(i as usize)).pos, *vel.add(i as usize));
-    let s = naive_sums(&params, n, i, x, |j| {
-        ((*body.add(j as usize)).pos, *vel.add(j as usize))
-    });
-    *vel_out.add(i as usize) = new_velocity(&params, v, &s);
+    let v = new_velocity(p, v, s);
+    let pos = integrate_position(p, b.pos, v);
+    *body_out.add(i as usize) = Body { pos, id: b.id };
+    *vel_out.add(i as usize) = v;
+    if !counts.is_null() {
+        count_into(counts, grid.key(pos));
+    }
 }
 
-/// Stage `update_velocity_scattered`: grid search through the sorted index array.
+/// Stage `update_boids_naive`: every other boid.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn update_velocity_scattered(
+pub unsafe extern "ptx-kernel" fn update_boids_naive(
     n: u32,
     params: FlockParams,
     grid: Grid,
-    cell_start: *const u32,
+    body: *const Body,
+    vel: *const Vec3,
+    body_out: *mut Body,
+    vel_out: *mut Vec3,
+    counts: *mut u32,
+) {
+    let Some(i) = boid_index(n) else { return };
+    let (b, v) = (*body.add(i as usize), *vel.add(i as usize));
+    let s = naive_sums(&params, n, i, b.pos, |j| {
+        ((*body.add(j as usize)).pos, *vel.add(j as usize))
+    });
+    finish(i, &params, &grid, b, v, &s, body_out, vel_out, counts);
+}
+
+/// Stage `update_boids_scattered`: grid search through the sorted index array.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn update_boids_scattered(
+    n: u32,
+    params: FlockParams,
+    grid: Grid,
+    cell_end: *const u32,
     values: *const u32,
     body: *const Body,
     vel: *const Vec3,
+    body_out: *mut Body,
     vel_out: *mut Vec3,
+    counts: *mut u32,
 ) {
     let Some(i) = boid_index(n) else { return };
-    let (x, v) = ((*body.add(i as usize)).pos, *vel.add(i as usize));
+    let (b, v) = (*body.add(i as usize), *vel.add(i as usize));
     let s = grid_sums(
         &params,
         &grid,
-        x,
+        b.pos,
         v,
-        |key| *cell_start.add(key as usize),
+        |key| cell_start(cell_end, key),
         |k| {
             let j = *values.add(k as usize) as usize;
             ((*body.add(j)).pos, *vel.add(j))
         },
     );
-    *vel_out.add(i as usize) = new_velocity(&params, v, &s);
+    finish(i, &params, &grid, b, v, &s, body_out, vel_out, counts);
 }
 
-/// Stage `update_velocity_coherent`: grid search over state already in cell order.
+/// Stage `update_boids_coherent`: grid search over state already in cell order.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn update_velocity_coherent(
+pub unsafe extern "ptx-kernel" fn update_boids_coherent(
     n: u32,
     params: FlockParams,
     grid: Grid,
-    cell_start: *const u32,
+    cell_end: *const u32,
     body: *const Body,
     vel: *const Vec3,
+    body_out: *mut Body,
     vel_out: *mut Vec3,
+    counts: *mut u32,
 ) {
     let Some(i) = boid_index(n) else { return };
-    let (x, v) = ((*body.add(i as usize)).pos, *vel.add(i as usize));
+    let (b, v) = (*body.add(i as usize), *vel.add(i as usize));
     let s = grid_sums(
         &params,
         &grid,
-        x,
+        b.pos,
         v,
-        |key| *cell_start.add(key as usize),
+        |key| cell_start(cell_end, key),
         |k| ((*body.add(k as usize)).pos, *vel.add(k as usize)),
     );
-    *vel_out.add(i as usize) = new_velocity(&params, v, &s);
+    finish(i, &params, &grid, b, v, &s, body_out, vel_out, counts);
 }
 
-/// Stage `update_velocity_coherent_warp`: a warp's 32 boids are consecutive in cell order, so
-/// their search boxes nearly coincide; the warp walks the runs of their union together, every
-/// lane reading the same candidate (one broadcast load, no divergence in the loop), each lane
-/// keeping those in its own range. More candidates than `coherent`, all lanes busy.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn update_velocity_coherent_warp(
-    n: u32,
-    params: FlockParams,
-    grid: Grid,
-    cell_start: *const u32,
-    body: *const Body,
-    vel: *const Vec3,
-    vel_out: *mut Vec3,
+/// The cell box covering the search boxes of a group of boids consecutive in cell order (a warp
+/// or a block), walked run by run: `visit(start, end)` per x-row (`Linear` keys) or per cell.
+#[inline(always)]
+unsafe fn for_each_union_run<V: FnMut(u32, u32)>(
+    grid: &Grid,
+    cell_end: *const u32,
+    lo: [u32; 3],
+    hi: [u32; 3],
+    mut visit: V,
 ) {
-    // Threads past `n` stay: the warp reductions need every lane.
-    let i = thread::index() as u32;
-    let valid = i < n;
-    let (x, v) = if valid {
-        ((*body.add(i as usize)).pos, *vel.add(i as usize))
-    } else {
-        (Vec3::ZERO, Vec3::ZERO)
-    };
-    let b = grid.search_box(x, params.max_distance());
-    let lo = [
-        warp_min(if valid { b.lo[0] } else { u32::MAX }),
-        warp_min(if valid { b.lo[1] } else { u32::MAX }),
-        warp_min(if valid { b.lo[2] } else { u32::MAX }),
-    ];
-    let hi = [
-        warp_max(if valid { b.hi[0] } else { 0 }),
-        warp_max(if valid { b.hi[1] } else { 0 }),
-        warp_max(if valid { b.hi[2] } else { 0 }),
-    ];
     let linear = grid.order == CellOrder::Linear as u32;
-    let mut s = RuleSums::default();
     let mut z = lo[2];
     while z <= hi[2] {
         let mut y = lo[1];
@@ -255,40 +290,85 @@ pub unsafe extern "ptx-kernel" fn update_velocity_coherent_warp(
             let mut cx = lo[0];
             while cx <= hi[0] {
                 let last = if linear { hi[0] } else { cx };
-                let start = *cell_start.add(grid.key_of_cell([cx, y, z]) as usize);
-                let end = *cell_start.add(grid.key_of_cell([last, y, z]) as usize + 1);
-                let mut k = start;
-                while k < end {
-                    let q = (*body.add(k as usize)).pos;
-                    if k != i {
-                        s.accumulate_with(&params, x, q, || *vel.add(k as usize));
-                    }
-                    k += 1;
-                }
+                visit(
+                    cell_start(cell_end, grid.key_of_cell([cx, y, z])),
+                    cell_start(cell_end, grid.key_of_cell([last, y, z]) + 1),
+                );
                 cx = last + 1;
             }
             y += 1;
         }
         z += 1;
     }
+}
+
+/// Stage `update_boids_coherent_warp`: a warp's 32 boids are consecutive in cell order, so
+/// their search boxes nearly coincide; the warp walks the runs of their union together, every
+/// lane reading the same candidate (one broadcast load, no divergence in the loop), each lane
+/// keeping those in its own range. More candidates than `coherent`, all lanes busy.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn update_boids_coherent_warp(
+    n: u32,
+    params: FlockParams,
+    grid: Grid,
+    cell_end: *const u32,
+    body: *const Body,
+    vel: *const Vec3,
+    body_out: *mut Body,
+    vel_out: *mut Vec3,
+    counts: *mut u32,
+) {
+    // Threads past `n` stay: the warp reductions need every lane.
+    let i = thread::index() as u32;
+    let valid = i < n;
+    let (b, v) = if valid {
+        (*body.add(i as usize), *vel.add(i as usize))
+    } else {
+        (Body::default(), Vec3::ZERO)
+    };
+    let x = b.pos;
+    let sb = grid.search_box(x, params.max_distance());
+    let lo = [
+        warp_min(if valid { sb.lo[0] } else { u32::MAX }),
+        warp_min(if valid { sb.lo[1] } else { u32::MAX }),
+        warp_min(if valid { sb.lo[2] } else { u32::MAX }),
+    ];
+    let hi = [
+        warp_max(if valid { sb.hi[0] } else { 0 }),
+        warp_max(if valid { sb.hi[1] } else { 0 }),
+        warp_max(if valid { sb.hi[2] } else { 0 }),
+    ];
+    let mut s = RuleSums::default();
+    for_each_union_run(&grid, cell_end, lo, hi, |start, end| {
+        let mut k = start;
+        while k < end {
+            let q = (*body.add(k as usize)).pos;
+            if k != i {
+                s.accumulate_with(&params, x, q, || *vel.add(k as usize));
+            }
+            k += 1;
+        }
+    });
     if valid {
-        *vel_out.add(i as usize) = new_velocity(&params, v, &s);
+        finish(i, &params, &grid, b, v, &s, body_out, vel_out, counts);
     }
 }
 
-/// Stage `update_velocity_coherent_shared` (seed 000's shared-memory variant): the block's boids
+/// Stage `update_boids_coherent_shared` (seed 000's shared-memory variant): the block's boids
 /// are consecutive in cell order; the block walks the runs of the union of their search boxes,
 /// staging `block_dim` candidates at a time in shared memory; each thread keeps those in range.
 /// Shared memory: `32 + block_dim * 28` bytes.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn update_velocity_coherent_shared(
+pub unsafe extern "ptx-kernel" fn update_boids_coherent_shared(
     n: u32,
     params: FlockParams,
     grid: Grid,
-    cell_start: *const u32,
+    cell_end: *const u32,
     body: *const Body,
     vel: *const Vec3,
+    body_out: *mut Body,
     vel_out: *mut Vec3,
+    counts: *mut u32,
 ) {
     let smem = shared::<u32>();
     let bounds = smem; // lo x,y,z then hi x,y,z (8 slots, 32 bytes)
@@ -303,95 +383,49 @@ pub unsafe extern "ptx-kernel" fn update_velocity_coherent_shared(
         *bounds.add(t as usize + 3) = 0;
     }
     sync();
-    let (x, v) = if valid {
-        ((*body.add(i as usize)).pos, *vel.add(i as usize))
+    let (b, v) = if valid {
+        (*body.add(i as usize), *vel.add(i as usize))
     } else {
-        (Vec3::ZERO, Vec3::ZERO)
+        (Body::default(), Vec3::ZERO)
     };
+    let x = b.pos;
     if valid {
-        let b = grid.search_box(x, params.max_distance());
+        let sb = grid.search_box(x, params.max_distance());
         for a in 0..3 {
-            AtomicU32::from_ptr(bounds.add(a)).fetch_min(b.lo[a], Ordering::Relaxed);
-            AtomicU32::from_ptr(bounds.add(a + 3)).fetch_max(b.hi[a], Ordering::Relaxed);
+            AtomicU32::from_ptr(bounds.add(a)).fetch_min(sb.lo[a], Ordering::Relaxed);
+            AtomicU32::from_ptr(bounds.add(a + 3)).fetch_max(sb.hi[a], Ordering::Relaxed);
         }
     }
     sync();
     let lo = [*bounds, *bounds.add(1), *bounds.add(2)];
     let hi = [*bounds.add(3), *bounds.add(4), *bounds.add(5)];
-    let linear = grid.order == CellOrder::Linear as u32;
     let mut s = RuleSums::default();
-    let mut z = lo[2];
-    while z <= hi[2] {
-        let mut y = lo[1];
-        while y <= hi[1] {
-            let mut cx = lo[0];
-            while cx <= hi[0] {
-                // One run: a whole x-row for Linear keys, one cell for Morton keys.
-                let last = if linear { hi[0] } else { cx };
-                let start = *cell_start.add(grid.key_of_cell([cx, y, z]) as usize);
-                let end = *cell_start.add(grid.key_of_cell([last, y, z]) as usize + 1);
-                let mut chunk = start;
-                while chunk < end {
-                    let k = chunk + t;
-                    if k < end {
-                        *sbody.add(t as usize) = *body.add(k as usize);
-                        *svel.add(t as usize) = *vel.add(k as usize);
-                    }
-                    sync();
-                    let len = if end - chunk < bd { end - chunk } else { bd };
-                    if valid {
-                        let mut c = 0;
-                        while c < len {
-                            if chunk + c != i {
-                                s.accumulate_with(&params, x, (*sbody.add(c as usize)).pos, || {
-                                    *svel.add(c as usize)
-                                });
-                            }
-                            c += 1;
-                        }
-                    }
-                    sync();
-                    chunk += bd;
-                }
-                cx = last + 1;
+    for_each_union_run(&grid, cell_end, lo, hi, |start, end| {
+        let mut chunk = start;
+        while chunk < end {
+            let k = chunk + t;
+            if k < end {
+                *sbody.add(t as usize) = *body.add(k as usize);
+                *svel.add(t as usize) = *vel.add(k as usize);
             }
-            y += 1;
+            sync();
+            let len = if end - chunk < bd { end - chunk } else { bd };
+            if valid {
+                let mut c = 0;
+                while c < len {
+                    if chunk + c != i {
+                        s.accumulate_with(&params, x, (*sbody.add(c as usize)).pos, || {
+                            *svel.add(c as usize)
+                        });
+                    }
+                    c += 1;
+                }
+            }
+            sync();
+            chunk += bd;
         }
-        z += 1;
-    }
+    });
     if valid {
-        *vel_out.add(i as usize) = new_velocity(&params, v, &s);
+        finish(i, &params, &grid, b, v, &s, body_out, vel_out, counts);
     }
-}
-
-/// Stage `update_position`: `pos[i] += vel[i] * dt`, wrapped at `±scale`.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn update_position(
-    n: u32,
-    params: FlockParams,
-    body: *mut Body,
-    vel: *const Vec3,
-) {
-    let Some(i) = boid_index(n) else { return };
-    let b = body.add(i as usize);
-    (*b).pos = integrate_position(&params, (*b).pos, *vel.add(i as usize));
-}
-
-/// Stage `update_position_count`: the position update fused with the next step's cell count
-/// (counting sort): `slot[i] = atomicAdd(&cells[key(new pos)], 1)` (cells zeroed before).
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn update_position_count(
-    n: u32,
-    params: FlockParams,
-    grid: Grid,
-    body: *mut Body,
-    vel: *const Vec3,
-    cells: *mut u32,
-    slot: *mut u32,
-) {
-    let Some(i) = boid_index(n) else { return };
-    let b = body.add(i as usize);
-    let p = integrate_position(&params, (*b).pos, *vel.add(i as usize));
-    (*b).pos = p;
-    *slot.add(i as usize) = count_into(cells, grid.key(p));
 }

@@ -7,7 +7,7 @@
 //! Tiles are `tile` consecutive elements per block (a multiple of the block size).
 
 use crate::thread::{self, block, block_dim, grid_dim, match_any, shared, sync, tid};
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// Digit width of one pass.
 pub const RADIX_BITS: u32 = 8;
@@ -207,5 +207,123 @@ pub unsafe extern "ptx-kernel" fn scan_add(
     let i = thread::index() as u32;
     if i < m {
         *data.add(i as usize) += *sums.add((i >> tile_shift) as usize);
+    }
+}
+
+/// Tile status of [`scan_cells`]: nothing published yet for this launch.
+const SCAN_PENDING: u64 = 0;
+/// Tile status: the tile's own total is published.
+const SCAN_AGGREGATE: u64 = 1;
+/// Tile status: the sum of every entry up to the tile's end is published.
+const SCAN_INCLUSIVE: u64 = 2;
+
+/// Stage `scan_cells`: `table[..m]` = exclusive prefix sum of `counts[..m]`, and `counts`
+/// zeroed, in one pass (a chained scan with decoupled look-back: each tile publishes its total,
+/// then its running total once the tiles before it have, so no second pass is needed).
+///
+/// Tiles are `block_dim * SCAN_ITEMS` entries, taken in launch order from a ticket so a tile
+/// only ever waits on tiles already running. `state` is `[ticket, finished, epoch]`; `status`
+/// has one word per tile, `epoch << 34 | flag << 32 | value`. The last block to finish resets
+/// the ticket and the finished count and moves to the next epoch, so statuses of the previous
+/// launch never match and nothing needs clearing between launches (the host zeroes `status`
+/// and sets `epoch = 1` once). Shared memory: `(32 + 4) * 4` bytes.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn scan_cells(
+    m: u32,
+    counts: *mut u32,
+    table: *mut u32,
+    state: *mut u32,
+    status: *mut u64,
+) {
+    let warp_totals = shared::<u32>();
+    let shared_tile = warp_totals.add(32);
+    let shared_epoch = warp_totals.add(33);
+    let shared_prefix = warp_totals.add(34);
+    let (t, bd) = (tid(), block_dim());
+    let (warp, lane) = (t / 32, t & 31);
+    if t == 0 {
+        *shared_tile = AtomicU32::from_ptr(state).fetch_add(1, Ordering::Relaxed);
+        *shared_epoch = AtomicU32::from_ptr(state.add(2)).load(Ordering::Relaxed);
+    }
+    sync();
+    let tile = *shared_tile;
+    let epoch = *shared_epoch as u64;
+    let first = (tile * bd + t) * SCAN_ITEMS;
+    let mut v = [0u32; SCAN_ITEMS as usize];
+    let mut total = 0u32;
+    for (j, x) in v.iter_mut().enumerate() {
+        let i = first + j as u32;
+        if i < m {
+            *x = *counts.add(i as usize);
+            *counts.add(i as usize) = 0;
+        }
+        total += *x;
+    }
+    let inclusive = thread::warp_inclusive_sum(total);
+    if lane == 31 {
+        *warp_totals.add(warp as usize) = inclusive;
+    }
+    sync();
+    if warp == 0 {
+        let wt = if lane < bd / 32 {
+            *warp_totals.add(lane as usize)
+        } else {
+            0
+        };
+        let wi = thread::warp_inclusive_sum(wt);
+        if lane < bd / 32 {
+            *warp_totals.add(lane as usize) = wi - wt;
+        }
+        if lane == 31 {
+            // wi of lane 31 is the tile's total.
+            let publish = |flag: u64, value: u32| {
+                AtomicU64::from_ptr(status.add(tile as usize))
+                    .store(epoch << 34 | flag << 32 | value as u64, Ordering::Relaxed);
+            };
+            let mut prefix = 0u32;
+            if tile == 0 {
+                publish(SCAN_INCLUSIVE, wi);
+            } else {
+                publish(SCAN_AGGREGATE, wi);
+                let mut j = tile - 1;
+                loop {
+                    let s = AtomicU64::from_ptr(status.add(j as usize)).load(Ordering::Relaxed);
+                    let flag = if s >> 34 == epoch {
+                        (s >> 32) & 3
+                    } else {
+                        SCAN_PENDING
+                    };
+                    if flag == SCAN_PENDING {
+                        continue;
+                    }
+                    prefix += s as u32;
+                    if flag == SCAN_INCLUSIVE || j == 0 {
+                        break;
+                    }
+                    j -= 1;
+                }
+                publish(SCAN_INCLUSIVE, prefix + wi);
+            }
+            *shared_prefix = prefix;
+        }
+    }
+    sync();
+    let mut prefix = *shared_prefix + *warp_totals.add(warp as usize) + inclusive - total;
+    for (j, x) in v.iter().enumerate() {
+        let i = first + j as u32;
+        if i < m {
+            *table.add(i as usize) = prefix;
+        }
+        prefix += *x;
+    }
+    if t == 0 {
+        // Every block got its ticket and read the epoch before counting itself finished.
+        let finished = AtomicU32::from_ptr(state.add(1)).fetch_add(1, Ordering::AcqRel);
+        if finished + 1 == grid_dim() {
+            *state = 0;
+            *state.add(1) = 0;
+            let next = (epoch as u32 + 1) & 0x3fff_ffff;
+            *state.add(2) = if next == 0 { 1 } else { next };
+        }
     }
 }

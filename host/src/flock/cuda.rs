@@ -3,13 +3,17 @@
 //! launched stage by stage with CUDA-event timers. The viewer's frames are rasterised here too
 //! (`render_*` kernels on the flock's own buffers, one copy of the frame back).
 //!
-//! Binning (`SortArg`): `Counting` fuses the cell count into the position update (each boid gets
-//! its rank in its cell from an atomic add), scans the counts in place into the lower-bound
-//! table, and scatters the state into cell order in one pass; `Radix` computes keys, radix-sorts
-//! (key, index) pairs, builds the table from sorted keys and gathers.
+//! A step is a flat list of stages: binning, then one `update_boids_*` kernel that computes the
+//! new velocity and position of every boid from the previous state (written to the other buffer
+//! of each pair) and counts it into its new cell. Binning (`SortArg`): `Counting` scans those
+//! counts into the cell table in one pass (zeroing them for the next step), then scatters the
+//! state into cell order, each boid claiming the next entry of its cell with an atomic add;
+//! `Radix` computes keys, radix-sorts (key, index) pairs, builds the table from sorted keys and
+//! gathers. `coherent` with the counting sort scatters back into the buffer it updates from, so
+//! its step graph is the same every step.
 
 use super::{FlockBackend, FlockSettings, FlockState, Method, SimError, SortArg};
-use crate::gpu::scan::Scan;
+use crate::gpu::scan::CellScan;
 use crate::gpu::sort::RadixSort;
 use crate::gpu::{grid_1d, DriverContext, Gpu, GpuError, StageClock};
 use crate::timing::StageTimes;
@@ -29,13 +33,11 @@ struct Kernels {
     compute_keys: CudaFunction,
     cell_bounds: CudaFunction,
     gather: CudaFunction,
-    update_velocity_naive: CudaFunction,
-    update_velocity_scattered: CudaFunction,
-    update_velocity_coherent: CudaFunction,
-    update_velocity_coherent_shared: CudaFunction,
-    update_velocity_coherent_warp: CudaFunction,
-    update_position: CudaFunction,
-    update_position_count: CudaFunction,
+    update_boids_naive: CudaFunction,
+    update_boids_scattered: CudaFunction,
+    update_boids_coherent: CudaFunction,
+    update_boids_coherent_shared: CudaFunction,
+    update_boids_coherent_warp: CudaFunction,
     render_clear: CudaFunction,
     render_splat: CudaFunction,
     render_resolve: CudaFunction,
@@ -51,13 +53,11 @@ impl Kernels {
             compute_keys: gpu.kernel("compute_keys")?,
             cell_bounds: gpu.kernel("cell_bounds")?,
             gather: gpu.kernel("gather")?,
-            update_velocity_naive: gpu.kernel("update_velocity_naive")?,
-            update_velocity_scattered: gpu.kernel("update_velocity_scattered")?,
-            update_velocity_coherent: gpu.kernel("update_velocity_coherent")?,
-            update_velocity_coherent_shared: gpu.kernel("update_velocity_coherent_shared")?,
-            update_velocity_coherent_warp: gpu.kernel("update_velocity_coherent_warp")?,
-            update_position: gpu.kernel("update_position")?,
-            update_position_count: gpu.kernel("update_position_count")?,
+            update_boids_naive: gpu.kernel("update_boids_naive")?,
+            update_boids_scattered: gpu.kernel("update_boids_scattered")?,
+            update_boids_coherent: gpu.kernel("update_boids_coherent")?,
+            update_boids_coherent_shared: gpu.kernel("update_boids_coherent_shared")?,
+            update_boids_coherent_warp: gpu.kernel("update_boids_coherent_warp")?,
             render_clear: gpu.kernel("render_clear")?,
             render_splat: gpu.kernel("render_splat")?,
             render_resolve: gpu.kernel("render_resolve")?,
@@ -71,13 +71,12 @@ struct RadixPath {
     sort: RadixSort,
 }
 
-/// Device memory of a flock, in bytes, for `n` boids and `cells + 1` table entries: what
+/// Device memory of a flock, in bytes, for `n` boids and `cells` grid cells: what
 /// `CudaFlock::new` allocates (checked against free memory first).
 pub fn device_bytes(settings: &FlockSettings, n: u32, cells: u64) -> u64 {
     let n64 = n as u64;
-    // Two bodies (16 B) and two velocities (12 B), the cell rank (4 B), the cell table.
-    let mut bytes =
-        n64 * (2 * 16 + 2 * 12 + 4) + (cells + 1) * 4 + Scan::bytes_needed(cells as u32 + 1);
+    // Two bodies (16 B) and two velocities (12 B); per cell a count and the cell table.
+    let mut bytes = n64 * (2 * 16 + 2 * 12) + cells * 8 + CellScan::bytes_needed(cells as u32);
     if settings.method == Method::Scattered || settings.sort == SortArg::Radix {
         bytes += n64 * 4; // values (sorted index array)
     }
@@ -111,8 +110,8 @@ fn ping_pong<T>(
     }
 }
 
-/// One captured step and the buffer arrangement (`cur_body`, `cur_vel`) it leaves.
-type StepGraph = (CudaGraph, (usize, usize));
+/// One captured step and the current buffer it leaves.
+type StepGraph = (CudaGraph, usize);
 
 /// A flock on the GPU.
 pub struct CudaFlock {
@@ -125,21 +124,19 @@ pub struct CudaFlock {
     n: u32,
     body: [CudaSlice<Body>; 2],
     vel: [CudaSlice<Vec3>; 2],
-    /// Which of each pair is current.
-    cur_body: usize,
-    cur_vel: usize,
-    /// Rank of each boid in its cell (counting sort).
-    slot: CudaSlice<u32>,
-    /// Per cell: counts, then (scanned in place) the lower-bound table; `cell_count + 1` entries.
-    cells: CudaSlice<u32>,
-    /// True when `cells`/`slot` hold the counts of the current positions.
+    /// Which buffer of each pair holds the current state.
+    cur: usize,
+    /// Per cell: boids counted into it (by the last update, for the next binning).
+    counts: CudaSlice<u32>,
+    /// Per cell: the scanned counts (cell starts), which the scatter turns into cell ends.
+    cell_end: CudaSlice<u32>,
+    /// True when `counts` holds the counts of the current positions.
     counted: bool,
-    scan: Scan,
+    cell_scan: CellScan,
     values: Option<CudaSlice<u32>>,
     radix: Option<RadixPath>,
-    /// Captured steps by the buffer arrangement they start from (`cur_body`, `cur_vel`), with
-    /// the arrangement they leave.
-    graphs: [[Option<StepGraph>; 2]; 2],
+    /// Captured steps by the current buffer they start from, with the one they leave.
+    graphs: [Option<StepGraph>; 2],
     clock: StageClock,
     /// The viewer's frame (None until the first `render_into`).
     frame: Option<FrameBuffers>,
@@ -184,12 +181,11 @@ impl CudaFlock {
         let mut f = CudaFlock {
             body: [gpu.zeros(z)?, gpu.zeros(z)?],
             vel: [gpu.zeros(z)?, gpu.zeros(z)?],
-            cur_body: 0,
-            cur_vel: 0,
-            slot: gpu.zeros(z)?,
-            cells: gpu.zeros(cells as usize + 1)?,
+            cur: 0,
+            counts: gpu.zeros(cells as usize)?,
+            cell_end: gpu.zeros(cells as usize)?,
             counted: false,
-            scan: Scan::new(&gpu, cells as u32 + 1)?,
+            cell_scan: CellScan::new(&gpu, &stream, cells as u32)?,
             values: None,
             radix: None,
             graphs: Default::default(),
@@ -238,8 +234,8 @@ impl CudaFlock {
         l.arg(&self.n)
             .arg(&seed)
             .arg(&self.settings.params.scale)
-            .arg(&mut self.body[self.cur_body])
-            .arg(&mut self.vel[self.cur_vel]);
+            .arg(&mut self.body[self.cur])
+            .arg(&mut self.vel[self.cur]);
         // SAFETY: matches init_flock(n, seed, scale, body, vel); buffers hold n elements.
         unsafe { l.launch(cfg) }.ctx("init_flock")?;
         self.counted = false;
@@ -254,9 +250,9 @@ impl CudaFlock {
             .map(|(&pos, &id)| Body { pos, id })
             .collect();
         let s = &self.stream;
-        s.memcpy_htod(&bodies, &mut self.body[self.cur_body])
+        s.memcpy_htod(&bodies, &mut self.body[self.cur])
             .ctx("uploading positions")?;
-        s.memcpy_htod(&state.vel, &mut self.vel[self.cur_vel])
+        s.memcpy_htod(&state.vel, &mut self.vel[self.cur])
             .ctx("uploading velocities")?;
         self.counted = false;
         Ok(())
@@ -266,31 +262,35 @@ impl CudaFlock {
     fn count(&mut self) -> Result<(), GpuError> {
         let cfg = self.cfg();
         self.stream
-            .memset_zeros(&mut self.cells)
+            .memset_zeros(&mut self.counts)
             .ctx("clearing cell counts")?;
         let mut l = self.stream.launch_builder(&self.k.count_cells);
         l.arg(&self.n)
             .arg(&self.grid)
-            .arg(&self.body[self.cur_body])
-            .arg(&mut self.cells)
-            .arg(&mut self.slot);
-        // SAFETY: matches count_cells(n, grid, body, cells, slot); keys < cell_count.
+            .arg(&self.body[self.cur])
+            .arg(&mut self.counts);
+        // SAFETY: matches count_cells(n, grid, body, counts); keys < cell_count.
         unsafe { l.launch(cfg) }.ctx("count_cells")?;
         self.counted = true;
         Ok(())
     }
 
+    /// True when steps bin with the counting sort (and so count in the update kernel).
+    fn counting(&self) -> bool {
+        self.settings.sort == SortArg::Counting && self.settings.method != Method::Naive
+    }
+
     /// Issues one step's launches (recorded into a graph when capturing), marking stages when
-    /// `timed`, and advances the buffer indices.
+    /// `timed`, and advances the current buffer.
     fn issue_step(&mut self, timed: bool) -> Result<(), GpuError> {
         let stream = self.stream.clone();
         let p = self.settings.params;
         let grid = self.grid;
         let n = self.n;
         let cfg = self.cfg();
-        let counting = self.settings.sort == SortArg::Counting;
+        let counting = self.counting();
         let method = self.settings.method;
-        let (cb, cv) = (self.cur_body, self.cur_vel);
+        let cells = grid.cell_count();
         macro_rules! mark {
             ($name:expr) => {
                 if timed {
@@ -298,45 +298,42 @@ impl CudaFlock {
                 }
             };
         }
-        // Binning: after it, `cells` is the lower-bound table and, for coherent, the state is
-        // in cell order in body[cb ^ 1] / vel[cv ^ 1].
-        let mut cb_next = cb;
-        let mut cv_now = cv;
+        // Binning: after it `cell_end` holds the cell ends, and for the coherent methods the
+        // state is in cell order in buffer `src`.
+        let mut src = self.cur;
+        let reorder = !matches!(method, Method::Naive | Method::Scattered);
         if method != Method::Naive {
             if counting {
-                let cells = grid.cell_count() + 1;
-                self.scan.run(&stream, &mut self.cells, cells)?;
-                mark!("scan");
+                self.cell_scan
+                    .run(&stream, &mut self.counts, &mut self.cell_end, cells)?;
+                mark!("scan_cells");
                 if method == Method::Scattered {
                     let values = self.values.as_mut().expect("allocated for scattered");
                     let mut l = stream.launch_builder(&self.k.scatter_index);
                     l.arg(&n)
                         .arg(&grid)
-                        .arg(&self.body[cb])
-                        .arg(&self.cells)
-                        .arg(&self.slot)
+                        .arg(&self.body[src])
+                        .arg(&mut self.cell_end)
                         .arg(values);
-                    // SAFETY: matches scatter_index(n, grid, body, cell_start, slot, values);
-                    // start + slot < n for every boid counted.
+                    // SAFETY: matches scatter_index(n, grid, body, cell_end, values); the claimed
+                    // entries are a permutation of 0..n.
                     unsafe { l.launch(cfg) }.ctx("scatter_index")?;
                     mark!("scatter_index");
                 } else {
-                    let (bin, bout) = ping_pong(&mut self.body, cb);
-                    let (vin, vout) = ping_pong(&mut self.vel, cv);
+                    let (bin, bout) = ping_pong(&mut self.body, src);
+                    let (vin, vout) = ping_pong(&mut self.vel, src);
                     let mut l = stream.launch_builder(&self.k.scatter_cells);
                     l.arg(&n)
                         .arg(&grid)
                         .arg(bin)
                         .arg(vin)
-                        .arg(&self.cells)
-                        .arg(&self.slot)
+                        .arg(&mut self.cell_end)
                         .arg(bout)
                         .arg(vout);
-                    // SAFETY: matches scatter_cells(n, grid, body_in, vel_in, cell_start, slot,
-                    // body_out, vel_out); destinations are a permutation of 0..n.
+                    // SAFETY: matches scatter_cells(n, grid, body_in, vel_in, cell_end, body_out,
+                    // vel_out); the claimed entries are a permutation of 0..n.
                     unsafe { l.launch(cfg) }.ctx("scatter_cells")?;
-                    cb_next = cb ^ 1;
-                    cv_now = cv ^ 1;
+                    src ^= 1;
                     mark!("scatter_cells");
                 }
             } else {
@@ -345,7 +342,7 @@ impl CudaFlock {
                 let mut l = stream.launch_builder(&self.k.compute_keys);
                 l.arg(&n)
                     .arg(&grid)
-                    .arg(&self.body[cb])
+                    .arg(&self.body[src])
                     .arg(&mut radix.keys)
                     .arg(&mut *values);
                 // SAFETY: matches compute_keys(n, grid, body, keys, values).
@@ -355,16 +352,15 @@ impl CudaFlock {
                     .sort
                     .sort(&stream, n, grid.key_bits(), &mut radix.keys, values)?;
                 mark!("sort");
-                let cells = grid.cell_count();
                 let mut l = stream.launch_builder(&self.k.cell_bounds);
-                l.arg(&n).arg(&cells).arg(&radix.keys).arg(&mut self.cells);
-                // SAFETY: matches cell_bounds(n, cell_count, keys, cell_start); keys sorted,
-                // < cell_count; the table has cell_count + 1 entries.
+                l.arg(&n).arg(&cells).arg(&radix.keys).arg(&mut self.cell_end);
+                // SAFETY: matches cell_bounds(n, cell_count, keys, cell_end); keys sorted,
+                // < cell_count; the table has cell_count entries.
                 unsafe { l.launch(cfg) }.ctx("cell_bounds")?;
                 mark!("cell_bounds");
-                if method != Method::Scattered {
-                    let (bin, bout) = ping_pong(&mut self.body, cb);
-                    let (vin, vout) = ping_pong(&mut self.vel, cv);
+                if reorder {
+                    let (bin, bout) = ping_pong(&mut self.body, src);
+                    let (vin, vout) = ping_pong(&mut self.vel, src);
                     let mut l = stream.launch_builder(&self.k.gather);
                     l.arg(&n)
                         .arg(&*values)
@@ -375,96 +371,65 @@ impl CudaFlock {
                     // SAFETY: matches gather(n, values, body_in, vel_in, body_out, vel_out);
                     // values is a permutation of 0..n.
                     unsafe { l.launch(cfg) }.ctx("gather")?;
-                    cb_next = cb ^ 1;
-                    cv_now = cv ^ 1;
+                    src ^= 1;
                     mark!("gather");
                 }
             }
         }
-        // Velocity: reads body[cb_next], vel[cv_now]; writes vel[cv_now ^ 1].
-        let (vin, vout) = ping_pong(&mut self.vel, cv_now);
-        let body = &self.body[cb_next];
+        // Update: reads buffer `src`, writes the other one, counts when counting.
+        let (bin, bout) = ping_pong(&mut self.body, src);
+        let (vin, vout) = ping_pong(&mut self.vel, src);
         let (kernel, name, smem) = match method {
-            Method::Naive => (&self.k.update_velocity_naive, "update_velocity_naive", 0),
-            Method::Scattered => (
-                &self.k.update_velocity_scattered,
-                "update_velocity_scattered",
-                0,
-            ),
-            Method::Coherent => (
-                &self.k.update_velocity_coherent,
-                "update_velocity_coherent",
-                0,
-            ),
+            Method::Naive => (&self.k.update_boids_naive, "update_boids_naive", 0),
+            Method::Scattered => (&self.k.update_boids_scattered, "update_boids_scattered", 0),
+            Method::Coherent => (&self.k.update_boids_coherent, "update_boids_coherent", 0),
             Method::CoherentWarp => (
-                &self.k.update_velocity_coherent_warp,
-                "update_velocity_coherent_warp",
+                &self.k.update_boids_coherent_warp,
+                "update_boids_coherent_warp",
                 0,
             ),
             Method::CoherentShared => (
-                &self.k.update_velocity_coherent_shared,
-                "update_velocity_coherent_shared",
+                &self.k.update_boids_coherent_shared,
+                "update_boids_coherent_shared",
                 32 + self.settings.block_size * 28,
             ),
         };
+        let null: u64 = 0;
         let mut l = stream.launch_builder(kernel);
-        l.arg(&n).arg(&p);
+        l.arg(&n).arg(&p).arg(&grid);
         if method != Method::Naive {
-            l.arg(&grid).arg(&self.cells);
+            l.arg(&self.cell_end);
         }
         if method == Method::Scattered {
             l.arg(self.values.as_ref().expect("allocated for scattered"));
         }
-        l.arg(body).arg(vin).arg(vout);
-        // SAFETY: matches update_velocity_{naive(n, params, body, vel, vel_out) |
-        // scattered(n, params, grid, cell_start, values, body, vel, vel_out) |
-        // coherent[_shared](n, params, grid, cell_start, body, vel, vel_out)}; the shared variant
-        // gets 32 + block * 28 bytes of shared memory.
+        l.arg(bin).arg(vin).arg(bout).arg(vout);
+        if counting {
+            l.arg(&mut self.counts);
+        } else {
+            l.arg(&null);
+        }
+        // SAFETY: matches update_boids_{naive(n, params, grid, body, vel, body_out, vel_out,
+        // counts) | scattered(n, params, grid, cell_end, values, body, vel, body_out, vel_out,
+        // counts) | coherent[_warp|_shared](n, params, grid, cell_end, body, vel, body_out,
+        // vel_out, counts)}; counts is null or holds cell_count zeroed-then-counted entries; the
+        // shared variant gets 32 + block * 28 bytes of shared memory.
         unsafe { l.launch(grid_1d(n, self.settings.block_size, smem)) }.ctx(name)?;
         mark!(name);
-        let cv_next = cv_now ^ 1;
-        // Position (fused with the next step's count when counting).
-        if counting && method != Method::Naive {
-            stream
-                .memset_zeros(&mut self.cells)
-                .ctx("clearing cell counts")?;
-            let mut l = stream.launch_builder(&self.k.update_position_count);
-            l.arg(&n)
-                .arg(&p)
-                .arg(&grid)
-                .arg(&mut self.body[cb_next])
-                .arg(&self.vel[cv_next])
-                .arg(&mut self.cells)
-                .arg(&mut self.slot);
-            // SAFETY: matches update_position_count(n, params, grid, body, vel, cells, slot).
-            unsafe { l.launch(cfg) }.ctx("update_position_count")?;
-            mark!("update_position_count");
-        } else {
-            let mut l = stream.launch_builder(&self.k.update_position);
-            l.arg(&n)
-                .arg(&p)
-                .arg(&mut self.body[cb_next])
-                .arg(&self.vel[cv_next]);
-            // SAFETY: matches update_position(n, params, body, vel).
-            unsafe { l.launch(cfg) }.ctx("update_position")?;
-            mark!("update_position");
-        }
-        self.cur_body = cb_next;
-        self.cur_vel = cv_next;
+        self.cur = src ^ 1;
         Ok(())
     }
 
     fn step_gpu(&mut self) -> Result<(), GpuError> {
-        let counting =
-            self.settings.sort == SortArg::Counting && self.settings.method != Method::Naive;
+        let counting = self.counting();
         if counting && !self.counted {
             self.count()?;
         }
         let stream = self.stream.clone();
         self.clock.begin(&stream)?;
         if self.settings.cuda_graph {
-            let (cb, cv) = (self.cur_body, self.cur_vel);
-            if self.graphs[cb][cv].is_none() {
+            let cur = self.cur;
+            if self.graphs[cur].is_none() {
                 stream
                     .begin_capture(
                         cudarc::driver::sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
@@ -477,15 +442,15 @@ impl CudaFlock {
                 issued?;
                 let graph =
                     graph?.ok_or_else(|| GpuError::NoDevice("the step graph is empty".into()))?;
-                // Capturing recorded the launches without running them: keep the indices the
-                // step leads to with the graph, and restore the current ones.
-                let next = (self.cur_body, self.cur_vel);
-                (self.cur_body, self.cur_vel) = (cb, cv);
-                self.graphs[cb][cv] = Some((graph, next));
+                // Capturing recorded the launches without running them: keep the buffer the
+                // step leads to with the graph, and restore the current one.
+                let next = self.cur;
+                self.cur = cur;
+                self.graphs[cur] = Some((graph, next));
             }
-            let (graph, next) = self.graphs[cb][cv].as_ref().expect("captured above");
+            let (graph, next) = self.graphs[cur].as_ref().expect("captured above");
             graph.launch().ctx("launching the step graph")?;
-            (self.cur_body, self.cur_vel) = *next;
+            self.cur = *next;
             self.clock.mark(&stream, "step (CUDA graph)")?;
         } else {
             self.issue_step(true)?;
@@ -530,8 +495,8 @@ impl CudaFlock {
         let mut l = stream.launch_builder(&self.k.render_splat);
         l.arg(&self.n)
             .arg(view)
-            .arg(&self.body[self.cur_body])
-            .arg(&self.vel[self.cur_vel])
+            .arg(&self.body[self.cur])
+            .arg(&self.vel[self.cur])
             .arg(&mut f.keys);
         // SAFETY: matches render_splat(n, view, body, vel, frame); the current body and velocity
         // buffers hold n boids in the same order; the kernel writes only pixels inside
@@ -568,11 +533,11 @@ impl FlockBackend for CudaFlock {
     fn state(&mut self) -> Result<FlockState, SimError> {
         let bodies = self
             .stream
-            .clone_dtoh(&self.body[self.cur_body])
+            .clone_dtoh(&self.body[self.cur])
             .ctx("copying from the GPU")?;
         let vel = self
             .stream
-            .clone_dtoh(&self.vel[self.cur_vel])
+            .clone_dtoh(&self.vel[self.cur])
             .ctx("copying from the GPU")?;
         Ok(FlockState {
             pos: bodies.iter().map(|b| b.pos).collect(),
@@ -593,9 +558,14 @@ impl FlockBackend for CudaFlock {
     fn set_settings(&mut self, settings: &FlockSettings) -> Result<(), SimError> {
         let grid = settings.grid();
         if grid.cell_count() != self.grid.cell_count() {
-            let cells = grid.cell_count() + 1;
-            self.cells = self.gpu.zeros(cells as usize)?;
-            self.scan = Scan::new(&self.gpu, cells)?;
+            let cells = grid.cell_count();
+            self.gpu.check_fits(
+                &format!("a grid of {cells} cells"),
+                device_bytes(settings, 0, cells as u64),
+            )?;
+            self.counts = self.gpu.zeros(cells as usize)?;
+            self.cell_end = self.gpu.zeros(cells as usize)?;
+            self.cell_scan = CellScan::new(&self.gpu, &self.stream, cells)?;
         }
         self.grid = grid;
         self.settings = settings.clone();

@@ -3,6 +3,7 @@
 
 use super::{grid_1d, DriverContext, Gpu, GpuError};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, PushKernelArg};
+use std::sync::Arc;
 
 const SCAN_BLOCK: u32 = 256;
 /// `log2(SCAN_BLOCK * SCAN_ITEMS)`, with `SCAN_ITEMS = 8` in `kernels-gpu/src/sort.rs`.
@@ -85,6 +86,62 @@ impl Scan {
             // SAFETY: matches scan_add(m, data, sums, tile_shift); one thread per entry.
             unsafe { b.launch(grid_1d(sizes[l], SCAN_BLOCK, 0)) }.ctx("scan_add")?;
         }
+        Ok(())
+    }
+}
+
+/// Entries one `scan_cells` block scans: 256 threads x `SCAN_ITEMS` (8).
+const CELL_SCAN_TILE: u32 = SCAN_BLOCK * 8;
+
+/// One-pass exclusive scan of cell counts into a table, zeroing the counts as it reads them
+/// (`scan_cells`: a chained scan with decoupled look-back, one launch whatever the size).
+pub struct CellScan {
+    kernel: CudaFunction,
+    capacity: u32,
+    /// `[ticket, finished, epoch]`, kept consistent by the kernel itself between launches.
+    state: CudaSlice<u32>,
+    /// One status word per tile.
+    status: CudaSlice<u64>,
+}
+
+impl CellScan {
+    pub fn bytes_needed(capacity: u32) -> u64 {
+        12 + capacity.div_ceil(CELL_SCAN_TILE).max(1) as u64 * 8
+    }
+
+    pub fn new(gpu: &Gpu, stream: &Arc<CudaStream>, capacity: u32) -> Result<CellScan, GpuError> {
+        let mut state = gpu.zeros::<u32>(3)?;
+        stream
+            .memcpy_htod(&[0u32, 0, 1], &mut state)
+            .ctx("initialising the scan state")?;
+        Ok(CellScan {
+            kernel: gpu.kernel("scan_cells")?,
+            capacity,
+            state,
+            status: gpu.zeros(capacity.div_ceil(CELL_SCAN_TILE).max(1) as usize)?,
+        })
+    }
+
+    /// `table[..m]` = exclusive prefix sum of `counts[..m]`; `counts[..m]` = 0.
+    pub fn run(
+        &mut self,
+        stream: &CudaStream,
+        counts: &mut CudaSlice<u32>,
+        table: &mut CudaSlice<u32>,
+        m: u32,
+    ) -> Result<(), GpuError> {
+        assert!(m <= self.capacity && m as usize <= counts.len() && m as usize <= table.len());
+        let tiles = m.div_ceil(CELL_SCAN_TILE).max(1);
+        let mut b = stream.launch_builder(&self.kernel);
+        b.arg(&m)
+            .arg(counts)
+            .arg(table)
+            .arg(&mut self.state)
+            .arg(&mut self.status);
+        // SAFETY: matches scan_cells(m, counts, table, state, status); `tiles` blocks of
+        // SCAN_BLOCK threads cover m entries, 8 each; status holds `tiles` words; 36 words of
+        // shared memory.
+        unsafe { b.launch(grid_1d(tiles * SCAN_BLOCK, SCAN_BLOCK, 36 * 4)) }.ctx("scan_cells")?;
         Ok(())
     }
 }
