@@ -5,7 +5,10 @@
 //! function runs in a rayon loop on the host and in a PTX kernel on the device. Host-only extras
 //! (serde derives) sit behind the `serde` feature, which the kernels never enable.
 #![no_std]
-#![cfg_attr(target_arch = "nvptx64", feature(core_intrinsics))]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(core_intrinsics, link_llvm_intrinsics)
+)]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 
 #[cfg(not(target_arch = "nvptx64"))]

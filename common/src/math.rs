@@ -144,6 +144,28 @@ pub fn sqrt(x: f32) -> f32 {
     }
 }
 
+#[cfg(target_arch = "nvptx64")]
+#[allow(improper_ctypes)]
+extern "C" {
+    #[link_name = "llvm.nvvm.sqrt.approx.f"]
+    fn nvvm_sqrt_approx(x: f32) -> f32;
+}
+
+/// A square root that may be off by a few units in the last place (the GPU's one-instruction
+/// `sqrt.approx`; the exact one on the host): for bounds that get a margin anyway.
+#[inline(always)]
+pub fn sqrt_approx(x: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        // SAFETY: sqrt.approx.f32 is defined for every f32 input.
+        unsafe { nvvm_sqrt_approx(x) }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        std::primitive::f32::sqrt(x)
+    }
+}
+
 /// `ceil` for non-negative finite inputs below 2^31, without libm (works in `no_std` kernels).
 #[inline(always)]
 pub fn ceil_nonneg(x: f32) -> f32 {

@@ -274,36 +274,53 @@ pub unsafe extern "ptx-kernel" fn scan_cells(
         if lane < bd / 32 {
             *warp_totals.add(lane as usize) = wi - wt;
         }
-        if lane == 31 {
-            // wi of lane 31 is the tile's total.
-            let publish = |flag: u64, value: u32| {
-                AtomicU64::from_ptr(status.add(tile as usize))
-                    .store(epoch << 34 | flag << 32 | value as u64, Ordering::Relaxed);
-            };
-            let mut prefix = 0u32;
-            if tile == 0 {
-                publish(SCAN_INCLUSIVE, wi);
-            } else {
-                publish(SCAN_AGGREGATE, wi);
-                let mut j = tile - 1;
-                loop {
-                    let s = AtomicU64::from_ptr(status.add(j as usize)).load(Ordering::Relaxed);
-                    let flag = if s >> 34 == epoch {
-                        (s >> 32) & 3
-                    } else {
-                        SCAN_PENDING
-                    };
-                    if flag == SCAN_PENDING {
-                        continue;
-                    }
-                    prefix += s as u32;
-                    if flag == SCAN_INCLUSIVE || j == 0 {
-                        break;
-                    }
-                    j -= 1;
-                }
-                publish(SCAN_INCLUSIVE, prefix + wi);
+        // Lane 31's `wi` is the tile's total; the whole warp looks back, 32 tiles at a time.
+        let aggregate = thread::shfl_idx(wi, 31);
+        let publish = |flag: u64, value: u32| {
+            AtomicU64::from_ptr(status.add(tile as usize))
+                .store(epoch << 34 | flag << 32 | value as u64, Ordering::Relaxed);
+        };
+        let mut prefix = 0u32;
+        if tile == 0 {
+            if lane == 0 {
+                publish(SCAN_INCLUSIVE, aggregate);
             }
+        } else {
+            if lane == 0 {
+                publish(SCAN_AGGREGATE, aggregate);
+            }
+            // Lane l reads tile `end - l`; tiles before 0 count as an inclusive zero.
+            let mut end = tile as i64 - 1;
+            loop {
+                let j = end - lane as i64;
+                let (flag, value) = if j < 0 {
+                    (SCAN_INCLUSIVE, 0)
+                } else {
+                    let s = AtomicU64::from_ptr(status.add(j as usize)).load(Ordering::Relaxed);
+                    if s >> 34 == epoch {
+                        ((s >> 32) & 3, s as u32)
+                    } else {
+                        (SCAN_PENDING, 0)
+                    }
+                };
+                if thread::ballot(flag == SCAN_PENDING) != 0 {
+                    continue;
+                }
+                let inclusive = thread::ballot(flag == SCAN_INCLUSIVE);
+                if inclusive != 0 {
+                    // Sum down to the nearest tile whose running total is known.
+                    let nearest = inclusive.trailing_zeros();
+                    prefix += thread::warp_sum(if lane <= nearest { value } else { 0 });
+                    break;
+                }
+                prefix += thread::warp_sum(value);
+                end -= 32;
+            }
+            if lane == 0 {
+                publish(SCAN_INCLUSIVE, prefix + aggregate);
+            }
+        }
+        if lane == 0 {
             *shared_prefix = prefix;
         }
     }

@@ -13,10 +13,37 @@ extern "C" {
     fn nvvm_match_any(mask: u32, value: u32) -> u32;
     #[link_name = "llvm.nvvm.shfl.sync.up.i32"]
     fn nvvm_shfl_up(mask: u32, value: u32, delta: u32, clamp: u32) -> u32;
+    #[link_name = "llvm.nvvm.shfl.sync.idx.i32"]
+    fn nvvm_shfl_idx(mask: u32, value: u32, lane: u32, clamp: u32) -> u32;
     #[link_name = "llvm.nvvm.redux.sync.umin"]
     fn nvvm_redux_umin(value: u32, mask: u32) -> u32;
     #[link_name = "llvm.nvvm.redux.sync.umax"]
     fn nvvm_redux_umax(value: u32, mask: u32) -> u32;
+    #[link_name = "llvm.nvvm.redux.sync.add"]
+    fn nvvm_redux_add(value: u32, mask: u32) -> u32;
+    #[link_name = "llvm.nvvm.vote.ballot.sync"]
+    fn nvvm_ballot(mask: u32, predicate: bool) -> u32;
+}
+
+/// Sum of `value` over the full warp (`__reduce_add_sync`, sm_80+).
+#[inline(always)]
+pub fn warp_sum(value: u32) -> u32 {
+    // SAFETY: all 32 lanes call it together (full mask).
+    unsafe { nvvm_redux_add(value, 0xffff_ffff) }
+}
+
+/// Lane `src`'s `value`, to every lane (`__shfl_sync` over the full warp).
+#[inline(always)]
+pub fn shfl_idx(value: u32, src: u32) -> u32 {
+    // SAFETY: all 32 lanes call it together (full mask).
+    unsafe { nvvm_shfl_idx(0xffff_ffff, value, src, 0x1f) }
+}
+
+/// Bit `i` set when lane `i`'s `predicate` holds (`__ballot_sync` over the full warp).
+#[inline(always)]
+pub fn ballot(predicate: bool) -> u32 {
+    // SAFETY: all 32 lanes call it together (full mask).
+    unsafe { nvvm_ballot(0xffff_ffff, predicate) }
 }
 
 /// Minimum of `value` over the full warp (`__reduce_min_sync`, sm_80+).

@@ -121,6 +121,20 @@ pub fn build_ptx(args: &BuildPtxArgs) -> Result<PathBuf> {
     ]
     .join("\x1f");
     let hash = crate::kernel_source_hash(&root).context("hashing the kernel sources")?;
+    // The link step (this binary) is not part of cargo's fingerprint of the kernels: remove the
+    // linked output so that cargo always relinks (recompiling only `kernels-gpu`, not `core`).
+    let release = target_dir.join(TARGET).join("release");
+    for stale in [
+        release.join("murmur_kernels.ptx"),
+        release.join("deps/murmur_kernels.ptx"),
+    ] {
+        match std::fs::remove_file(&stale) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(e).with_context(|| format!("removing {}", stale.display()));
+            }
+            _ => {}
+        }
+    }
     let mut cargo = rustup_run(&tc);
     cargo
         .current_dir(root.join("kernels-gpu"))

@@ -19,6 +19,8 @@ pub fn kernel_source_files(root: &std::path::Path) -> std::io::Result<Vec<std::p
     walk(&root.join("common/src"), &mut files)?;
     walk(&root.join("kernels-gpu/src"), &mut files)?;
     for f in [
+        // The link step: optimisation passes and per-kernel register caps.
+        "xtask/src/link.rs",
         "common/Cargo.toml",
         "kernels-gpu/Cargo.toml",
         "kernels-gpu/rust-toolchain.toml",

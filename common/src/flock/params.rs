@@ -56,6 +56,13 @@ impl FlockParams {
         "dt",
     ];
 
+    /// True when cohesion and alignment share their radius and separation's is no larger (the
+    /// CIS 565 defaults): one distance test then decides all three rules.
+    #[inline(always)]
+    pub fn radii_nested(&self) -> bool {
+        self.rule1_distance == self.rule3_distance && self.rule2_distance <= self.rule1_distance
+    }
+
     /// The largest of the three rule radii: the neighbour search radius.
     #[inline(always)]
     pub fn max_distance(&self) -> f32 {

@@ -63,6 +63,30 @@ impl RuleSums {
         }
     }
 
+    /// [`RuleSums::accumulate`] for nested radii ([`FlockParams::radii_nested`]: cohesion and
+    /// alignment share their radius, separation's is no larger): one test gates all three rules
+    /// and `n_alignment` is left to the caller (it equals `n_cohesion`). Same sums, in the same
+    /// order, as `accumulate`.
+    #[inline(always)]
+    pub fn accumulate_nested(
+        &mut self,
+        p: &FlockParams,
+        pos: Vec3,
+        other_pos: Vec3,
+        other_vel: Vec3,
+    ) {
+        let d = other_pos - pos;
+        let d2 = d.length_squared();
+        if d2 < p.rule1_distance * p.rule1_distance {
+            self.center += d;
+            self.velocity += other_vel;
+            self.n_cohesion += 1;
+            if d2 < p.rule2_distance * p.rule2_distance {
+                self.separation -= d;
+            }
+        }
+    }
+
     /// Takes back what [`RuleSums::accumulate`] added for the boid itself (offset zero, velocity
     /// `own_vel`), for searches that visit it. Exact for the counts, cohesion and separation (the
     /// boid added zeros there); the alignment sum gets `own_vel` subtracted.

@@ -13,7 +13,7 @@
 use super::grid::{CellOrder, Grid};
 use super::params::FlockParams;
 use super::rules::RuleSums;
-use crate::math::{sqrt, Vec3};
+use crate::math::{sqrt_approx, Vec3};
 
 /// Brute force (`naive`): every boid `0..n` but `me`.
 #[inline(always)]
@@ -32,11 +32,6 @@ where
     }
     s
 }
-
-/// Most runs [`grid_sums`] gathers before walking them as one flat list (a box of 9 x 9 rows:
-/// cell widths down to a quarter of the search radius with `Linear` keys). A box with more rows,
-/// or a `Morton` box of more cells, is walked run by run instead.
-pub const MAX_RUNS: usize = 81;
 
 /// Calls `visit(key_lo, key_end)` for each run of cells the grid search must look at, for a boid
 /// at `pos`: the run's entries are `cell_start(key_lo)..cell_start(key_end)`. The cells are those
@@ -63,8 +58,10 @@ where
             let rest = r2 - dy * dy - dz * dz;
             if rest > 0.0 {
                 if linear {
-                    // Cells of the row closer than r: |x gap| < sqrt(rest), widened by the margin.
-                    let h = sqrt(rest) + m;
+                    // Cells of the row closer than r: |x gap| < sqrt(rest), widened by the margin
+                    // (and by 1e-4 relative for the approximate root: any superset of the
+                    // neighbours' cells gives the same sums in the same order).
+                    let h = sqrt_approx(rest) * 1.0001 + m;
                     let x0 = max_u32(grid.coord(pos.x - h), b.lo[0]);
                     let x1 = min_u32(grid.coord(pos.x + h), b.hi[0]);
                     visit(
@@ -88,14 +85,26 @@ where
     }
 }
 
-/// [`for_each_run_keys`] with the runs as entry ranges: `visit(start, end)`.
+/// [`for_each_run_keys`] with the runs as entry ranges: `visit(start, end)`, in the same order.
+/// Each run's bounds are read before the previous run is visited, so on a GPU the table loads
+/// of the next row are in flight while the current one is walked.
 #[inline(always)]
 pub fn for_each_run<S, V>(p: &FlockParams, grid: &Grid, pos: Vec3, cell_start: S, mut visit: V)
 where
     S: Fn(u32) -> u32,
     V: FnMut(u32, u32),
 {
-    for_each_run_keys(p, grid, pos, |k0, k1| visit(cell_start(k0), cell_start(k1)));
+    let mut pending: Option<(u32, u32)> = None;
+    for_each_run_keys(p, grid, pos, |k0, k1| {
+        let next = (cell_start(k0), cell_start(k1));
+        if let Some((start, end)) = pending {
+            visit(start, end);
+        }
+        pending = Some(next);
+    });
+    if let Some((start, end)) = pending {
+        visit(start, end);
+    }
 }
 
 #[inline(always)]
@@ -117,13 +126,13 @@ fn max_u32(a: u32, b: u32) -> u32 {
 }
 
 /// Uniform-grid search (`scattered` and `coherent`) for the boid at `pos` with velocity `vel`:
-/// the rule sums over every entry of every run of [`for_each_run_keys`], the boid itself taken
-/// back out. `boid(k)` gives the `k`-th entry's position and velocity.
+/// the rule sums over every entry of every run of [`for_each_run_keys`], run by run, the boid
+/// itself taken back out. `boid(k)` gives the `k`-th entry's position and velocity (the
+/// velocity is used only for alignment neighbours, so a caller reading it through a pointer
+/// loads it only for them).
 ///
-/// The runs are gathered first (their bounds loaded four runs at a time, empty ones dropped),
-/// then walked as one flat list: on a GPU every lane of a warp then loops as long as its own
-/// candidate count, not as long as the longest run of any lane. Boxes with more than
-/// [`MAX_RUNS`] runs are walked run by run. Both walks visit the same entries in the same order.
+/// With nested radii ([`FlockParams::radii_nested`], the CIS 565 defaults) each candidate goes
+/// through [`RuleSums::accumulate_nested`]: one distance test instead of three. Same sums.
 #[inline(always)]
 pub fn grid_sums<S, B>(
     p: &FlockParams,
@@ -138,14 +147,17 @@ where
     B: Fn(u32) -> (Vec3, Vec3),
 {
     let mut s = RuleSums::default();
-    let b = grid.search_box(pos, p.max_distance());
-    let (ny, nz) = (b.hi[1] - b.lo[1] + 1, b.hi[2] - b.lo[2] + 1);
-    let most = if grid.order == CellOrder::Linear as u32 {
-        ny * nz
+    if p.radii_nested() {
+        for_each_run(p, grid, pos, cell_start, |start, end| {
+            let mut k = start;
+            while k < end {
+                let (q, v) = boid(k);
+                s.accumulate_nested(p, pos, q, v);
+                k += 1;
+            }
+        });
+        s.n_alignment = s.n_cohesion;
     } else {
-        ny * nz * (b.hi[0] - b.lo[0] + 1)
-    };
-    if most as usize > MAX_RUNS {
         for_each_run(p, grid, pos, cell_start, |start, end| {
             let mut k = start;
             while k < end {
@@ -154,61 +166,6 @@ where
                 k += 1;
             }
         });
-        s.remove_self(p, vel);
-        return s;
-    }
-    let mut runs = core::mem::MaybeUninit::<[[u32; 2]; MAX_RUNS]>::uninit();
-    let runs = runs.as_mut_ptr() as *mut [u32; 2];
-    // SAFETY (every `runs.add(i)` below): `i < len <= most <= MAX_RUNS`, and entries are read
-    // only after being written.
-    let mut len = 0u32;
-    for_each_run_keys(p, grid, pos, |k0, k1| {
-        unsafe { runs.add(len as usize).write([k0, k1]) };
-        len += 1;
-    });
-    // Keys to entry ranges in place, four runs at a time (eight independent loads), keeping
-    // the non-empty ones.
-    let mut kept = 0u32;
-    let mut total = 0u32;
-    let mut i = 0u32;
-    while i < len {
-        let at = |j: u32| unsafe { *runs.add(min_u32(i + j, len - 1) as usize) };
-        let (a, b, c, d) = (at(0), at(1), at(2), at(3));
-        let ra = [cell_start(a[0]), cell_start(a[1])];
-        let rb = [cell_start(b[0]), cell_start(b[1])];
-        let rc = [cell_start(c[0]), cell_start(c[1])];
-        let rd = [cell_start(d[0]), cell_start(d[1])];
-        let got = len - i;
-        let mut keep = |run: [u32; 2], valid: bool| {
-            if valid && run[0] < run[1] {
-                unsafe { runs.add(kept as usize).write(run) };
-                kept += 1;
-                total += run[1] - run[0];
-            }
-        };
-        keep(ra, true);
-        keep(rb, got > 1);
-        keep(rc, got > 2);
-        keep(rd, got > 3);
-        i += 4;
-    }
-    if kept == 0 {
-        return s; // only for a boid outside the sorted set; its own cell holds it otherwise
-    }
-    // One counted loop over every candidate (a single back edge: the compiler keeps it flat
-    // instead of nesting a loop per run, which would make lanes wait for each other per run).
-    let mut r = 0u32;
-    let [mut k, mut end] = unsafe { *runs };
-    let mut t = 0u32;
-    while t < total {
-        let (q, v) = boid(k);
-        s.accumulate(p, pos, q, v);
-        k += 1;
-        if k == end && r + 1 < kept {
-            r += 1;
-            [k, end] = unsafe { *runs.add(r as usize) };
-        }
-        t += 1;
     }
     s.remove_self(p, vel);
     s

@@ -353,7 +353,10 @@ impl CudaFlock {
                     .sort(&stream, n, grid.key_bits(), &mut radix.keys, values)?;
                 mark!("sort");
                 let mut l = stream.launch_builder(&self.k.cell_bounds);
-                l.arg(&n).arg(&cells).arg(&radix.keys).arg(&mut self.cell_end);
+                l.arg(&n)
+                    .arg(&cells)
+                    .arg(&radix.keys)
+                    .arg(&mut self.cell_end);
                 // SAFETY: matches cell_bounds(n, cell_count, keys, cell_end); keys sorted,
                 // < cell_count; the table has cell_count entries.
                 unsafe { l.launch(cfg) }.ctx("cell_bounds")?;
