@@ -1,212 +1,254 @@
-//! Device radix sort of `(u32 key, u32 value)` pairs and the exclusive scan it uses.
+//! Device radix sort of `(u32 key, u32 value)` pairs and the one-pass scan of the cell table.
 //!
-//! LSD, 8-bit digits, one pass per digit the keys need. A pass is three stages:
-//! `radix_histogram` (per-tile digit counts, digit-major so one scan yields global offsets),
-//! the scan (`scan_tiles` + `scan_add`, applied recursively by the host), and `radix_scatter`
-//! (stable: each round ranks a block's elements with `match.any.sync` per warp, then by warp).
-//! Tiles are `tile` consecutive elements per block (a multiple of the block size).
+//! LSD, 8-bit digits, one pass per digit the keys need, after one `radix_counts` over the keys
+//! that counts every pass's digits at once. A pass is one `radix_onesweep` launch (the
+//! "onesweep" scheme): each block takes the next tile of `ONESWEEP_TILE` pairs, ranks them by
+//! digit (stable: `match.any` per warp round, per-warp counters), learns where its digits go
+//! from the tiles before it through a decoupled look-back on per-tile, per-digit status words,
+//! stages the tile in shared memory in digit order and writes it out in digit runs.
 
-use crate::thread::{self, block, block_dim, grid_dim, match_any, shared, sync, tid};
+use crate::thread::{self, block_dim, grid_dim, match_any, shared, shfl_idx, sync, sync_warp, tid};
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// Digit width of one pass.
 pub const RADIX_BITS: u32 = 8;
 /// Buckets per pass.
 pub const RADIX: u32 = 1 << RADIX_BITS;
-/// Elements each thread scans in `scan_tiles`.
+/// Elements each thread scans in `scan_cells`.
 pub const SCAN_ITEMS: u32 = 8;
+/// Threads per block of `radix_onesweep` (one per digit).
+pub const ONESWEEP_BLOCK: u32 = 256;
+/// Pairs each `radix_onesweep` thread holds.
+pub const ONESWEEP_ITEMS: u32 = 16;
+/// Pairs per `radix_onesweep` tile.
+pub const ONESWEEP_TILE: u32 = ONESWEEP_BLOCK * ONESWEEP_ITEMS;
+const ONESWEEP_WARPS: u32 = ONESWEEP_BLOCK / 32;
+/// Shared memory of `radix_onesweep`, in 32-bit words: per-warp digit counters, the tile's digit
+/// starts, the digits' global bases, scan scratch, then the staged keys and values.
+pub const ONESWEEP_SMEM_WORDS: u32 = ONESWEEP_WARPS * RADIX + 2 * RADIX + 16 + 2 * ONESWEEP_TILE;
+/// Look-back status word of a (tile, digit): the flag in the top two bits, a count below.
+const STATUS_AGGREGATE: u32 = 1 << 30;
+const STATUS_INCLUSIVE: u32 = 2 << 30;
+const STATUS_COUNT: u32 = (1 << 30) - 1;
+
+/// Runs `$body` for `$r` = 0, 1, ..., 15 as constants, so that per-thread arrays indexed by `$r`
+/// stay in registers (a loop the compiler does not unroll would put them in local memory).
+macro_rules! for_each_item {
+    ($r:ident, $body:block) => {
+        for_each_item!(@ $r, $body, 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
+    };
+    (@ $r:ident, $body:block, $($i:literal)*) => {
+        $({
+            let $r: usize = $i;
+            $body
+        })*
+    };
+}
+const _: () = assert!(ONESWEEP_ITEMS == 16, "for_each_item! unrolls 16 items");
 
 #[inline(always)]
 unsafe fn smem_add(p: *mut u32, v: u32) {
     AtomicU32::from_ptr(p).fetch_add(v, Ordering::Relaxed);
 }
 
-/// Stage `radix_histogram`: `hist[digit * blocks + block]` = occurrences of `digit` in the tile.
-/// Shared memory: `RADIX * 4` bytes.
+/// Stage `radix_counts`: `counts[pass * RADIX + digit]` += occurrences of `digit` in byte `pass`
+/// of the keys, for `passes` bytes (counts zeroed before). Grid-stride over the keys; shared
+/// memory: `passes * RADIX * 4` bytes.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn radix_histogram(
+pub unsafe extern "ptx-kernel" fn radix_counts(
     n: u32,
     keys: *const u32,
-    shift: u32,
-    tile: u32,
-    hist: *mut u32,
+    passes: u32,
+    counts: *mut u32,
 ) {
-    let counts = shared::<u32>();
-    let (t, bd, b) = (tid(), block_dim(), block());
+    let hist = shared::<u32>();
+    let (t, bd) = (tid(), block_dim());
+    let lane = t & 31;
     let mut d = t;
-    while d < RADIX {
-        *counts.add(d as usize) = 0;
+    while d < passes * RADIX {
+        *hist.add(d as usize) = 0;
         d += bd;
     }
     sync();
-    let start = b * tile;
-    let end = if start + tile < n { start + tile } else { n };
-    let lane = t & 31;
-    let mut i = start + t;
+    let stride = bd * thread::grid_dim();
+    let mut base = thread::block() * bd;
     // Whole warps iterate together (match.any needs all 32 lanes).
-    while i - t + (t & !31) < end {
-        let valid = i < end;
-        let digit = if valid {
-            (*keys.add(i as usize) >> shift) & (RADIX - 1)
-        } else {
-            RADIX
-        };
-        let peers = match_any(digit);
-        if valid && peers.trailing_zeros() == lane {
-            smem_add(counts.add(digit as usize), peers.count_ones());
+    while base < n {
+        let i = base + t;
+        let valid = i < n;
+        let key = if valid { *keys.add(i as usize) } else { 0 };
+        let mut p = 0;
+        while p < passes {
+            let digit = if valid {
+                (key >> (p * RADIX_BITS)) & (RADIX - 1)
+            } else {
+                RADIX
+            };
+            let peers = match_any(digit);
+            if valid && peers.trailing_zeros() == lane {
+                smem_add(hist.add((p * RADIX + digit) as usize), peers.count_ones());
+            }
+            p += 1;
         }
-        i += bd;
+        base += stride;
     }
     sync();
-    let blocks = grid_dim();
     let mut d = t;
-    while d < RADIX {
-        *hist.add((d * blocks + b) as usize) = *counts.add(d as usize);
+    while d < passes * RADIX {
+        let c = *hist.add(d as usize);
+        if c != 0 {
+            AtomicU32::from_ptr(counts.add(d as usize)).fetch_add(c, Ordering::Relaxed);
+        }
         d += bd;
     }
 }
 
-/// Stage `radix_scatter`: stable scatter of the tile's pairs to their digit's next free slots.
-/// `offsets` is the exclusive scan of `radix_histogram`'s output. Shared memory:
-/// `(RADIX + warps * RADIX) * 4` bytes.
+/// Exclusive sum of `v` over the block's `ONESWEEP_BLOCK` threads (8 words of `scratch`).
+#[inline(always)]
+unsafe fn block_exclusive_sum(v: u32, scratch: *mut u32) -> u32 {
+    let (t, warp, lane) = (tid(), tid() / 32, tid() & 31);
+    let inclusive = thread::warp_inclusive_sum(v);
+    if lane == 31 {
+        *scratch.add(warp as usize) = inclusive;
+    }
+    sync();
+    let mut before = 0;
+    let mut w = 0;
+    while w < warp {
+        before += *scratch.add(w as usize);
+        w += 1;
+    }
+    sync();
+    let _ = t;
+    before + inclusive - v
+}
+
+/// Stage `radix_onesweep`: one LSD pass over byte `shift / 8`, stable. `counts` holds this
+/// pass's 256 digit counts over all keys (from `radix_counts`); `status` has `RADIX` words per
+/// tile and then the tile ticket, all zeroed before the launch. Block: `ONESWEEP_BLOCK` threads;
+/// shared memory: `ONESWEEP_SMEM_WORDS * 4` bytes.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn radix_scatter(
+pub unsafe extern "ptx-kernel" fn radix_onesweep(
     n: u32,
     keys_in: *const u32,
     values_in: *const u32,
     keys_out: *mut u32,
     values_out: *mut u32,
     shift: u32,
-    tile: u32,
-    offsets: *const u32,
+    counts: *const u32,
+    status: *mut u32,
+    tiles: u32,
 ) {
-    let base = shared::<u32>();
-    let (t, bd, b) = (tid(), block_dim(), block());
-    let warps = bd / 32;
-    let (warp, lane) = (t / 32, t & 31);
-    let wcount = base.add(RADIX as usize);
-    let blocks = grid_dim();
-    let mut d = t;
-    while d < RADIX {
-        *base.add(d as usize) = *offsets.add((d * blocks + b) as usize);
-        d += bd;
+    let smem = shared::<u32>();
+    let whist = smem; // [warp][digit]: counts, then offsets across warps
+    let tile_start = whist.add((ONESWEEP_WARPS * RADIX) as usize);
+    let base = tile_start.add(RADIX as usize);
+    let misc = base.add(RADIX as usize);
+    let keys_s = misc.add(16);
+    let values_s = keys_s.add(ONESWEEP_TILE as usize);
+    let (t, warp, lane) = (tid(), tid() / 32, tid() & 31);
+    if t == 0 {
+        *misc.add(8) = AtomicU32::from_ptr(status.add((tiles * RADIX) as usize))
+            .fetch_add(1, Ordering::Relaxed);
     }
-    let mut e = t;
-    while e < warps * RADIX {
-        *wcount.add(e as usize) = 0;
-        e += bd;
+    let mut w = t;
+    while w < ONESWEEP_WARPS * RADIX {
+        *whist.add(w as usize) = 0;
+        w += ONESWEEP_BLOCK;
     }
     sync();
-    let start = b * tile;
-    let end = if start + tile < n { start + tile } else { n };
-    let mut round = start;
-    while round < end {
-        let i = round + t;
-        let valid = i < end;
-        let (key, value) = if valid {
-            (*keys_in.add(i as usize), *values_in.add(i as usize))
-        } else {
-            (0, 0)
-        };
+    let tile = *misc.add(8);
+    // Warp-striped: the warp's 512 pairs are contiguous, round r holds pairs r * 32 + lane.
+    let seg = tile * ONESWEEP_TILE + warp * 32 * ONESWEEP_ITEMS;
+    let mut keys = [0u32; ONESWEEP_ITEMS as usize];
+    let mut values = [0u32; ONESWEEP_ITEMS as usize];
+    let mut ranks = [0u32; ONESWEEP_ITEMS as usize];
+    for_each_item!(r, {
+        let i = seg + r as u32 * 32 + lane;
+        if i < n {
+            keys[r] = *keys_in.add(i as usize);
+            values[r] = *values_in.add(i as usize);
+        }
+    });
+    let mine = whist.add((warp * RADIX) as usize);
+    for_each_item!(r, {
+        let valid = seg + r as u32 * 32 + lane < n;
         let digit = if valid {
-            (key >> shift) & (RADIX - 1)
+            (keys[r] >> shift) & (RADIX - 1)
         } else {
             RADIX
         };
         let peers = match_any(digit);
-        let rank = (peers & ((1u32 << lane) - 1)).count_ones();
-        if valid && peers.trailing_zeros() == lane {
-            *wcount.add((warp * RADIX + digit) as usize) = peers.count_ones();
+        let leader = peers.trailing_zeros();
+        let mut before = 0;
+        if valid && lane == leader {
+            before = *mine.add(digit as usize);
+            *mine.add(digit as usize) = before + peers.count_ones();
         }
-        sync();
-        if valid {
-            let mut off = *base.add(digit as usize) + rank;
-            let mut w = 0;
-            while w < warp {
-                off += *wcount.add((w * RADIX + digit) as usize);
-                w += 1;
-            }
-            *keys_out.add(off as usize) = key;
-            *values_out.add(off as usize) = value;
-        }
-        sync();
-        let mut d = t;
-        while d < RADIX {
-            let mut total = 0;
-            let mut w = 0;
-            while w < warps {
-                let c = wcount.add((w * RADIX + d) as usize);
-                total += *c;
-                *c = 0;
-                w += 1;
-            }
-            *base.add(d as usize) += total;
-            d += bd;
-        }
-        sync();
-        round += bd;
-    }
-}
-
-/// Stage `scan_tiles`: exclusive scan, in place, of each tile of `block_dim * SCAN_ITEMS`
-/// entries of `data[..m]`; the tile's total goes to `sums[block]`. Shared memory: 32 * 4 bytes.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn scan_tiles(m: u32, data: *mut u32, sums: *mut u32) {
-    let warp_totals = shared::<u32>();
-    let (t, bd, b) = (tid(), block_dim(), block());
-    let (warp, lane) = (t / 32, t & 31);
-    let first = (b * bd + t) * SCAN_ITEMS;
-    let mut v = [0u32; SCAN_ITEMS as usize];
-    let mut total = 0u32;
-    for (j, x) in v.iter_mut().enumerate() {
-        let i = first + j as u32;
-        if i < m {
-            *x = *data.add(i as usize);
-        }
-        total += *x;
-    }
-    let inclusive = thread::warp_inclusive_sum(total);
-    if lane == 31 {
-        *warp_totals.add(warp as usize) = inclusive;
-    }
+        ranks[r] = shfl_idx(before, leader) + (peers & ((1u32 << lane) - 1)).count_ones();
+        sync_warp();
+    });
     sync();
-    if warp == 0 {
-        let wt = if lane < bd / 32 {
-            *warp_totals.add(lane as usize)
-        } else {
-            0
-        };
-        let wi = thread::warp_inclusive_sum(wt);
-        if lane < bd / 32 {
-            *warp_totals.add(lane as usize) = wi - wt;
-        }
+    // Thread `t` owns digit `t`: offsets across warps, the tile's count, its start in the tile.
+    let digit = t;
+    let mut total = 0;
+    let mut w = 0;
+    while w < ONESWEEP_WARPS {
+        let c = whist.add((w * RADIX + digit) as usize);
+        let here = *c;
+        *c = total;
+        total += here;
+        w += 1;
     }
+    *tile_start.add(digit as usize) = block_exclusive_sum(total, misc);
+    let global = block_exclusive_sum(*counts.add(digit as usize), misc);
+    // Look back over the tiles before this one for the digit's keys they hold.
+    let word = |tile: u32| AtomicU32::from_ptr(status.add((tile * RADIX + digit) as usize));
+    let mut prefix = 0u32;
+    if tile == 0 {
+        word(0).store(STATUS_INCLUSIVE | total, Ordering::Relaxed);
+    } else {
+        word(tile).store(STATUS_AGGREGATE | total, Ordering::Relaxed);
+        let mut j = tile - 1;
+        loop {
+            let s = word(j).load(Ordering::Relaxed);
+            if s & !STATUS_COUNT == 0 {
+                continue;
+            }
+            prefix += s & STATUS_COUNT;
+            if s & STATUS_INCLUSIVE != 0 {
+                break;
+            }
+            j -= 1;
+        }
+        word(tile).store(STATUS_INCLUSIVE | (prefix + total), Ordering::Relaxed);
+    }
+    *base.add(digit as usize) = global + prefix;
     sync();
-    let mut prefix = *warp_totals.add(warp as usize) + inclusive - total;
-    if t == bd - 1 {
-        *sums.add(b as usize) = prefix + total;
-    }
-    for (j, x) in v.iter().enumerate() {
-        let i = first + j as u32;
-        if i < m {
-            *data.add(i as usize) = prefix;
+    // Stage the tile in digit order, then write each digit's run to its place.
+    for_each_item!(r, {
+        if seg + r as u32 * 32 + lane < n {
+            let d = (keys[r] >> shift) & (RADIX - 1);
+            let at = *tile_start.add(d as usize) + *mine.add(d as usize) + ranks[r];
+            *keys_s.add(at as usize) = keys[r];
+            *values_s.add(at as usize) = values[r];
         }
-        prefix += *x;
-    }
-}
-
-/// Stage `scan_add`: adds the scanned tile totals `sums[tile]` to every entry of each tile of
-/// `1 << tile_shift` entries.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn scan_add(
-    m: u32,
-    data: *mut u32,
-    sums: *const u32,
-    tile_shift: u32,
-) {
-    let i = thread::index() as u32;
-    if i < m {
-        *data.add(i as usize) += *sums.add((i >> tile_shift) as usize);
+    });
+    sync();
+    let start = tile * ONESWEEP_TILE;
+    let len = if n - start < ONESWEEP_TILE {
+        n - start
+    } else {
+        ONESWEEP_TILE
+    };
+    let mut i = t;
+    while i < len {
+        let key = *keys_s.add(i as usize);
+        let d = (key >> shift) & (RADIX - 1);
+        let dest = *base.add(d as usize) + i - *tile_start.add(d as usize);
+        *keys_out.add(dest as usize) = key;
+        *values_out.add(dest as usize) = *values_s.add(i as usize);
+        i += ONESWEEP_BLOCK;
     }
 }
 

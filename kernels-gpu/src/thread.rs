@@ -23,6 +23,16 @@ extern "C" {
     fn nvvm_redux_add(value: u32, mask: u32) -> u32;
     #[link_name = "llvm.nvvm.vote.ballot.sync"]
     fn nvvm_ballot(mask: u32, predicate: bool) -> u32;
+    #[link_name = "llvm.nvvm.bar.warp.sync"]
+    fn nvvm_bar_warp_sync(mask: u32);
+}
+
+/// `__syncwarp()`: the full warp meets here, and its shared-memory writes before are visible to
+/// its reads after.
+#[inline(always)]
+pub fn sync_warp() {
+    // SAFETY: all 32 lanes call it together (full mask).
+    unsafe { nvvm_bar_warp_sync(0xffff_ffff) }
 }
 
 /// Sum of `value` over the full warp (`__reduce_add_sync`, sm_80+).

@@ -21,10 +21,14 @@ pub const PTX_ISA: &str = "+ptx80";
 /// Register caps per kernel (PTX `.maxnreg`, what `__launch_bounds__` or `-maxrregcount` give in
 /// CUDA C++): the grid searches run faster with more warps resident (hiding load latency) than
 /// with every value in a register. Measured on the H200 with `murmur flock bench`, 1M boids:
-/// 0.478 ms/step at 56 registers, 0.464 ms at 32 (`docs/performance.md`).
+/// 0.478 ms/step at 56 registers, 0.464 ms at 32 (`docs/performance.md`). The onesweep pass
+/// keeps 16 pairs per thread in registers (148 uncapped, one block per SM): `flock sort-bench`,
+/// 10M / 100M pairs, 0.981 / 8.847 ms at 128 registers, 0.878 / 7.411 ms at 80, 0.993 / 8.900 ms
+/// at 64.
 pub const REGISTER_CAPS: &[(&str, u32)] = &[
     ("update_boids_coherent", 32),
     ("update_boids_scattered", 32),
+    ("radix_onesweep", 80),
 ];
 
 pub fn main(args: Vec<String>) -> Result<()> {

@@ -252,6 +252,37 @@ mod tests {
     }
 
     #[test]
+    fn nested_radii_fast_path_gives_the_same_sums() {
+        let p = p();
+        assert!(p.radii_nested());
+        let pos = Vec3::new(1.0, -2.0, 0.5);
+        let (mut a, mut b) = (RuleSums::default(), RuleSums::default());
+        for i in 0..2000u64 {
+            let q = crate::flock::initial_position(3, i, 7.0) + pos;
+            let v = crate::flock::initial_position(4, i, 1.0);
+            a.accumulate(&p, pos, q, v);
+            b.accumulate_nested(&p, pos, q, v);
+        }
+        b.n_alignment = b.n_cohesion;
+        assert!(a.n_cohesion > 10 && a.separation != Vec3::ZERO, "{a:?}");
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn removing_self_undoes_visiting_self() {
+        let p = p();
+        let (pos, own) = (Vec3::new(3.0, 4.0, 5.0), Vec3::new(0.25, -0.5, 0.125));
+        let other = (Vec3::new(4.0, 4.0, 5.0), Vec3::new(0.5, 0.5, 0.5));
+        let mut with_self = RuleSums::default();
+        with_self.accumulate(&p, pos, pos, own);
+        with_self.accumulate(&p, pos, other.0, other.1);
+        with_self.remove_self(&p, own);
+        let mut without = RuleSums::default();
+        without.accumulate(&p, pos, other.0, other.1);
+        assert_eq!(with_self, without);
+    }
+
+    #[test]
     fn speed_clamp() {
         let v = clamp_speed(Vec3::new(3.0, 4.0, 0.0), 1.0);
         assert!((v.length() - 1.0).abs() < 1e-6);

@@ -104,31 +104,27 @@ impl CpuFlock {
             }
         });
     }
-
-    fn update_position(&mut self) {
-        let p = self.settings.params;
-        let vel = &self.vel;
-        stage(&mut self.times, "update_position", || {
-            self.pos
-                .par_iter_mut()
-                .zip(vel.par_iter())
-                .for_each(|(x, v)| *x = integrate_position(&p, *x, *v));
-        });
-    }
 }
 
-/// New velocities of every boid from one search closure (one stage).
-fn update_velocity(
-    out: &mut [Vec3],
+/// Stage `update_boids_*`: every boid's new velocity from one search closure, then its new
+/// position, into `out_vel` / `out_pos` (the previous state stays readable by the searches).
+fn update_boids(
+    out_vel: &mut [Vec3],
+    out_pos: &mut [Vec3],
     p: &FlockParams,
     pos: &[Vec3],
     vel: &[Vec3],
     sums: impl Fn(u32, Vec3, Vec3) -> murmur_common::flock::RuleSums + Sync,
 ) {
-    out.par_iter_mut().enumerate().for_each(|(i, v)| {
-        let s = sums(i as u32, pos[i], vel[i]);
-        *v = new_velocity(p, vel[i], &s);
-    });
+    out_vel
+        .par_iter_mut()
+        .zip(out_pos.par_iter_mut())
+        .enumerate()
+        .for_each(|(i, (v, x))| {
+            let s = sums(i as u32, pos[i], vel[i]);
+            *v = new_velocity(p, vel[i], &s);
+            *x = integrate_position(p, pos[i], *v);
+        });
 }
 
 impl FlockBackend for CpuFlock {
@@ -148,8 +144,9 @@ impl FlockBackend for CpuFlock {
         match self.settings.method {
             Method::Naive => {
                 let (pos, vel) = (&self.pos, &self.vel);
-                stage(&mut self.times, "update_velocity_naive", || {
-                    update_velocity(&mut self.vel_new, &p, pos, vel, |i, x, _| {
+                let (vn, pn) = (&mut self.vel_new, &mut self.pos_sorted);
+                stage(&mut self.times, "update_boids_naive", || {
+                    update_boids(vn, pn, &p, pos, vel, |i, x, _| {
                         naive_sums(&p, n, i, x, |j| (pos[j as usize], vel[j as usize]))
                     })
                 });
@@ -158,8 +155,9 @@ impl FlockBackend for CpuFlock {
                 self.bin();
                 let (pos, vel, pairs) = (&self.pos, &self.vel, &self.pairs);
                 let start = &self.cell_start;
-                stage(&mut self.times, "update_velocity_scattered", || {
-                    update_velocity(&mut self.vel_new, &p, pos, vel, |_, x, v| {
+                let (vn, pn) = (&mut self.vel_new, &mut self.pos_sorted);
+                stage(&mut self.times, "update_boids_scattered", || {
+                    update_boids(vn, pn, &p, pos, vel, |_, x, v| {
                         grid_sums(
                             &p,
                             &grid,
@@ -198,8 +196,9 @@ impl FlockBackend for CpuFlock {
                 std::mem::swap(&mut self.id, &mut self.id_sorted);
                 let (pos, vel) = (&self.pos, &self.vel);
                 let start = &self.cell_start;
-                stage(&mut self.times, "update_velocity_coherent", || {
-                    update_velocity(&mut self.vel_new, &p, pos, vel, |_, x, v| {
+                let (vn, pn) = (&mut self.vel_new, &mut self.pos_sorted);
+                stage(&mut self.times, "update_boids_coherent", || {
+                    update_boids(vn, pn, &p, pos, vel, |_, x, v| {
                         grid_sums(
                             &p,
                             &grid,
@@ -212,9 +211,9 @@ impl FlockBackend for CpuFlock {
                 });
             }
         }
-        // Ping-pong: the new velocities become current, then positions move with them.
+        // Ping-pong: the new state becomes current.
         std::mem::swap(&mut self.vel, &mut self.vel_new);
-        self.update_position();
+        std::mem::swap(&mut self.pos, &mut self.pos_sorted);
         self.times.steps += 1;
         self.step_ms.push(t0.elapsed().as_secs_f64() * 1e3);
         Ok(())

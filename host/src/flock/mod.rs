@@ -83,11 +83,12 @@ impl From<CellOrderArg> for CellOrder {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum SortArg {
-    /// Counting sort by cell: counts fused into the position update (atomics), one scan, one
+    /// Counting sort by cell: counts fused into the update kernel (atomics), one scan, one
     /// scatter that also reorders the state. Fastest; the order of boids inside a cell varies
     /// from run to run.
     Counting,
-    /// The device LSD radix sort of (cell, index) pairs, stable: runs are bit-reproducible.
+    /// The device LSD radix sort (onesweep) of (cell, index) pairs, stable: runs are
+    /// bit-reproducible.
     Radix,
 }
 

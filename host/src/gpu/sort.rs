@@ -1,47 +1,66 @@
 //! Host side of the device radix sort (`kernels-gpu/src/sort.rs`): scratch buffers allocated
-//! once, one histogram / scan / scatter round per 8-bit digit.
+//! once; `radix_counts` once per sort, then one `radix_onesweep` per 8-bit digit.
 
-use super::scan::Scan;
 use super::{grid_1d, DriverContext, Gpu, GpuError};
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use std::sync::Arc;
 
-/// Threads per block of the sort kernels.
-pub const SORT_BLOCK: u32 = 256;
-/// Elements per block (tile) of `radix_histogram` / `radix_scatter`.
-pub const SORT_TILE: u32 = SORT_BLOCK * 16;
+/// Threads per block of `radix_onesweep` (`ONESWEEP_BLOCK` in the kernels).
+const ONESWEEP_BLOCK: u32 = 256;
+/// Pairs per `radix_onesweep` tile (`ONESWEEP_TILE`).
+pub const SORT_TILE: u32 = ONESWEEP_BLOCK * 16;
+/// Shared memory of `radix_onesweep` in words (`ONESWEEP_SMEM_WORDS`).
+const ONESWEEP_SMEM_WORDS: u32 = 8 * RADIX + 2 * RADIX + 16 + 2 * SORT_TILE;
 const RADIX: u32 = 256;
+/// Threads per block and blocks of `radix_counts`.
+const COUNT_BLOCK: u32 = 256;
+const COUNT_BLOCKS: u32 = 264;
+/// Pairs one sort can take: look-back counts have 30 bits.
+pub const MAX_SORT_PAIRS: u32 = (1 << 30) - 1;
 
 /// LSD radix sort of `(u32, u32)` pairs, stable, for up to `capacity` pairs.
 pub struct RadixSort {
-    histogram: CudaFunction,
-    scatter: CudaFunction,
+    counts_kernel: CudaFunction,
+    onesweep: CudaFunction,
     capacity: u32,
     keys_alt: CudaSlice<u32>,
     values_alt: CudaSlice<u32>,
-    /// Digit histograms, `RADIX * tiles`, scanned in place into scatter offsets.
-    hist: CudaSlice<u32>,
-    scan: Scan,
+    /// Digit counts of every pass, `4 * RADIX`.
+    counts: CudaSlice<u32>,
+    /// Look-back status, `RADIX` words per tile, then the tile ticket.
+    status: CudaSlice<u32>,
 }
 
-fn hist_len(capacity: u32) -> u32 {
-    RADIX * capacity.div_ceil(SORT_TILE).max(1)
+fn status_len(capacity: u32) -> u32 {
+    RADIX * capacity.div_ceil(SORT_TILE).max(1) + 1
 }
 
 impl RadixSort {
     /// Device bytes the sort needs for `capacity` pairs (besides the caller's keys and values).
     pub fn bytes_needed(capacity: u32) -> u64 {
-        capacity as u64 * 8 + hist_len(capacity) as u64 * 4 + Scan::bytes_needed(hist_len(capacity))
+        capacity as u64 * 8 + 4 * RADIX as u64 * 4 + status_len(capacity) as u64 * 4
     }
 
     pub fn new(gpu: &Gpu, capacity: u32) -> Result<RadixSort, GpuError> {
+        if capacity > MAX_SORT_PAIRS {
+            return Err(GpuError::NoDevice(format!(
+                "the device radix sort takes at most {MAX_SORT_PAIRS} pairs, not {capacity}"
+            )));
+        }
+        let f = gpu.kernel("radix_onesweep")?;
+        f.set_attribute(
+            cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            (ONESWEEP_SMEM_WORDS * 4) as i32,
+        )
+        .ctx("allowing radix_onesweep its shared memory")?;
         Ok(RadixSort {
-            histogram: gpu.kernel("radix_histogram")?,
-            scatter: gpu.kernel("radix_scatter")?,
+            counts_kernel: gpu.kernel("radix_counts")?,
+            onesweep: f,
             capacity,
             keys_alt: gpu.zeros(capacity as usize)?,
             values_alt: gpu.zeros(capacity as usize)?,
-            hist: gpu.zeros(hist_len(capacity) as usize)?,
-            scan: Scan::new(gpu, hist_len(capacity))?,
+            counts: gpu.zeros(4 * RADIX as usize)?,
+            status: gpu.zeros(status_len(capacity) as usize)?,
         })
     }
 
@@ -54,7 +73,7 @@ impl RadixSort {
     /// `keys`/`values` (which may be swapped with the sorter's own buffers).
     pub fn sort(
         &mut self,
-        stream: &CudaStream,
+        stream: &Arc<CudaStream>,
         n: u32,
         bits: u32,
         keys: &mut CudaSlice<u32>,
@@ -69,37 +88,52 @@ impl RadixSort {
         if n <= 1 {
             return Ok(());
         }
+        let passes = bits.clamp(1, 32).div_ceil(8);
         let tiles = n.div_ceil(SORT_TILE);
-        let cfg = grid_1d(tiles * SORT_BLOCK, SORT_BLOCK, RADIX * 4);
-        let warps = SORT_BLOCK / 32;
-        let scatter_cfg = grid_1d(tiles * SORT_BLOCK, SORT_BLOCK, (RADIX + warps * RADIX) * 4);
-        let mut shift = 0;
-        while shift < bits.clamp(1, 32) {
-            let mut b = stream.launch_builder(&self.histogram);
-            b.arg(&n)
-                .arg(&*keys)
-                .arg(&shift)
-                .arg(&SORT_TILE)
-                .arg(&mut self.hist);
-            // SAFETY: matches radix_histogram(n, keys, shift, tile, hist); `tiles` blocks read
-            // keys[..n] and write RADIX * tiles histogram entries (hist holds that many).
-            unsafe { b.launch(cfg) }.ctx("radix_histogram")?;
-            self.scan.run(stream, &mut self.hist, RADIX * tiles)?;
-            let mut b = stream.launch_builder(&self.scatter);
+        stream
+            .memset_zeros(&mut self.counts)
+            .ctx("clearing digit counts")?;
+        let mut b = stream.launch_builder(&self.counts_kernel);
+        b.arg(&n).arg(&*keys).arg(&passes).arg(&mut self.counts);
+        let blocks = n.div_ceil(COUNT_BLOCK).min(COUNT_BLOCKS);
+        // SAFETY: matches radix_counts(n, keys, passes, counts); counts holds 4 * RADIX words;
+        // passes * RADIX words of shared memory.
+        unsafe {
+            b.launch(grid_1d(
+                blocks * COUNT_BLOCK,
+                COUNT_BLOCK,
+                passes * RADIX * 4,
+            ))
+        }
+        .ctx("radix_counts")?;
+        let cfg = LaunchConfig {
+            grid_dim: (tiles, 1, 1),
+            block_dim: (ONESWEEP_BLOCK, 1, 1),
+            shared_mem_bytes: ONESWEEP_SMEM_WORDS * 4,
+        };
+        for pass in 0..passes {
+            let used = (RADIX * tiles + 1) as usize;
+            stream
+                .memset_zeros(&mut self.status.slice_mut(..used))
+                .ctx("clearing the look-back status")?;
+            let shift = pass * 8;
+            let counts = self.counts.slice((pass * RADIX) as usize..);
+            let mut b = stream.launch_builder(&self.onesweep);
             b.arg(&n)
                 .arg(&*keys)
                 .arg(&*values)
                 .arg(&mut self.keys_alt)
                 .arg(&mut self.values_alt)
                 .arg(&shift)
-                .arg(&SORT_TILE)
-                .arg(&self.hist);
-            // SAFETY: matches radix_scatter(n, keys_in, values_in, keys_out, values_out, shift,
-            // tile, offsets); every output index is < n by construction of the scanned offsets.
-            unsafe { b.launch(scatter_cfg) }.ctx("radix_scatter")?;
+                .arg(&counts)
+                .arg(&mut self.status)
+                .arg(&tiles);
+            // SAFETY: matches radix_onesweep(n, keys_in, values_in, keys_out, values_out, shift,
+            // counts, status, tiles); `tiles` blocks cover n pairs; status holds RADIX * tiles + 1
+            // zeroed words; every output index is < n by construction of the digit offsets.
+            unsafe { b.launch(cfg) }.ctx("radix_onesweep")?;
             std::mem::swap(keys, &mut self.keys_alt);
             std::mem::swap(values, &mut self.values_alt);
-            shift += 8;
         }
         Ok(())
     }
