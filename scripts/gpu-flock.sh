@@ -16,6 +16,7 @@ section device
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv,noheader
 # CUB's pairs sort, built in the background while the checks run.
 (nvcc -O3 -arch=sm_90 -o "$T/cub_sort_pairs" scripts/cub_sort_pairs.cu > "$T/nvcc.log" 2>&1) &
+NVCC=$!
 
 section "flock check (every method against the CPU, the sort against a CPU sort)"
 timeout 60 "$M" flock check --sizes 20000 --sort-max 1000000 | grep -E "fail|all checks|^\| 20000 \| 100 \| coherent \|"
@@ -55,7 +56,8 @@ timeout 40 ncu --clock-control none --kernel-name update_boids_coherent --launch
 
 section "sort: murmur against CUB (32-bit keys, 32-bit values)"
 timeout 80 "$M" flock sort-bench --sizes 10000000,100000000 --bits 32 --repeat 2
-wait
+# Wait for nvcc alone: a bare `wait` would also wait for the `tee` above, which never ends.
+wait $NVCC
 tail -3 "$T/nvcc.log"
 timeout 20 stdbuf -oL "$T/cub_sort_pairs" 10000000,100000000
 section done

@@ -85,6 +85,9 @@ struct BenchArgs {
     /// Output folder (steps.csv, summary.csv, summary.md, PNG plots).
     #[arg(long, default_value = "bench-out")]
     out: PathBuf,
+    /// Run nothing: redraw the plots of an earlier run from its steps.csv into --out.
+    #[arg(long, value_name = "STEPS_CSV")]
+    replot: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -426,6 +429,12 @@ fn flock_render(a: &RenderArgs) -> Result<()> {
 
 fn flock_bench(a: &BenchArgs) -> Result<()> {
     use murmur::flock::bench::{self, BenchPlan};
+    if let Some(csv) = &a.replot {
+        for file in bench::replot(csv, &a.out).map_err(anyhow::Error::msg)? {
+            println!("wrote {}", file.display());
+        }
+        return Ok(());
+    }
     let f = &a.flock;
     if f.init.is_some() {
         bail!("flock bench starts every configuration from a random flock: drop --init");

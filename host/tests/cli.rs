@@ -229,3 +229,59 @@ fn no_gpu_falls_back_to_cpu_and_says_so() {
         assert!(stderr.contains("running on the CPU backend"), "{stderr}");
     }
 }
+
+#[test]
+fn bench_replot_redraws_from_steps_csv_and_rejects_other_files() {
+    let csv = tmp("steps.csv");
+    let mut text = String::from("n,scale,method,cell_width_factor,block_size,step,ms\n");
+    for (n, ms) in [(100_000, 0.05), (1_000_000, 0.5)] {
+        for b in [128, 256] {
+            for step in 200..210 {
+                text += &format!(
+                    "{n},100,coherent,0.5,{b},{step},{}\n",
+                    ms * (1.0 + step as f64 * 1e-3)
+                );
+            }
+        }
+    }
+    std::fs::write(&csv, text).unwrap();
+    let out_dir = tmp("replot");
+    let out = murmur(&[
+        "flock",
+        "bench",
+        "--replot",
+        csv.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for png in ["ms_per_step.png", "block_size.png"] {
+        let bytes = std::fs::read(out_dir.join(png)).unwrap();
+        assert_eq!(&bytes[1..4], b"PNG", "{png} is a PNG");
+    }
+    let bad = tmp("bad.csv");
+    std::fs::write(
+        &bad,
+        "n,scale,method,cell_width_factor,block_size,step,ms\n1,100,nope,1,128,0,1\n",
+    )
+    .unwrap();
+    assert_clean_failure(
+        &[
+            "flock",
+            "bench",
+            "--replot",
+            bad.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+        "unknown method",
+    );
+    assert_clean_failure(
+        &["flock", "bench", "--replot", "/nonexistent/steps.csv"],
+        "cannot read",
+    );
+}

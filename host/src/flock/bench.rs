@@ -17,6 +17,13 @@ pub const PEER_H200: [(usize, f64, f64); 3] = [
     (5_000_000, 14.5, 40.1),
 ];
 
+/// The per-step targets at scale 100 this project set itself (H200): `(N, ms)`.
+pub const TARGETS_SCALE100: [(usize, f64); 3] =
+    [(100_000, 0.030), (1_000_000, 0.25), (5_000_000, 3.5)];
+
+/// The constant-density target (density of 1M boids at scale 100): `(N, ms)`.
+pub const TARGET_DENSITY: (usize, f64) = (100_000_000, 30.0);
+
 /// What to sweep.
 #[derive(Clone, Debug)]
 pub struct BenchPlan {
@@ -232,9 +239,101 @@ fn write_outputs(plan: &BenchPlan, rows: &[BenchRow]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Reads the `steps.csv` of an earlier run back into rows (means and percentiles recomputed; wall
+/// times and device bytes are not in that file), for `flock bench --replot`. Errors name the line.
+pub fn rows_from_steps_csv(text: &str) -> Result<Vec<BenchRow>, String> {
+    let mut lines = text.lines().enumerate();
+    match lines.next() {
+        Some((_, h)) if h.trim() == "n,scale,method,cell_width_factor,block_size,step,ms" => {}
+        _ => return Err("not a murmur steps.csv (the header line differs)".into()),
+    }
+    let mut rows: Vec<BenchRow> = Vec::new();
+    for (i, line) in lines {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let bad = |what: &str| format!("line {}: {what}: {line:?}", i + 1);
+        let f: Vec<&str> = line.split(',').collect();
+        if f.len() != 7 {
+            return Err(bad("expected 7 fields"));
+        }
+        let num = |k: usize| f[k].trim().parse::<f64>().map_err(|_| bad("not a number"));
+        let method = Method::ALL
+            .into_iter()
+            .find(|m| m.name() == f[2].trim())
+            .ok_or_else(|| bad("unknown method"))?;
+        let (n, scale, factor, block, ms) = (num(0)?, num(1)?, num(3)?, num(4)?, num(6)?);
+        if !(ms.is_finite() && ms > 0.0 && n >= 1.0 && block >= 1.0) {
+            return Err(bad("out of range"));
+        }
+        let (n, scale, factor, block) = (n as usize, scale as f32, factor as f32, block as u32);
+        let same = |r: &BenchRow| {
+            r.n == n
+                && r.scale == scale
+                && r.method == method
+                && r.factor == factor
+                && r.block == block
+        };
+        match rows.iter_mut().find(|r| same(r)) {
+            Some(r) => r.steps_ms.push(ms),
+            None => rows.push(BenchRow {
+                n,
+                scale,
+                method,
+                factor,
+                block,
+                backend: String::new(),
+                mean_ms: f64::NAN,
+                median_ms: f64::NAN,
+                p5_ms: f64::NAN,
+                p95_ms: f64::NAN,
+                wall_ms: f64::NAN,
+                bytes_per_boid: None,
+                steps_ms: vec![ms],
+            }),
+        }
+    }
+    if rows.is_empty() {
+        return Err("no steps in the file".into());
+    }
+    for r in &mut rows {
+        let mut sorted = r.steps_ms.clone();
+        sorted.sort_by(f64::total_cmp);
+        r.mean_ms = sorted.iter().sum::<f64>() / sorted.len() as f64;
+        r.median_ms = percentile(&sorted, 0.5);
+        r.p5_ms = percentile(&sorted, 0.05);
+        r.p95_ms = percentile(&sorted, 0.95);
+    }
+    Ok(rows)
+}
+
+/// Redraws the plots of an earlier run from its `steps.csv` into `out` (`ms_per_step.png`, and
+/// `block_size.png` when it swept several block sizes). Returns the files written.
+pub fn replot(steps_csv: &Path, out: &Path) -> Result<Vec<PathBuf>, String> {
+    let text = std::fs::read_to_string(steps_csv)
+        .map_err(|e| format!("cannot read {}: {e}", steps_csv.display()))?;
+    let rows = rows_from_steps_csv(&text).map_err(|e| format!("{}: {e}", steps_csv.display()))?;
+    check_out(out).map_err(|e| format!("cannot write to {}: {e}", out.display()))?;
+    // One scale for every row: a fixed-scale sweep; several: a constant-density one.
+    let scale = rows
+        .iter()
+        .all(|r| r.scale == rows[0].scale)
+        .then_some(rows[0].scale);
+    let mut written = vec![out.join("ms_per_step.png")];
+    plot::ms_per_step(&written[0], &rows, scale).map_err(|e| e.to_string())?;
+    let mut blocks: Vec<u32> = rows.iter().map(|r| r.block).collect();
+    blocks.sort();
+    blocks.dedup();
+    if blocks.len() > 1 {
+        written.push(out.join("block_size.png"));
+        plot::block_sizes(&written[1], &rows).map_err(|e| e.to_string())?;
+    }
+    Ok(written)
+}
+
 /// PNG plots (plotters into an RGB buffer, encoded by `image`).
 pub mod plot {
-    use super::{BenchRow, PEER_H200};
+    use super::{BenchRow, PEER_H200, TARGETS_SCALE100, TARGET_DENSITY};
     use crate::atomic_file::write_atomic;
     use plotters::prelude::*;
     use std::path::Path;
@@ -242,6 +341,35 @@ pub mod plot {
     const W: u32 = 1000;
     const H: u32 = 650;
     static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
+
+    /// `100k`, `2M`, `1G` for counts.
+    fn count(x: f64) -> String {
+        let (v, unit) = if x >= 1e9 {
+            (x / 1e9, "G")
+        } else if x >= 1e6 {
+            (x / 1e6, "M")
+        } else if x >= 1e3 {
+            (x / 1e3, "k")
+        } else {
+            (x, "")
+        };
+        format!("{}{unit}", (v * 100.0).round() / 100.0)
+    }
+
+    /// A log axis label only at 1, 2 and 5 times a power of ten (the others stay blank, so the
+    /// dense key points of a log axis do not overprint each other).
+    fn decade_label(x: f64, fmt: impl Fn(f64) -> String) -> String {
+        if !(x.is_finite() && x > 0.0) {
+            return String::new();
+        }
+        let p = 10f64.powf(x.log10().floor());
+        let m = (x / p * 1000.0).round() / 1000.0;
+        if [1.0, 2.0, 5.0].contains(&m) {
+            fmt((m * p * 1e6).round() / 1e6)
+        } else {
+            String::new()
+        }
+    }
 
     fn register_font() {
         // Registering twice is harmless; the first call wins.
@@ -303,7 +431,21 @@ pub mod plot {
                     y0 = y0.min(a.min(b));
                     y1 = y1.max(a.max(b));
                 }
+                for &(_, t) in &TARGETS_SCALE100 {
+                    y0 = y0.min(t);
+                }
             }
+            let targets: Vec<(usize, f64)> = if peer {
+                TARGETS_SCALE100.to_vec()
+            } else if scale.is_none()
+                && x0 <= TARGET_DENSITY.0 as f64
+                && TARGET_DENSITY.0 as f64 <= x1
+            {
+                y0 = y0.min(TARGET_DENSITY.1);
+                vec![TARGET_DENSITY]
+            } else {
+                Vec::new()
+            };
             let title = match scale {
                 Some(s) => format!("flock step time, scale {s}"),
                 None => "flock step time, constant density (1M boids at scale 100)".to_string(),
@@ -322,6 +464,8 @@ pub mod plot {
                 .configure_mesh()
                 .x_desc("boids")
                 .y_desc("ms per step")
+                .x_label_formatter(&|v| decade_label(*v, count))
+                .y_label_formatter(&|v| decade_label(*v, |x| format!("{x}")))
                 .label_style(("sans-serif", 15))
                 .draw()
                 .map_err(err)?;
@@ -366,6 +510,18 @@ pub mod plot {
                         .draw_series(pts.into_iter().map(|p| Cross::new(p, 5, c)))
                         .map_err(err)?;
                 }
+            }
+            if !targets.is_empty() {
+                let red = RGBColor(200, 30, 30);
+                chart
+                    .draw_series(
+                        targets
+                            .iter()
+                            .map(|&(n, t)| TriangleMarker::new((n as f64, t), 6, red.filled())),
+                    )
+                    .map_err(err)?
+                    .label("targets")
+                    .legend(move |(x, y)| TriangleMarker::new((x + 10, y), 6, red.filled()));
             }
             chart
                 .configure_series_labels()
