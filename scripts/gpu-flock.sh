@@ -10,7 +10,8 @@ O=${OUT:-gpu-logs}
 mkdir -p "$O"
 T=/tmp/murmur-flock
 mkdir -p "$T"
-exec > >(tee -a "$O/log.txt") 2>&1
+# Log to $O/log.txt unless a calling round already does.
+[ -z "${MURMUR_LOGGED:-}" ] && exec > >(tee -a "$O/log.txt") 2>&1
 section() { echo; echo "=== $* ($(date +%T)) ==="; }
 section device
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv,noheader
