@@ -344,15 +344,7 @@ pub mod plot {
 
     /// `100k`, `2M`, `1G` for counts.
     fn count(x: f64) -> String {
-        let (v, unit) = if x >= 1e9 {
-            (x / 1e9, "G")
-        } else if x >= 1e6 {
-            (x / 1e6, "M")
-        } else if x >= 1e3 {
-            (x / 1e3, "k")
-        } else {
-            (x, "")
-        };
+        let (v, unit) = crate::flock::driver::si_parts(x);
         format!("{}{unit}", (v * 100.0).round() / 100.0)
     }
 

@@ -93,9 +93,9 @@ impl RunReport {
     }
 }
 
-/// `1.23M` style numbers.
-pub fn si(x: f64) -> String {
-    let (v, u) = if x >= 1e9 {
+/// `x` as a value and an SI prefix: `(1.23, "M")` for 1.23e6.
+pub fn si_parts(x: f64) -> (f64, &'static str) {
+    if x >= 1e9 {
         (x / 1e9, "G")
     } else if x >= 1e6 {
         (x / 1e6, "M")
@@ -103,7 +103,12 @@ pub fn si(x: f64) -> String {
         (x / 1e3, "k")
     } else {
         (x, "")
-    };
+    }
+}
+
+/// `1.23M` style numbers.
+pub fn si(x: f64) -> String {
+    let (v, u) = si_parts(x);
     format!("{v:.2}{u}")
 }
 
