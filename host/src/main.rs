@@ -73,6 +73,9 @@ struct BenchArgs {
     /// Block sizes to sweep [default: --block-size, or 128].
     #[arg(long, value_delimiter = ',')]
     block_sizes: Vec<u32>,
+    /// Scales to sweep (comma-separated) [default: --scale, or 100].
+    #[arg(long, value_delimiter = ',', conflicts_with = "constant_density")]
+    scales: Vec<f32>,
     /// Scale each N to the density of 1M boids at scale 100 (instead of a fixed --scale).
     #[arg(long)]
     constant_density: bool,
@@ -446,7 +449,7 @@ fn flock_bench(a: &BenchArgs) -> Result<()> {
             f.n.map(|n| n as usize),
             vec![100_000, 1_000_000, 5_000_000],
         ),
-        scale: (!a.constant_density).then_some(base.params.scale),
+        scales: (!a.constant_density).then(|| or(&a.scales, Some(base.params.scale), vec![])),
         methods: or(&a.methods, f.method, vec![Method::Coherent]),
         factors: or(&a.factors, f.cell_width_factor, vec![1.0, 2.0]),
         block_sizes: or(&a.block_sizes, f.block_size, vec![128]),
@@ -462,16 +465,20 @@ fn flock_bench(a: &BenchArgs) -> Result<()> {
     }
     // Every configuration must be valid before minutes of sweeping start.
     for &n in &plan.ns {
-        for &factor in &plan.factors {
-            for &b in &plan.block_sizes {
-                let mut c = f.config()?;
-                c.sim.n = n as u64;
-                c.sim.cell_width_factor = factor;
-                c.sim.block_size = b;
-                c.params.scale = plan
-                    .scale
-                    .unwrap_or_else(|| bench::constant_density_scale(n.max(1)));
-                c.settings()?;
+        let scales = match &plan.scales {
+            Some(list) => list.clone(),
+            None => vec![bench::constant_density_scale(n.max(1))],
+        };
+        for scale in scales {
+            for &factor in &plan.factors {
+                for &b in &plan.block_sizes {
+                    let mut c = f.config()?;
+                    c.sim.n = n as u64;
+                    c.sim.cell_width_factor = factor;
+                    c.sim.block_size = b;
+                    c.params.scale = scale;
+                    c.settings()?;
+                }
             }
         }
     }

@@ -285,3 +285,72 @@ fn bench_replot_redraws_from_steps_csv_and_rejects_other_files() {
         "cannot read",
     );
 }
+
+#[test]
+fn bench_sweeps_scales_and_records_gpu_and_wall_time_per_step() {
+    let out_dir = tmp("bench-scales");
+    let out = murmur(&[
+        "flock",
+        "bench",
+        "--backend",
+        "cpu",
+        "--sizes",
+        "300,600",
+        "--scales",
+        "10,20",
+        "--factors",
+        "1",
+        "--warmup",
+        "1",
+        "--steps",
+        "3",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let csv = std::fs::read_to_string(out_dir.join("steps.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("n,scale,method,cell_width_factor,block_size,step,ms,wall_ms")
+    );
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| {
+            l.split(',')
+                .enumerate()
+                .filter(|(i, _)| *i != 2)
+                .map(|(_, v)| v.parse().unwrap())
+                .collect()
+        })
+        .collect();
+    assert_eq!(rows.len(), 2 * 2 * 3, "2 sizes x 2 scales x 3 steps");
+    for (n, scale) in [(300.0, 10.0), (300.0, 20.0), (600.0, 10.0), (600.0, 20.0)] {
+        let steps: Vec<_> = rows.iter().filter(|r| r[0] == n && r[1] == scale).collect();
+        assert_eq!(steps.len(), 3, "N={n} scale={scale}");
+        assert_eq!(
+            steps.iter().map(|r| r[4]).collect::<Vec<_>>(),
+            [1.0, 2.0, 3.0]
+        );
+        assert!(steps.iter().all(|r| r[5] > 0.0 && r[6] > 0.0));
+    }
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(summary.matches("| coherent |").count(), 4, "{summary}");
+    assert_clean_failure(
+        &[
+            "flock",
+            "bench",
+            "--backend",
+            "cpu",
+            "--sizes",
+            "300",
+            "--scales=-1",
+            "--out",
+            out_dir.to_str().unwrap(),
+        ],
+        "scale must not be negative",
+    );
+}

@@ -17,6 +17,10 @@ pub const PEER_H200: [(usize, f64, f64); 3] = [
     (5_000_000, 14.5, 40.1),
 ];
 
+/// Header of `steps.csv`: `ms` is the step's time (CUDA events on the GPU, wall time on the CPU),
+/// `wall_ms` the host's time in `step()`. Files of earlier versions lack `wall_ms`.
+pub const STEPS_HEADER: &str = "n,scale,method,cell_width_factor,block_size,step,ms,wall_ms";
+
 /// The per-step targets at scale 100 this project set itself (H200): `(N, ms)`.
 pub const TARGETS_SCALE100: [(usize, f64); 3] =
     [(100_000, 0.030), (1_000_000, 0.25), (5_000_000, 3.5)];
@@ -29,8 +33,9 @@ pub const TARGET_DENSITY: (usize, f64) = (100_000_000, 30.0);
 pub struct BenchPlan {
     pub base: FlockSettings,
     pub ns: Vec<usize>,
-    /// Scale for every N, or `None` for constant density (that of 1M boids at scale 100).
-    pub scale: Option<f32>,
+    /// Scales to sweep for every N, or `None` for constant density (that of 1M boids at scale
+    /// 100, one scale per N).
+    pub scales: Option<Vec<f32>>,
     pub methods: Vec<Method>,
     pub factors: Vec<f32>,
     pub block_sizes: Vec<u32>,
@@ -56,8 +61,36 @@ pub struct BenchRow {
     pub p95_ms: f64,
     pub wall_ms: f64,
     pub bytes_per_boid: Option<f64>,
-    /// Per-step times of the measured steps.
+    /// Per-step times of the measured steps (CUDA events on the GPU, wall time on the CPU).
     pub steps_ms: Vec<f64>,
+    /// Host wall time of each measured `step()` call (the step itself on the CPU; on the GPU the
+    /// time to enqueue it, which follows the GPU's pace once the launch queue is full).
+    pub steps_wall_ms: Vec<f64>,
+}
+
+/// Which scales a set of rows covers (titles, labels and the peer's figures depend on it).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scales {
+    /// Every row at this scale.
+    Fixed(f32),
+    /// Rows at several fixed scales.
+    Several,
+    /// Each N at the density of 1M boids at scale 100.
+    ConstantDensity,
+}
+
+impl Scales {
+    /// What `rows` cover: one scale, the constant-density scale of each row's N, or several.
+    pub fn of(rows: &[BenchRow]) -> Scales {
+        let first = rows.first().map_or(100.0, |r| r.scale);
+        if rows.iter().all(|r| r.scale == first) {
+            Scales::Fixed(first)
+        } else if rows.iter().all(|r| r.scale == constant_density_scale(r.n)) {
+            Scales::ConstantDensity
+        } else {
+            Scales::Several
+        }
+    }
 }
 
 /// The scale of `n` boids at the density of 1M boids at scale 100.
@@ -77,10 +110,16 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
 pub fn run(plan: &BenchPlan) -> Result<Vec<BenchRow>, SimError> {
     let mut configs = Vec::new();
     for &n in &plan.ns {
-        for &m in &plan.methods {
-            for &f in &plan.factors {
-                for &b in &plan.block_sizes {
-                    configs.push((n, m, f, b));
+        let scales = match &plan.scales {
+            Some(list) => list.clone(),
+            None => vec![constant_density_scale(n)],
+        };
+        for scale in scales {
+            for &m in &plan.methods {
+                for &f in &plan.factors {
+                    for &b in &plan.block_sizes {
+                        configs.push((n, scale, m, f, b));
+                    }
                 }
             }
         }
@@ -95,13 +134,16 @@ pub fn run(plan: &BenchPlan) -> Result<Vec<BenchRow>, SimError> {
         .progress_chars("=> "),
     );
     let mut rows = Vec::new();
-    for (n, method, factor, block) in configs {
+    for (n, scale, method, factor, block) in configs {
         let mut s = plan.base.clone();
-        s.params.scale = plan.scale.unwrap_or_else(|| constant_density_scale(n));
+        s.params.scale = scale;
         s.method = method;
         s.cell_width_factor = factor;
         s.block_size = block;
-        bar.set_message(format!("{} N={n} f={factor} b={block}", method.name()));
+        bar.set_message(format!(
+            "{} N={n} scale={scale} f={factor} b={block}",
+            method.name()
+        ));
         let start = Start::Random { n, seed: plan.seed };
         let (mut sim, _) = open_backend(plan.backend, &s, &start)?;
         for _ in 0..plan.warmup {
@@ -110,8 +152,11 @@ pub fn run(plan: &BenchPlan) -> Result<Vec<BenchRow>, SimError> {
         }
         sim.reset_times();
         let t0 = std::time::Instant::now();
+        let mut steps_wall_ms = Vec::with_capacity(plan.steps as usize);
         for _ in 0..plan.steps {
+            let t = std::time::Instant::now();
             sim.step()?;
+            steps_wall_ms.push(t.elapsed().as_secs_f64() * 1e3);
             bar.inc(1);
         }
         let steps_ms = sim.step_ms()?; // waits for the GPU
@@ -133,6 +178,7 @@ pub fn run(plan: &BenchPlan) -> Result<Vec<BenchRow>, SimError> {
             wall_ms,
             bytes_per_boid: sim.device_bytes_per_boid(),
             steps_ms,
+            steps_wall_ms,
         });
     }
     bar.finish_and_clear();
@@ -179,19 +225,20 @@ pub fn markdown(rows: &[BenchRow], plan: &BenchPlan) -> String {
 fn write_outputs(plan: &BenchPlan, rows: &[BenchRow]) -> std::io::Result<()> {
     std::fs::create_dir_all(&plan.out)?;
     write_atomic(&plan.out.join("steps.csv"), |w| {
-        writeln!(w, "n,scale,method,cell_width_factor,block_size,step,ms")?;
+        writeln!(w, "{STEPS_HEADER}")?;
         for r in rows {
             for (i, ms) in r.steps_ms.iter().enumerate() {
                 writeln!(
                     w,
-                    "{},{},{},{},{},{},{:.6}",
+                    "{},{},{},{},{},{},{:.6},{:.6}",
                     r.n,
                     r.scale,
                     r.method.name(),
                     r.factor,
                     r.block,
                     plan.warmup as usize + i,
-                    ms
+                    ms,
+                    r.steps_wall_ms.get(i).copied().unwrap_or(f64::NAN)
                 )?;
             }
         }
@@ -232,7 +279,7 @@ fn write_outputs(plan: &BenchPlan, rows: &[BenchRow]) -> std::io::Result<()> {
             "a configuration recorded no step times",
         ));
     }
-    plot::ms_per_step(&plan.out.join("ms_per_step.png"), rows, plan.scale)?;
+    plot::ms_per_step(&plan.out.join("ms_per_step.png"), rows, Scales::of(rows))?;
     if plan.block_sizes.len() > 1 {
         plot::block_sizes(&plan.out.join("block_size.png"), rows)?;
     }
@@ -243,10 +290,11 @@ fn write_outputs(plan: &BenchPlan, rows: &[BenchRow]) -> std::io::Result<()> {
 /// times and device bytes are not in that file), for `flock bench --replot`. Errors name the line.
 pub fn rows_from_steps_csv(text: &str) -> Result<Vec<BenchRow>, String> {
     let mut lines = text.lines().enumerate();
-    match lines.next() {
-        Some((_, h)) if h.trim() == "n,scale,method,cell_width_factor,block_size,step,ms" => {}
+    let columns = match lines.next() {
+        Some((_, h)) if h.trim() == STEPS_HEADER => 8,
+        Some((_, h)) if Some(h.trim()) == STEPS_HEADER.strip_suffix(",wall_ms") => 7,
         _ => return Err("not a murmur steps.csv (the header line differs)".into()),
-    }
+    };
     let mut rows: Vec<BenchRow> = Vec::new();
     for (i, line) in lines {
         if line.trim().is_empty() {
@@ -254,8 +302,8 @@ pub fn rows_from_steps_csv(text: &str) -> Result<Vec<BenchRow>, String> {
         }
         let bad = |what: &str| format!("line {}: {what}: {line:?}", i + 1);
         let f: Vec<&str> = line.split(',').collect();
-        if f.len() != 7 {
-            return Err(bad("expected 7 fields"));
+        if f.len() != columns {
+            return Err(bad(&format!("expected {columns} fields")));
         }
         let num = |k: usize| f[k].trim().parse::<f64>().map_err(|_| bad("not a number"));
         let method = Method::ALL
@@ -274,8 +322,12 @@ pub fn rows_from_steps_csv(text: &str) -> Result<Vec<BenchRow>, String> {
                 && r.factor == factor
                 && r.block == block
         };
+        let wall = if columns == 8 { num(7)? } else { f64::NAN };
         match rows.iter_mut().find(|r| same(r)) {
-            Some(r) => r.steps_ms.push(ms),
+            Some(r) => {
+                r.steps_ms.push(ms);
+                r.steps_wall_ms.push(wall);
+            }
             None => rows.push(BenchRow {
                 n,
                 scale,
@@ -290,6 +342,7 @@ pub fn rows_from_steps_csv(text: &str) -> Result<Vec<BenchRow>, String> {
                 wall_ms: f64::NAN,
                 bytes_per_boid: None,
                 steps_ms: vec![ms],
+                steps_wall_ms: vec![wall],
             }),
         }
     }
@@ -297,6 +350,7 @@ pub fn rows_from_steps_csv(text: &str) -> Result<Vec<BenchRow>, String> {
         return Err("no steps in the file".into());
     }
     for r in &mut rows {
+        r.wall_ms = r.steps_wall_ms.iter().sum::<f64>() / r.steps_wall_ms.len() as f64;
         let mut sorted = r.steps_ms.clone();
         sorted.sort_by(f64::total_cmp);
         r.mean_ms = sorted.iter().sum::<f64>() / sorted.len() as f64;
@@ -314,13 +368,8 @@ pub fn replot(steps_csv: &Path, out: &Path) -> Result<Vec<PathBuf>, String> {
         .map_err(|e| format!("cannot read {}: {e}", steps_csv.display()))?;
     let rows = rows_from_steps_csv(&text).map_err(|e| format!("{}: {e}", steps_csv.display()))?;
     check_out(out).map_err(|e| format!("cannot write to {}: {e}", out.display()))?;
-    // One scale for every row: a fixed-scale sweep; several: a constant-density one.
-    let scale = rows
-        .iter()
-        .all(|r| r.scale == rows[0].scale)
-        .then_some(rows[0].scale);
     let mut written = vec![out.join("ms_per_step.png")];
-    plot::ms_per_step(&written[0], &rows, scale).map_err(|e| e.to_string())?;
+    plot::ms_per_step(&written[0], &rows, Scales::of(&rows)).map_err(|e| e.to_string())?;
     let mut blocks: Vec<u32> = rows.iter().map(|r| r.block).collect();
     blocks.sort();
     blocks.dedup();
@@ -333,7 +382,7 @@ pub fn replot(steps_csv: &Path, out: &Path) -> Result<Vec<PathBuf>, String> {
 
 /// PNG plots (plotters into an RGB buffer, encoded by `image`).
 pub mod plot {
-    use super::{BenchRow, PEER_H200, TARGETS_SCALE100, TARGET_DENSITY};
+    use super::{BenchRow, Scales, PEER_H200, TARGETS_SCALE100, TARGET_DENSITY};
     use crate::atomic_file::write_atomic;
     use plotters::prelude::*;
     use std::path::Path;
@@ -348,19 +397,28 @@ pub mod plot {
         format!("{}{unit}", (v * 100.0).round() / 100.0)
     }
 
-    /// A log axis label only at 1, 2 and 5 times a power of ten (the others stay blank, so the
-    /// dense key points of a log axis do not overprint each other).
-    fn decade_label(x: f64, fmt: impl Fn(f64) -> String) -> String {
-        if !(x.is_finite() && x > 0.0) {
-            return String::new();
-        }
-        let p = 10f64.powf(x.log10().floor());
-        let m = (x / p * 1000.0).round() / 1000.0;
-        if [1.0, 2.0, 5.0].contains(&m) {
-            fmt((m * p * 1e6).round() / 1e6)
+    /// Tick values of a log axis over `lo..hi`: 1, 2 and 5 times the powers of ten in range, or,
+    /// on an axis spanning less than a decade, every 1 to 9 (and 1.5) times them, so that some
+    /// ticks always show.
+    fn log_key_points(lo: f64, hi: f64) -> Vec<f64> {
+        let mantissas: &[f64] = if hi / lo >= 10.0 {
+            &[1.0, 2.0, 5.0]
         } else {
-            String::new()
+            &[1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]
+        };
+        let mut points = Vec::new();
+        let mut e = lo.log10().floor() as i32;
+        while 10f64.powi(e) <= hi {
+            for m in mantissas {
+                // Rounded so that labels read 0.3, not 0.30000000000000004.
+                let v = (m * 10f64.powi(e) * 1e9).round() / 1e9;
+                if lo <= v && v <= hi {
+                    points.push(v);
+                }
+            }
+            e += 1;
         }
+        points
     }
 
     fn register_font() {
@@ -399,7 +457,7 @@ pub mod plot {
     }
 
     /// Milliseconds per step against N (log-log), with the CIS 565 peer's H200 figures.
-    pub fn ms_per_step(path: &Path, rows: &[BenchRow], scale: Option<f32>) -> std::io::Result<()> {
+    pub fn ms_per_step(path: &Path, rows: &[BenchRow], scales: Scales) -> std::io::Result<()> {
         register_font();
         let mut buf = vec![255u8; (W * H * 3) as usize];
         {
@@ -407,7 +465,7 @@ pub mod plot {
             root.fill(&WHITE).map_err(err)?;
             let xs: Vec<f64> = rows.iter().map(|r| r.n as f64).collect();
             let ys: Vec<f64> = rows.iter().map(|r| r.mean_ms).collect();
-            let peer = scale == Some(100.0);
+            let peer = scales == Scales::Fixed(100.0);
             let (mut x0, mut x1) = (
                 xs.iter().cloned().fold(f64::MAX, f64::min),
                 xs.iter().cloned().fold(0.0, f64::max),
@@ -429,7 +487,7 @@ pub mod plot {
             }
             let targets: Vec<(usize, f64)> = if peer {
                 TARGETS_SCALE100.to_vec()
-            } else if scale.is_none()
+            } else if scales == Scales::ConstantDensity
                 && x0 <= TARGET_DENSITY.0 as f64
                 && TARGET_DENSITY.0 as f64 <= x1
             {
@@ -438,9 +496,12 @@ pub mod plot {
             } else {
                 Vec::new()
             };
-            let title = match scale {
-                Some(s) => format!("flock step time, scale {s}"),
-                None => "flock step time, constant density (1M boids at scale 100)".to_string(),
+            let title = match scales {
+                Scales::Fixed(s) => format!("flock step time, scale {s}"),
+                Scales::Several => "flock step time".to_string(),
+                Scales::ConstantDensity => {
+                    "flock step time, constant density (1M boids at scale 100)".to_string()
+                }
             };
             let mut chart = ChartBuilder::on(&root)
                 .caption(title, ("sans-serif", 24))
@@ -448,22 +509,33 @@ pub mod plot {
                 .x_label_area_size(45)
                 .y_label_area_size(70)
                 .build_cartesian_2d(
-                    (x0 * 0.8..x1 * 1.25).log_scale(),
-                    (y0 * 0.7..y1 * 1.4).log_scale(),
+                    (x0 * 0.8..x1 * 1.25)
+                        .log_scale()
+                        .with_key_points(log_key_points(x0 * 0.8, x1 * 1.25)),
+                    (y0 * 0.7..y1 * 1.4)
+                        .log_scale()
+                        .with_key_points(log_key_points(y0 * 0.7, y1 * 1.4)),
                 )
                 .map_err(err)?;
             chart
                 .configure_mesh()
                 .x_desc("boids")
                 .y_desc("ms per step")
-                .x_label_formatter(&|v| decade_label(*v, count))
-                .y_label_formatter(&|v| decade_label(*v, |x| format!("{x}")))
+                .x_label_formatter(&|v| count(*v))
+                .y_label_formatter(&|v| format!("{v}"))
                 .label_style(("sans-serif", 15))
                 .draw()
                 .map_err(err)?;
             let by_config = series(
                 rows,
-                |r| format!("{} f={} b={}", r.method.name(), r.factor, r.block),
+                |r| {
+                    let scale = if scales == Scales::Several {
+                        format!(" scale={}", r.scale)
+                    } else {
+                        String::new()
+                    };
+                    format!("{}{scale} f={} b={}", r.method.name(), r.factor, r.block)
+                },
                 |r| r.n as f64,
             );
             for (i, (label, pts)) in by_config.into_iter().enumerate() {
@@ -553,7 +625,15 @@ pub mod plot {
                 .map_err(err)?;
             let groups = series(
                 rows,
-                |r| format!("N={} {} f={}", r.n, r.method.name(), r.factor),
+                |r| {
+                    format!(
+                        "N={} scale={} {} f={}",
+                        r.n,
+                        r.scale,
+                        r.method.name(),
+                        r.factor
+                    )
+                },
                 |r| r.block as f64,
             );
             for (i, (label, pts)) in groups.into_iter().enumerate() {
