@@ -106,7 +106,7 @@ pub unsafe extern "ptx-kernel" fn radix_counts(
 /// Exclusive sum of `v` over the block's `ONESWEEP_BLOCK` threads (8 words of `scratch`).
 #[inline(always)]
 unsafe fn block_exclusive_sum(v: u32, scratch: *mut u32) -> u32 {
-    let (t, warp, lane) = (tid(), tid() / 32, tid() & 31);
+    let (warp, lane) = (tid() / 32, tid() & 31);
     let inclusive = thread::warp_inclusive_sum(v);
     if lane == 31 {
         *scratch.add(warp as usize) = inclusive;
@@ -119,7 +119,6 @@ unsafe fn block_exclusive_sum(v: u32, scratch: *mut u32) -> u32 {
         w += 1;
     }
     sync();
-    let _ = t;
     before + inclusive - v
 }
 
