@@ -440,6 +440,31 @@ pub mod plot {
 
     /// Series of rows grouped by (method, cell width, block).
     /// Rows grouped into labelled series of `(x, mean ms)` points, in first-seen order.
+    /// One coloured line with dots and a legend entry per group of points.
+    fn draw_groups<DB, CT>(
+        chart: &mut ChartContext<'_, DB, CT>,
+        groups: Vec<(String, Vec<(f64, f64)>)>,
+    ) -> std::io::Result<()>
+    where
+        DB: DrawingBackend,
+        CT: CoordTranslate<From = (f64, f64)>,
+    {
+        for (i, (label, pts)) in groups.into_iter().enumerate() {
+            let c = Palette99::pick(i).to_rgba();
+            chart
+                .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
+                .map_err(err)?
+                .label(label)
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+                });
+            chart
+                .draw_series(pts.into_iter().map(|p| Circle::new(p, 4, c.filled())))
+                .map_err(err)?;
+        }
+        Ok(())
+    }
+
     fn series(
         rows: &[BenchRow],
         label: impl Fn(&BenchRow) -> String,
@@ -538,19 +563,7 @@ pub mod plot {
                 },
                 |r| r.n as f64,
             );
-            for (i, (label, pts)) in by_config.into_iter().enumerate() {
-                let c = Palette99::pick(i).to_rgba();
-                chart
-                    .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
-                    .map_err(err)?
-                    .label(label)
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
-                    });
-                chart
-                    .draw_series(pts.into_iter().map(|p| Circle::new(p, 4, c.filled())))
-                    .map_err(err)?;
-            }
+            draw_groups(&mut chart, by_config)?;
             if peer {
                 for (k, name) in [
                     (1usize, "CIS 565 peer, 27 cells (H200)"),
@@ -636,19 +649,7 @@ pub mod plot {
                 },
                 |r| r.block as f64,
             );
-            for (i, (label, pts)) in groups.into_iter().enumerate() {
-                let c = Palette99::pick(i).to_rgba();
-                chart
-                    .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
-                    .map_err(err)?
-                    .label(label)
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
-                    });
-                chart
-                    .draw_series(pts.into_iter().map(|p| Circle::new(p, 4, c.filled())))
-                    .map_err(err)?;
-            }
+            draw_groups(&mut chart, groups)?;
             chart
                 .configure_series_labels()
                 .background_style(WHITE.mix(0.85))

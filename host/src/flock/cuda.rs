@@ -443,8 +443,8 @@ impl CudaFlock {
                     .end_capture(cudarc::driver::sys::CUgraphInstantiate_flags(0))
                     .ctx("capturing the step graph");
                 issued?;
-                let graph =
-                    graph?.ok_or_else(|| GpuError::NoDevice("the step graph is empty".into()))?;
+                let graph = graph?
+                    .ok_or_else(|| GpuError::Unsupported("the step graph is empty".into()))?;
                 // Capturing recorded the launches without running them: keep the buffer the
                 // step leads to with the graph, and restore the current one.
                 let next = self.cur;

@@ -20,6 +20,9 @@ pub enum GpuError {
     NoDevice(String),
     #[error("the GPU kernels are not available: {0}")]
     Ptx(String),
+    /// A request the GPU path cannot take (not a missing GPU: no fallback to the CPU).
+    #[error("{0}")]
+    Unsupported(String),
     #[error("CUDA error in {context}: {source}")]
     Driver {
         context: String,

@@ -43,7 +43,7 @@ impl RadixSort {
 
     pub fn new(gpu: &Gpu, capacity: u32) -> Result<RadixSort, GpuError> {
         if capacity > MAX_SORT_PAIRS {
-            return Err(GpuError::NoDevice(format!(
+            return Err(GpuError::Unsupported(format!(
                 "the device radix sort takes at most {MAX_SORT_PAIRS} pairs, not {capacity}"
             )));
         }
