@@ -96,15 +96,14 @@ impl Grid {
     /// Cell coordinate of `x` along one axis, clamped into `0..dims`.
     #[inline(always)]
     pub fn coord(&self, x: f32) -> u32 {
-        let t = ((x - self.min) * self.inv_cell_width) as i32;
-        let max = self.dims as i32 - 1;
-        (if t < 0 {
-            0
-        } else if t > max {
-            max
-        } else {
-            t
-        }) as u32
+        // Clamped as a float first, then truncated: the same cell as truncating and clamping the
+        // integer (NaN goes to 0 both ways: `max` returns its other operand), but the conversion
+        // needs none of the saturation checks of `as` (on the GPU: 3 instructions instead of 11).
+        let t = ((x - self.min) * self.inv_cell_width)
+            .max(0.0)
+            .min((self.dims - 1) as f32);
+        // SAFETY: `t` is finite and in `0..=dims - 1`, which fits a u32.
+        unsafe { t.to_int_unchecked::<u32>() }
     }
 
     /// Cell coordinates of a position.
@@ -219,6 +218,37 @@ mod tests {
         assert_eq!(g.coord(-1000.0), 0);
         assert_eq!(g.coord(-95.0), 1, "a cell border belongs to the upper cell");
         assert_eq!(g.key(Vec3::new(100.0, 100.0, 100.0)), g.cell_count() - 1);
+    }
+
+    #[test]
+    fn coord_equals_truncating_then_clamping() {
+        // The integer formula `coord` replaced, on values around every cell border, far outside
+        // the grid, and not finite.
+        let g = Grid::new(100.0, 2.5, CellOrder::Linear);
+        let reference = |x: f32| {
+            let t = ((x - g.min) * g.inv_cell_width) as i32;
+            t.clamp(0, g.dims as i32 - 1) as u32
+        };
+        let mut xs = std::vec![
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            -0.0,
+            0.0,
+            1e30,
+            -1e30
+        ];
+        for c in 0..=g.dims + 2 {
+            let border = g.min + c as f32 * g.cell_width;
+            for d in [-1e-3f32, -1e-6, 0.0, 1e-6, 1e-3, 0.5] {
+                xs.push(border + d);
+                xs.push(f32::from_bits(border.to_bits() + 1));
+                xs.push(f32::from_bits(border.to_bits().wrapping_sub(1)));
+            }
+        }
+        for x in xs {
+            assert_eq!(g.coord(x), reference(x), "x = {x:e}");
+        }
     }
 
     #[test]
