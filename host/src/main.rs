@@ -70,6 +70,9 @@ struct BenchArgs {
     /// Cell-width factors to sweep [default: --cell-width-factor, or 1,2].
     #[arg(long, value_delimiter = ',')]
     factors: Vec<f32>,
+    /// x-splits to sweep [default: --x-split, or the configuration's (4)].
+    #[arg(long, value_delimiter = ',')]
+    x_splits: Vec<u32>,
     /// Block sizes to sweep [default: --block-size, or 128].
     #[arg(long, value_delimiter = ',')]
     block_sizes: Vec<u32>,
@@ -140,6 +143,10 @@ struct FlockArgs {
     /// Cell width / largest rule distance: 1 searches 27 cells, 2 searches 8 [default: 1].
     #[arg(long, allow_negative_numbers = true, value_name = "F")]
     cell_width_factor: Option<f32>,
+    /// Cells along x are N times narrower than along y and z, 1 to 16: the runs of cells the
+    /// search walks along x are trimmed closer to the search sphere [default: 4].
+    #[arg(long, value_name = "N")]
+    x_split: Option<u32>,
     /// GPU threads per block, a multiple of 32 up to 1024 [default: 128].
     #[arg(long, allow_negative_numbers = true)]
     block_size: Option<u32>,
@@ -272,6 +279,9 @@ impl FlockArgs {
         if let Some(f) = self.cell_width_factor {
             c.sim.cell_width_factor = f;
         }
+        if let Some(x) = self.x_split {
+            c.sim.x_split = x;
+        }
         if let Some(b) = self.block_size {
             c.sim.block_size = b;
         }
@@ -348,11 +358,12 @@ fn flock_run(a: &RunArgs) -> Result<()> {
     let progress = !a.quiet && std::io::stderr().is_terminal();
     let report = driver::run(backend.as_mut(), a.steps, progress)?;
     let what = format!(
-        "{}, {}, scale {}, cell width factor {}",
+        "{}, {}, scale {}, cell width factor {}, x-split {}",
         backend.describe(),
         settings.method.name(),
         settings.params.scale,
-        settings.cell_width_factor
+        settings.cell_width_factor,
+        settings.x_split
     );
     println!("{}", report.summary(&what));
     println!("stages (mean per step): {}", report.stages);
@@ -452,6 +463,7 @@ fn flock_bench(a: &BenchArgs) -> Result<()> {
         scales: (!a.constant_density).then(|| or(&a.scales, Some(base.params.scale), vec![])),
         methods: or(&a.methods, f.method, vec![Method::Coherent]),
         factors: or(&a.factors, f.cell_width_factor, vec![1.0, 2.0]),
+        x_splits: or(&a.x_splits, f.x_split, vec![base.x_split]),
         block_sizes: or(&a.block_sizes, f.block_size, vec![128]),
         warmup: a.warmup,
         steps: a.steps,
@@ -471,13 +483,16 @@ fn flock_bench(a: &BenchArgs) -> Result<()> {
         };
         for scale in scales {
             for &factor in &plan.factors {
-                for &b in &plan.block_sizes {
-                    let mut c = f.config()?;
-                    c.sim.n = n as u64;
-                    c.sim.cell_width_factor = factor;
-                    c.sim.block_size = b;
-                    c.params.scale = scale;
-                    c.settings()?;
+                for &x_split in &plan.x_splits {
+                    for &b in &plan.block_sizes {
+                        let mut c = f.config()?;
+                        c.sim.n = n as u64;
+                        c.sim.cell_width_factor = factor;
+                        c.sim.x_split = x_split;
+                        c.sim.block_size = b;
+                        c.params.scale = scale;
+                        c.settings()?;
+                    }
                 }
             }
         }

@@ -300,6 +300,8 @@ fn bench_sweeps_scales_and_records_gpu_and_wall_time_per_step() {
         "10,20",
         "--factors",
         "1",
+        "--x-splits",
+        "1,4",
         "--warmup",
         "1",
         "--steps",
@@ -316,7 +318,7 @@ fn bench_sweeps_scales_and_records_gpu_and_wall_time_per_step() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next(),
-        Some("n,scale,method,cell_width_factor,block_size,step,ms,wall_ms")
+        Some("n,scale,method,cell_width_factor,x_split,block_size,step,ms,wall_ms")
     );
     let rows: Vec<Vec<f64>> = lines
         .map(|l| {
@@ -327,18 +329,43 @@ fn bench_sweeps_scales_and_records_gpu_and_wall_time_per_step() {
                 .collect()
         })
         .collect();
-    assert_eq!(rows.len(), 2 * 2 * 3, "2 sizes x 2 scales x 3 steps");
+    assert_eq!(
+        rows.len(),
+        2 * 2 * 2 * 3,
+        "2 sizes x 2 scales x 2 x-splits x 3 steps"
+    );
     for (n, scale) in [(300.0, 10.0), (300.0, 20.0), (600.0, 10.0), (600.0, 20.0)] {
-        let steps: Vec<_> = rows.iter().filter(|r| r[0] == n && r[1] == scale).collect();
-        assert_eq!(steps.len(), 3, "N={n} scale={scale}");
-        assert_eq!(
-            steps.iter().map(|r| r[4]).collect::<Vec<_>>(),
-            [1.0, 2.0, 3.0]
-        );
-        assert!(steps.iter().all(|r| r[5] > 0.0 && r[6] > 0.0));
+        for x_split in [1.0, 4.0] {
+            let steps: Vec<_> = rows
+                .iter()
+                .filter(|r| r[0] == n && r[1] == scale && r[3] == x_split)
+                .collect();
+            assert_eq!(steps.len(), 3, "N={n} scale={scale} x-split {x_split}");
+            assert_eq!(
+                steps.iter().map(|r| r[5]).collect::<Vec<_>>(),
+                [1.0, 2.0, 3.0]
+            );
+            assert!(steps.iter().all(|r| r[6] > 0.0 && r[7] > 0.0));
+        }
     }
     let summary = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(summary.matches("| coherent |").count(), 4, "{summary}");
+    assert_eq!(summary.matches("| coherent |").count(), 8, "{summary}");
+    // The file replots: the current header reads back.
+    let replot_dir = tmp("bench-scales-replot");
+    let replot = murmur(&[
+        "flock",
+        "bench",
+        "--replot",
+        out_dir.join("steps.csv").to_str().unwrap(),
+        "--out",
+        replot_dir.to_str().unwrap(),
+    ]);
+    assert!(
+        replot.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replot.stderr)
+    );
+    assert!(replot_dir.join("ms_per_step.png").is_file());
     assert_clean_failure(
         &[
             "flock",

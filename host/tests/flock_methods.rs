@@ -1,5 +1,6 @@
 //! Property tests: the CPU methods (naive, scattered, coherent) agree up to float summation
-//! order on random small flocks, including boids exactly on cell borders and at the wrap.
+//! order on random small flocks and grids (cell width, x-split, key order), including boids
+//! exactly on cell borders and at the wrap.
 
 use murmur::flock::cpu::CpuFlock;
 use murmur::flock::{CellOrderArg, FlockBackend, FlockSettings, FlockState, Method, SortArg};
@@ -15,6 +16,7 @@ fn settings(method: Method, factor: f32, order: CellOrderArg, scale: f32) -> Flo
         },
         method,
         cell_width_factor: factor,
+        x_split: 1,
         block_size: 128,
         cell_order: order,
         sort: SortArg::Radix,
@@ -68,14 +70,19 @@ proptest! {
     fn grid_methods_agree_with_naive(
         start in flock(300, 20.0),
         factor in prop_oneof![Just(1.0f32), Just(2.0), 0.4f32..3.0],
+        x_split in prop_oneof![Just(1u32), Just(2), Just(4), 1u32..=16],
         morton in any::<bool>(),
     ) {
         let order = if morton { CellOrderArg::Morton } else { CellOrderArg::Linear };
         let naive = run(&settings(Method::Naive, 1.0, order, 20.0), &start, 3);
         for m in [Method::Scattered, Method::Coherent, Method::CoherentShared] {
-            let other = run(&settings(m, factor, order, 20.0), &start, 3);
+            let s = FlockSettings { x_split, ..settings(m, factor, order, 20.0) };
+            let other = run(&s, &start, 3);
             let (dp, dv) = naive.max_difference(&other);
-            prop_assert!(dp <= 1e-4 && dv <= 1e-5, "{m:?} factor {factor}: pos {dp}, vel {dv}");
+            prop_assert!(
+                dp <= 1e-4 && dv <= 1e-5,
+                "{m:?} factor {factor} x-split {x_split}: pos {dp}, vel {dv}"
+            );
         }
     }
 }
@@ -89,14 +96,23 @@ fn dense_flock_agrees_over_many_steps() {
         &start,
         5,
     );
-    for (m, f) in [
-        (Method::Scattered, 2.0),
-        (Method::Coherent, 1.0),
-        (Method::Coherent, 0.5),
+    for (m, f, x_split) in [
+        (Method::Scattered, 2.0, 1),
+        (Method::Coherent, 1.0, 1),
+        (Method::Coherent, 0.5, 1),
+        (Method::Coherent, 1.0, 4),
+        (Method::Coherent, 0.5, 8),
     ] {
-        let other = run(&settings(m, f, CellOrderArg::Linear, 15.0), &start, 5);
+        let s = FlockSettings {
+            x_split,
+            ..settings(m, f, CellOrderArg::Linear, 15.0)
+        };
+        let other = run(&s, &start, 5);
         let (dp, dv) = naive.max_difference(&other);
-        assert!(dp <= 1e-3 && dv <= 1e-4, "{m:?} {f}: pos {dp}, vel {dv}");
+        assert!(
+            dp <= 1e-3 && dv <= 1e-4,
+            "{m:?} {f} x-split {x_split}: pos {dp}, vel {dv}"
+        );
     }
 }
 

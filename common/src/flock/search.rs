@@ -62,8 +62,8 @@ where
                     // (and by 1e-4 relative for the approximate root: any superset of the
                     // neighbours' cells gives the same sums in the same order).
                     let h = sqrt_approx(rest) * 1.0001 + m;
-                    let x0 = max_u32(grid.coord(pos.x - h), b.lo[0]);
-                    let x1 = min_u32(grid.coord(pos.x + h), b.hi[0]);
+                    let x0 = max_u32(grid.coord_x(pos.x - h), b.lo[0]);
+                    let x1 = min_u32(grid.coord_x(pos.x + h), b.hi[0]);
                     visit(
                         grid.key_of_cell([x0, y, z]),
                         grid.key_of_cell([x1, y, z]) + 1,

@@ -1,4 +1,4 @@
-//! `murmur flock bench`: sweeps over N, scale, method, cell-width factor and block size; discards
+//! `murmur flock bench`: sweeps over N, scale, method, cell-width factor, x-split and block size; discards
 //! warm-up steps; records every measured step's time (CUDA events on the GPU, wall time on the
 //! CPU) to CSV; writes a markdown summary and PNG plots.
 
@@ -18,8 +18,10 @@ pub const PEER_H200: [(usize, f64, f64); 3] = [
 ];
 
 /// Header of `steps.csv`: `ms` is the step's time (CUDA events on the GPU, wall time on the CPU),
-/// `wall_ms` the host's time in `step()`. Files of earlier versions lack `wall_ms`.
-pub const STEPS_HEADER: &str = "n,scale,method,cell_width_factor,block_size,step,ms,wall_ms";
+/// `wall_ms` the host's time in `step()`. Files of earlier versions lack `x_split` (they ran with
+/// 1) and some lack `wall_ms`; `--replot` reads them too.
+pub const STEPS_HEADER: &str =
+    "n,scale,method,cell_width_factor,x_split,block_size,step,ms,wall_ms";
 
 /// The per-step targets at scale 100 this project set itself (H200): `(N, ms)`.
 pub const TARGETS_SCALE100: [(usize, f64); 3] =
@@ -38,6 +40,7 @@ pub struct BenchPlan {
     pub scales: Option<Vec<f32>>,
     pub methods: Vec<Method>,
     pub factors: Vec<f32>,
+    pub x_splits: Vec<u32>,
     pub block_sizes: Vec<u32>,
     pub warmup: u64,
     pub steps: u64,
@@ -53,6 +56,7 @@ pub struct BenchRow {
     pub scale: f32,
     pub method: Method,
     pub factor: f32,
+    pub x_split: u32,
     pub block: u32,
     pub backend: String,
     pub mean_ms: f64,
@@ -117,8 +121,10 @@ pub fn run(plan: &BenchPlan) -> Result<Vec<BenchRow>, SimError> {
         for scale in scales {
             for &m in &plan.methods {
                 for &f in &plan.factors {
-                    for &b in &plan.block_sizes {
-                        configs.push((n, scale, m, f, b));
+                    for &x in &plan.x_splits {
+                        for &b in &plan.block_sizes {
+                            configs.push((n, scale, m, f, x, b));
+                        }
                     }
                 }
             }
@@ -134,14 +140,15 @@ pub fn run(plan: &BenchPlan) -> Result<Vec<BenchRow>, SimError> {
         .progress_chars("=> "),
     );
     let mut rows = Vec::new();
-    for (n, scale, method, factor, block) in configs {
+    for (n, scale, method, factor, x_split, block) in configs {
         let mut s = plan.base.clone();
         s.params.scale = scale;
         s.method = method;
         s.cell_width_factor = factor;
+        s.x_split = x_split;
         s.block_size = block;
         bar.set_message(format!(
-            "{} N={n} scale={scale} f={factor} b={block}",
+            "{} N={n} scale={scale} f={factor} x={x_split} b={block}",
             method.name()
         ));
         let start = Start::Random { n, seed: plan.seed };
@@ -169,6 +176,7 @@ pub fn run(plan: &BenchPlan) -> Result<Vec<BenchRow>, SimError> {
             scale: s.params.scale,
             method,
             factor,
+            x_split,
             block,
             backend: sim.describe(),
             mean_ms: mean,
@@ -199,15 +207,16 @@ pub fn markdown(rows: &[BenchRow], plan: &BenchPlan) -> String {
          on the GPU (wall time on the CPU).\n\n",
         plan.warmup, plan.steps
     );
-    s += "| N | scale | method | cell width | block | mean ms/step | median | p5 | p95 | wall ms/step | boid-steps/s | bytes/boid | backend |\n";
-    s += "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    s += "| N | scale | method | cell width | x-split | block | mean ms/step | median | p5 | p95 | wall ms/step | boid-steps/s | bytes/boid | backend |\n";
+    s += "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     for r in rows {
         s += &format!(
-            "| {} | {:.1} | {} | {} | {} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {} | {} | {} |\n",
+            "| {} | {:.1} | {} | {} | {} | {} | {:.4} | {:.4} | {:.4} | {:.4} | {:.4} | {} | {} | {} |\n",
             r.n,
             r.scale,
             r.method.name(),
             r.factor,
+            r.x_split,
             r.block,
             r.mean_ms,
             r.median_ms,
@@ -230,11 +239,12 @@ fn write_outputs(plan: &BenchPlan, rows: &[BenchRow]) -> std::io::Result<()> {
             for (i, ms) in r.steps_ms.iter().enumerate() {
                 writeln!(
                     w,
-                    "{},{},{},{},{},{},{:.6},{:.6}",
+                    "{},{},{},{},{},{},{},{:.6},{:.6}",
                     r.n,
                     r.scale,
                     r.method.name(),
                     r.factor,
+                    r.x_split,
                     r.block,
                     plan.warmup as usize + i,
                     ms,
@@ -245,15 +255,16 @@ fn write_outputs(plan: &BenchPlan, rows: &[BenchRow]) -> std::io::Result<()> {
         Ok(())
     })?;
     write_atomic(&plan.out.join("summary.csv"), |w| {
-        writeln!(w, "n,scale,method,cell_width_factor,block_size,mean_ms,median_ms,p5_ms,p95_ms,wall_ms,bytes_per_boid,backend")?;
+        writeln!(w, "n,scale,method,cell_width_factor,x_split,block_size,mean_ms,median_ms,p5_ms,p95_ms,wall_ms,bytes_per_boid,backend")?;
         for r in rows {
             writeln!(
                 w,
-                "{},{},{},{},{},{:.6},{:.6},{:.6},{:.6},{:.6},{},{}",
+                "{},{},{},{},{},{},{:.6},{:.6},{:.6},{:.6},{:.6},{},{}",
                 r.n,
                 r.scale,
                 r.method.name(),
                 r.factor,
+                r.x_split,
                 r.block,
                 r.mean_ms,
                 r.median_ms,
@@ -287,14 +298,36 @@ fn write_outputs(plan: &BenchPlan, rows: &[BenchRow]) -> std::io::Result<()> {
 }
 
 /// Reads the `steps.csv` of an earlier run back into rows (means and percentiles recomputed; wall
-/// times and device bytes are not in that file), for `flock bench --replot`. Errors name the line.
+/// times and device bytes are not in that file), for `flock bench --replot`. Reads the files of
+/// earlier versions too (without `x_split`, or without `wall_ms`). Errors name the line.
 pub fn rows_from_steps_csv(text: &str) -> Result<Vec<BenchRow>, String> {
     let mut lines = text.lines().enumerate();
-    let columns = match lines.next() {
-        Some((_, h)) if h.trim() == STEPS_HEADER => 8,
-        Some((_, h)) if Some(h.trim()) == STEPS_HEADER.strip_suffix(",wall_ms") => 7,
-        _ => return Err("not a murmur steps.csv (the header line differs)".into()),
+    let header: Vec<&str> = match lines.next() {
+        Some((_, h)) => h.trim().split(',').collect(),
+        None => Vec::new(),
     };
+    let known = |h: &[&str]| {
+        let full: Vec<&str> = STEPS_HEADER.split(',').collect();
+        let without =
+            |name: &str| -> Vec<&str> { full.iter().copied().filter(|c| *c != name).collect() };
+        let older = without("x_split");
+        let oldest: Vec<&str> = older.iter().copied().filter(|c| *c != "wall_ms").collect();
+        h == full.as_slice() || h == older.as_slice() || h == oldest.as_slice()
+    };
+    if !known(&header) {
+        return Err("not a murmur steps.csv (the header line differs)".into());
+    }
+    let column = |name: &str| header.iter().position(|c| *c == name);
+    let at = |name: &str| column(name).expect("required column of a known header");
+    let (c_n, c_scale, c_method, c_factor, c_block, c_ms) = (
+        at("n"),
+        at("scale"),
+        at("method"),
+        at("cell_width_factor"),
+        at("block_size"),
+        at("ms"),
+    );
+    let (c_x, c_wall) = (column("x_split"), column("wall_ms"));
     let mut rows: Vec<BenchRow> = Vec::new();
     for (i, line) in lines {
         if line.trim().is_empty() {
@@ -302,27 +335,47 @@ pub fn rows_from_steps_csv(text: &str) -> Result<Vec<BenchRow>, String> {
         }
         let bad = |what: &str| format!("line {}: {what}: {line:?}", i + 1);
         let f: Vec<&str> = line.split(',').collect();
-        if f.len() != columns {
-            return Err(bad(&format!("expected {columns} fields")));
+        if f.len() != header.len() {
+            return Err(bad(&format!("expected {} fields", header.len())));
         }
         let num = |k: usize| f[k].trim().parse::<f64>().map_err(|_| bad("not a number"));
         let method = Method::ALL
             .into_iter()
-            .find(|m| m.name() == f[2].trim())
+            .find(|m| m.name() == f[c_method].trim())
             .ok_or_else(|| bad("unknown method"))?;
-        let (n, scale, factor, block, ms) = (num(0)?, num(1)?, num(3)?, num(4)?, num(6)?);
-        if !(ms.is_finite() && ms > 0.0 && n >= 1.0 && block >= 1.0) {
+        let (n, scale, factor, block, ms) = (
+            num(c_n)?,
+            num(c_scale)?,
+            num(c_factor)?,
+            num(c_block)?,
+            num(c_ms)?,
+        );
+        let x_split = match c_x {
+            Some(k) => num(k)?,
+            None => 1.0,
+        };
+        if !(ms.is_finite() && ms > 0.0 && n >= 1.0 && block >= 1.0 && x_split >= 1.0) {
             return Err(bad("out of range"));
         }
-        let (n, scale, factor, block) = (n as usize, scale as f32, factor as f32, block as u32);
+        let (n, scale, factor, x_split, block) = (
+            n as usize,
+            scale as f32,
+            factor as f32,
+            x_split as u32,
+            block as u32,
+        );
         let same = |r: &BenchRow| {
             r.n == n
                 && r.scale == scale
                 && r.method == method
                 && r.factor == factor
+                && r.x_split == x_split
                 && r.block == block
         };
-        let wall = if columns == 8 { num(7)? } else { f64::NAN };
+        let wall = match c_wall {
+            Some(k) => num(k)?,
+            None => f64::NAN,
+        };
         match rows.iter_mut().find(|r| same(r)) {
             Some(r) => {
                 r.steps_ms.push(ms);
@@ -333,6 +386,7 @@ pub fn rows_from_steps_csv(text: &str) -> Result<Vec<BenchRow>, String> {
                 scale,
                 method,
                 factor,
+                x_split,
                 block,
                 backend: String::new(),
                 mean_ms: f64::NAN,
@@ -390,6 +444,15 @@ pub mod plot {
     const W: u32 = 1000;
     const H: u32 = 650;
     static FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans.ttf");
+
+    /// ` x4` for a row with x-split 4; nothing for 1 (the grids of earlier versions).
+    fn x_label(r: &BenchRow) -> String {
+        if r.x_split == 1 {
+            String::new()
+        } else {
+            format!(" x{}", r.x_split)
+        }
+    }
 
     /// `100k`, `2M`, `1G` for counts.
     fn count(x: f64) -> String {
@@ -559,7 +622,13 @@ pub mod plot {
                     } else {
                         String::new()
                     };
-                    format!("{}{scale} f={} b={}", r.method.name(), r.factor, r.block)
+                    format!(
+                        "{}{scale} f={}{} b={}",
+                        r.method.name(),
+                        r.factor,
+                        x_label(r),
+                        r.block
+                    )
                 },
                 |r| r.n as f64,
             );
@@ -640,11 +709,12 @@ pub mod plot {
                 rows,
                 |r| {
                     format!(
-                        "N={} scale={} {} f={}",
+                        "N={} scale={} {} f={}{}",
                         r.n,
                         r.scale,
                         r.method.name(),
-                        r.factor
+                        r.factor,
+                        x_label(r)
                     )
                 },
                 |r| r.block as f64,

@@ -64,8 +64,8 @@ pub fn run(
 ) -> Result<bool, SimError> {
     let mut ok = true;
     println!("GPU flock methods against the CPU reference (max |difference| per component; 1-step limit {ONE_STEP_TOLERANCE:e})");
-    println!("| N | scale | method | cell width | keys | sort | 1 step pos | 1 step vel | 10 steps pos | 10 steps vel | result |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| N | scale | method | cell width | x-split | keys | sort | 1 step pos | 1 step vel | 10 steps pos | 10 steps vel | result |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for &n in sizes {
         // A start with structure: 10 steps of the reference from random, so velocities are set.
         let mut warm = CpuFlock::new(base, &FlockState::random(n, base.params.scale, seed));
@@ -76,30 +76,34 @@ pub fn run(
         let mut variants = Vec::new();
         for m in Method::ALL {
             if m == Method::Naive {
-                variants.push((m, 1.0, CellOrderArg::Linear, SortArg::Counting));
+                variants.push((m, 1.0, 1, CellOrderArg::Linear, SortArg::Counting));
                 continue;
             }
             for f in [1.0f32, 2.0, 1.5, 0.5] {
-                variants.push((m, f, CellOrderArg::Linear, SortArg::Counting));
+                variants.push((m, f, 1, CellOrderArg::Linear, SortArg::Counting));
             }
-            variants.push((m, 1.0, CellOrderArg::Morton, SortArg::Counting));
-            variants.push((m, 1.0, CellOrderArg::Linear, SortArg::Radix));
-            variants.push((m, 2.0, CellOrderArg::Morton, SortArg::Radix));
+            variants.push((m, 1.0, 4, CellOrderArg::Linear, SortArg::Counting));
+            variants.push((m, 0.5, 8, CellOrderArg::Linear, SortArg::Counting));
+            variants.push((m, 1.0, 1, CellOrderArg::Morton, SortArg::Counting));
+            variants.push((m, 1.0, 4, CellOrderArg::Linear, SortArg::Radix));
+            variants.push((m, 2.0, 1, CellOrderArg::Morton, SortArg::Radix));
         }
-        for (method, factor, order, sort) in variants {
+        for (method, factor, x_split, order, sort) in variants {
             let mut s = base.clone();
             s.method = method;
             s.cell_width_factor = factor;
+            s.x_split = x_split;
             s.cell_order = order;
             s.sort = sort;
             let r = parity(&s, &start, 10)?;
             ok &= r.pass;
             println!(
-                "| {} | {} | {} | {} | {:?} | {:?} | {:.2e} | {:.2e} | {:.2e} | {:.2e} | {} |",
+                "| {} | {} | {} | {} | {} | {:?} | {:?} | {:.2e} | {:.2e} | {:.2e} | {:.2e} | {} |",
                 r.n,
                 s.params.scale,
                 r.method.name(),
                 r.factor,
+                s.x_split,
                 r.order,
                 s.sort,
                 r.one.0,

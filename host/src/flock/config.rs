@@ -9,6 +9,9 @@ use std::path::Path;
 /// Largest grid (cells per axis) for linear keys: `dims^3` must fit the key type with room.
 pub const LINEAR_MAX_DIMS: u32 = 1290;
 
+/// Largest `x_split`.
+pub const MAX_X_SPLIT: u32 = 16;
+
 /// A flock configuration file: `[params]` (rules) and `[sim]` (method, grid, size).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -25,6 +28,7 @@ pub struct SimConfig {
     pub seed: u64,
     pub method: Method,
     pub cell_width_factor: f32,
+    pub x_split: u32,
     pub block_size: u32,
     pub cell_order: CellOrderArg,
     pub sort: SortArg,
@@ -38,6 +42,7 @@ impl Default for SimConfig {
             seed: 1,
             method: Method::Coherent,
             cell_width_factor: 1.0,
+            x_split: 4,
             block_size: 128,
             cell_order: CellOrderArg::Linear,
             sort: SortArg::Counting,
@@ -124,23 +129,36 @@ impl FlockConfig {
                 s.block_size
             )));
         }
+        if !(1..=MAX_X_SPLIT).contains(&s.x_split) {
+            return Err(ConfigError::Invalid(format!(
+                "x-split must be a whole number from 1 to {MAX_X_SPLIT}, got {}",
+                s.x_split
+            )));
+        }
         let width = f as f64 * self.params.max_distance() as f64;
         let dims = (2.0 * self.params.scale as f64 / width).ceil().max(1.0);
-        let limit = match s.cell_order {
-            CellOrderArg::Linear => LINEAR_MAX_DIMS,
-            CellOrderArg::Morton => MORTON_MAX_DIMS,
+        let dims_x = dims * s.x_split as f64;
+        let fits = match s.cell_order {
+            // The keys' range, dims_x * dims^2, as for a cube of LINEAR_MAX_DIMS cells a side.
+            CellOrderArg::Linear => dims_x * dims * dims <= (LINEAR_MAX_DIMS as f64).powi(3),
+            CellOrderArg::Morton => dims_x <= MORTON_MAX_DIMS as f64,
         };
-        if dims > limit as f64 {
+        if !fits {
+            let limit = match s.cell_order {
+                CellOrderArg::Linear => format!("{LINEAR_MAX_DIMS}^3 cells"),
+                CellOrderArg::Morton => format!("{MORTON_MAX_DIMS} cells per axis"),
+            };
             return Err(ConfigError::Invalid(format!(
-                "cell-width-factor {f} gives {dims} cells per axis at scale {}; the limit is {limit} \
-                 ({:?} keys): use a larger factor",
-                self.params.scale, s.cell_order
+                "cell-width-factor {f} with x-split {} gives {dims_x} x {dims} x {dims} cells at \
+                 scale {}; the limit is {limit} ({:?} keys): use a larger factor or x-split",
+                s.x_split, self.params.scale, s.cell_order
             )));
         }
         Ok(FlockSettings {
             params: self.params,
             method: s.method,
             cell_width_factor: f,
+            x_split: s.x_split,
             block_size: s.block_size,
             cell_order: s.cell_order,
             sort: s.sort,
@@ -236,7 +254,18 @@ mod tests {
             .settings()
             .unwrap_err()
             .to_string()
-            .contains("cells per axis"));
+            .contains("cells at scale"));
+        let mut c = FlockConfig::default();
+        for bad in [0, MAX_X_SPLIT + 1] {
+            c.sim.x_split = bad;
+            assert!(c.settings().unwrap_err().to_string().contains("x-split"));
+        }
+        // 1000 cells a side fit linear keys; split 4 times along x they do not.
+        c.params.scale = 2500.0;
+        c.sim.x_split = 1;
+        assert_eq!(c.settings().unwrap().grid().dims, 1000);
+        c.sim.x_split = 4;
+        assert!(c.settings().unwrap_err().to_string().contains("x-split 4"));
         let mut c = FlockConfig::default();
         c.sim.n = 0;
         assert!(c.settings().is_err());

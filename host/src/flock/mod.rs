@@ -99,6 +99,9 @@ pub struct FlockSettings {
     pub method: Method,
     /// Cell width as a multiple of the largest rule distance (2 searches 8 cells, 1 searches 27).
     pub cell_width_factor: f32,
+    /// Cells along x are this many times narrower than along y and z (>= 1): each run of cells
+    /// the search walks along x is trimmed that much closer to the search sphere.
+    pub x_split: u32,
     /// Threads per block of the GPU kernels.
     pub block_size: u32,
     pub cell_order: CellOrderArg,
@@ -114,6 +117,7 @@ impl FlockSettings {
         Grid::new(
             self.params.scale,
             self.cell_width_factor * self.params.max_distance(),
+            self.x_split,
             self.cell_order.into(),
         )
     }

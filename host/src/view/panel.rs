@@ -3,7 +3,7 @@
 //! The panel edits a [`FlockConfig`]; the window validates it with `FlockConfig::settings` and
 //! applies it through `set_settings` (or `set_state` for N, scale and seed: a new flock).
 
-use crate::flock::config::FlockConfig;
+use crate::flock::config::{FlockConfig, MAX_X_SPLIT};
 use crate::flock::Method;
 use murmur_common::flock::FlockParams;
 use murmur_common::render::ColourMode;
@@ -140,6 +140,12 @@ impl Panel {
                     .add(
                         egui::Slider::new(&mut config.sim.cell_width_factor, 0.5..=4.0)
                             .text("cell width factor"),
+                    )
+                    .changed();
+                act.settings |= ui
+                    .add(
+                        egui::Slider::new(&mut config.sim.x_split, 1..=MAX_X_SPLIT)
+                            .text("x-split (cells along x narrower)"),
                     )
                     .changed();
                 ui.separator();
