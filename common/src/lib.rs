@@ -7,7 +7,7 @@
 #![no_std]
 #![cfg_attr(
     target_arch = "nvptx64",
-    feature(core_intrinsics, link_llvm_intrinsics)
+    feature(core_intrinsics, link_llvm_intrinsics, asm_experimental_arch)
 )]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 

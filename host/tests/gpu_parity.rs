@@ -6,6 +6,7 @@ use support::skip_note;
 
 use murmur::flock::check::{parity, ONE_STEP_TOLERANCE};
 use murmur::flock::config::FlockConfig;
+use murmur::flock::cuda::UpdateForm;
 use murmur::flock::{CellOrderArg, FlockState, Method};
 use murmur::gpu::Gpu;
 
@@ -28,15 +29,18 @@ fn every_gpu_method_matches_the_cpu_after_one_step() {
     let start = FlockState::random(5000, base.params.scale, 4);
     for m in Method::ALL {
         for order in [CellOrderArg::Linear, CellOrderArg::Morton] {
-            let mut s = base.clone();
-            s.method = m;
-            s.cell_order = order;
-            let r = parity(&s, &start, 3).unwrap();
-            assert!(
-                r.one.0 <= ONE_STEP_TOLERANCE && r.one.1 <= ONE_STEP_TOLERANCE,
-                "{m:?} {order:?}: {:?}",
-                r.one
-            );
+            for form in [UpdateForm::Branched, UpdateForm::Predicated] {
+                let mut s = base.clone();
+                s.method = m;
+                s.cell_order = order;
+                let r = parity(&s, form, &start, 3).unwrap();
+                assert!(
+                    r.one.0 <= ONE_STEP_TOLERANCE && r.one.1 <= ONE_STEP_TOLERANCE,
+                    "{m:?} {order:?} {}: {:?}",
+                    r.kernel,
+                    r.one
+                );
+            }
         }
     }
 }

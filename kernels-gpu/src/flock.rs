@@ -14,8 +14,8 @@
 use crate::thread::{self, block, block_dim, shared, sync, tid, warp_max, warp_min};
 use core::sync::atomic::{AtomicU32, Ordering};
 use murmur_common::flock::{
-    fill_cell_start, grid_sums, initial_position, integrate_position, naive_sums, new_velocity,
-    Body, CellOrder, FlockParams, Grid, RuleSums,
+    fill_cell_start, grid_sums, grid_sums_predicated, initial_position, integrate_position,
+    naive_sums, new_velocity, Body, CellOrder, FlockParams, Grid, RuleSums,
 };
 use murmur_common::Vec3;
 
@@ -259,17 +259,55 @@ pub unsafe extern "ptx-kernel" fn update_boids_coherent(
     vel_out: *mut Vec3,
     counts: *mut u32,
 ) {
+    update_coherent::<false>(
+        n, &params, &grid, cell_end, body, vel, body_out, vel_out, counts,
+    );
+}
+
+/// Stage `update_boids_coherent_predicated`: `update_boids_coherent` with the candidates'
+/// sums predicated instead of branched on ([`grid_sums_predicated`]): both of a candidate's loads
+/// in flight at once, for flocks too small to fill the GPU, where latency, not issue slots, is
+/// the limit. The host picks it for small flocks (`SMALL_FLOCK` in `host/src/flock/cuda.rs`).
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn update_boids_coherent_predicated(
+    n: u32,
+    params: FlockParams,
+    grid: Grid,
+    cell_end: *const u32,
+    body: *const Body,
+    vel: *const Vec3,
+    body_out: *mut Body,
+    vel_out: *mut Vec3,
+    counts: *mut u32,
+) {
+    update_coherent::<true>(
+        n, &params, &grid, cell_end, body, vel, body_out, vel_out, counts,
+    );
+}
+
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn update_coherent<const PREDICATED: bool>(
+    n: u32,
+    params: &FlockParams,
+    grid: &Grid,
+    cell_end: *const u32,
+    body: *const Body,
+    vel: *const Vec3,
+    body_out: *mut Body,
+    vel_out: *mut Vec3,
+    counts: *mut u32,
+) {
     let Some(i) = boid_index(n) else { return };
     let (b, v) = (*body.add(i as usize), *vel.add(i as usize));
-    let s = grid_sums(
-        &params,
-        &grid,
-        b.pos,
-        v,
-        |key| cell_start(cell_end, key),
-        |k| ((*body.add(k as usize)).pos, *vel.add(k as usize)),
-    );
-    finish(i, &params, &grid, b, v, &s, body_out, vel_out, counts);
+    let start = |key| cell_start(cell_end, key);
+    let entry = |k: u32| ((*body.add(k as usize)).pos, *vel.add(k as usize));
+    let s = if PREDICATED {
+        grid_sums_predicated(params, grid, b.pos, v, start, entry)
+    } else {
+        grid_sums(params, grid, b.pos, v, start, entry)
+    };
+    finish(i, params, grid, b, v, &s, body_out, vel_out, counts);
 }
 
 /// The cell box covering the search boxes of a group of boids consecutive in cell order (a warp

@@ -27,6 +27,7 @@ pub const PTX_ISA: &str = "+ptx80";
 /// at 64.
 pub const REGISTER_CAPS: &[(&str, u32)] = &[
     ("update_boids_coherent", 32),
+    ("update_boids_coherent_predicated", 48),
     ("update_boids_scattered", 32),
     ("radix_onesweep", 80),
 ];

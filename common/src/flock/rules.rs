@@ -87,6 +87,79 @@ impl RuleSums {
         }
     }
 
+    /// [`RuleSums::accumulate_nested`] without a branch on the device (predicated PTX: the same
+    /// IEEE additions and subtractions in the same order, so the same sums; on the host it is
+    /// `accumulate_nested`). A branch lets ptxas load the velocity only after the distance test,
+    /// which costs a second memory round trip per candidate but fewer registers and issue slots:
+    /// predication wins when the GPU is not full (small flocks, latency-bound), the branch when
+    /// it is.
+    #[inline(always)]
+    pub fn accumulate_nested_predicated(
+        &mut self,
+        p: &FlockParams,
+        pos: Vec3,
+        other_pos: Vec3,
+        other_vel: Vec3,
+    ) {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let d = other_pos - pos;
+            let (r1, r2) = (
+                p.rule1_distance * p.rule1_distance,
+                p.rule2_distance * p.rule2_distance,
+            );
+            // SAFETY: register arithmetic only.
+            unsafe { self.add_nested_predicated(d, d.length_squared(), r1, r2, other_vel) };
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        self.accumulate_nested(p, pos, other_pos, other_vel);
+    }
+
+    /// The body of [`RuleSums::accumulate_nested_predicated`] on the device: `near` gates what
+    /// `d2 < r1` gates in `accumulate_nested`, `close` what `d2 < r2` does (`close` implies `near`
+    /// for nested radii, so the nesting needs no branch).
+    #[cfg(target_arch = "nvptx64")]
+    #[inline(always)]
+    unsafe fn add_nested_predicated(&mut self, d: Vec3, d2: f32, r1: f32, r2: f32, v: Vec3) {
+        core::arch::asm!(
+            "{{",
+            ".reg .pred near, close;",
+            "setp.lt.f32 near, {d2}, {r1};",
+            "setp.lt.f32 close, {d2}, {r2};",
+            "@near add.rn.f32 {cx}, {cx}, {dx};",
+            "@near add.rn.f32 {cy}, {cy}, {dy};",
+            "@near add.rn.f32 {cz}, {cz}, {dz};",
+            "@near add.rn.f32 {vx}, {vx}, {ux};",
+            "@near add.rn.f32 {vy}, {vy}, {uy};",
+            "@near add.rn.f32 {vz}, {vz}, {uz};",
+            "@near add.s32 {n}, {n}, 1;",
+            "@close sub.rn.f32 {sx}, {sx}, {dx};",
+            "@close sub.rn.f32 {sy}, {sy}, {dy};",
+            "@close sub.rn.f32 {sz}, {sz}, {dz};",
+            "}}",
+            d2 = in(reg32) d2,
+            r1 = in(reg32) r1,
+            r2 = in(reg32) r2,
+            dx = in(reg32) d.x,
+            dy = in(reg32) d.y,
+            dz = in(reg32) d.z,
+            ux = in(reg32) v.x,
+            uy = in(reg32) v.y,
+            uz = in(reg32) v.z,
+            cx = inout(reg32) self.center.x,
+            cy = inout(reg32) self.center.y,
+            cz = inout(reg32) self.center.z,
+            vx = inout(reg32) self.velocity.x,
+            vy = inout(reg32) self.velocity.y,
+            vz = inout(reg32) self.velocity.z,
+            sx = inout(reg32) self.separation.x,
+            sy = inout(reg32) self.separation.y,
+            sz = inout(reg32) self.separation.z,
+            n = inout(reg32) self.n_cohesion,
+            options(pure, nomem, nostack),
+        );
+    }
+
     /// Takes back what [`RuleSums::accumulate`] added for the boid itself (offset zero, velocity
     /// `own_vel`), for searches that visit it. Exact for the counts, cohesion and separation (the
     /// boid added zeros there); the alignment sum gets `own_vel` subtracted.

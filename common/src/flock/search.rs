@@ -146,13 +146,52 @@ where
     S: Fn(u32) -> u32,
     B: Fn(u32) -> (Vec3, Vec3),
 {
+    grid_sums_as::<false, S, B>(p, grid, pos, vel, cell_start, boid)
+}
+
+/// [`grid_sums`] through [`RuleSums::accumulate_nested_predicated`] when the radii nest: the
+/// same sums, without a branch per candidate on the device (for flocks too small to fill the
+/// GPU; see that function).
+#[inline(always)]
+pub fn grid_sums_predicated<S, B>(
+    p: &FlockParams,
+    grid: &Grid,
+    pos: Vec3,
+    vel: Vec3,
+    cell_start: S,
+    boid: B,
+) -> RuleSums
+where
+    S: Fn(u32) -> u32,
+    B: Fn(u32) -> (Vec3, Vec3),
+{
+    grid_sums_as::<true, S, B>(p, grid, pos, vel, cell_start, boid)
+}
+
+#[inline(always)]
+fn grid_sums_as<const PREDICATED: bool, S, B>(
+    p: &FlockParams,
+    grid: &Grid,
+    pos: Vec3,
+    vel: Vec3,
+    cell_start: S,
+    boid: B,
+) -> RuleSums
+where
+    S: Fn(u32) -> u32,
+    B: Fn(u32) -> (Vec3, Vec3),
+{
     let mut s = RuleSums::default();
     if p.radii_nested() {
         for_each_run(p, grid, pos, cell_start, |start, end| {
             let mut k = start;
             while k < end {
                 let (q, v) = boid(k);
-                s.accumulate_nested(p, pos, q, v);
+                if PREDICATED {
+                    s.accumulate_nested_predicated(p, pos, q, v);
+                } else {
+                    s.accumulate_nested(p, pos, q, v);
+                }
                 k += 1;
             }
         });

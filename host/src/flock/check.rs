@@ -2,7 +2,7 @@
 //! device radix sort against a CPU sort. Prints tables; any failure makes the command fail.
 
 use super::cpu::CpuFlock;
-use super::cuda::CudaFlock;
+use super::cuda::{CudaFlock, UpdateForm};
 use super::{CellOrderArg, FlockBackend, FlockSettings, FlockState, Method, SimError, SortArg};
 use crate::gpu::sort::{check_sort, RadixSort};
 use crate::gpu::Gpu;
@@ -15,6 +15,8 @@ pub const ONE_STEP_TOLERANCE: f32 = 1e-4;
 pub struct ParityRow {
     pub n: usize,
     pub method: Method,
+    /// The GPU update kernel that ran.
+    pub kernel: &'static str,
     pub factor: f32,
     pub order: CellOrderArg,
     /// Max |pos| and |vel| component difference after 1 step.
@@ -28,6 +30,7 @@ pub struct ParityRow {
 /// by the property tests) from `start` and compares them after 1 and `steps` steps.
 pub fn parity(
     settings: &FlockSettings,
+    form: UpdateForm,
     start: &FlockState,
     steps: u32,
 ) -> Result<ParityRow, SimError> {
@@ -35,6 +38,7 @@ pub fn parity(
     reference.method = Method::Coherent;
     let mut cpu = CpuFlock::new(&reference, start);
     let mut gpu = CudaFlock::new(settings, start.len() as u32)?;
+    gpu.set_update_form(form);
     gpu.set_state(start)?;
     cpu.step()?;
     gpu.step()?;
@@ -47,6 +51,7 @@ pub fn parity(
     Ok(ParityRow {
         n: start.len(),
         method: settings.method,
+        kernel: gpu.update_kernel(),
         factor: settings.cell_width_factor,
         order: settings.cell_order,
         one,
@@ -64,8 +69,8 @@ pub fn run(
 ) -> Result<bool, SimError> {
     let mut ok = true;
     println!("GPU flock methods against the CPU reference (max |difference| per component; 1-step limit {ONE_STEP_TOLERANCE:e})");
-    println!("| N | scale | method | cell width | x-split | keys | sort | 1 step pos | 1 step vel | 10 steps pos | 10 steps vel | result |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| N | scale | method | update kernel | cell width | x-split | keys | sort | 1 step pos | 1 step vel | 10 steps pos | 10 steps vel | result |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for &n in sizes {
         // A start with structure: 10 steps of the reference from random, so velocities are set.
         let mut warm = CpuFlock::new(base, &FlockState::random(n, base.params.scale, seed));
@@ -75,33 +80,44 @@ pub fn run(
         let start = warm.state()?;
         let mut variants = Vec::new();
         for m in Method::ALL {
+            use {CellOrderArg::*, SortArg::*, UpdateForm::*};
             if m == Method::Naive {
-                variants.push((m, 1.0, 1, CellOrderArg::Linear, SortArg::Counting));
+                variants.push((m, 1.0, 1, Linear, Counting, Auto));
                 continue;
             }
             for f in [1.0f32, 2.0, 1.5, 0.5] {
-                variants.push((m, f, 1, CellOrderArg::Linear, SortArg::Counting));
+                variants.push((m, f, 1, Linear, Counting, Auto));
             }
-            variants.push((m, 1.0, 4, CellOrderArg::Linear, SortArg::Counting));
-            variants.push((m, 0.5, 8, CellOrderArg::Linear, SortArg::Counting));
-            variants.push((m, 1.0, 1, CellOrderArg::Morton, SortArg::Counting));
-            variants.push((m, 1.0, 4, CellOrderArg::Linear, SortArg::Radix));
-            variants.push((m, 2.0, 1, CellOrderArg::Morton, SortArg::Radix));
+            variants.push((m, 1.0, 4, Linear, Counting, Auto));
+            variants.push((m, 0.5, 8, Linear, Counting, Auto));
+            variants.push((m, 1.0, 1, Morton, Counting, Auto));
+            variants.push((m, 1.0, 4, Linear, Radix, Auto));
+            variants.push((m, 2.0, 1, Morton, Radix, Auto));
+            if m == Method::Coherent {
+                // Both of coherent's update kernels, whatever the size picks.
+                for form in [Branched, Predicated] {
+                    variants.push((m, 1.0, 4, Linear, Counting, form));
+                    variants.push((m, 0.5, 1, Linear, Counting, form));
+                    variants.push((m, 1.0, 1, Morton, Counting, form));
+                    variants.push((m, 1.0, 4, Linear, Radix, form));
+                }
+            }
         }
-        for (method, factor, x_split, order, sort) in variants {
+        for (method, factor, x_split, order, sort, form) in variants {
             let mut s = base.clone();
             s.method = method;
             s.cell_width_factor = factor;
             s.x_split = x_split;
             s.cell_order = order;
             s.sort = sort;
-            let r = parity(&s, &start, 10)?;
+            let r = parity(&s, form, &start, 10)?;
             ok &= r.pass;
             println!(
-                "| {} | {} | {} | {} | {} | {:?} | {:?} | {:.2e} | {:.2e} | {:.2e} | {:.2e} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {:?} | {:?} | {:.2e} | {:.2e} | {:.2e} | {:.2e} | {} |",
                 r.n,
                 s.params.scale,
                 r.method.name(),
+                r.kernel,
                 r.factor,
                 s.x_split,
                 r.order,

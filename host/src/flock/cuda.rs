@@ -24,6 +24,12 @@ use murmur_common::render::View;
 use murmur_common::Vec3;
 use std::sync::Arc;
 
+/// Up to this many boids, `coherent` updates with `update_boids_coherent_predicated`: a flock this
+/// small leaves the GPU latency-bound, and the predicated kernel trades issue slots for latency.
+/// Measured on the H200 (`docs/performance.md`, cell width 1, x-split 4, blocks of 256): 0.0341
+/// against 0.0420 ms/step at 100k, 0.0893 against 0.1041 at 300k, 0.1741 against 0.1718 at 500k.
+pub const SMALL_FLOCK: u32 = 400_000;
+
 /// The flock kernels, looked up once.
 struct Kernels {
     init_flock: CudaFunction,
@@ -36,6 +42,7 @@ struct Kernels {
     update_boids_naive: CudaFunction,
     update_boids_scattered: CudaFunction,
     update_boids_coherent: CudaFunction,
+    update_boids_coherent_predicated: CudaFunction,
     update_boids_coherent_shared: CudaFunction,
     update_boids_coherent_warp: CudaFunction,
     render_clear: CudaFunction,
@@ -56,6 +63,7 @@ impl Kernels {
             update_boids_naive: gpu.kernel("update_boids_naive")?,
             update_boids_scattered: gpu.kernel("update_boids_scattered")?,
             update_boids_coherent: gpu.kernel("update_boids_coherent")?,
+            update_boids_coherent_predicated: gpu.kernel("update_boids_coherent_predicated")?,
             update_boids_coherent_shared: gpu.kernel("update_boids_coherent_shared")?,
             update_boids_coherent_warp: gpu.kernel("update_boids_coherent_warp")?,
             render_clear: gpu.kernel("render_clear")?,
@@ -140,6 +148,19 @@ pub struct CudaFlock {
     clock: StageClock,
     /// The viewer's frame (None until the first `render_into`).
     frame: Option<FrameBuffers>,
+    /// How `coherent` sums the candidates.
+    update_form: UpdateForm,
+}
+
+/// Which of `coherent`'s two update kernels a step runs (both give the same sums).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UpdateForm {
+    /// `update_boids_coherent_predicated` up to [`SMALL_FLOCK`] boids, else the branched one.
+    Auto,
+    /// `update_boids_coherent`.
+    Branched,
+    /// `update_boids_coherent_predicated`.
+    Predicated,
 }
 
 /// Opens the CUDA backend on GPU 0 with `state` uploaded.
@@ -191,6 +212,7 @@ impl CudaFlock {
             graphs: Default::default(),
             clock: StageClock::new(&gpu.ctx),
             frame: None,
+            update_form: UpdateForm::Auto,
             stream,
             k,
             settings: settings.clone(),
@@ -200,6 +222,33 @@ impl CudaFlock {
         };
         f.ensure_scratch()?;
         Ok(f)
+    }
+
+    /// Chooses `coherent`'s update kernel (the checks run both; the default is `Auto`).
+    pub fn set_update_form(&mut self, form: UpdateForm) {
+        self.update_form = form;
+        self.graphs = Default::default();
+    }
+
+    /// The update kernel `coherent` runs with this flock's size and form.
+    pub fn coherent_predicated(&self) -> bool {
+        match self.update_form {
+            UpdateForm::Auto => self.n <= SMALL_FLOCK,
+            UpdateForm::Branched => false,
+            UpdateForm::Predicated => true,
+        }
+    }
+
+    /// The name of the update kernel a step runs.
+    pub fn update_kernel(&self) -> &'static str {
+        match self.settings.method {
+            Method::Naive => "update_boids_naive",
+            Method::Scattered => "update_boids_scattered",
+            Method::Coherent if self.coherent_predicated() => "update_boids_coherent_predicated",
+            Method::Coherent => "update_boids_coherent",
+            Method::CoherentWarp => "update_boids_coherent_warp",
+            Method::CoherentShared => "update_boids_coherent_shared",
+        }
     }
 
     /// Device bytes per boid actually allocated (all buffers, cell table included).
@@ -380,11 +429,17 @@ impl CudaFlock {
             }
         }
         // Update: reads buffer `src`, writes the other one, counts when counting.
+        let predicated = self.coherent_predicated();
         let (bin, bout) = ping_pong(&mut self.body, src);
         let (vin, vout) = ping_pong(&mut self.vel, src);
         let (kernel, name, smem) = match method {
             Method::Naive => (&self.k.update_boids_naive, "update_boids_naive", 0),
             Method::Scattered => (&self.k.update_boids_scattered, "update_boids_scattered", 0),
+            Method::Coherent if predicated => (
+                &self.k.update_boids_coherent_predicated,
+                "update_boids_coherent_predicated",
+                0,
+            ),
             Method::Coherent => (&self.k.update_boids_coherent, "update_boids_coherent", 0),
             Method::CoherentWarp => (
                 &self.k.update_boids_coherent_warp,
@@ -414,9 +469,9 @@ impl CudaFlock {
         }
         // SAFETY: matches update_boids_{naive(n, params, grid, body, vel, body_out, vel_out,
         // counts) | scattered(n, params, grid, cell_end, values, body, vel, body_out, vel_out,
-        // counts) | coherent[_warp|_shared](n, params, grid, cell_end, body, vel, body_out,
-        // vel_out, counts)}; counts is null or holds cell_count zeroed-then-counted entries; the
-        // shared variant gets 32 + block * 28 bytes of shared memory.
+        // counts) | coherent[_predicated|_warp|_shared](n, params, grid, cell_end, body, vel,
+        // body_out, vel_out, counts)}; counts is null or holds cell_count zeroed-then-counted
+        // entries; the shared variant gets 32 + block * 28 bytes of shared memory.
         unsafe { l.launch(grid_1d(n, self.settings.block_size, smem)) }.ctx(name)?;
         mark!(name);
         self.cur = src ^ 1;
