@@ -251,6 +251,12 @@ pub unsafe extern "ptx-kernel" fn radix_onesweep(
     }
 }
 
+/// Four entries of a u32 table, for 16-byte loads and stores.
+#[repr(C, align(16))]
+#[derive(Clone, Copy)]
+struct U32x4([u32; 4]);
+const _: () = assert!(SCAN_ITEMS == 8, "scan_cells moves its entries as two U32x4");
+
 /// Tile status of [`scan_cells`]: nothing published yet for this launch.
 const SCAN_PENDING: u64 = 0;
 /// Tile status: the tile's own total is published.
@@ -290,15 +296,28 @@ pub unsafe extern "ptx-kernel" fn scan_cells(
     let tile = *shared_tile;
     let epoch = *shared_epoch as u64;
     let first = (tile * bd + t) * SCAN_ITEMS;
+    // A whole run of SCAN_ITEMS entries moves as 16-byte vectors (`first` is a multiple of 8,
+    // the buffers 256-byte aligned); the tile's tail entry by entry.
+    let whole = first + SCAN_ITEMS <= m;
     let mut v = [0u32; SCAN_ITEMS as usize];
-    let mut total = 0u32;
-    for (j, x) in v.iter_mut().enumerate() {
-        let i = first + j as u32;
-        if i < m {
-            *x = *counts.add(i as usize);
-            *counts.add(i as usize) = 0;
+    if whole {
+        let src = counts.add(first as usize) as *mut U32x4;
+        let (a, b) = (*src, *src.add(1));
+        *src = U32x4([0; 4]);
+        *src.add(1) = U32x4([0; 4]);
+        v = [a.0[0], a.0[1], a.0[2], a.0[3], b.0[0], b.0[1], b.0[2], b.0[3]];
+    } else {
+        for (j, x) in v.iter_mut().enumerate() {
+            let i = first + j as u32;
+            if i < m {
+                *x = *counts.add(i as usize);
+                *counts.add(i as usize) = 0;
+            }
         }
-        total += *x;
+    }
+    let mut total = 0u32;
+    for x in v {
+        total += x;
     }
     let inclusive = thread::warp_inclusive_sum(total);
     if lane == 31 {
@@ -367,12 +386,22 @@ pub unsafe extern "ptx-kernel" fn scan_cells(
     }
     sync();
     let mut prefix = *shared_prefix + *warp_totals.add(warp as usize) + inclusive - total;
-    for (j, x) in v.iter().enumerate() {
-        let i = first + j as u32;
-        if i < m {
-            *table.add(i as usize) = prefix;
+    let mut out = [0u32; SCAN_ITEMS as usize];
+    for j in 0..SCAN_ITEMS as usize {
+        out[j] = prefix;
+        prefix += v[j];
+    }
+    if whole {
+        let dst = table.add(first as usize) as *mut U32x4;
+        *dst = U32x4([out[0], out[1], out[2], out[3]]);
+        *dst.add(1) = U32x4([out[4], out[5], out[6], out[7]]);
+    } else {
+        for (j, o) in out.iter().enumerate() {
+            let i = first + j as u32;
+            if i < m {
+                *table.add(i as usize) = *o;
+            }
         }
-        prefix += *x;
     }
     if t == 0 {
         // Every block got its ticket and read the epoch before counting itself finished.
