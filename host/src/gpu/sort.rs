@@ -1,5 +1,9 @@
 //! Host side of the device radix sort (`kernels-gpu/src/sort.rs`): scratch buffers allocated
 //! once; `radix_counts` once per sort, then one `radix_onesweep` per 8-bit digit.
+//!
+//! `MURMUR_SORT_KERNEL=match` (read once per sorter) runs the previous pass kernel,
+//! `radix_onesweep_match`, instead, to compare the two in one build; `ballot` or unset: the
+//! current one.
 
 use super::{grid_1d, DriverContext, Gpu, GpuError};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
@@ -10,7 +14,11 @@ const ONESWEEP_BLOCK: u32 = 256;
 /// Pairs per `radix_onesweep` tile (`ONESWEEP_TILE`).
 pub const SORT_TILE: u32 = ONESWEEP_BLOCK * 16;
 /// Shared memory of `radix_onesweep` in words (`ONESWEEP_SMEM_WORDS`).
-const ONESWEEP_SMEM_WORDS: u32 = 8 * RADIX + 2 * RADIX + 16 + 2 * SORT_TILE;
+const ONESWEEP_SMEM_WORDS: u32 = 8 * RADIX + RADIX + 32 + 2 * SORT_TILE;
+/// Shared memory of `radix_onesweep_match` in words (`ONESWEEP_MATCH_SMEM_WORDS`).
+const ONESWEEP_MATCH_SMEM_WORDS: u32 = 8 * RADIX + 2 * RADIX + 16 + 2 * SORT_TILE;
+/// Environment variable that picks the pass kernel: `ballot` (default) or `match`.
+pub const SORT_KERNEL_ENV: &str = "MURMUR_SORT_KERNEL";
 const RADIX: u32 = 256;
 /// Threads per block and blocks of `radix_counts`.
 const COUNT_BLOCK: u32 = 256;
@@ -22,6 +30,8 @@ pub const MAX_SORT_PAIRS: u32 = (1 << 30) - 1;
 pub struct RadixSort {
     counts_kernel: CudaFunction,
     onesweep: CudaFunction,
+    /// Dynamic shared memory of `onesweep`, bytes.
+    onesweep_smem: u32,
     capacity: u32,
     keys_alt: CudaSlice<u32>,
     values_alt: CudaSlice<u32>,
@@ -47,15 +57,25 @@ impl RadixSort {
                 "the device radix sort takes at most {MAX_SORT_PAIRS} pairs, not {capacity}"
             )));
         }
-        let f = gpu.kernel("radix_onesweep")?;
+        let (name, words) = match std::env::var(SORT_KERNEL_ENV).as_deref() {
+            Ok("match") => ("radix_onesweep_match", ONESWEEP_MATCH_SMEM_WORDS),
+            Ok("ballot") | Ok("") | Err(_) => ("radix_onesweep", ONESWEEP_SMEM_WORDS),
+            Ok(other) => {
+                return Err(GpuError::Unsupported(format!(
+                    "{SORT_KERNEL_ENV}={other}: expected `ballot` or `match`"
+                )))
+            }
+        };
+        let f = gpu.kernel(name)?;
         f.set_attribute(
             cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            (ONESWEEP_SMEM_WORDS * 4) as i32,
+            (words * 4) as i32,
         )
-        .ctx("allowing radix_onesweep its shared memory")?;
+        .ctx("allowing the onesweep kernel its shared memory")?;
         Ok(RadixSort {
             counts_kernel: gpu.kernel("radix_counts")?,
             onesweep: f,
+            onesweep_smem: words * 4,
             capacity,
             keys_alt: gpu.zeros(capacity as usize)?,
             values_alt: gpu.zeros(capacity as usize)?,
@@ -109,7 +129,7 @@ impl RadixSort {
         let cfg = LaunchConfig {
             grid_dim: (tiles, 1, 1),
             block_dim: (ONESWEEP_BLOCK, 1, 1),
-            shared_mem_bytes: ONESWEEP_SMEM_WORDS * 4,
+            shared_mem_bytes: self.onesweep_smem,
         };
         for pass in 0..passes {
             let used = (RADIX * tiles + 1) as usize;
