@@ -10,8 +10,8 @@
 //! previous pass kernel (`match.any` ranking), kept for comparison.
 
 use crate::thread::{
-    self, ballot, block_dim, grid_dim, lanemask_lt, ld_relaxed, ldg_nc, lds, match_any, shared,
-    shfl_idx, st_relaxed, stg, sts, sync, sync_warp, tid,
+    self, ballot, block_dim, grid_dim, lanemask_lt, ld_relaxed, ldg, ldg_nc, lds, match_any,
+    shared, shfl_idx, st_relaxed, stg_if, sts, sts_if, sync, sync_warp, tid,
 };
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -162,7 +162,8 @@ unsafe fn block_exclusive_sum2(a: u32, b: u32, scratch: u32) -> (u32, u32) {
 /// shared memory: `ONESWEEP_SMEM_WORDS * 4` bytes.
 ///
 /// 1. Thread 0 takes the tile's ticket; each warp loads its 512 keys (warp-striped: round `r`
-///    holds pairs `r * 32 + lane` of the warp's contiguous run).
+///    holds pairs `r * 32 + lane` of the warp's contiguous run) and parks a copy in the values'
+///    staging area, so that no key stays in a register across the barriers below.
 /// 2. Ranking, round by round: the lanes with this lane's digit come from 8 ballots (one per
 ///    digit bit, no `match.any`); the highest of them adds their number to the warp's counter
 ///    of that digit, and each gets the counter before plus the peers below it. Equal digits thus
@@ -170,13 +171,18 @@ unsafe fn block_exclusive_sum2(a: u32, b: u32, scratch: u32) -> (u32, u32) {
 /// 3. Thread `t` owns digit `t`: it sums the digit over the warps, publishes the tile's count of
 ///    it for the look-back at once (inclusive for tile 0), and a block scan gives the digit's
 ///    start in the tile and, from `counts`, its start in the output.
-/// 4. Each key goes to its place in the tile (staged in shared memory in digit order); the
-///    values are loaded only now, so that keys and values are never all held at once.
+/// 4. Each key (read back from where it was parked) goes to its place in the tile, staged in
+///    shared memory in digit order; the values are loaded only now, so that keys and values are
+///    never all held at once, and their latency hides behind the look-back.
 /// 5. Look-back: thread `t` reads the status of digit `t` in the `LOOKBACK` tiles before, all at
 ///    once, and adds counts down to the nearest tile whose running total is published (waiting
 ///    where a tile has published nothing yet), then publishes its own running total.
-/// 6. The values are staged too, and the tile is written out in digit runs: staged slot `i`
-///    (digit `d`) goes to output base of `d` + `i` - start of `d` in the tile.
+/// 6. Once every parked key is read back (a barrier), the values are staged too, and the tile is
+///    written out in digit runs: staged slot `i` (digit `d`) goes to output base of `d` + `i` -
+///    start of `d` in the tile.
+///
+/// Shared loads are batched ahead of the (predicated) stores that follow them, so that their
+/// latencies overlap; `ptxas` cannot move a load above a shared store it might alias.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn radix_onesweep(
     n: u32,
@@ -275,19 +281,35 @@ pub unsafe extern "ptx-kernel" fn radix_onesweep(
     sync();
     // Stage the keys: place = the warp's place for the digit + rank; keep the places (in the
     // rank halves: both are below 2^16).
-    for_each_item!(r, {
-        if valid(r) {
-            let key = lds(parked(r));
-            let at = lds(mine + 4 * digit_of(key));
-            ranks[r / 2] += at << (16 * (r % 2));
-            let place = (ranks[r / 2] >> (16 * (r % 2))) & 0xffff;
-            sts(keys_s + 4 * place, key);
-        }
-    });
+    // Half the items at a time, all loads first, then the (predicated) stores, so that the
+    // loads overlap and not too many registers are live.
+    let mut at = [0u32; ONESWEEP_ITEMS as usize];
+    let mut stage_keys = |half: usize| {
+        for_each_item!(r, {
+            if r / 8 == half {
+                keys[r] = lds(parked(r));
+            }
+        });
+        for_each_item!(r, {
+            if r / 8 == half {
+                at[r] = lds(mine + 4 * digit_of(keys[r]));
+            }
+        });
+        for_each_item!(r, {
+            if r / 8 == half {
+                let ok = valid(r);
+                ranks[r / 2] += if ok { at[r] } else { 0 } << (16 * (r % 2));
+                let place = (ranks[r / 2] >> (16 * (r % 2))) & 0xffff;
+                sts_if(ok, keys_s + 4 * place, keys[r]);
+            }
+        });
+    };
+    stage_keys(0);
+    stage_keys(1);
     let mut values = [0u32; ONESWEEP_ITEMS as usize];
     for_each_item!(r, {
         if valid(r) {
-            values[r] = ldg_nc(values_in.add((seg + r as u32 * 32 + lane) as usize));
+            values[r] = ldg(values_in.add((seg + r as u32 * 32 + lane) as usize));
         }
     });
     // Look back over the tiles before this one for the digit's keys they hold.
@@ -329,14 +351,15 @@ pub unsafe extern "ptx-kernel" fn radix_onesweep(
     });
     sync();
     let len = (n - tile * ONESWEEP_TILE).min(ONESWEEP_TILE);
+    // Slots from `len` on hold leftovers (read, never written out); only the stores are
+    // conditional, so that the items' shared loads overlap.
     for_each_item!(r, {
         let i = r as u32 * ONESWEEP_BLOCK + t;
-        if i < len {
-            let key = lds(keys_s + 4 * i);
-            let dest = lds(base + 4 * digit_of(key)).wrapping_add(i) as usize;
-            stg(keys_out.add(dest), key);
-            stg(values_out.add(dest), lds(values_s + 4 * i));
-        }
+        let key = lds(keys_s + 4 * i);
+        let value = lds(values_s + 4 * i);
+        let dest = lds(base + 4 * digit_of(key)).wrapping_add(i) as usize;
+        stg_if(i < len, keys_out.wrapping_add(dest), key);
+        stg_if(i < len, values_out.wrapping_add(dest), value);
     });
 }
 

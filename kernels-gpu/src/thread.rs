@@ -175,6 +175,18 @@ pub unsafe fn sts(addr: u32, value: u32) {
         options(nostack));
 }
 
+/// [`sts`] where `cond` holds, as one predicated instruction (no branch for the compiler to
+/// sink the surrounding loads into).
+///
+/// # Safety
+/// As [`sts`] where `cond` holds; `addr` is not accessed otherwise.
+#[inline(always)]
+pub unsafe fn sts_if(cond: bool, addr: u32, value: u32) {
+    core::arch::asm!(
+        "{{ .reg .pred q; setp.ne.u32 q, {c}, 0; @q st.shared.u32 [{a}], {v}; }}",
+        c = in(reg32) cond as u32, a = in(reg32) addr, v = in(reg32) value, options(nostack));
+}
+
 /// `ld.global.nc.u32`: a load through the read-only data path, for data no thread of the
 /// launch writes.
 ///
@@ -199,6 +211,32 @@ pub unsafe fn stg(p: *mut u32, value: u32) {
     core::arch::asm!(
         "{{ .reg .u64 g; cvta.to.global.u64 g, {p}; st.global.u32 [g], {v}; }}",
         p = in(reg64) p, v = in(reg32) value, options(nostack));
+}
+
+/// `ld.global.u32`: unlike [`ldg_nc`], not moved above a barrier by `ptxas` (which keeps
+/// the loaded value out of the registers until then).
+///
+/// # Safety
+/// `p` must point to a readable, 4-byte aligned `u32` in global memory.
+#[inline(always)]
+pub unsafe fn ldg(p: *const u32) -> u32 {
+    let v: u32;
+    core::arch::asm!(
+        "{{ .reg .u64 g; cvta.to.global.u64 g, {p}; ld.global.u32 {v}, [g]; }}",
+        v = out(reg32) v, p = in(reg64) p, options(pure, readonly, nostack));
+    v
+}
+
+/// [`stg`] where `cond` holds, as one predicated instruction (see [`sts_if`]).
+///
+/// # Safety
+/// As [`stg`] where `cond` holds; `p` is not accessed otherwise.
+#[inline(always)]
+pub unsafe fn stg_if(cond: bool, p: *mut u32, value: u32) {
+    core::arch::asm!(
+        "{{ .reg .pred q; .reg .u64 g; setp.ne.u32 q, {c}, 0; cvta.to.global.u64 g, {p}; \
+         @q st.global.u32 [g], {v}; }}",
+        c = in(reg32) cond as u32, p = in(reg64) p, v = in(reg32) value, options(nostack));
 }
 
 /// `ld.relaxed.gpu.global.u32`: a load other blocks' stores reach (through L2), never cached
