@@ -2,12 +2,13 @@
 //!
 //! LSD, 8-bit digits, one pass per digit the keys need, after one `radix_counts` over the keys
 //! that counts every pass's digits at once. A pass is one `radix_onesweep` launch (the
-//! "onesweep" scheme): each block takes the next tile of `ONESWEEP_TILE` pairs, ranks them by
-//! digit (stable: per-bit ballots per warp round, per-warp counters), publishes its digit counts
-//! at once, learns where its digits go from the tiles before it through a decoupled look-back
-//! on per-tile, per-digit status words (`LOOKBACK` tiles read at a time), stages the tile in
-//! shared memory in digit order and writes it out in digit runs. `radix_onesweep_match` is the
-//! previous pass kernel (`match.any` ranking), kept for comparison.
+//! "onesweep" scheme): each block takes the next tile of `ONESWEEP_TILE` pairs (or
+//! `ONESWEEP_BLOCK * ONESWEEP_WIDE_ITEMS` in `radix_onesweep_wide`), ranks them by digit
+//! (stable: per-bit ballots per warp round, per-warp counters), publishes its digit counts at
+//! once, learns where its digits go from the tiles before it through a decoupled look-back on
+//! per-tile, per-digit status words (`LOOKBACK` tiles read at a time), stages the tile in shared
+//! memory in digit order and writes it out in digit runs. `radix_onesweep_match` is the previous
+//! pass kernel (`match.any` ranking), kept for comparison.
 
 use crate::thread::{
     self, ballot, block_dim, grid_dim, lanemask_lt, ld_relaxed, ldg, ldg_nc, lds, match_any,
@@ -32,6 +33,11 @@ const ONESWEEP_WARPS: u32 = ONESWEEP_BLOCK / 32;
 /// places in the tile), the digits' output bases, scan scratch and the ticket, then the staged
 /// keys and values.
 pub const ONESWEEP_SMEM_WORDS: u32 = ONESWEEP_WARPS * RADIX + RADIX + 32 + 2 * ONESWEEP_TILE;
+/// Pairs each `radix_onesweep_wide` thread holds (its tile: `ONESWEEP_BLOCK` times as many).
+pub const ONESWEEP_WIDE_ITEMS: u32 = 24;
+/// Shared memory of `radix_onesweep_wide`, in 32-bit words (as `ONESWEEP_SMEM_WORDS`).
+pub const ONESWEEP_WIDE_SMEM_WORDS: u32 =
+    ONESWEEP_WARPS * RADIX + RADIX + 32 + 2 * ONESWEEP_BLOCK * ONESWEEP_WIDE_ITEMS;
 /// Shared memory of `radix_onesweep_match`, in 32-bit words.
 pub const ONESWEEP_MATCH_SMEM_WORDS: u32 =
     ONESWEEP_WARPS * RADIX + 2 * RADIX + 16 + 2 * ONESWEEP_TILE;
@@ -56,6 +62,20 @@ macro_rules! for_each_item {
     };
 }
 const _: () = assert!(ONESWEEP_ITEMS == 16, "for_each_item! unrolls 16 items");
+
+/// Runs `$body` for `$r` = 0, 1, ..., `$n` - 1 as constants (`$n` a constant of at most 32).
+macro_rules! for_items {
+    ($n:expr, $r:ident, $body:block) => {
+        for_items!(@ $n, $r, $body, 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15
+                                    16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31)
+    };
+    (@ $n:expr, $r:ident, $body:block, $($i:literal)*) => {
+        $(if $i < $n {
+            let $r: usize = $i;
+            $body
+        })*
+    };
+}
 
 #[inline(always)]
 unsafe fn smem_add(p: *mut u32, v: u32) {
@@ -161,9 +181,11 @@ unsafe fn block_exclusive_sum2(a: u32, b: u32, scratch: u32) -> (u32, u32) {
 /// tile and then the tile ticket, all zeroed before the launch. Block: `ONESWEEP_BLOCK` threads;
 /// shared memory: `ONESWEEP_SMEM_WORDS * 4` bytes.
 ///
-/// 1. Thread 0 takes the tile's ticket; each warp loads its 512 keys (warp-striped: round `r`
-///    holds pairs `r * 32 + lane` of the warp's contiguous run) and parks a copy in the values'
-///    staging area, so that no key stays in a register across the barriers below.
+/// With `ITEMS` pairs per thread (16 here, 24 in `radix_onesweep_wide`):
+///
+/// 1. Thread 0 takes the tile's ticket; each warp loads its `32 * ITEMS` keys (warp-striped:
+///    round `r` holds pairs `r * 32 + lane` of the warp's contiguous run) and parks a copy in
+///    the values' staging area, so that no key stays in a register across the barriers below.
 /// 2. Ranking, round by round: the lanes with this lane's digit come from 8 ballots (one per
 ///    digit bit, no `match.any`); the highest of them adds their number to the warp's counter
 ///    of that digit, and each gets the counter before plus the peers below it. Equal digits thus
@@ -195,13 +217,54 @@ pub unsafe extern "ptx-kernel" fn radix_onesweep(
     status: *mut u32,
     tiles: u32,
 ) {
+    onesweep::<{ ONESWEEP_ITEMS as usize }>(
+        n, keys_in, values_in, keys_out, values_out, shift, counts, status, tiles,
+    );
+}
+
+/// `radix_onesweep` with `ONESWEEP_WIDE_ITEMS` pairs per thread: same arguments, tiles of
+/// `ONESWEEP_BLOCK * ONESWEEP_WIDE_ITEMS` pairs (`tiles` counts those), shared memory
+/// `ONESWEEP_WIDE_SMEM_WORDS * 4` bytes.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn radix_onesweep_wide(
+    n: u32,
+    keys_in: *const u32,
+    values_in: *const u32,
+    keys_out: *mut u32,
+    values_out: *mut u32,
+    shift: u32,
+    counts: *const u32,
+    status: *mut u32,
+    tiles: u32,
+) {
+    onesweep::<{ ONESWEEP_WIDE_ITEMS as usize }>(
+        n, keys_in, values_in, keys_out, values_out, shift, counts, status, tiles,
+    );
+}
+
+/// The onesweep pass with `ITEMS` pairs per thread (even, at most 32).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn onesweep<const ITEMS: usize>(
+    n: u32,
+    keys_in: *const u32,
+    values_in: *const u32,
+    keys_out: *mut u32,
+    values_out: *mut u32,
+    shift: u32,
+    counts: *const u32,
+    status: *mut u32,
+    tiles: u32,
+) {
+    let items = ITEMS as u32;
+    let tile_len = ONESWEEP_BLOCK * items;
     // Shared-window byte addresses.
     let whist = thread::shared_addr(); // [warp][digit]: counters, then the warps' places
     let base = whist + 4 * ONESWEEP_WARPS * RADIX; // [digit]: output index - staged index
     let misc = base + 4 * RADIX; // 16 words of scan scratch, then the ticket
     let ticket = misc + 4 * 16;
     let keys_s = misc + 4 * 32;
-    let values_s = keys_s + 4 * ONESWEEP_TILE;
+    let values_s = keys_s + 4 * tile_len;
     let (t, warp, lane) = (tid(), tid() / 32, tid() & 31);
     let digit_of = |key: u32| (key >> shift) & (RADIX - 1);
     let count = ldg_nc(counts.add(t as usize));
@@ -217,25 +280,25 @@ pub unsafe extern "ptx-kernel" fn radix_onesweep(
     }
     sync();
     let tile = lds(ticket);
-    let seg = tile * ONESWEEP_TILE + warp * 32 * ONESWEEP_ITEMS;
+    let seg = tile * tile_len + warp * 32 * items;
     let valid = |r: usize| seg + r as u32 * 32 + lane < n;
     // Until the values come, their staging area holds the keys in input order (each thread
     // reads back only its own), so that no key is held in a register across the barriers.
-    let parked = |r: usize| values_s + 4 * (warp * 32 * ONESWEEP_ITEMS + r as u32 * 32 + lane);
-    let mut keys = [0u32; ONESWEEP_ITEMS as usize];
-    for_each_item!(r, {
+    let parked = |r: usize| values_s + 4 * (warp * 32 * items + r as u32 * 32 + lane);
+    let mut keys = [0u32; ITEMS];
+    for_items!(ITEMS, r, {
         if valid(r) {
             keys[r] = ldg_nc(keys_in.add((seg + r as u32 * 32 + lane) as usize));
         }
     });
-    for_each_item!(r, {
+    for_items!(ITEMS, r, {
         sts(parked(r), keys[r]);
     });
     let mine = whist + 4 * warp * RADIX;
     let below = lanemask_lt();
     // Two 16-bit ranks per word: item r in bits 16 * (r % 2) of word r / 2.
-    let mut ranks = [0u32; ONESWEEP_ITEMS as usize / 2];
-    for_each_item!(r, {
+    let mut ranks = [0u32; ITEMS];
+    for_items!(ITEMS, r, {
         let d = digit_of(keys[r]);
         let mut peers = ballot(valid(r));
         let mut b = 0;
@@ -281,22 +344,22 @@ pub unsafe extern "ptx-kernel" fn radix_onesweep(
     sync();
     // Stage the keys: place = the warp's place for the digit + rank; keep the places (in the
     // rank halves: both are below 2^16).
-    // Half the items at a time, all loads first, then the (predicated) stores, so that the
+    // 8 items at a time, all loads first, then the (predicated) stores, so that the
     // loads overlap and not too many registers are live.
-    let mut at = [0u32; ONESWEEP_ITEMS as usize];
-    let mut stage_keys = |half: usize| {
-        for_each_item!(r, {
-            if r / 8 == half {
+    let mut at = [0u32; ITEMS];
+    let mut stage_keys = |group: usize| {
+        for_items!(ITEMS, r, {
+            if r / 8 == group {
                 keys[r] = lds(parked(r));
             }
         });
-        for_each_item!(r, {
-            if r / 8 == half {
+        for_items!(ITEMS, r, {
+            if r / 8 == group {
                 at[r] = lds(mine + 4 * digit_of(keys[r]));
             }
         });
-        for_each_item!(r, {
-            if r / 8 == half {
+        for_items!(ITEMS, r, {
+            if r / 8 == group {
                 let ok = valid(r);
                 ranks[r / 2] += if ok { at[r] } else { 0 } << (16 * (r % 2));
                 let place = (ranks[r / 2] >> (16 * (r % 2))) & 0xffff;
@@ -304,10 +367,13 @@ pub unsafe extern "ptx-kernel" fn radix_onesweep(
             }
         });
     };
-    stage_keys(0);
-    stage_keys(1);
-    let mut values = [0u32; ONESWEEP_ITEMS as usize];
-    for_each_item!(r, {
+    let mut group = 0;
+    while group * 8 < ITEMS {
+        stage_keys(group);
+        group += 1;
+    }
+    let mut values = [0u32; ITEMS];
+    for_items!(ITEMS, r, {
         if valid(r) {
             values[r] = ldg(values_in.add((seg + r as u32 * 32 + lane) as usize));
         }
@@ -343,17 +409,17 @@ pub unsafe extern "ptx-kernel" fn radix_onesweep(
     sts(base + 4 * d, (global + prefix).wrapping_sub(tile_start));
     // Every parked key is read back: the values may take their place.
     sync();
-    for_each_item!(r, {
+    for_items!(ITEMS, r, {
         if valid(r) {
             let place = (ranks[r / 2] >> (16 * (r % 2))) & 0xffff;
             sts(values_s + 4 * place, values[r]);
         }
     });
     sync();
-    let len = (n - tile * ONESWEEP_TILE).min(ONESWEEP_TILE);
+    let len = (n - tile * tile_len).min(tile_len);
     // Slots from `len` on hold leftovers (read, never written out); only the stores are
     // conditional, so that the items' shared loads overlap.
-    for_each_item!(r, {
+    for_items!(ITEMS, r, {
         let i = r as u32 * ONESWEEP_BLOCK + t;
         let key = lds(keys_s + 4 * i);
         let value = lds(values_s + 4 * i);

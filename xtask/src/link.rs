@@ -25,13 +25,15 @@ pub const PTX_ISA: &str = "+ptx80";
 /// pass (`radix_onesweep_match`, 16 keys, values and ranks per thread in registers, 148 uncapped,
 /// one block per SM): `flock sort-bench`, 10M / 100M pairs, 0.981 / 8.847 ms at 128 registers,
 /// 0.878 / 7.411 ms at 80, 0.993 / 8.900 ms at 64. The current `radix_onesweep` parks its keys in
-/// shared memory and loads the values late: 87 registers uncapped, no spills at 64 (4 blocks of
-/// 256 per SM; 56 gives no more blocks; 48 would give 5 but spills about 50 bytes). Not yet
-/// timed on the GPU.
+/// shared memory and loads the values late: no spills at 64 (4 blocks of 256 per SM, which its
+/// 41 KiB of shared memory also allow; 56 gives no more blocks; 48 would give 5 but spills
+/// about 100 bytes). `radix_onesweep_wide` (24 pairs per thread, 57 KiB of shared memory: 3
+/// blocks per SM) has no spills at 80. Neither is timed on the GPU yet.
 pub const REGISTER_CAPS: &[(&str, u32)] = &[
     ("update_boids_coherent", 32),
     ("update_boids_scattered", 32),
     ("radix_onesweep", 64),
+    ("radix_onesweep_wide", 80),
     ("radix_onesweep_match", 80),
 ];
 

@@ -1,9 +1,10 @@
 //! Host side of the device radix sort (`kernels-gpu/src/sort.rs`): scratch buffers allocated
 //! once; `radix_counts` once per sort, then one `radix_onesweep` per 8-bit digit.
 //!
-//! `MURMUR_SORT_KERNEL=match` (read once per sorter) runs the previous pass kernel,
-//! `radix_onesweep_match`, instead, to compare the two in one build; `ballot` or unset: the
-//! current one.
+//! `MURMUR_SORT_KERNEL` (read once per sorter) picks the pass kernel, to compare them in one
+//! build: `ballot` or unset: `radix_onesweep` (16 pairs per thread); `wide`:
+//! `radix_onesweep_wide` (the same with 24 pairs per thread: larger tiles, fewer blocks per
+//! SM); `match`: `radix_onesweep_match`, the previous kernel.
 
 use super::{grid_1d, DriverContext, Gpu, GpuError};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
@@ -15,9 +16,13 @@ const ONESWEEP_BLOCK: u32 = 256;
 pub const SORT_TILE: u32 = ONESWEEP_BLOCK * 16;
 /// Shared memory of `radix_onesweep` in words (`ONESWEEP_SMEM_WORDS`).
 const ONESWEEP_SMEM_WORDS: u32 = 8 * RADIX + RADIX + 32 + 2 * SORT_TILE;
+/// Pairs per `radix_onesweep_wide` tile (`ONESWEEP_BLOCK * ONESWEEP_WIDE_ITEMS`).
+const WIDE_TILE: u32 = ONESWEEP_BLOCK * 24;
+/// Shared memory of `radix_onesweep_wide` in words (`ONESWEEP_WIDE_SMEM_WORDS`).
+const ONESWEEP_WIDE_SMEM_WORDS: u32 = 8 * RADIX + RADIX + 32 + 2 * WIDE_TILE;
 /// Shared memory of `radix_onesweep_match` in words (`ONESWEEP_MATCH_SMEM_WORDS`).
 const ONESWEEP_MATCH_SMEM_WORDS: u32 = 8 * RADIX + 2 * RADIX + 16 + 2 * SORT_TILE;
-/// Environment variable that picks the pass kernel: `ballot` (default) or `match`.
+/// Environment variable that picks the pass kernel: `ballot` (default), `wide` or `match`.
 pub const SORT_KERNEL_ENV: &str = "MURMUR_SORT_KERNEL";
 const RADIX: u32 = 256;
 /// Threads per block and blocks of `radix_counts`.
@@ -32,6 +37,8 @@ pub struct RadixSort {
     onesweep: CudaFunction,
     /// Dynamic shared memory of `onesweep`, bytes.
     onesweep_smem: u32,
+    /// Pairs per tile of `onesweep`.
+    onesweep_tile: u32,
     capacity: u32,
     keys_alt: CudaSlice<u32>,
     values_alt: CudaSlice<u32>,
@@ -57,12 +64,13 @@ impl RadixSort {
                 "the device radix sort takes at most {MAX_SORT_PAIRS} pairs, not {capacity}"
             )));
         }
-        let (name, words) = match std::env::var(SORT_KERNEL_ENV).as_deref() {
-            Ok("match") => ("radix_onesweep_match", ONESWEEP_MATCH_SMEM_WORDS),
-            Ok("ballot") | Ok("") | Err(_) => ("radix_onesweep", ONESWEEP_SMEM_WORDS),
+        let (name, words, tile) = match std::env::var(SORT_KERNEL_ENV).as_deref() {
+            Ok("ballot") | Ok("") | Err(_) => ("radix_onesweep", ONESWEEP_SMEM_WORDS, SORT_TILE),
+            Ok("wide") => ("radix_onesweep_wide", ONESWEEP_WIDE_SMEM_WORDS, WIDE_TILE),
+            Ok("match") => ("radix_onesweep_match", ONESWEEP_MATCH_SMEM_WORDS, SORT_TILE),
             Ok(other) => {
                 return Err(GpuError::Unsupported(format!(
-                    "{SORT_KERNEL_ENV}={other}: expected `ballot` or `match`"
+                    "{SORT_KERNEL_ENV}={other}: expected `ballot`, `wide` or `match`"
                 )))
             }
         };
@@ -76,6 +84,7 @@ impl RadixSort {
             counts_kernel: gpu.kernel("radix_counts")?,
             onesweep: f,
             onesweep_smem: words * 4,
+            onesweep_tile: tile,
             capacity,
             keys_alt: gpu.zeros(capacity as usize)?,
             values_alt: gpu.zeros(capacity as usize)?,
@@ -109,7 +118,8 @@ impl RadixSort {
             return Ok(());
         }
         let passes = bits.clamp(1, 32).div_ceil(8);
-        let tiles = n.div_ceil(SORT_TILE);
+        // At most the tiles of SORT_TILE pairs that `status` is sized for.
+        let tiles = n.div_ceil(self.onesweep_tile);
         stream
             .memset_zeros(&mut self.counts)
             .ctx("clearing digit counts")?;
