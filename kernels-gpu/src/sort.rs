@@ -343,9 +343,8 @@ unsafe fn onesweep<const ITEMS: usize>(
     }
     sync();
     // Stage the keys: place = the warp's place for the digit + rank; keep the places (in the
-    // rank halves: both are below 2^16).
-    // 8 items at a time, all loads first, then the (predicated) stores, so that the
-    // loads overlap and not too many registers are live.
+    // rank halves: both are below 2^16). 8 items at a time, all loads first, then the
+    // (predicated) stores, so that the loads overlap and not too many registers are live.
     let mut at = [0u32; ITEMS];
     let mut stage_keys = |group: usize| {
         for_items!(ITEMS, r, {
