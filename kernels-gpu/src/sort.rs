@@ -2,12 +2,18 @@
 //!
 //! LSD, 8-bit digits, one pass per digit the keys need, after one `radix_counts` over the keys
 //! that counts every pass's digits at once. A pass is one `radix_onesweep` launch (the
-//! "onesweep" scheme): each block takes the next tile of `ONESWEEP_TILE` pairs, ranks them by
-//! digit (stable: `match.any` per warp round, per-warp counters), learns where its digits go
-//! from the tiles before it through a decoupled look-back on per-tile, per-digit status words,
-//! stages the tile in shared memory in digit order and writes it out in digit runs.
+//! "onesweep" scheme): each block takes the next tile of `ONESWEEP_TILE` pairs (or
+//! `ONESWEEP_BLOCK * ONESWEEP_WIDE_ITEMS` in `radix_onesweep_wide`), ranks them by digit
+//! (stable: per-bit ballots per warp round, per-warp counters), publishes its digit counts at
+//! once, learns where its digits go from the tiles before it through a decoupled look-back on
+//! per-tile, per-digit status words (`LOOKBACK` tiles read at a time), stages the tile in shared
+//! memory in digit order and writes it out in digit runs. `radix_onesweep_match` is the previous
+//! pass kernel (`match.any` ranking), kept for comparison.
 
-use crate::thread::{self, block_dim, grid_dim, match_any, shared, shfl_idx, sync, sync_warp, tid};
+use crate::thread::{
+    self, ballot, block_dim, grid_dim, lanemask_lt, ld_relaxed, ldg, ldg_nc, lds, match_any,
+    shared, shfl_idx, st_relaxed, stg_if, sts, sts_if, sync, sync_warp, tid,
+};
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// Digit width of one pass.
@@ -23,9 +29,20 @@ pub const ONESWEEP_ITEMS: u32 = 16;
 /// Pairs per `radix_onesweep` tile.
 pub const ONESWEEP_TILE: u32 = ONESWEEP_BLOCK * ONESWEEP_ITEMS;
 const ONESWEEP_WARPS: u32 = ONESWEEP_BLOCK / 32;
-/// Shared memory of `radix_onesweep`, in 32-bit words: per-warp digit counters, the tile's digit
-/// starts, the digits' global bases, scan scratch, then the staged keys and values.
-pub const ONESWEEP_SMEM_WORDS: u32 = ONESWEEP_WARPS * RADIX + 2 * RADIX + 16 + 2 * ONESWEEP_TILE;
+/// Shared memory of `radix_onesweep`, in 32-bit words: per-warp digit counters (then the warps'
+/// places in the tile), the digits' output bases, scan scratch and the ticket, then the staged
+/// keys and values.
+pub const ONESWEEP_SMEM_WORDS: u32 = ONESWEEP_WARPS * RADIX + RADIX + 32 + 2 * ONESWEEP_TILE;
+/// Pairs each `radix_onesweep_wide` thread holds (its tile: `ONESWEEP_BLOCK` times as many).
+pub const ONESWEEP_WIDE_ITEMS: u32 = 24;
+/// Shared memory of `radix_onesweep_wide`, in 32-bit words (as `ONESWEEP_SMEM_WORDS`).
+pub const ONESWEEP_WIDE_SMEM_WORDS: u32 =
+    ONESWEEP_WARPS * RADIX + RADIX + 32 + 2 * ONESWEEP_BLOCK * ONESWEEP_WIDE_ITEMS;
+/// Shared memory of `radix_onesweep_match`, in 32-bit words.
+pub const ONESWEEP_MATCH_SMEM_WORDS: u32 =
+    ONESWEEP_WARPS * RADIX + 2 * RADIX + 16 + 2 * ONESWEEP_TILE;
+/// Predecessor tiles a `radix_onesweep` thread reads at once in the look-back.
+const LOOKBACK: u32 = 8;
 /// Look-back status word of a (tile, digit): the flag in the top two bits, a count below.
 const STATUS_AGGREGATE: u32 = 1 << 30;
 const STATUS_INCLUSIVE: u32 = 2 << 30;
@@ -45,6 +62,20 @@ macro_rules! for_each_item {
     };
 }
 const _: () = assert!(ONESWEEP_ITEMS == 16, "for_each_item! unrolls 16 items");
+
+/// Runs `$body` for `$r` = 0, 1, ..., `$n` - 1 as constants (`$n` a constant of at most 32).
+macro_rules! for_items {
+    ($n:expr, $r:ident, $body:block) => {
+        for_items!(@ $n, $r, $body, 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15
+                                    16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31)
+    };
+    (@ $n:expr, $r:ident, $body:block, $($i:literal)*) => {
+        $(if $i < $n {
+            let $r: usize = $i;
+            $body
+        })*
+    };
+}
 
 #[inline(always)]
 unsafe fn smem_add(p: *mut u32, v: u32) {
@@ -122,12 +153,286 @@ unsafe fn block_exclusive_sum(v: u32, scratch: *mut u32) -> u32 {
     before + inclusive - v
 }
 
+/// Exclusive sums of `a` and of `b` over the block's `ONESWEEP_BLOCK` threads (scratch: 16 words
+/// at shared-window address `scratch`). One barrier; the scratch is not reused afterwards.
+#[inline(always)]
+unsafe fn block_exclusive_sum2(a: u32, b: u32, scratch: u32) -> (u32, u32) {
+    let (warp, lane) = (tid() / 32, tid() & 31);
+    let (ia, ib) = (thread::warp_inclusive_sum(a), thread::warp_inclusive_sum(b));
+    if lane == 31 {
+        sts(scratch + 4 * warp, ia);
+        sts(scratch + 4 * (ONESWEEP_WARPS + warp), ib);
+    }
+    sync();
+    let (mut before_a, mut before_b) = (0, 0);
+    let mut w = 0;
+    while w < ONESWEEP_WARPS {
+        if w < warp {
+            before_a += lds(scratch + 4 * w);
+            before_b += lds(scratch + 4 * (ONESWEEP_WARPS + w));
+        }
+        w += 1;
+    }
+    (before_a + ia - a, before_b + ib - b)
+}
+
 /// Stage `radix_onesweep`: one LSD pass over byte `shift / 8`, stable. `counts` holds this
 /// pass's 256 digit counts over all keys (from `radix_counts`); `status` has `RADIX` words per
 /// tile and then the tile ticket, all zeroed before the launch. Block: `ONESWEEP_BLOCK` threads;
 /// shared memory: `ONESWEEP_SMEM_WORDS * 4` bytes.
+///
+/// With `ITEMS` pairs per thread (16 here, 24 in `radix_onesweep_wide`):
+///
+/// 1. Thread 0 takes the tile's ticket; each warp loads its `32 * ITEMS` keys (warp-striped:
+///    round `r` holds pairs `r * 32 + lane` of the warp's contiguous run) and parks a copy in
+///    the values' staging area, so that no key stays in a register across the barriers below.
+/// 2. Ranking, round by round: the lanes with this lane's digit come from 8 ballots (one per
+///    digit bit, no `match.any`); the highest of them adds their number to the warp's counter
+///    of that digit, and each gets the counter before plus the peers below it. Equal digits thus
+///    keep input order (stable). Ranks are kept as 16-bit halves, two per register.
+/// 3. Thread `t` owns digit `t`: it sums the digit over the warps, publishes the tile's count of
+///    it for the look-back at once (inclusive for tile 0), and a block scan gives the digit's
+///    start in the tile and, from `counts`, its start in the output.
+/// 4. Each key (read back from where it was parked) goes to its place in the tile, staged in
+///    shared memory in digit order; the values are loaded only now, so that keys and values are
+///    never all held at once, and their latency hides behind the look-back.
+/// 5. Look-back: thread `t` reads the status of digit `t` in the `LOOKBACK` tiles before, all at
+///    once, and adds counts down to the nearest tile whose running total is published (waiting
+///    where a tile has published nothing yet), then publishes its own running total.
+/// 6. Once every parked key is read back (a barrier), the values are staged too, and the tile is
+///    written out in digit runs: staged slot `i` (digit `d`) goes to output base of `d` + `i` -
+///    start of `d` in the tile.
+///
+/// Shared loads are batched ahead of the (predicated) stores that follow them, so that their
+/// latencies overlap; `ptxas` cannot move a load above a shared store it might alias.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn radix_onesweep(
+    n: u32,
+    keys_in: *const u32,
+    values_in: *const u32,
+    keys_out: *mut u32,
+    values_out: *mut u32,
+    shift: u32,
+    counts: *const u32,
+    status: *mut u32,
+    tiles: u32,
+) {
+    onesweep::<{ ONESWEEP_ITEMS as usize }>(
+        n, keys_in, values_in, keys_out, values_out, shift, counts, status, tiles,
+    );
+}
+
+/// `radix_onesweep` with `ONESWEEP_WIDE_ITEMS` pairs per thread: same arguments, tiles of
+/// `ONESWEEP_BLOCK * ONESWEEP_WIDE_ITEMS` pairs (`tiles` counts those), shared memory
+/// `ONESWEEP_WIDE_SMEM_WORDS * 4` bytes.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn radix_onesweep_wide(
+    n: u32,
+    keys_in: *const u32,
+    values_in: *const u32,
+    keys_out: *mut u32,
+    values_out: *mut u32,
+    shift: u32,
+    counts: *const u32,
+    status: *mut u32,
+    tiles: u32,
+) {
+    onesweep::<{ ONESWEEP_WIDE_ITEMS as usize }>(
+        n, keys_in, values_in, keys_out, values_out, shift, counts, status, tiles,
+    );
+}
+
+/// The onesweep pass with `ITEMS` pairs per thread (even, at most 32).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn onesweep<const ITEMS: usize>(
+    n: u32,
+    keys_in: *const u32,
+    values_in: *const u32,
+    keys_out: *mut u32,
+    values_out: *mut u32,
+    shift: u32,
+    counts: *const u32,
+    status: *mut u32,
+    tiles: u32,
+) {
+    let items = ITEMS as u32;
+    let tile_len = ONESWEEP_BLOCK * items;
+    // Shared-window byte addresses.
+    let whist = thread::shared_addr(); // [warp][digit]: counters, then the warps' places
+    let base = whist + 4 * ONESWEEP_WARPS * RADIX; // [digit]: output index - staged index
+    let misc = base + 4 * RADIX; // 16 words of scan scratch, then the ticket
+    let ticket = misc + 4 * 16;
+    let keys_s = misc + 4 * 32;
+    let values_s = keys_s + 4 * tile_len;
+    let (t, warp, lane) = (tid(), tid() / 32, tid() & 31);
+    let digit_of = |key: u32| (key >> shift) & (RADIX - 1);
+    let count = ldg_nc(counts.add(t as usize));
+    if t == 0 {
+        let tile = AtomicU32::from_ptr(status.add((tiles * RADIX) as usize))
+            .fetch_add(1, Ordering::Relaxed);
+        sts(ticket, tile);
+    }
+    let mut w = 0;
+    while w < ONESWEEP_WARPS {
+        sts(whist + 4 * (w * RADIX + t), 0);
+        w += 1;
+    }
+    sync();
+    let tile = lds(ticket);
+    let seg = tile * tile_len + warp * 32 * items;
+    let valid = |r: usize| seg + r as u32 * 32 + lane < n;
+    // Until the values come, their staging area holds the keys in input order (each thread
+    // reads back only its own), so that no key is held in a register across the barriers.
+    let parked = |r: usize| values_s + 4 * (warp * 32 * items + r as u32 * 32 + lane);
+    let mut keys = [0u32; ITEMS];
+    for_items!(ITEMS, r, {
+        if valid(r) {
+            keys[r] = ldg_nc(keys_in.add((seg + r as u32 * 32 + lane) as usize));
+        }
+    });
+    for_items!(ITEMS, r, {
+        sts(parked(r), keys[r]);
+    });
+    let mine = whist + 4 * warp * RADIX;
+    let below = lanemask_lt();
+    // Two 16-bit ranks per word: item r in bits 16 * (r % 2) of word r / 2.
+    let mut ranks = [0u32; ITEMS];
+    for_items!(ITEMS, r, {
+        let d = digit_of(keys[r]);
+        let mut peers = ballot(valid(r));
+        let mut b = 0;
+        while b < RADIX_BITS {
+            let set = (d >> b) & 1 != 0;
+            let m = ballot(set);
+            peers &= if set { m } else { !m };
+            b += 1;
+        }
+        // A valid lane is among its peers; an invalid one never leads (its peers are valid
+        // lanes or none, and then `leader` is out of range).
+        let leader = 31u32.wrapping_sub(peers.leading_zeros());
+        let mut before = 0;
+        if lane == leader {
+            let c = mine + 4 * d;
+            before = lds(c);
+            sts(c, before + peers.count_ones());
+        }
+        let rank = shfl_idx(before, leader) + (peers & below).count_ones();
+        ranks[r / 2] |= rank << (16 * (r % 2));
+        sync_warp();
+    });
+    sync();
+    // Thread `t` owns digit `t`.
+    let d = t;
+    let mut col = [0u32; ONESWEEP_WARPS as usize];
+    let mut total = 0;
+    for (w, c) in col.iter_mut().enumerate() {
+        *c = total;
+        total += lds(whist + 4 * (w as u32 * RADIX + d));
+    }
+    let word = status.add((tile * RADIX + d) as usize);
+    let flag = if tile == 0 {
+        STATUS_INCLUSIVE
+    } else {
+        STATUS_AGGREGATE
+    };
+    st_relaxed(word, flag | total);
+    let (tile_start, global) = block_exclusive_sum2(total, count, misc);
+    for (w, c) in col.iter().enumerate() {
+        sts(whist + 4 * (w as u32 * RADIX + d), tile_start + c);
+    }
+    sync();
+    // Stage the keys: place = the warp's place for the digit + rank; keep the places (in the
+    // rank halves: both are below 2^16). 8 items at a time, all loads first, then the
+    // (predicated) stores, so that the loads overlap and not too many registers are live.
+    let mut at = [0u32; ITEMS];
+    let mut stage_keys = |group: usize| {
+        for_items!(ITEMS, r, {
+            if r / 8 == group {
+                keys[r] = lds(parked(r));
+            }
+        });
+        for_items!(ITEMS, r, {
+            if r / 8 == group {
+                at[r] = lds(mine + 4 * digit_of(keys[r]));
+            }
+        });
+        for_items!(ITEMS, r, {
+            if r / 8 == group {
+                let ok = valid(r);
+                ranks[r / 2] += if ok { at[r] } else { 0 } << (16 * (r % 2));
+                let place = (ranks[r / 2] >> (16 * (r % 2))) & 0xffff;
+                sts_if(ok, keys_s + 4 * place, keys[r]);
+            }
+        });
+    };
+    let mut group = 0;
+    while group * 8 < ITEMS {
+        stage_keys(group);
+        group += 1;
+    }
+    let mut values = [0u32; ITEMS];
+    for_items!(ITEMS, r, {
+        if valid(r) {
+            values[r] = ldg(values_in.add((seg + r as u32 * 32 + lane) as usize));
+        }
+    });
+    // Look back over the tiles before this one for the digit's keys they hold.
+    let mut prefix = 0u32;
+    if tile != 0 {
+        // Tiles j.. tile - 1 are summed into `prefix`.
+        let mut j = tile;
+        'walk: loop {
+            let mut s = [STATUS_INCLUSIVE; LOOKBACK as usize];
+            for (k, v) in s.iter_mut().enumerate() {
+                let k = k as u32;
+                if j > k {
+                    *v = ld_relaxed(status.add(((j - 1 - k) * RADIX + d) as usize));
+                }
+            }
+            for (k, &v) in s.iter().enumerate() {
+                if v & !STATUS_COUNT == 0 {
+                    // Tile j - 1 - k has published nothing yet: poll again from there.
+                    j -= k as u32;
+                    continue 'walk;
+                }
+                prefix += v & STATUS_COUNT;
+                if v & STATUS_INCLUSIVE != 0 {
+                    break 'walk;
+                }
+            }
+            j -= LOOKBACK;
+        }
+        st_relaxed(word, STATUS_INCLUSIVE | (prefix + total));
+    }
+    sts(base + 4 * d, (global + prefix).wrapping_sub(tile_start));
+    // Every parked key is read back: the values may take their place.
+    sync();
+    for_items!(ITEMS, r, {
+        if valid(r) {
+            let place = (ranks[r / 2] >> (16 * (r % 2))) & 0xffff;
+            sts(values_s + 4 * place, values[r]);
+        }
+    });
+    sync();
+    let len = (n - tile * tile_len).min(tile_len);
+    // Slots from `len` on hold leftovers (read, never written out); only the stores are
+    // conditional, so that the items' shared loads overlap.
+    for_items!(ITEMS, r, {
+        let i = r as u32 * ONESWEEP_BLOCK + t;
+        let key = lds(keys_s + 4 * i);
+        let value = lds(values_s + 4 * i);
+        let dest = lds(base + 4 * digit_of(key)).wrapping_add(i) as usize;
+        stg_if(i < len, keys_out.wrapping_add(dest), key);
+        stg_if(i < len, values_out.wrapping_add(dest), value);
+    });
+}
+
+/// The previous `radix_onesweep`, kept to compare against: ranks with `match.any` per warp
+/// round into per-warp counters, publishes a tile's counts only after its ranking, looks back one
+/// tile at a time. Same arguments and launch; shared memory `ONESWEEP_MATCH_SMEM_WORDS * 4`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn radix_onesweep_match(
     n: u32,
     keys_in: *const u32,
     values_in: *const u32,

@@ -130,6 +130,140 @@ pub fn match_any(value: u32) -> u32 {
     unsafe { nvvm_match_any(0xffff_ffff, value) }
 }
 
+/// `%lanemask_lt`: the bits of the lanes below this one.
+#[inline(always)]
+pub fn lanemask_lt() -> u32 {
+    let m: u32;
+    // SAFETY: special register read.
+    unsafe {
+        core::arch::asm!("mov.u32 {m}, %lanemask_lt;", m = out(reg32) m, options(pure, nomem, nostack));
+    }
+    m
+}
+
+/// Address of the dynamic shared memory in the shared window (for [`lds`] and [`sts`]).
+#[inline(always)]
+pub fn shared_addr() -> u32 {
+    let a: u32;
+    // SAFETY: takes the shared-window address of `murmur_smem`.
+    unsafe {
+        core::arch::asm!("mov.u32 {a}, murmur_smem;", a = out(reg32) a, options(pure, nomem, nostack));
+    }
+    a
+}
+
+/// `ld.shared.u32` at shared-window address `addr` (from [`shared_addr`]). Unlike a load
+/// through [`shared`]'s generic pointer, this is a plain `LDS`.
+///
+/// # Safety
+/// `addr` must lie in the launch's dynamic shared memory, 4-byte aligned.
+#[inline(always)]
+pub unsafe fn lds(addr: u32) -> u32 {
+    let v: u32;
+    core::arch::asm!("ld.shared.u32 {v}, [{a}];", v = out(reg32) v, a = in(reg32) addr,
+        options(pure, readonly, nostack));
+    v
+}
+
+/// `st.shared.u32` of `value` at shared-window address `addr`.
+///
+/// # Safety
+/// As [`lds`].
+#[inline(always)]
+pub unsafe fn sts(addr: u32, value: u32) {
+    core::arch::asm!("st.shared.u32 [{a}], {v};", a = in(reg32) addr, v = in(reg32) value,
+        options(nostack));
+}
+
+/// [`sts`] where `cond` holds, as one predicated instruction (no branch for the compiler to
+/// sink the surrounding loads into).
+///
+/// # Safety
+/// As [`sts`] where `cond` holds; `addr` is not accessed otherwise.
+#[inline(always)]
+pub unsafe fn sts_if(cond: bool, addr: u32, value: u32) {
+    core::arch::asm!(
+        "{{ .reg .pred q; setp.ne.u32 q, {c}, 0; @q st.shared.u32 [{a}], {v}; }}",
+        c = in(reg32) cond as u32, a = in(reg32) addr, v = in(reg32) value, options(nostack));
+}
+
+/// `ld.global.nc.u32`: a load through the read-only data path, for data no thread of the
+/// launch writes.
+///
+/// # Safety
+/// `p` must point to a readable, 4-byte aligned `u32` in global memory that stays unchanged
+/// during the launch.
+#[inline(always)]
+pub unsafe fn ldg_nc(p: *const u32) -> u32 {
+    let v: u32;
+    core::arch::asm!(
+        "{{ .reg .u64 g; cvta.to.global.u64 g, {p}; ld.global.nc.u32 {v}, [g]; }}",
+        v = out(reg32) v, p = in(reg64) p, options(pure, readonly, nostack));
+    v
+}
+
+/// `st.global.u32`.
+///
+/// # Safety
+/// `p` must point to a writable, 4-byte aligned `u32` in global memory.
+#[inline(always)]
+pub unsafe fn stg(p: *mut u32, value: u32) {
+    core::arch::asm!(
+        "{{ .reg .u64 g; cvta.to.global.u64 g, {p}; st.global.u32 [g], {v}; }}",
+        p = in(reg64) p, v = in(reg32) value, options(nostack));
+}
+
+/// `ld.global.u32`: unlike [`ldg_nc`], not moved above a barrier by `ptxas` (which keeps
+/// the loaded value out of the registers until then).
+///
+/// # Safety
+/// `p` must point to a readable, 4-byte aligned `u32` in global memory.
+#[inline(always)]
+pub unsafe fn ldg(p: *const u32) -> u32 {
+    let v: u32;
+    core::arch::asm!(
+        "{{ .reg .u64 g; cvta.to.global.u64 g, {p}; ld.global.u32 {v}, [g]; }}",
+        v = out(reg32) v, p = in(reg64) p, options(pure, readonly, nostack));
+    v
+}
+
+/// [`stg`] where `cond` holds, as one predicated instruction (see [`sts_if`]).
+///
+/// # Safety
+/// As [`stg`] where `cond` holds; `p` is not accessed otherwise.
+#[inline(always)]
+pub unsafe fn stg_if(cond: bool, p: *mut u32, value: u32) {
+    core::arch::asm!(
+        "{{ .reg .pred q; .reg .u64 g; setp.ne.u32 q, {c}, 0; cvta.to.global.u64 g, {p}; \
+         @q st.global.u32 [g], {v}; }}",
+        c = in(reg32) cond as u32, p = in(reg64) p, v = in(reg32) value, options(nostack));
+}
+
+/// `ld.relaxed.gpu.global.u32`: a load other blocks' stores reach (through L2), never cached
+/// in L1 nor merged with another load; for polling.
+///
+/// # Safety
+/// As [`stg`], readable.
+#[inline(always)]
+pub unsafe fn ld_relaxed(p: *const u32) -> u32 {
+    let v: u32;
+    core::arch::asm!(
+        "{{ .reg .u64 g; cvta.to.global.u64 g, {p}; ld.relaxed.gpu.global.u32 {v}, [g]; }}",
+        v = out(reg32) v, p = in(reg64) p, options(nostack));
+    v
+}
+
+/// `st.relaxed.gpu.global.u32`: a store that [`ld_relaxed`] in other blocks sees.
+///
+/// # Safety
+/// As [`stg`].
+#[inline(always)]
+pub unsafe fn st_relaxed(p: *mut u32, value: u32) {
+    core::arch::asm!(
+        "{{ .reg .u64 g; cvta.to.global.u64 g, {p}; st.relaxed.gpu.global.u32 [g], {v}; }}",
+        p = in(reg64) p, v = in(reg32) value, options(nostack));
+}
+
 /// Inclusive warp prefix sum (`__shfl_up_sync` ladder).
 #[inline(always)]
 pub fn warp_inclusive_sum(mut v: u32) -> u32 {
