@@ -2,13 +2,11 @@
 //!
 //! LSD, 8-bit digits, one pass per digit the keys need, after one `radix_counts` over the keys
 //! that counts every pass's digits at once. A pass is one `radix_onesweep` launch (the
-//! "onesweep" scheme): each block takes the next tile of `ONESWEEP_TILE` pairs (or
-//! `ONESWEEP_BLOCK * ONESWEEP_WIDE_ITEMS` in `radix_onesweep_wide`), ranks them by digit
+//! "onesweep" scheme): each block takes the next tile of `ONESWEEP_TILE` pairs, ranks them by digit
 //! (stable: per-bit ballots per warp round, per-warp counters), publishes its digit counts at
 //! once, learns where its digits go from the tiles before it through a decoupled look-back on
 //! per-tile, per-digit status words (`LOOKBACK` tiles read at a time), stages the tile in shared
-//! memory in digit order and writes it out in digit runs. `radix_onesweep_match` is the previous
-//! pass kernel (`match.any` ranking), kept for comparison.
+//! memory in digit order and writes it out in digit runs.
 
 use crate::thread::{
     self, ballot, block_dim, grid_dim, lanemask_lt, ld_relaxed, ldg, ldg_nc, lds, match_any,
@@ -25,7 +23,7 @@ pub const SCAN_ITEMS: u32 = 8;
 /// Threads per block of `radix_onesweep` (one per digit).
 pub const ONESWEEP_BLOCK: u32 = 256;
 /// Pairs each `radix_onesweep` thread holds.
-pub const ONESWEEP_ITEMS: u32 = 16;
+pub const ONESWEEP_ITEMS: u32 = 24;
 /// Pairs per `radix_onesweep` tile.
 pub const ONESWEEP_TILE: u32 = ONESWEEP_BLOCK * ONESWEEP_ITEMS;
 const ONESWEEP_WARPS: u32 = ONESWEEP_BLOCK / 32;
@@ -33,35 +31,12 @@ const ONESWEEP_WARPS: u32 = ONESWEEP_BLOCK / 32;
 /// places in the tile), the digits' output bases, scan scratch and the ticket, then the staged
 /// keys and values.
 pub const ONESWEEP_SMEM_WORDS: u32 = ONESWEEP_WARPS * RADIX + RADIX + 32 + 2 * ONESWEEP_TILE;
-/// Pairs each `radix_onesweep_wide` thread holds (its tile: `ONESWEEP_BLOCK` times as many).
-pub const ONESWEEP_WIDE_ITEMS: u32 = 24;
-/// Shared memory of `radix_onesweep_wide`, in 32-bit words (as `ONESWEEP_SMEM_WORDS`).
-pub const ONESWEEP_WIDE_SMEM_WORDS: u32 =
-    ONESWEEP_WARPS * RADIX + RADIX + 32 + 2 * ONESWEEP_BLOCK * ONESWEEP_WIDE_ITEMS;
-/// Shared memory of `radix_onesweep_match`, in 32-bit words.
-pub const ONESWEEP_MATCH_SMEM_WORDS: u32 =
-    ONESWEEP_WARPS * RADIX + 2 * RADIX + 16 + 2 * ONESWEEP_TILE;
 /// Predecessor tiles a `radix_onesweep` thread reads at once in the look-back.
 const LOOKBACK: u32 = 8;
 /// Look-back status word of a (tile, digit): the flag in the top two bits, a count below.
 const STATUS_AGGREGATE: u32 = 1 << 30;
 const STATUS_INCLUSIVE: u32 = 2 << 30;
 const STATUS_COUNT: u32 = (1 << 30) - 1;
-
-/// Runs `$body` for `$r` = 0, 1, ..., 15 as constants, so that per-thread arrays indexed by `$r`
-/// stay in registers (a loop the compiler does not unroll would put them in local memory).
-macro_rules! for_each_item {
-    ($r:ident, $body:block) => {
-        for_each_item!(@ $r, $body, 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
-    };
-    (@ $r:ident, $body:block, $($i:literal)*) => {
-        $({
-            let $r: usize = $i;
-            $body
-        })*
-    };
-}
-const _: () = assert!(ONESWEEP_ITEMS == 16, "for_each_item! unrolls 16 items");
 
 /// Runs `$body` for `$r` = 0, 1, ..., `$n` - 1 as constants (`$n` a constant of at most 32).
 macro_rules! for_items {
@@ -134,25 +109,6 @@ pub unsafe extern "ptx-kernel" fn radix_counts(
     }
 }
 
-/// Exclusive sum of `v` over the block's `ONESWEEP_BLOCK` threads (8 words of `scratch`).
-#[inline(always)]
-unsafe fn block_exclusive_sum(v: u32, scratch: *mut u32) -> u32 {
-    let (warp, lane) = (tid() / 32, tid() & 31);
-    let inclusive = thread::warp_inclusive_sum(v);
-    if lane == 31 {
-        *scratch.add(warp as usize) = inclusive;
-    }
-    sync();
-    let mut before = 0;
-    let mut w = 0;
-    while w < warp {
-        before += *scratch.add(w as usize);
-        w += 1;
-    }
-    sync();
-    before + inclusive - v
-}
-
 /// Exclusive sums of `a` and of `b` over the block's `ONESWEEP_BLOCK` threads (scratch: 16 words
 /// at shared-window address `scratch`). One barrier; the scratch is not reused afterwards.
 #[inline(always)]
@@ -181,7 +137,7 @@ unsafe fn block_exclusive_sum2(a: u32, b: u32, scratch: u32) -> (u32, u32) {
 /// tile and then the tile ticket, all zeroed before the launch. Block: `ONESWEEP_BLOCK` threads;
 /// shared memory: `ONESWEEP_SMEM_WORDS * 4` bytes.
 ///
-/// With `ITEMS` pairs per thread (16 here, 24 in `radix_onesweep_wide`):
+/// With `ITEMS` = `ONESWEEP_ITEMS` pairs per thread:
 ///
 /// 1. Thread 0 takes the tile's ticket; each warp loads its `32 * ITEMS` keys (warp-striped:
 ///    round `r` holds pairs `r * 32 + lane` of the warp's contiguous run) and parks a copy in
@@ -218,26 +174,6 @@ pub unsafe extern "ptx-kernel" fn radix_onesweep(
     tiles: u32,
 ) {
     onesweep::<{ ONESWEEP_ITEMS as usize }>(
-        n, keys_in, values_in, keys_out, values_out, shift, counts, status, tiles,
-    );
-}
-
-/// `radix_onesweep` with `ONESWEEP_WIDE_ITEMS` pairs per thread: same arguments, tiles of
-/// `ONESWEEP_BLOCK * ONESWEEP_WIDE_ITEMS` pairs (`tiles` counts those), shared memory
-/// `ONESWEEP_WIDE_SMEM_WORDS * 4` bytes.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn radix_onesweep_wide(
-    n: u32,
-    keys_in: *const u32,
-    values_in: *const u32,
-    keys_out: *mut u32,
-    values_out: *mut u32,
-    shift: u32,
-    counts: *const u32,
-    status: *mut u32,
-    tiles: u32,
-) {
-    onesweep::<{ ONESWEEP_WIDE_ITEMS as usize }>(
         n, keys_in, values_in, keys_out, values_out, shift, counts, status, tiles,
     );
 }
@@ -426,134 +362,6 @@ unsafe fn onesweep<const ITEMS: usize>(
         stg_if(i < len, keys_out.wrapping_add(dest), key);
         stg_if(i < len, values_out.wrapping_add(dest), value);
     });
-}
-
-/// The previous `radix_onesweep`, kept to compare against: ranks with `match.any` per warp
-/// round into per-warp counters, publishes a tile's counts only after its ranking, looks back one
-/// tile at a time. Same arguments and launch; shared memory `ONESWEEP_MATCH_SMEM_WORDS * 4`.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn radix_onesweep_match(
-    n: u32,
-    keys_in: *const u32,
-    values_in: *const u32,
-    keys_out: *mut u32,
-    values_out: *mut u32,
-    shift: u32,
-    counts: *const u32,
-    status: *mut u32,
-    tiles: u32,
-) {
-    let smem = shared::<u32>();
-    let whist = smem; // [warp][digit]: counts, then offsets across warps
-    let tile_start = whist.add((ONESWEEP_WARPS * RADIX) as usize);
-    let base = tile_start.add(RADIX as usize);
-    let misc = base.add(RADIX as usize);
-    let keys_s = misc.add(16);
-    let values_s = keys_s.add(ONESWEEP_TILE as usize);
-    let (t, warp, lane) = (tid(), tid() / 32, tid() & 31);
-    if t == 0 {
-        *misc.add(8) = AtomicU32::from_ptr(status.add((tiles * RADIX) as usize))
-            .fetch_add(1, Ordering::Relaxed);
-    }
-    let mut w = t;
-    while w < ONESWEEP_WARPS * RADIX {
-        *whist.add(w as usize) = 0;
-        w += ONESWEEP_BLOCK;
-    }
-    sync();
-    let tile = *misc.add(8);
-    // Warp-striped: the warp's 512 pairs are contiguous, round r holds pairs r * 32 + lane.
-    let seg = tile * ONESWEEP_TILE + warp * 32 * ONESWEEP_ITEMS;
-    let mut keys = [0u32; ONESWEEP_ITEMS as usize];
-    let mut values = [0u32; ONESWEEP_ITEMS as usize];
-    let mut ranks = [0u32; ONESWEEP_ITEMS as usize];
-    for_each_item!(r, {
-        let i = seg + r as u32 * 32 + lane;
-        if i < n {
-            keys[r] = *keys_in.add(i as usize);
-            values[r] = *values_in.add(i as usize);
-        }
-    });
-    let mine = whist.add((warp * RADIX) as usize);
-    for_each_item!(r, {
-        let valid = seg + r as u32 * 32 + lane < n;
-        let digit = if valid {
-            (keys[r] >> shift) & (RADIX - 1)
-        } else {
-            RADIX
-        };
-        let peers = match_any(digit);
-        let leader = peers.trailing_zeros();
-        let mut before = 0;
-        if valid && lane == leader {
-            before = *mine.add(digit as usize);
-            *mine.add(digit as usize) = before + peers.count_ones();
-        }
-        ranks[r] = shfl_idx(before, leader) + (peers & ((1u32 << lane) - 1)).count_ones();
-        sync_warp();
-    });
-    sync();
-    // Thread `t` owns digit `t`: offsets across warps, the tile's count, its start in the tile.
-    let digit = t;
-    let mut total = 0;
-    let mut w = 0;
-    while w < ONESWEEP_WARPS {
-        let c = whist.add((w * RADIX + digit) as usize);
-        let here = *c;
-        *c = total;
-        total += here;
-        w += 1;
-    }
-    *tile_start.add(digit as usize) = block_exclusive_sum(total, misc);
-    let global = block_exclusive_sum(*counts.add(digit as usize), misc);
-    // Look back over the tiles before this one for the digit's keys they hold.
-    let word = |tile: u32| AtomicU32::from_ptr(status.add((tile * RADIX + digit) as usize));
-    let mut prefix = 0u32;
-    if tile == 0 {
-        word(0).store(STATUS_INCLUSIVE | total, Ordering::Relaxed);
-    } else {
-        word(tile).store(STATUS_AGGREGATE | total, Ordering::Relaxed);
-        let mut j = tile - 1;
-        loop {
-            let s = word(j).load(Ordering::Relaxed);
-            if s & !STATUS_COUNT == 0 {
-                continue;
-            }
-            prefix += s & STATUS_COUNT;
-            if s & STATUS_INCLUSIVE != 0 {
-                break;
-            }
-            j -= 1;
-        }
-        word(tile).store(STATUS_INCLUSIVE | (prefix + total), Ordering::Relaxed);
-    }
-    *base.add(digit as usize) = global + prefix;
-    sync();
-    // Stage the tile in digit order, then write each digit's run to its place.
-    for_each_item!(r, {
-        if seg + r as u32 * 32 + lane < n {
-            let d = (keys[r] >> shift) & (RADIX - 1);
-            let at = *tile_start.add(d as usize) + *mine.add(d as usize) + ranks[r];
-            *keys_s.add(at as usize) = keys[r];
-            *values_s.add(at as usize) = values[r];
-        }
-    });
-    sync();
-    let start = tile * ONESWEEP_TILE;
-    let len = if n - start < ONESWEEP_TILE {
-        n - start
-    } else {
-        ONESWEEP_TILE
-    };
-    let mut i = t;
-    while i < len {
-        let key = *keys_s.add(i as usize);
-        let d = (key >> shift) & (RADIX - 1);
-        let dest = *base.add(d as usize) + i - *tile_start.add(d as usize);
-        *keys_out.add(dest as usize) = key;
-        *values_out.add(dest as usize) = *values_s.add(i as usize);
-        i += ONESWEEP_BLOCK;
-    }
 }
 
 /// Four entries of a u32 table, for 16-byte loads and stores.

@@ -21,21 +21,17 @@ pub const PTX_ISA: &str = "+ptx80";
 /// Register caps per kernel (PTX `.maxnreg`, what `__launch_bounds__` or `-maxrregcount` give in
 /// CUDA C++): the grid searches run faster with more warps resident (hiding load latency) than
 /// with every value in a register. Measured on the H200 with `murmur flock bench`, 1M boids:
-/// 0.478 ms/step at 56 registers, 0.464 ms at 32 (`docs/performance.md`). The previous onesweep
-/// pass (`radix_onesweep_match`, 16 keys, values and ranks per thread in registers, 148 uncapped,
-/// one block per SM): `flock sort-bench`, 10M / 100M pairs, 0.981 / 8.847 ms at 128 registers,
-/// 0.878 / 7.411 ms at 80, 0.993 / 8.900 ms at 64. The current `radix_onesweep` parks its keys in
-/// shared memory and loads the values late: no spills at 64 (4 blocks of 256 per SM, which its
-/// 41 KiB of shared memory also allow; 56 gives no more blocks; 48 would give 5 but spills
-/// about 100 bytes). `radix_onesweep_wide` (24 pairs per thread, 57 KiB of shared memory: 3
-/// blocks per SM) has no spills at 80. Neither is timed on the GPU yet.
+/// 0.478 ms/step at 56 registers, 0.464 ms at 32 (`docs/performance.md`); the predicated update
+/// for small flocks (100k boids: latency-bound, few warps) 0.0326 ms uncapped, 0.0331 at 48,
+/// 0.0346 at 40, and 48 leaves room for 5 blocks of 256 per SM. The onesweep pass parks its keys
+/// in shared memory and loads the values late: 24 pairs per thread, no spills at 80 (3 blocks of
+/// 256 per SM, which its 57 KiB of shared memory also allow); `flock sort-bench`, 10M / 100M
+/// pairs: 0.739 / 5.788 ms, against 0.744 / 6.222 with 16 pairs per thread at 64 registers.
 pub const REGISTER_CAPS: &[(&str, u32)] = &[
     ("update_boids_coherent", 32),
     ("update_boids_coherent_predicated", 48),
     ("update_boids_scattered", 32),
-    ("radix_onesweep", 64),
-    ("radix_onesweep_wide", 80),
-    ("radix_onesweep_match", 80),
+    ("radix_onesweep", 80),
 ];
 
 pub fn main(args: Vec<String>) -> Result<()> {

@@ -1,10 +1,5 @@
 //! Host side of the device radix sort (`kernels-gpu/src/sort.rs`): scratch buffers allocated
 //! once; `radix_counts` once per sort, then one `radix_onesweep` per 8-bit digit.
-//!
-//! `MURMUR_SORT_KERNEL` (read once per sorter) picks the pass kernel, to compare them in one
-//! build: `ballot` or unset: `radix_onesweep` (16 pairs per thread); `wide`:
-//! `radix_onesweep_wide` (the same with 24 pairs per thread: larger tiles, fewer blocks per
-//! SM); `match`: `radix_onesweep_match`, the previous kernel.
 
 use super::{grid_1d, DriverContext, Gpu, GpuError};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
@@ -12,18 +7,10 @@ use std::sync::Arc;
 
 /// Threads per block of `radix_onesweep` (`ONESWEEP_BLOCK` in the kernels).
 const ONESWEEP_BLOCK: u32 = 256;
-/// Pairs per `radix_onesweep` tile (`ONESWEEP_TILE`).
-pub const SORT_TILE: u32 = ONESWEEP_BLOCK * 16;
+/// Pairs per `radix_onesweep` tile (`ONESWEEP_TILE`: 24 per thread).
+pub const SORT_TILE: u32 = ONESWEEP_BLOCK * 24;
 /// Shared memory of `radix_onesweep` in words (`ONESWEEP_SMEM_WORDS`).
 const ONESWEEP_SMEM_WORDS: u32 = 8 * RADIX + RADIX + 32 + 2 * SORT_TILE;
-/// Pairs per `radix_onesweep_wide` tile (`ONESWEEP_BLOCK * ONESWEEP_WIDE_ITEMS`).
-const WIDE_TILE: u32 = ONESWEEP_BLOCK * 24;
-/// Shared memory of `radix_onesweep_wide` in words (`ONESWEEP_WIDE_SMEM_WORDS`).
-const ONESWEEP_WIDE_SMEM_WORDS: u32 = 8 * RADIX + RADIX + 32 + 2 * WIDE_TILE;
-/// Shared memory of `radix_onesweep_match` in words (`ONESWEEP_MATCH_SMEM_WORDS`).
-const ONESWEEP_MATCH_SMEM_WORDS: u32 = 8 * RADIX + 2 * RADIX + 16 + 2 * SORT_TILE;
-/// Environment variable that picks the pass kernel: `ballot` (default), `wide` or `match`.
-pub const SORT_KERNEL_ENV: &str = "MURMUR_SORT_KERNEL";
 const RADIX: u32 = 256;
 /// Threads per block and blocks of `radix_counts`.
 const COUNT_BLOCK: u32 = 256;
@@ -35,10 +22,6 @@ pub const MAX_SORT_PAIRS: u32 = (1 << 30) - 1;
 pub struct RadixSort {
     counts_kernel: CudaFunction,
     onesweep: CudaFunction,
-    /// Dynamic shared memory of `onesweep`, bytes.
-    onesweep_smem: u32,
-    /// Pairs per tile of `onesweep`.
-    onesweep_tile: u32,
     capacity: u32,
     keys_alt: CudaSlice<u32>,
     values_alt: CudaSlice<u32>,
@@ -64,27 +47,15 @@ impl RadixSort {
                 "the device radix sort takes at most {MAX_SORT_PAIRS} pairs, not {capacity}"
             )));
         }
-        let (name, words, tile) = match std::env::var(SORT_KERNEL_ENV).as_deref() {
-            Ok("ballot") | Ok("") | Err(_) => ("radix_onesweep", ONESWEEP_SMEM_WORDS, SORT_TILE),
-            Ok("wide") => ("radix_onesweep_wide", ONESWEEP_WIDE_SMEM_WORDS, WIDE_TILE),
-            Ok("match") => ("radix_onesweep_match", ONESWEEP_MATCH_SMEM_WORDS, SORT_TILE),
-            Ok(other) => {
-                return Err(GpuError::Unsupported(format!(
-                    "{SORT_KERNEL_ENV}={other}: expected `ballot`, `wide` or `match`"
-                )))
-            }
-        };
-        let f = gpu.kernel(name)?;
+        let f = gpu.kernel("radix_onesweep")?;
         f.set_attribute(
             cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            (words * 4) as i32,
+            (ONESWEEP_SMEM_WORDS * 4) as i32,
         )
         .ctx("allowing the onesweep kernel its shared memory")?;
         Ok(RadixSort {
             counts_kernel: gpu.kernel("radix_counts")?,
             onesweep: f,
-            onesweep_smem: words * 4,
-            onesweep_tile: tile,
             capacity,
             keys_alt: gpu.zeros(capacity as usize)?,
             values_alt: gpu.zeros(capacity as usize)?,
@@ -118,8 +89,7 @@ impl RadixSort {
             return Ok(());
         }
         let passes = bits.clamp(1, 32).div_ceil(8);
-        // At most the tiles of SORT_TILE pairs that `status` is sized for.
-        let tiles = n.div_ceil(self.onesweep_tile);
+        let tiles = n.div_ceil(SORT_TILE);
         stream
             .memset_zeros(&mut self.counts)
             .ctx("clearing digit counts")?;
@@ -139,7 +109,7 @@ impl RadixSort {
         let cfg = LaunchConfig {
             grid_dim: (tiles, 1, 1),
             block_dim: (ONESWEEP_BLOCK, 1, 1),
-            shared_mem_bytes: self.onesweep_smem,
+            shared_mem_bytes: ONESWEEP_SMEM_WORDS * 4,
         };
         for pass in 0..passes {
             let used = (RADIX * tiles + 1) as usize;
