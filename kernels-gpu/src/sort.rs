@@ -19,7 +19,7 @@ pub const RADIX_BITS: u32 = 8;
 /// Buckets per pass.
 pub const RADIX: u32 = 1 << RADIX_BITS;
 /// Elements each thread scans in `scan_cells`.
-pub const SCAN_ITEMS: u32 = 8;
+pub const SCAN_ITEMS: u32 = 16;
 /// Threads per block of `radix_onesweep` (one per digit).
 pub const ONESWEEP_BLOCK: u32 = 256;
 /// Pairs each `radix_onesweep` thread holds.
@@ -368,7 +368,7 @@ unsafe fn onesweep<const ITEMS: usize>(
 #[repr(C, align(16))]
 #[derive(Clone, Copy)]
 struct U32x4([u32; 4]);
-const _: () = assert!(SCAN_ITEMS == 8, "scan_cells moves its entries as two U32x4");
+const _: () = assert!(SCAN_ITEMS % 4 == 0, "scan_cells moves its entries as U32x4");
 
 /// Tile status of [`scan_cells`]: nothing published yet for this launch.
 const SCAN_PENDING: u64 = 0;
@@ -409,16 +409,19 @@ pub unsafe extern "ptx-kernel" fn scan_cells(
     let tile = *shared_tile;
     let epoch = *shared_epoch as u64;
     let first = (tile * bd + t) * SCAN_ITEMS;
-    // A whole run of SCAN_ITEMS entries moves as 16-byte vectors (`first` is a multiple of 8,
+    // A whole run of SCAN_ITEMS entries moves as 16-byte vectors (`first` is a multiple of 16,
     // the buffers 256-byte aligned); the tile's tail entry by entry.
     let whole = first + SCAN_ITEMS <= m;
     let mut v = [0u32; SCAN_ITEMS as usize];
     if whole {
         let src = counts.add(first as usize) as *mut U32x4;
-        let (a, b) = (*src, *src.add(1));
-        *src = U32x4([0; 4]);
-        *src.add(1) = U32x4([0; 4]);
-        v = [a.0[0], a.0[1], a.0[2], a.0[3], b.0[0], b.0[1], b.0[2], b.0[3]];
+        for q in 0..SCAN_ITEMS as usize / 4 {
+            let x = *src.add(q);
+            v[4 * q..4 * q + 4].copy_from_slice(&x.0);
+        }
+        for q in 0..SCAN_ITEMS as usize / 4 {
+            *src.add(q) = U32x4([0; 4]);
+        }
     } else {
         for (j, x) in v.iter_mut().enumerate() {
             let i = first + j as u32;
@@ -506,8 +509,9 @@ pub unsafe extern "ptx-kernel" fn scan_cells(
     }
     if whole {
         let dst = table.add(first as usize) as *mut U32x4;
-        *dst = U32x4([out[0], out[1], out[2], out[3]]);
-        *dst.add(1) = U32x4([out[4], out[5], out[6], out[7]]);
+        for q in 0..SCAN_ITEMS as usize / 4 {
+            *dst.add(q) = U32x4([out[4 * q], out[4 * q + 1], out[4 * q + 2], out[4 * q + 3]]);
+        }
     } else {
         for (j, o) in out.iter().enumerate() {
             let i = first + j as u32;

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 const SCAN_BLOCK: u32 = 256;
 
-/// Entries one `scan_cells` block scans: 256 threads x `SCAN_ITEMS` (8).
-const CELL_SCAN_TILE: u32 = SCAN_BLOCK * 8;
+/// Entries one `scan_cells` block scans: 256 threads x `SCAN_ITEMS` (16).
+const CELL_SCAN_TILE: u32 = SCAN_BLOCK * 16;
 
 /// One-pass exclusive scan of cell counts into a table, zeroing the counts as it reads them
 /// (`scan_cells`: a chained scan with decoupled look-back, one launch whatever the size).
@@ -55,7 +55,7 @@ impl CellScan {
             .arg(&mut self.state)
             .arg(&mut self.status);
         // SAFETY: matches scan_cells(m, counts, table, state, status); `tiles` blocks of
-        // SCAN_BLOCK threads cover m entries, 8 each; status holds `tiles` words; 36 words of
+        // SCAN_BLOCK threads cover m entries, 16 each; status holds `tiles` words; 36 words of
         // shared memory.
         unsafe { b.launch(grid_1d(tiles * SCAN_BLOCK, SCAN_BLOCK, 36 * 4)) }.ctx("scan_cells")?;
         Ok(())
