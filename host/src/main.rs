@@ -73,7 +73,7 @@ struct BenchArgs {
     /// x-splits to sweep [default: --x-split, or the configuration's (4)].
     #[arg(long, value_delimiter = ',')]
     x_splits: Vec<u32>,
-    /// Block sizes to sweep [default: --block-size, or 128].
+    /// Block sizes to sweep [default: --block-size, or the configuration's (256)].
     #[arg(long, value_delimiter = ',')]
     block_sizes: Vec<u32>,
     /// Scales to sweep (comma-separated) [default: --scale, or 100].
@@ -147,7 +147,7 @@ struct FlockArgs {
     /// search walks along x are trimmed closer to the search sphere [default: 4].
     #[arg(long, value_name = "N")]
     x_split: Option<u32>,
-    /// GPU threads per block, a multiple of 32 up to 1024 [default: 128].
+    /// GPU threads per block, a multiple of 32 up to 1024 [default: 256].
     #[arg(long, allow_negative_numbers = true)]
     block_size: Option<u32>,
     /// Cell numbering of the grid [default: linear].
@@ -464,7 +464,7 @@ fn flock_bench(a: &BenchArgs) -> Result<()> {
         methods: or(&a.methods, f.method, vec![Method::Coherent]),
         factors: or(&a.factors, f.cell_width_factor, vec![1.0, 2.0]),
         x_splits: or(&a.x_splits, f.x_split, vec![base.x_split]),
-        block_sizes: or(&a.block_sizes, f.block_size, vec![128]),
+        block_sizes: or(&a.block_sizes, f.block_size, vec![base.block_size]),
         warmup: a.warmup,
         steps: a.steps,
         backend: f.backend,

@@ -9,8 +9,8 @@
 //! memory in digit order and writes it out in digit runs.
 
 use crate::thread::{
-    self, ballot, block_dim, grid_dim, lanemask_lt, ld_relaxed, ldg, ldg_nc, lds, match_any,
-    shared, shfl_idx, st_relaxed, stg_if, sts, sts_if, sync, sync_warp, tid,
+    self, ballot, block_dim, grid_dim, lanemask_lt, ld_relaxed, ldg, ldg_nc, lds, red_shared_add,
+    shared, shared_addr, shfl_idx, st_relaxed, stg_if, sts, sts_if, sync, sync_warp, tid,
 };
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -52,11 +52,6 @@ macro_rules! for_items {
     };
 }
 
-#[inline(always)]
-unsafe fn smem_add(p: *mut u32, v: u32) {
-    AtomicU32::from_ptr(p).fetch_add(v, Ordering::Relaxed);
-}
-
 /// Stage `radix_counts`: `counts[pass * RADIX + digit]` += occurrences of `digit` in byte `pass`
 /// of the keys, for `passes` bytes (counts zeroed before). Grid-stride over the keys; shared
 /// memory: `passes * RADIX * 4` bytes.
@@ -67,41 +62,40 @@ pub unsafe extern "ptx-kernel" fn radix_counts(
     passes: u32,
     counts: *mut u32,
 ) {
-    let hist = shared::<u32>();
+    let hist = shared_addr();
     let (t, bd) = (tid(), block_dim());
-    let lane = t & 31;
     let mut d = t;
     while d < passes * RADIX {
-        *hist.add(d as usize) = 0;
+        sts(hist + 4 * d, 0);
         d += bd;
     }
     sync();
-    let stride = bd * thread::grid_dim();
-    let mut base = thread::block() * bd;
-    // Whole warps iterate together (match.any needs all 32 lanes).
-    while base < n {
-        let i = base + t;
-        let valid = i < n;
-        let key = if valid { *keys.add(i as usize) } else { 0 };
+    // Four keys per 16-byte load (`keys` is the start of a device allocation), grid-stride.
+    let count = |key: u32| {
         let mut p = 0;
         while p < passes {
-            let digit = if valid {
-                (key >> (p * RADIX_BITS)) & (RADIX - 1)
-            } else {
-                RADIX
-            };
-            let peers = match_any(digit);
-            if valid && peers.trailing_zeros() == lane {
-                smem_add(hist.add((p * RADIX + digit) as usize), peers.count_ones());
-            }
+            let digit = (key >> (p * RADIX_BITS)) & (RADIX - 1);
+            red_shared_add(hist + 4 * (p * RADIX + digit), 1);
             p += 1;
         }
-        base += stride;
+    };
+    let (quads, me) = (n / 4, thread::block() * bd + t);
+    let mut q = me;
+    while q < quads {
+        let k = *(keys as *const U32x4).add(q as usize);
+        count(k.0[0]);
+        count(k.0[1]);
+        count(k.0[2]);
+        count(k.0[3]);
+        q += bd * thread::grid_dim();
+    }
+    if me < n % 4 {
+        count(*keys.add((quads * 4 + me) as usize));
     }
     sync();
     let mut d = t;
     while d < passes * RADIX {
-        let c = *hist.add(d as usize);
+        let c = lds(hist + 4 * d);
         if c != 0 {
             AtomicU32::from_ptr(counts.add(d as usize)).fetch_add(c, Ordering::Relaxed);
         }

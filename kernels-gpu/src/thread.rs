@@ -175,6 +175,17 @@ pub unsafe fn sts(addr: u32, value: u32) {
         options(nostack));
 }
 
+/// `red.shared.add.u32`: adds `value` to the word at shared-window address `addr` atomically
+/// (a plain `ATOMS`, not the generic atomic of an `AtomicU32` on a [`shared`] pointer).
+///
+/// # Safety
+/// As [`sts`].
+#[inline(always)]
+pub unsafe fn red_shared_add(addr: u32, value: u32) {
+    core::arch::asm!("red.shared.add.u32 [{a}], {v};", a = in(reg32) addr, v = in(reg32) value,
+        options(nostack));
+}
+
 /// [`sts`] where `cond` holds, as one predicated instruction (no branch for the compiler to
 /// sink the surrounding loads into).
 ///

@@ -43,7 +43,7 @@ impl Default for SimConfig {
             method: Method::Coherent,
             cell_width_factor: 1.0,
             x_split: 4,
-            block_size: 128,
+            block_size: 256,
             cell_order: CellOrderArg::Linear,
             sort: SortArg::Counting,
             cuda_graph: true,
