@@ -9,8 +9,6 @@ core::arch::global_asm!(".extern .shared .align 16 .b8 murmur_smem[];");
 
 #[allow(improper_ctypes)]
 extern "C" {
-    #[link_name = "llvm.nvvm.match.any.sync.i32"]
-    fn nvvm_match_any(mask: u32, value: u32) -> u32;
     #[link_name = "llvm.nvvm.shfl.sync.up.i32"]
     fn nvvm_shfl_up(mask: u32, value: u32, delta: u32, clamp: u32) -> u32;
     #[link_name = "llvm.nvvm.shfl.sync.idx.i32"]
@@ -123,13 +121,6 @@ pub fn shared<T>() -> *mut T {
     p as *mut T
 }
 
-/// Lanes of the full warp whose `value` equals this lane's (`__match_any_sync`).
-#[inline(always)]
-pub fn match_any(value: u32) -> u32 {
-    // SAFETY: all 32 lanes call it together (full mask).
-    unsafe { nvvm_match_any(0xffff_ffff, value) }
-}
-
 /// `%lanemask_lt`: the bits of the lanes below this one.
 #[inline(always)]
 pub fn lanemask_lt() -> u32 {
@@ -211,17 +202,6 @@ pub unsafe fn ldg_nc(p: *const u32) -> u32 {
         "{{ .reg .u64 g; cvta.to.global.u64 g, {p}; ld.global.nc.u32 {v}, [g]; }}",
         v = out(reg32) v, p = in(reg64) p, options(pure, readonly, nostack));
     v
-}
-
-/// `st.global.u32`.
-///
-/// # Safety
-/// `p` must point to a writable, 4-byte aligned `u32` in global memory.
-#[inline(always)]
-pub unsafe fn stg(p: *mut u32, value: u32) {
-    core::arch::asm!(
-        "{{ .reg .u64 g; cvta.to.global.u64 g, {p}; st.global.u32 [g], {v}; }}",
-        p = in(reg64) p, v = in(reg32) value, options(nostack));
 }
 
 /// `ld.global.u32`: unlike [`ldg_nc`], not moved above a barrier by `ptxas` (which keeps
