@@ -429,26 +429,17 @@ impl CudaFlock {
             }
         }
         // Update: reads buffer `src`, writes the other one, counts when counting.
-        let predicated = self.coherent_predicated();
+        let (name, predicated) = (self.update_kernel(), self.coherent_predicated());
         let (bin, bout) = ping_pong(&mut self.body, src);
         let (vin, vout) = ping_pong(&mut self.vel, src);
-        let (kernel, name, smem) = match method {
-            Method::Naive => (&self.k.update_boids_naive, "update_boids_naive", 0),
-            Method::Scattered => (&self.k.update_boids_scattered, "update_boids_scattered", 0),
-            Method::Coherent if predicated => (
-                &self.k.update_boids_coherent_predicated,
-                "update_boids_coherent_predicated",
-                0,
-            ),
-            Method::Coherent => (&self.k.update_boids_coherent, "update_boids_coherent", 0),
-            Method::CoherentWarp => (
-                &self.k.update_boids_coherent_warp,
-                "update_boids_coherent_warp",
-                0,
-            ),
+        let (kernel, smem) = match method {
+            Method::Naive => (&self.k.update_boids_naive, 0),
+            Method::Scattered => (&self.k.update_boids_scattered, 0),
+            Method::Coherent if predicated => (&self.k.update_boids_coherent_predicated, 0),
+            Method::Coherent => (&self.k.update_boids_coherent, 0),
+            Method::CoherentWarp => (&self.k.update_boids_coherent_warp, 0),
             Method::CoherentShared => (
                 &self.k.update_boids_coherent_shared,
-                "update_boids_coherent_shared",
                 32 + self.settings.block_size * 28,
             ),
         };
