@@ -12,6 +12,17 @@ fn murmur(args: &[&str]) -> Output {
         .expect("the murmur binary runs")
 }
 
+/// Runs the binary and asserts that it succeeded (its stderr as the message otherwise).
+fn murmur_ok(args: &[&str]) -> Output {
+    let out = murmur(args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 fn tmp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("murmur-cli-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
@@ -140,7 +151,7 @@ fn save_init_round_trip_is_reproducible() {
         "same seed, same bytes"
     );
     // Continuing from a snapshot: 5 + 5 steps from the file equals the state after 10 steps.
-    let out = murmur(&[
+    let out = murmur_ok(&[
         "flock",
         "run",
         "--backend",
@@ -154,11 +165,6 @@ fn save_init_round_trip_is_reproducible() {
         "--save",
         c.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let ten = tmp("ten.npz");
     assert!(murmur(&[
         "flock",
@@ -246,7 +252,7 @@ fn bench_replot_redraws_from_steps_csv_and_rejects_other_files() {
     }
     std::fs::write(&csv, text).unwrap();
     let out_dir = tmp("replot");
-    let out = murmur(&[
+    murmur_ok(&[
         "flock",
         "bench",
         "--replot",
@@ -254,11 +260,6 @@ fn bench_replot_redraws_from_steps_csv_and_rejects_other_files() {
         "--out",
         out_dir.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     for png in ["ms_per_step.png", "block_size.png"] {
         let bytes = std::fs::read(out_dir.join(png)).unwrap();
         assert_eq!(&bytes[1..4], b"PNG", "{png} is a PNG");
@@ -289,7 +290,7 @@ fn bench_replot_redraws_from_steps_csv_and_rejects_other_files() {
 #[test]
 fn bench_sweeps_scales_and_records_gpu_and_wall_time_per_step() {
     let out_dir = tmp("bench-scales");
-    let out = murmur(&[
+    let out = murmur_ok(&[
         "flock",
         "bench",
         "--backend",
@@ -309,11 +310,6 @@ fn bench_sweeps_scales_and_records_gpu_and_wall_time_per_step() {
         "--out",
         out_dir.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let csv = std::fs::read_to_string(out_dir.join("steps.csv")).unwrap();
     let mut lines = csv.lines();
     assert_eq!(
@@ -352,7 +348,7 @@ fn bench_sweeps_scales_and_records_gpu_and_wall_time_per_step() {
     assert_eq!(summary.matches("| coherent |").count(), 8, "{summary}");
     // The file replots: the current header reads back.
     let replot_dir = tmp("bench-scales-replot");
-    let replot = murmur(&[
+    murmur_ok(&[
         "flock",
         "bench",
         "--replot",
@@ -360,11 +356,6 @@ fn bench_sweeps_scales_and_records_gpu_and_wall_time_per_step() {
         "--out",
         replot_dir.to_str().unwrap(),
     ]);
-    assert!(
-        replot.status.success(),
-        "{}",
-        String::from_utf8_lossy(&replot.stderr)
-    );
     assert!(replot_dir.join("ms_per_step.png").is_file());
     assert_clean_failure(
         &[

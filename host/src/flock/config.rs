@@ -138,19 +138,22 @@ impl FlockConfig {
         let width = f as f64 * self.params.max_distance() as f64;
         let dims = (2.0 * self.params.scale as f64 / width).ceil().max(1.0);
         let dims_x = dims * s.x_split as f64;
-        let fits = match s.cell_order {
+        let (fits, limit) = match s.cell_order {
             // The keys' range, dims_x * dims^2, as for a cube of LINEAR_MAX_DIMS cells a side.
-            CellOrderArg::Linear => dims_x * dims * dims <= (LINEAR_MAX_DIMS as f64).powi(3),
-            CellOrderArg::Morton => dims_x <= MORTON_MAX_DIMS as f64,
+            CellOrderArg::Linear => (
+                dims_x * dims * dims <= (LINEAR_MAX_DIMS as f64).powi(3),
+                format!("{LINEAR_MAX_DIMS}^3 cells"),
+            ),
+            CellOrderArg::Morton => (
+                dims_x <= MORTON_MAX_DIMS as f64,
+                format!("{MORTON_MAX_DIMS} cells per axis"),
+            ),
         };
         if !fits {
-            let limit = match s.cell_order {
-                CellOrderArg::Linear => format!("{LINEAR_MAX_DIMS}^3 cells"),
-                CellOrderArg::Morton => format!("{MORTON_MAX_DIMS} cells per axis"),
-            };
             return Err(ConfigError::Invalid(format!(
                 "cell-width-factor {f} with x-split {} gives {dims_x} x {dims} x {dims} cells at \
-                 scale {}; the limit is {limit} ({:?} keys): use a larger factor or x-split",
+                 scale {}; the limit is {limit} ({:?} keys): use a larger factor or a smaller \
+                 x-split",
                 s.x_split, self.params.scale, s.cell_order
             )));
         }
