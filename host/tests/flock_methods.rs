@@ -21,6 +21,7 @@ fn settings(method: Method, factor: f32, order: CellOrderArg, scale: f32) -> Flo
         cell_order: order,
         sort: SortArg::Radix,
         cuda_graph: false,
+        pdl: false,
     }
 }
 

@@ -11,7 +11,9 @@
 //! previous state and writes its new state to index `i` of the other buffer, and counts itself
 //! into its new cell for the next step's binning.
 
-use crate::thread::{self, block, block_dim, shared, sync, tid, warp_max, warp_min};
+use crate::thread::{
+    self, block, block_dim, shared, sync, tid, wait_for_previous_grid, warp_max, warp_min,
+};
 use core::sync::atomic::{AtomicU32, Ordering};
 use murmur_common::flock::{
     fill_cell_start, grid_sums, grid_sums_predicated, initial_position, integrate_position,
@@ -51,6 +53,15 @@ unsafe fn cell_start(cell_end: *const u32, key: u32) -> u32 {
     } else {
         *cell_end.add(key as usize - 1)
     }
+}
+
+/// The start of every stage a step launches with programmatic dependent launch (PDL): wait
+/// for the previous stage's grid. The next stage's blocks may start as this grid's blocks exit
+/// (no earlier `griddepcontrol.launch_dependents`: measured slower on the H200, see
+/// `docs/performance.md`).
+#[inline(always)]
+fn follow_previous_stage() {
+    wait_for_previous_grid();
 }
 
 /// Stage `init_flock`: the CIS 565 start (uniform positions, zero velocities, ids `0..n`).
@@ -96,11 +107,22 @@ pub unsafe extern "ptx-kernel" fn scatter_cells(
     body_out: *mut Body,
     vel_out: *mut Vec3,
 ) {
-    let Some(i) = boid_index(n) else { return };
-    let b = *body_in.add(i as usize);
+    // The state was written two stages back, by the update kernel, which had finished before
+    // the scan passed its wait (and this grid starts only as the scan's blocks exit): it loads
+    // while the scan ends; the table only after.
+    let i = thread::index();
+    let (b, v) = if i < n as usize {
+        (*body_in.add(i), *vel_in.add(i))
+    } else {
+        (Body::default(), Vec3::ZERO)
+    };
+    follow_previous_stage();
+    if i >= n as usize {
+        return;
+    }
     let dest = claim(cell_end, grid.key(b.pos)) as usize;
     *body_out.add(dest) = b;
-    *vel_out.add(dest) = *vel_in.add(i as usize);
+    *vel_out.add(dest) = v;
 }
 
 /// Stage `scatter_index` (`scattered`, counting sort): the sorted index array, claimed the same
@@ -113,6 +135,7 @@ pub unsafe extern "ptx-kernel" fn scatter_index(
     cell_end: *mut u32,
     values: *mut u32,
 ) {
+    follow_previous_stage();
     let Some(i) = boid_index(n) else { return };
     let key = grid.key((*body.add(i as usize)).pos);
     *values.add(claim(cell_end, key) as usize) = i;
@@ -208,6 +231,7 @@ pub unsafe extern "ptx-kernel" fn update_boids_naive(
     vel_out: *mut Vec3,
     counts: *mut u32,
 ) {
+    follow_previous_stage();
     let Some(i) = boid_index(n) else { return };
     let (b, v) = (*body.add(i as usize), *vel.add(i as usize));
     let s = naive_sums(&params, n, i, b.pos, |j| {
@@ -230,6 +254,7 @@ pub unsafe extern "ptx-kernel" fn update_boids_scattered(
     vel_out: *mut Vec3,
     counts: *mut u32,
 ) {
+    follow_previous_stage();
     let Some(i) = boid_index(n) else { return };
     let (b, v) = (*body.add(i as usize), *vel.add(i as usize));
     let s = grid_sums(
@@ -298,6 +323,7 @@ unsafe fn update_coherent<const PREDICATED: bool>(
     vel_out: *mut Vec3,
     counts: *mut u32,
 ) {
+    follow_previous_stage();
     let Some(i) = boid_index(n) else { return };
     let (b, v) = (*body.add(i as usize), *vel.add(i as usize));
     let start = |key| cell_start(cell_end, key);
@@ -356,6 +382,7 @@ pub unsafe extern "ptx-kernel" fn update_boids_coherent_warp(
     vel_out: *mut Vec3,
     counts: *mut u32,
 ) {
+    follow_previous_stage();
     // Threads past `n` stay: the warp reductions need every lane.
     let i = thread::index() as u32;
     let valid = i < n;
@@ -408,6 +435,7 @@ pub unsafe extern "ptx-kernel" fn update_boids_coherent_shared(
     vel_out: *mut Vec3,
     counts: *mut u32,
 ) {
+    follow_previous_stage();
     let smem = shared::<u32>();
     let bounds = smem; // lo x,y,z then hi x,y,z (8 slots, 32 bytes)
     let sbody = smem.add(8) as *mut Body;

@@ -9,8 +9,9 @@
 //! memory in digit order and writes it out in digit runs.
 
 use crate::thread::{
-    self, ballot, block_dim, grid_dim, lanemask_lt, ld_relaxed, ldg, ldg_nc, lds, red_shared_add,
-    shared, shared_addr, shfl_idx, st_relaxed, stg_if, sts, sts_if, sync, sync_warp, tid,
+    self, ballot, block, block_dim, grid_dim, lanemask_lt, ld_relaxed, ldg, ldg_nc, lds,
+    red_shared_add, shared, shared_addr, shfl_idx, st_relaxed, stg_if, sts, sts_if, sync,
+    sync_warp, tid, wait_for_previous_grid,
 };
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -375,33 +376,36 @@ const SCAN_INCLUSIVE: u64 = 2;
 /// zeroed, in one pass (a chained scan with decoupled look-back: each tile publishes its total,
 /// then its running total once the tiles before it have, so no second pass is needed).
 ///
-/// Tiles are `block_dim * SCAN_ITEMS` entries, taken in launch order from a ticket so a tile
-/// only ever waits on tiles already running. `state` is `[ticket, finished, epoch]`; `status`
-/// has one word per tile, `epoch << 34 | flag << 32 | value`. The last block to finish resets
-/// the ticket and the finished count and moves to the next epoch, so statuses of the previous
-/// launch never match and nothing needs clearing between launches (the host zeroes `status`
-/// and sets `epoch = 1` once). Shared memory: `(32 + 4) * 4` bytes.
+/// Block `b` scans tile `b` (`block_dim * SCAN_ITEMS` entries) and waits only on lower tiles:
+/// blocks start in index order, so those are already running (the order CUB's single-pass
+/// scan relies on too). `status` has one word per tile, `epoch << 34 | flag << 32 | value`.
+/// `state` is one word, `epoch << 32 | arrivals`: each block takes the launch's epoch and counts
+/// itself in with one atomic as it starts, and the last to arrive moves `state` to the next
+/// epoch with no arrivals (every block has its copy by then), so statuses of the previous launch
+/// never match and nothing needs clearing between launches (the host zeroes `status` and sets
+/// the epoch to 1 once). Launched with programmatic dependent launch, it waits for the previous
+/// grid before reading `counts` (the atomic goes first: only this kernel touches `state`).
+/// Shared memory: `(32 + 4) * 4` bytes.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn scan_cells(
     m: u32,
     counts: *mut u32,
     table: *mut u32,
-    state: *mut u32,
+    state: *mut u64,
     status: *mut u64,
 ) {
     let warp_totals = shared::<u32>();
-    let shared_tile = warp_totals.add(32);
     let shared_epoch = warp_totals.add(33);
     let shared_prefix = warp_totals.add(34);
     let (t, bd) = (tid(), block_dim());
     let (warp, lane) = (t / 32, t & 31);
-    if t == 0 {
-        *shared_tile = AtomicU32::from_ptr(state).fetch_add(1, Ordering::Relaxed);
-        *shared_epoch = AtomicU32::from_ptr(state.add(2)).load(Ordering::Relaxed);
-    }
-    sync();
-    let tile = *shared_tile;
-    let epoch = *shared_epoch as u64;
+    let tile = block();
+    let arrival = if t == 0 {
+        AtomicU64::from_ptr(state).fetch_add(1, Ordering::Relaxed)
+    } else {
+        0
+    };
+    wait_for_previous_grid();
     let first = (tile * bd + t) * SCAN_ITEMS;
     // A whole run of SCAN_ITEMS entries moves as 16-byte vectors (`first` is a multiple of 16,
     // the buffers 256-byte aligned); the tile's tail entry by entry.
@@ -433,7 +437,16 @@ pub unsafe extern "ptx-kernel" fn scan_cells(
     if lane == 31 {
         *warp_totals.add(warp as usize) = inclusive;
     }
+    if t == 0 {
+        let epoch = (arrival >> 32) as u32;
+        *shared_epoch = epoch;
+        if arrival as u32 + 1 == grid_dim() {
+            let next = (epoch + 1) & 0x3fff_ffff;
+            *state = (if next == 0 { 1 } else { next } as u64) << 32;
+        }
+    }
     sync();
+    let epoch = *shared_epoch as u64;
     if warp == 0 {
         let wt = if lane < bd / 32 {
             *warp_totals.add(lane as usize)
@@ -512,16 +525,6 @@ pub unsafe extern "ptx-kernel" fn scan_cells(
             if i < m {
                 *table.add(i as usize) = *o;
             }
-        }
-    }
-    if t == 0 {
-        // Every block got its ticket and read the epoch before counting itself finished.
-        let finished = AtomicU32::from_ptr(state.add(1)).fetch_add(1, Ordering::AcqRel);
-        if finished + 1 == grid_dim() {
-            *state = 0;
-            *state.add(1) = 0;
-            let next = (epoch as u32 + 1) & 0x3fff_ffff;
-            *state.add(2) = if next == 0 { 1 } else { next };
         }
     }
 }

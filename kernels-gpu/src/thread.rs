@@ -110,6 +110,17 @@ pub fn sync() {
     unsafe { _syncthreads() }
 }
 
+/// `griddepcontrol.wait`: blocks until the grid this one depends on has finished and its
+/// memory is visible. Kernels launched with programmatic dependent launch (PDL: the host's
+/// `Launch::after_previous`) start before their predecessor ends and must call this before
+/// touching what it writes; without PDL it returns at once.
+#[inline(always)]
+pub fn wait_for_previous_grid() {
+    // SAFETY: a scheduling barrier; a memory clobber for the compiler (no `nomem`), so no load
+    // moves above it.
+    unsafe { core::arch::asm!("griddepcontrol.wait;", options(nostack)) }
+}
+
 /// Base address of the launch's dynamic shared memory, as a generic pointer.
 #[inline(always)]
 pub fn shared<T>() -> *mut T {

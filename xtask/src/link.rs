@@ -29,7 +29,6 @@ pub const PTX_ISA: &str = "+ptx80";
 /// pairs: 0.739 / 5.788 ms, against 0.744 / 6.222 with 16 pairs per thread at 64 registers.
 pub const REGISTER_CAPS: &[(&str, u32)] = &[
     ("update_boids_coherent", 32),
-    ("update_boids_coherent_predicated", 48),
     ("update_boids_scattered", 32),
     ("radix_onesweep", 80),
 ];

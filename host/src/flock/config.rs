@@ -33,6 +33,7 @@ pub struct SimConfig {
     pub cell_order: CellOrderArg,
     pub sort: SortArg,
     pub cuda_graph: bool,
+    pub pdl: bool,
 }
 
 impl Default for SimConfig {
@@ -47,6 +48,7 @@ impl Default for SimConfig {
             cell_order: CellOrderArg::Linear,
             sort: SortArg::Counting,
             cuda_graph: true,
+            pdl: true,
         }
     }
 }
@@ -166,6 +168,7 @@ impl FlockConfig {
             cell_order: s.cell_order,
             sort: s.sort,
             cuda_graph: s.cuda_graph,
+            pdl: s.pdl,
         })
     }
 }

@@ -15,7 +15,7 @@
 use super::{FlockBackend, FlockSettings, FlockState, Method, SimError, SortArg};
 use crate::gpu::scan::CellScan;
 use crate::gpu::sort::RadixSort;
-use crate::gpu::{grid_1d, DriverContext, Gpu, GpuError, StageClock};
+use crate::gpu::{grid_1d, DriverContext, Gpu, GpuError, Launch, StageClock};
 use crate::timing::StageTimes;
 use crate::view::raster::check_frame;
 use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
@@ -340,6 +340,8 @@ impl CudaFlock {
         let counting = self.counting();
         let method = self.settings.method;
         let cells = grid.cell_count();
+        // Programmatic dependent launch for the counting path's chain: scan, scatter, update.
+        let pdl = self.settings.pdl && counting;
         macro_rules! mark {
             ($name:expr) => {
                 if timed {
@@ -354,16 +356,17 @@ impl CudaFlock {
         if method != Method::Naive {
             if counting {
                 self.cell_scan
-                    .run(&stream, &mut self.counts, &mut self.cell_end, cells)?;
+                    .run(&stream, &mut self.counts, &mut self.cell_end, cells, pdl)?;
                 mark!("scan_cells");
                 if method == Method::Scattered {
                     let values = self.values.as_mut().expect("allocated for scattered");
-                    let mut l = stream.launch_builder(&self.k.scatter_index);
+                    let mut l = Launch::new(&stream, &self.k.scatter_index);
                     l.arg(&n)
                         .arg(&grid)
-                        .arg(&self.body[src])
-                        .arg(&mut self.cell_end)
-                        .arg(values);
+                        .buf(&self.body[src])
+                        .buf(&self.cell_end)
+                        .buf(values)
+                        .after_previous(pdl);
                     // SAFETY: matches scatter_index(n, grid, body, cell_end, values); the claimed
                     // entries are a permutation of 0..n.
                     unsafe { l.launch(cfg) }.ctx("scatter_index")?;
@@ -371,14 +374,15 @@ impl CudaFlock {
                 } else {
                     let (bin, bout) = ping_pong(&mut self.body, src);
                     let (vin, vout) = ping_pong(&mut self.vel, src);
-                    let mut l = stream.launch_builder(&self.k.scatter_cells);
+                    let mut l = Launch::new(&stream, &self.k.scatter_cells);
                     l.arg(&n)
                         .arg(&grid)
-                        .arg(bin)
-                        .arg(vin)
-                        .arg(&mut self.cell_end)
-                        .arg(bout)
-                        .arg(vout);
+                        .buf(bin)
+                        .buf(vin)
+                        .buf(&self.cell_end)
+                        .buf(bout)
+                        .buf(vout)
+                        .after_previous(pdl);
                     // SAFETY: matches scatter_cells(n, grid, body_in, vel_in, cell_end, body_out,
                     // vel_out); the claimed entries are a permutation of 0..n.
                     unsafe { l.launch(cfg) }.ctx("scatter_cells")?;
@@ -444,20 +448,21 @@ impl CudaFlock {
             ),
         };
         let null: u64 = 0;
-        let mut l = stream.launch_builder(kernel);
+        let mut l = Launch::new(&stream, kernel);
         l.arg(&n).arg(&p).arg(&grid);
         if method != Method::Naive {
-            l.arg(&self.cell_end);
+            l.buf(&self.cell_end);
         }
         if method == Method::Scattered {
-            l.arg(self.values.as_ref().expect("allocated for scattered"));
+            l.buf(self.values.as_ref().expect("allocated for scattered"));
         }
-        l.arg(bin).arg(vin).arg(bout).arg(vout);
+        l.buf(bin).buf(vin).buf(bout).buf(vout);
         if counting {
-            l.arg(&mut self.counts);
+            l.buf(&self.counts);
         } else {
             l.arg(&null);
         }
+        l.after_previous(pdl);
         // SAFETY: matches update_boids_{naive(n, params, grid, body, vel, body_out, vel_out,
         // counts) | scattered(n, params, grid, cell_end, values, body, vel, body_out, vel_out,
         // counts) | coherent[_predicated|_warp|_shared](n, params, grid, cell_end, body, vel,

@@ -109,6 +109,9 @@ pub struct FlockSettings {
     pub sort: SortArg,
     /// GPU: replay each step as one CUDA graph (per-stage times need it off).
     pub cuda_graph: bool,
+    /// GPU: chain the counting path's stages (scan, scatter, update) with programmatic
+    /// dependent launch, so each starts while the one before drains (sm_90+).
+    pub pdl: bool,
 }
 
 impl FlockSettings {

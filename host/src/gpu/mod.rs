@@ -2,8 +2,11 @@
 //! paths), the embedded PTX and its staleness check, kernel lookup, launch sizes, the
 //! memory-fit check, and CUDA-event stage timers. Every GPU backend goes through it.
 
+mod launch;
 pub mod scan;
 pub mod sort;
+
+pub use launch::Launch;
 
 use crate::timing::StageTimes;
 use cudarc::driver::{

@@ -1,7 +1,7 @@
 //! The one-pass scan of the cell table (`scan_cells` in `kernels-gpu/src/sort.rs`).
 
-use super::{grid_1d, DriverContext, Gpu, GpuError};
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, PushKernelArg};
+use super::{grid_1d, DriverContext, Gpu, GpuError, Launch};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream};
 use std::sync::Arc;
 
 const SCAN_BLOCK: u32 = 256;
@@ -14,21 +14,21 @@ const CELL_SCAN_TILE: u32 = SCAN_BLOCK * 16;
 pub struct CellScan {
     kernel: CudaFunction,
     capacity: u32,
-    /// `[ticket, finished, epoch]`, kept consistent by the kernel itself between launches.
-    state: CudaSlice<u32>,
+    /// `epoch << 32 | arrivals`, kept consistent by the kernel itself between launches.
+    state: CudaSlice<u64>,
     /// One status word per tile.
     status: CudaSlice<u64>,
 }
 
 impl CellScan {
     pub fn bytes_needed(capacity: u32) -> u64 {
-        12 + capacity.div_ceil(CELL_SCAN_TILE).max(1) as u64 * 8
+        8 + capacity.div_ceil(CELL_SCAN_TILE).max(1) as u64 * 8
     }
 
     pub fn new(gpu: &Gpu, stream: &Arc<CudaStream>, capacity: u32) -> Result<CellScan, GpuError> {
-        let mut state = gpu.zeros::<u32>(3)?;
+        let mut state = gpu.zeros::<u64>(1)?;
         stream
-            .memcpy_htod(&[0u32, 0, 1], &mut state)
+            .memcpy_htod(&[1u64 << 32], &mut state)
             .ctx("initialising the scan state")?;
         Ok(CellScan {
             kernel: gpu.kernel("scan_cells")?,
@@ -38,22 +38,26 @@ impl CellScan {
         })
     }
 
-    /// `table[..m]` = exclusive prefix sum of `counts[..m]`; `counts[..m]` = 0.
+    /// `table[..m]` = exclusive prefix sum of `counts[..m]`; `counts[..m]` = 0. With
+    /// `after_previous`, the launch may start while the previous kernel drains (PDL; the kernel
+    /// waits for it before reading `counts`).
     pub fn run(
         &mut self,
         stream: &CudaStream,
         counts: &mut CudaSlice<u32>,
         table: &mut CudaSlice<u32>,
         m: u32,
+        after_previous: bool,
     ) -> Result<(), GpuError> {
         assert!(m <= self.capacity && m as usize <= counts.len() && m as usize <= table.len());
         let tiles = m.div_ceil(CELL_SCAN_TILE).max(1);
-        let mut b = stream.launch_builder(&self.kernel);
+        let mut b = Launch::new(stream, &self.kernel);
         b.arg(&m)
-            .arg(counts)
-            .arg(table)
-            .arg(&mut self.state)
-            .arg(&mut self.status);
+            .buf(counts)
+            .buf(table)
+            .buf(&self.state)
+            .buf(&self.status)
+            .after_previous(after_previous);
         // SAFETY: matches scan_cells(m, counts, table, state, status); `tiles` blocks of
         // SCAN_BLOCK threads cover m entries, 16 each; status holds `tiles` words; 36 words of
         // shared memory.
