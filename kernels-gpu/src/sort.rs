@@ -20,7 +20,7 @@ pub const RADIX_BITS: u32 = 8;
 /// Buckets per pass.
 pub const RADIX: u32 = 1 << RADIX_BITS;
 /// Elements each thread scans in `scan_cells`.
-pub const SCAN_ITEMS: u32 = 16;
+pub const SCAN_ITEMS: u32 = 8;
 /// Threads per block of `radix_onesweep` (one per digit).
 pub const ONESWEEP_BLOCK: u32 = 256;
 /// Pairs each `radix_onesweep` thread holds.
@@ -407,7 +407,7 @@ pub unsafe extern "ptx-kernel" fn scan_cells(
     };
     wait_for_previous_grid();
     let first = (tile * bd + t) * SCAN_ITEMS;
-    // A whole run of SCAN_ITEMS entries moves as 16-byte vectors (`first` is a multiple of 16,
+    // A whole run of SCAN_ITEMS entries moves as 16-byte vectors (`first` is a multiple of 8,
     // the buffers 256-byte aligned); the tile's tail entry by entry.
     let whole = first + SCAN_ITEMS <= m;
     let mut v = [0u32; SCAN_ITEMS as usize];

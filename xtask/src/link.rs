@@ -21,9 +21,10 @@ pub const PTX_ISA: &str = "+ptx80";
 /// Register caps per kernel (PTX `.maxnreg`, what `__launch_bounds__` or `-maxrregcount` give in
 /// CUDA C++): the grid searches run faster with more warps resident (hiding load latency) than
 /// with every value in a register. Measured on the H200 with `murmur flock bench`, 1M boids:
-/// 0.478 ms/step at 56 registers, 0.464 ms at 32 (`docs/performance.md`); the predicated update
-/// for small flocks (100k boids: latency-bound, few warps) 0.0326 ms uncapped, 0.0331 at 48,
-/// 0.0346 at 40, and 48 leaves room for 5 blocks of 256 per SM. The onesweep pass parks its keys
+/// 0.478 ms/step at 56 registers, 0.464 ms at 32 (`docs/performance.md`). The predicated update
+/// for small flocks (up to `SMALL_FLOCK` boids, few warps per SM anyway) runs uncapped, at 61:
+/// 0.0312 / 0.0542 / 0.1200 ms/step at 100k / 200k / 400k boids against 0.0317 / 0.0576 /
+/// 0.1231 at 48 (same run, no programmatic dependent launch). The onesweep pass parks its keys
 /// in shared memory and loads the values late: 24 pairs per thread, no spills at 80 (3 blocks of
 /// 256 per SM, which its 57 KiB of shared memory also allow); `flock sort-bench`, 10M / 100M
 /// pairs: 0.739 / 5.788 ms, against 0.744 / 6.222 with 16 pairs per thread at 64 registers.

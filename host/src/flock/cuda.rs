@@ -26,8 +26,10 @@ use std::sync::Arc;
 
 /// Up to this many boids, `coherent` updates with `update_boids_coherent_predicated`: a flock this
 /// small leaves the GPU latency-bound, and the predicated kernel trades issue slots for latency.
-/// Measured on the H200 (`docs/performance.md`, cell width 1, x-split 4, blocks of 256): 0.0341
-/// against 0.0420 ms/step at 100k, 0.0893 against 0.1041 at 300k, 0.1741 against 0.1718 at 500k.
+/// Measured on the H200 (`docs/performance.md`, cell width 1, x-split 4, blocks of 256, the
+/// predicated kernel then capped at 48 registers): 0.0341 against 0.0420 ms/step at 100k, 0.0893
+/// against 0.1041 at 300k, 0.1741 against 0.1718 at 500k. Uncapped, it is faster still up to 400k
+/// (`REGISTER_CAPS` in `xtask/src/link.rs`).
 pub const SMALL_FLOCK: u32 = 400_000;
 
 /// The flock kernels, looked up once.
@@ -278,6 +280,7 @@ impl CudaFlock {
 
     /// The random CIS 565 start, generated on the GPU (same numbers as `FlockState::random`).
     pub fn init_random(&mut self, seed: u64) -> Result<(), GpuError> {
+        self.clock.chain_break()?;
         let cfg = self.cfg();
         let mut l = self.stream.launch_builder(&self.k.init_flock);
         l.arg(&self.n)
@@ -298,6 +301,7 @@ impl CudaFlock {
             .zip(&state.id)
             .map(|(&pos, &id)| Body { pos, id })
             .collect();
+        self.clock.chain_break()?;
         let s = &self.stream;
         s.memcpy_htod(&bodies, &mut self.body[self.cur])
             .ctx("uploading positions")?;
@@ -309,6 +313,7 @@ impl CudaFlock {
 
     /// Stage `count_cells` (outside graphs: only after a reset of the state or the grid).
     fn count(&mut self) -> Result<(), GpuError> {
+        self.clock.chain_break()?;
         let cfg = self.cfg();
         self.stream
             .memset_zeros(&mut self.counts)
@@ -480,8 +485,8 @@ impl CudaFlock {
             self.count()?;
         }
         let stream = self.stream.clone();
-        self.clock.begin(&stream)?;
         if self.settings.cuda_graph {
+            self.clock.chain_begin(&stream)?;
             let cur = self.cur;
             if self.graphs[cur].is_none() {
                 stream
@@ -505,12 +510,13 @@ impl CudaFlock {
             let (graph, next) = self.graphs[cur].as_ref().expect("captured above");
             graph.launch().ctx("launching the step graph")?;
             self.cur = *next;
-            self.clock.mark(&stream, "step (CUDA graph)")?;
+            self.clock.chain_end(&stream, "step (CUDA graph)")?;
         } else {
+            self.clock.begin(&stream)?;
             self.issue_step(true)?;
+            self.clock.end();
         }
         self.counted = counting;
-        self.clock.end();
         Ok(())
     }
 }
@@ -524,6 +530,7 @@ impl CudaFlock {
         background: u32,
         rgba: &mut [u8],
     ) -> Result<(), GpuError> {
+        self.clock.chain_break()?;
         let pixels = view.width * view.height;
         if self.frame.as_ref().is_none_or(|f| f.pixels != pixels) {
             self.frame = None;
@@ -585,6 +592,7 @@ impl FlockBackend for CudaFlock {
     }
 
     fn state(&mut self) -> Result<FlockState, SimError> {
+        self.clock.chain_break()?;
         let bodies = self
             .stream
             .clone_dtoh(&self.body[self.cur])
