@@ -23,12 +23,18 @@ section "flock check (every method against the CPU, the sort against a CPU sort)
 timeout 90 "$M" flock check --sizes 20000 --sort-max 1000000 | grep -E "fail|all checks|^\| 20000 \| 100 \| coherent \|"
 
 section "compute-sanitizer"
-for a in "coherent" "scattered" "coherent --sort radix"; do
+for a in "coherent" "scattered" "coherent --sort radix" "naive" "coherent-shared" "coherent-warp"; do
   echo "memcheck $a: $(timeout 30 compute-sanitizer --tool memcheck --error-exitcode 9 "$M" flock run --backend cuda --n 3000 --steps 3 --method $a --quiet 2>&1 | grep -E 'ERROR SUMMARY')"
 done
 for a in "coherent --stages" "coherent --sort radix --stages"; do
   echo "racecheck $a: $(timeout 40 compute-sanitizer --tool racecheck --error-exitcode 9 "$M" flock run --backend cuda --n 20000 --steps 2 --method $a --quiet 2>&1 | grep -E 'RACECHECK SUMMARY|ERROR SUMMARY')"
 done
+
+section "100k: one CUDA event per step, none, and without programmatic dependent launch"
+timeout 20 "$M" flock run --backend cuda --n 100000 --steps 6000 --quiet
+timeout 20 "$M" flock run --backend cuda --n 100000 --steps 6000 --quiet --no-gpu-timer
+printf '[sim]\npdl = false\n' > "$T/no-pdl.toml"
+timeout 20 "$M" flock run --backend cuda --n 100000 --steps 6000 --quiet --config "$T/no-pdl.toml"
 
 section "stages at 100k and 1M"
 timeout 20 "$M" flock run --backend cuda --n 100000 --steps 300 --stages --block-size 256

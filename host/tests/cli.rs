@@ -372,3 +372,25 @@ fn bench_sweeps_scales_and_records_gpu_and_wall_time_per_step() {
         "scale must not be negative",
     );
 }
+
+#[test]
+fn run_without_the_gpu_timer_reports_wall_time_only() {
+    let out = murmur_ok(&[
+        "flock",
+        "run",
+        "--backend",
+        "cpu",
+        "--n",
+        "300",
+        "--steps",
+        "2",
+        "--no-gpu-timer",
+        "--quiet",
+    ]);
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains("2 steps of 300 boids") && s.contains("ms/step wall"),
+        "{s}"
+    );
+    assert!(!s.contains("CUDA events"), "{s}");
+}

@@ -22,6 +22,7 @@ fn settings(method: Method, factor: f32, order: CellOrderArg, scale: f32) -> Flo
         sort: SortArg::Radix,
         cuda_graph: false,
         pdl: false,
+        gpu_timer: true,
     }
 }
 

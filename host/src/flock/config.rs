@@ -169,6 +169,7 @@ impl FlockConfig {
             sort: s.sort,
             cuda_graph: s.cuda_graph,
             pdl: s.pdl,
+            gpu_timer: true,
         })
     }
 }

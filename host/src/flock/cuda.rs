@@ -485,8 +485,11 @@ impl CudaFlock {
             self.count()?;
         }
         let stream = self.stream.clone();
+        let timed = self.settings.gpu_timer;
         if self.settings.cuda_graph {
-            self.clock.chain_begin(&stream)?;
+            if timed {
+                self.clock.chain_begin(&stream)?;
+            }
             let cur = self.cur;
             if self.graphs[cur].is_none() {
                 stream
@@ -510,11 +513,15 @@ impl CudaFlock {
             let (graph, next) = self.graphs[cur].as_ref().expect("captured above");
             graph.launch().ctx("launching the step graph")?;
             self.cur = *next;
-            self.clock.chain_end(&stream, "step (CUDA graph)")?;
-        } else {
+            if timed {
+                self.clock.chain_end(&stream, "step (CUDA graph)")?;
+            }
+        } else if timed {
             self.clock.begin(&stream)?;
             self.issue_step(true)?;
             self.clock.end();
+        } else {
+            self.issue_step(false)?;
         }
         self.counted = counting;
         Ok(())

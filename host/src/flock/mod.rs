@@ -112,6 +112,9 @@ pub struct FlockSettings {
     /// GPU: chain the counting path's stages (scan, scatter, update) with programmatic
     /// dependent launch, so each starts while the one before drains (sm_90+).
     pub pdl: bool,
+    /// GPU: time steps with CUDA events (`flock run --no-gpu-timer` turns it off, to see how fast
+    /// the steps go with nothing else in the stream; the bench always times).
+    pub gpu_timer: bool,
 }
 
 impl FlockSettings {
