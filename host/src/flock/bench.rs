@@ -203,8 +203,9 @@ pub fn run(plan: &BenchPlan) -> Result<Vec<BenchRow>, SimError> {
 pub fn markdown(rows: &[BenchRow], plan: &BenchPlan) -> String {
     let mut s = String::new();
     s += &format!(
-        "Warm-up {} steps discarded, {} measured; time per step = CUDA events around each step \
-         on the GPU (wall time on the CPU).\n\n",
+        "Warm-up {} steps discarded, {} measured; time per step = GPU time from the CUDA event \
+         that ends the previous step to the one that ends this step (with --stages: events \
+         around each stage); wall time on the CPU.\n\n",
         plan.warmup, plan.steps
     );
     s += "| N | scale | method | cell width | x-split | block | mean ms/step | median | p5 | p95 | wall ms/step | boid-steps/s | bytes/boid | backend |\n";
