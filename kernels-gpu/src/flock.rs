@@ -16,8 +16,8 @@ use crate::thread::{
 };
 use core::sync::atomic::{AtomicU32, Ordering};
 use murmur_common::flock::{
-    fill_cell_start, grid_sums, grid_sums_predicated, initial_position, integrate_position,
-    naive_sums, new_velocity, Body, CellOrder, FlockParams, Grid, RuleSums,
+    fill_cell_start, grid_sums, grid_sums_as, initial_position, integrate_position, naive_sums,
+    new_velocity, Body, CellOrder, FlockParams, Grid, RuleSums,
 };
 use murmur_common::Vec3;
 
@@ -290,7 +290,7 @@ pub unsafe extern "ptx-kernel" fn update_boids_coherent(
 }
 
 /// Stage `update_boids_coherent_predicated`: `update_boids_coherent` with the candidates'
-/// sums predicated instead of branched on ([`grid_sums_predicated`]): both of a candidate's loads
+/// sums predicated instead of branched on ([`grid_sums_as`]): both of a candidate's loads
 /// in flight at once, for flocks too small to fill the GPU, where latency, not issue slots, is
 /// the limit. The host picks it for small flocks (`SMALL_FLOCK` in `host/src/flock/cuda.rs`).
 #[no_mangle]
@@ -328,11 +328,7 @@ unsafe fn update_coherent<const PREDICATED: bool>(
     let (b, v) = (*body.add(i as usize), *vel.add(i as usize));
     let start = |key| cell_start(cell_end, key);
     let entry = |k: u32| ((*body.add(k as usize)).pos, *vel.add(k as usize));
-    let s = if PREDICATED {
-        grid_sums_predicated(params, grid, b.pos, v, start, entry)
-    } else {
-        grid_sums(params, grid, b.pos, v, start, entry)
-    };
+    let s = grid_sums_as::<PREDICATED, _, _>(params, grid, b.pos, v, start, entry);
     finish(i, params, grid, b, v, &s, body_out, vel_out, counts);
 }
 

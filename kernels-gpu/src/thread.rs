@@ -229,10 +229,11 @@ pub unsafe fn ldg(p: *const u32) -> u32 {
     v
 }
 
-/// [`stg`] where `cond` holds, as one predicated instruction (see [`sts_if`]).
+/// `st.global.u32` where `cond` holds, as one predicated instruction (see [`sts_if`]).
 ///
 /// # Safety
-/// As [`stg`] where `cond` holds; `p` is not accessed otherwise.
+/// Where `cond` holds, `p` must point to a writable, 4-byte aligned `u32` in global memory; `p`
+/// is not accessed otherwise.
 #[inline(always)]
 pub unsafe fn stg_if(cond: bool, p: *mut u32, value: u32) {
     core::arch::asm!(
@@ -245,7 +246,7 @@ pub unsafe fn stg_if(cond: bool, p: *mut u32, value: u32) {
 /// in L1 nor merged with another load; for polling.
 ///
 /// # Safety
-/// As [`stg`], readable.
+/// `p` must point to a readable, 4-byte aligned `u32` in global memory.
 #[inline(always)]
 pub unsafe fn ld_relaxed(p: *const u32) -> u32 {
     let v: u32;
@@ -258,7 +259,7 @@ pub unsafe fn ld_relaxed(p: *const u32) -> u32 {
 /// `st.relaxed.gpu.global.u32`: a store that [`ld_relaxed`] in other blocks sees.
 ///
 /// # Safety
-/// As [`stg`].
+/// `p` must point to a writable, 4-byte aligned `u32` in global memory.
 #[inline(always)]
 pub unsafe fn st_relaxed(p: *mut u32, value: u32) {
     core::arch::asm!(

@@ -13,7 +13,7 @@ pub mod search;
 pub use grid::{CellOrder, Grid, SearchBox};
 pub use params::FlockParams;
 pub use rules::{clamp_speed, integrate_position, new_velocity, wrap_axis, RuleSums};
-pub use search::{fill_cell_start, for_each_run, grid_sums, grid_sums_predicated, naive_sums};
+pub use search::{fill_cell_start, for_each_run, grid_sums, grid_sums_as, naive_sums};
 
 use crate::math::Vec3;
 

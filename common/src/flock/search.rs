@@ -149,27 +149,11 @@ where
     grid_sums_as::<false, S, B>(p, grid, pos, vel, cell_start, boid)
 }
 
-/// [`grid_sums`] through [`RuleSums::accumulate_nested_predicated`] when the radii nest: the
-/// same sums, without a branch per candidate on the device (for flocks too small to fill the
-/// GPU; see that function).
+/// [`grid_sums`], through [`RuleSums::accumulate_nested_predicated`] when `PREDICATED` and the
+/// radii nest: the same sums, without a branch per candidate on the device (for flocks too small
+/// to fill the GPU; see that function).
 #[inline(always)]
-pub fn grid_sums_predicated<S, B>(
-    p: &FlockParams,
-    grid: &Grid,
-    pos: Vec3,
-    vel: Vec3,
-    cell_start: S,
-    boid: B,
-) -> RuleSums
-where
-    S: Fn(u32) -> u32,
-    B: Fn(u32) -> (Vec3, Vec3),
-{
-    grid_sums_as::<true, S, B>(p, grid, pos, vel, cell_start, boid)
-}
-
-#[inline(always)]
-fn grid_sums_as<const PREDICATED: bool, S, B>(
+pub fn grid_sums_as<const PREDICATED: bool, S, B>(
     p: &FlockParams,
     grid: &Grid,
     pos: Vec3,
