@@ -1,6 +1,7 @@
 //! Embeds the kernels' PTX (`target/ptx/murmur_kernels.ptx`, from `cargo xtask build-ptx`) when it
 //! was built from the current kernel sources; otherwise embeds nothing and records why, so the
-//! binary can never run stale PTX.
+//! binary can never run stale PTX. Embedded PTX must define every kernel of the one kernel table
+//! (`murmur_common::kernel::KERNELS`): a missing one fails the build with its name.
 
 include!("../xtask/src/source_hash.rs");
 
@@ -30,6 +31,7 @@ fn main() {
         ),
         Ok(text) => match parse_ptx_header(&text) {
             Some((h, _)) if h == hash => {
+                check_entries(&text, &ptx);
                 println!("cargo::rustc-cfg=murmur_ptx");
                 println!("cargo::rustc-env=MURMUR_PTX_PATH={}", ptx.display());
                 "embedded".to_string()
@@ -43,4 +45,28 @@ fn main() {
         },
     };
     println!("cargo::rustc-env=MURMUR_PTX_STATUS={status}");
+}
+
+/// Fails the build when the PTX lacks a kernel the host launches.
+fn check_entries(ptx_text: &str, path: &std::path::Path) {
+    let entries: Vec<&str> = ptx_text
+        .lines()
+        .filter_map(|l| l.split(".entry ").nth(1))
+        .map(|s| s.trim_end_matches('(').trim())
+        .collect();
+    let missing: Vec<&str> = murmur_common::kernel::KERNELS
+        .iter()
+        .copied()
+        .filter(|k| !entries.contains(k))
+        .collect();
+    if !missing.is_empty() {
+        eprintln!(
+            "error: the PTX at {} has no kernel {} (the host's kernel table, \
+             common/src/kernel.rs, names it): rename the kernel or the table entry, then run \
+             `cargo xtask build-ptx`",
+            path.display(),
+            missing.join(", ")
+        );
+        std::process::exit(1);
+    }
 }

@@ -15,11 +15,14 @@
 extern crate std;
 
 pub mod flock;
+pub mod kernel;
 pub mod lbm;
 pub mod math;
 pub mod render;
 pub mod rng;
+pub mod sort;
 
+pub use kernel::{DevSlice, DevSliceMut, Kernel};
 pub use math::Vec3;
 
 /// The `#[repr(C)]` types kernels take by value or in buffers (host side, `cuda` feature).

@@ -12,6 +12,8 @@
 //! The camera's trigonometry (`Camera::view`) is host-only; kernels receive the finished [`View`],
 //! which needs only multiplies, adds and one divide per boid.
 
+pub mod abi;
+
 use crate::math::{sqrt, Vec3};
 
 /// Key of an empty pixel: larger than every boid's key (depth bits of `+inf` and above).

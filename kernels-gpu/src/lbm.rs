@@ -1,73 +1,46 @@
 //! Lattice Boltzmann kernels: initialisation and the fused pull stream-collide step, one entry
-//! point per collision model (so each is compiled with only its own registers). All math is in
-//! `murmur_common::lbm`.
+//! point per collision model (so each is compiled with only its own registers). Arguments are
+//! `murmur_common::lbm::abi`; all math, and every population access, is `murmur_common::lbm`.
 
-use crate::thread;
+use crate::thread::index_below;
+use murmur_common::lbm::abi::{Boundary, Init, StreamCollide};
 use murmur_common::lbm::{
-    initial_populations, store_populations, stream_collide_cell, stream_collide_interior,
-    LbmParams, ACM_MRT, BGK, RM_MRT,
+    init_cell, stream_collide_cell, stream_collide_interior, AcmMrt, Bgk, RmMrt,
 };
 
-/// Stage `init`: `f[q n + cell]` = equilibrium of `rho[cell]`, `(ux, uy, uz)[cell]`, where
-/// `fields` holds `rho, ux, uy, uz` as four arrays of `n` floats.
+/// Stage `init`: every cell's populations = the equilibrium of its fields.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn lbm_init(n: u32, fields: *const f32, f: *mut f32) {
-    let cell = thread::index();
-    let n = n as usize;
-    if cell >= n {
+pub unsafe extern "ptx-kernel" fn lbm_init(a: Init) {
+    let Some(cell) = index_below(a.lattice.cells() as u64) else {
         return;
-    }
-    let rho = *fields.add(cell);
-    let u = [
-        *fields.add(n + cell),
-        *fields.add(2 * n + cell),
-        *fields.add(3 * n + cell),
-    ];
-    store_populations(f, n, cell, &initial_populations(rho, u));
+    };
+    init_cell(&a, cell);
 }
 
 macro_rules! stream_collide_kernels {
-    ($interior:ident, $boundary:ident, $model:expr) => {
+    ($interior:ident, $boundary:ident, $model:ty) => {
         /// Stage `stream_collide` (pull), interior cells: every cell, returning at once unless it
-        /// is fluid with only fluid neighbours; gather from `src`, collide, write `dst` (and the
-        /// fields when `p.store_fields != 0`).
+        /// is fluid with only fluid neighbours.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $interior(
-            p: LbmParams,
-            flags: *const u8,
-            src: *const f32,
-            dst: *mut f32,
-            fields: *mut f32,
-        ) {
-            let cell = thread::index();
-            if cell >= p.lattice.cells() {
+        pub unsafe extern "ptx-kernel" fn $interior(a: StreamCollide<$model>) {
+            let Some(cell) = index_below(a.p.lattice.cells() as u64) else {
                 return;
-            }
-            stream_collide_interior::<{ $model }>(&p, cell, flags, src, dst, fields);
+            };
+            stream_collide_interior(&a, cell);
         }
 
-        /// Stage `stream_collide`, the other cells: `cells[0..count]` lists the non-fluid cells
-        /// and the fluid cells next to them; boundary conditions are applied while pulling.
+        /// Stage `stream_collide`, the listed cells: non-fluid cells and the fluid cells next to
+        /// them; boundary conditions are applied while pulling.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $boundary(
-            p: LbmParams,
-            count: u32,
-            cells: *const u32,
-            flags: *const u8,
-            src: *const f32,
-            dst: *mut f32,
-            fields: *mut f32,
-        ) {
-            let i = thread::index();
-            if i >= count as usize {
+        pub unsafe extern "ptx-kernel" fn $boundary(a: Boundary<$model>) {
+            let Some(i) = index_below(a.cells.len()) else {
                 return;
-            }
-            let cell = *cells.add(i) as usize;
-            stream_collide_cell::<{ $model }>(&p, cell, flags, src, dst, fields);
+            };
+            stream_collide_cell(&a.step, a.cells.read(i) as usize);
         }
     };
 }
 
-stream_collide_kernels!(lbm_stream_collide_bgk, lbm_boundary_bgk, BGK);
-stream_collide_kernels!(lbm_stream_collide_rm_mrt, lbm_boundary_rm_mrt, RM_MRT);
-stream_collide_kernels!(lbm_stream_collide_acm_mrt, lbm_boundary_acm_mrt, ACM_MRT);
+stream_collide_kernels!(lbm_stream_collide_bgk, lbm_boundary_bgk, Bgk);
+stream_collide_kernels!(lbm_stream_collide_rm_mrt, lbm_boundary_rm_mrt, RmMrt);
+stream_collide_kernels!(lbm_stream_collide_acm_mrt, lbm_boundary_acm_mrt, AcmMrt);

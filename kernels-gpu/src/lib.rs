@@ -1,7 +1,9 @@
 //! murmur-kernels: the GPU kernels, in Rust, for `nvptx64-nvidia-cuda`.
 //!
-//! Every kernel is thin: one index helper, loads, a call into `murmur-common`, stores. Kernels are
-//! named after their stage; the host's launch layer (`host/src/gpu/`) owns argument order and sizes.
+//! Every kernel is thin: one bounds helper (`thread::index_below`), loads, a call into
+//! `murmur-common`, stores. Kernels are named after their stage and take one argument struct
+//! from `murmur_common` by value (the typed kernel interface, `murmur_common::kernel`), whose
+//! name table the host checks against this PTX when it is built.
 #![no_std]
 #![feature(abi_ptx, stdarch_nvptx, asm_experimental_arch, link_llvm_intrinsics)]
 #![allow(internal_features, clippy::missing_safety_doc)]

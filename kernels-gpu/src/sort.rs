@@ -1,7 +1,8 @@
 //! Device radix sort of `(u32 key, u32 value)` pairs and the one-pass scan of the cell table.
 //!
-//! LSD, 8-bit digits, one pass per digit the keys need, after one `radix_counts` over the keys
-//! that counts every pass's digits at once. A pass is one `radix_onesweep` launch (the
+//! Launch policy and shared layouts: `murmur_common::sort`. LSD, 8-bit digits, one pass per
+//! digit the keys need, after one `radix_counts` over the keys that counts every pass's digits
+//! at once. A pass is one `radix_onesweep` launch (the
 //! "onesweep" scheme): each block takes the next tile of `ONESWEEP_TILE` pairs, ranks them by digit
 //! (stable: per-bit ballots per warp round, per-warp counters), publishes its digit counts at
 //! once, learns where its digits go from the tiles before it through a decoupled look-back on
@@ -13,27 +14,14 @@ use crate::thread::{
     red_shared_add, shared, shared_addr, shfl_idx, st_relaxed, stg_if, sts, sts_if, sync,
     sync_warp, tid, wait_for_previous_grid,
 };
+use core::mem::offset_of;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use murmur_common::sort::abi::{RadixCounts, RadixOnesweep, ScanCells};
+use murmur_common::sort::{
+    OnesweepShared, ScanShared, LOOKBACK, ONESWEEP_BLOCK, ONESWEEP_ITEMS, ONESWEEP_WARPS, RADIX,
+    RADIX_BITS, SCAN_ITEMS,
+};
 
-/// Digit width of one pass.
-pub const RADIX_BITS: u32 = 8;
-/// Buckets per pass.
-pub const RADIX: u32 = 1 << RADIX_BITS;
-/// Elements each thread scans in `scan_cells`.
-pub const SCAN_ITEMS: u32 = 8;
-/// Threads per block of `radix_onesweep` (one per digit).
-pub const ONESWEEP_BLOCK: u32 = 256;
-/// Pairs each `radix_onesweep` thread holds.
-pub const ONESWEEP_ITEMS: u32 = 24;
-/// Pairs per `radix_onesweep` tile.
-pub const ONESWEEP_TILE: u32 = ONESWEEP_BLOCK * ONESWEEP_ITEMS;
-const ONESWEEP_WARPS: u32 = ONESWEEP_BLOCK / 32;
-/// Shared memory of `radix_onesweep`, in 32-bit words: per-warp digit counters (then the warps'
-/// places in the tile), the digits' output bases, scan scratch and the ticket, then the staged
-/// keys and values.
-pub const ONESWEEP_SMEM_WORDS: u32 = ONESWEEP_WARPS * RADIX + RADIX + 32 + 2 * ONESWEEP_TILE;
-/// Predecessor tiles a `radix_onesweep` thread reads at once in the look-back.
-const LOOKBACK: u32 = 8;
 /// Look-back status word of a (tile, digit): the flag in the top two bits, a count below.
 const STATUS_AGGREGATE: u32 = 1 << 30;
 const STATUS_INCLUSIVE: u32 = 2 << 30;
@@ -53,16 +41,11 @@ macro_rules! for_items {
     };
 }
 
-/// Stage `radix_counts`: `counts[pass * RADIX + digit]` += occurrences of `digit` in byte `pass`
-/// of the keys, for `passes` bytes (counts zeroed before). Grid-stride over the keys; shared
-/// memory: `passes * RADIX * 4` bytes.
+/// Stage `radix_counts`. Grid-stride over the keys; shared memory: one `DigitCounts` per pass.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn radix_counts(
-    n: u32,
-    keys: *const u32,
-    passes: u32,
-    counts: *mut u32,
-) {
+pub unsafe extern "ptx-kernel" fn radix_counts(a: RadixCounts) {
+    let (n, passes) = (a.n, a.passes);
+    let keys = a.keys.as_ptr();
     let hist = shared_addr();
     let (t, bd) = (tid(), block_dim());
     let mut d = t;
@@ -98,7 +81,7 @@ pub unsafe extern "ptx-kernel" fn radix_counts(
     while d < passes * RADIX {
         let c = lds(hist + 4 * d);
         if c != 0 {
-            AtomicU32::from_ptr(counts.add(d as usize)).fetch_add(c, Ordering::Relaxed);
+            a.counts.fetch_add(d as usize, c);
         }
         d += bd;
     }
@@ -130,7 +113,7 @@ unsafe fn block_exclusive_sum2(a: u32, b: u32, scratch: u32) -> (u32, u32) {
 /// Stage `radix_onesweep`: one LSD pass over byte `shift / 8`, stable. `counts` holds this
 /// pass's 256 digit counts over all keys (from `radix_counts`); `status` has `RADIX` words per
 /// tile and then the tile ticket, all zeroed before the launch. Block: `ONESWEEP_BLOCK` threads;
-/// shared memory: `ONESWEEP_SMEM_WORDS * 4` bytes.
+/// shared memory: an `OnesweepShared`.
 ///
 /// With `ITEMS` = `ONESWEEP_ITEMS` pairs per thread:
 ///
@@ -157,45 +140,27 @@ unsafe fn block_exclusive_sum2(a: u32, b: u32, scratch: u32) -> (u32, u32) {
 /// Shared loads are batched ahead of the (predicated) stores that follow them, so that their
 /// latencies overlap; `ptxas` cannot move a load above a shared store it might alias.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn radix_onesweep(
-    n: u32,
-    keys_in: *const u32,
-    values_in: *const u32,
-    keys_out: *mut u32,
-    values_out: *mut u32,
-    shift: u32,
-    counts: *const u32,
-    status: *mut u32,
-    tiles: u32,
-) {
-    onesweep::<{ ONESWEEP_ITEMS as usize }>(
-        n, keys_in, values_in, keys_out, values_out, shift, counts, status, tiles,
-    );
+pub unsafe extern "ptx-kernel" fn radix_onesweep(a: RadixOnesweep) {
+    onesweep::<{ ONESWEEP_ITEMS as usize }>(&a);
 }
 
 /// The onesweep pass with `ITEMS` pairs per thread (even, at most 32).
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-unsafe fn onesweep<const ITEMS: usize>(
-    n: u32,
-    keys_in: *const u32,
-    values_in: *const u32,
-    keys_out: *mut u32,
-    values_out: *mut u32,
-    shift: u32,
-    counts: *const u32,
-    status: *mut u32,
-    tiles: u32,
-) {
+unsafe fn onesweep<const ITEMS: usize>(a: &RadixOnesweep) {
+    let (n, shift, tiles) = (a.n, a.shift, a.tiles);
+    let (keys_in, values_in) = (a.keys_in.as_ptr(), a.values_in.as_ptr());
+    let (keys_out, values_out) = (a.keys_out.as_mut_ptr(), a.values_out.as_mut_ptr());
+    let (counts, status) = (a.counts.as_ptr(), a.status.as_mut_ptr());
     let items = ITEMS as u32;
     let tile_len = ONESWEEP_BLOCK * items;
-    // Shared-window byte addresses.
-    let whist = thread::shared_addr(); // [warp][digit]: counters, then the warps' places
-    let base = whist + 4 * ONESWEEP_WARPS * RADIX; // [digit]: output index - staged index
-    let misc = base + 4 * RADIX; // 16 words of scan scratch, then the ticket
-    let ticket = misc + 4 * 16;
-    let keys_s = misc + 4 * 32;
-    let values_s = keys_s + 4 * tile_len;
+    // Shared-window byte addresses of the `OnesweepShared` fields.
+    let at = |offset: usize| thread::shared_addr() + offset as u32;
+    let whist = at(offset_of!(OnesweepShared, warp_digits)); // counters, then the warps' places
+    let base = at(offset_of!(OnesweepShared, base)); // output index - staged index
+    let misc = at(offset_of!(OnesweepShared, scratch));
+    let ticket = at(offset_of!(OnesweepShared, ticket));
+    let keys_s = at(offset_of!(OnesweepShared, keys));
+    let values_s = at(offset_of!(OnesweepShared, values));
     let (t, warp, lane) = (tid(), tid() / 32, tid() & 31);
     let digit_of = |key: u32| (key >> shift) & (RADIX - 1);
     let count = ldg_nc(counts.add(t as usize));
@@ -385,18 +350,15 @@ const SCAN_INCLUSIVE: u64 = 2;
 /// never match and nothing needs clearing between launches (the host zeroes `status` and sets
 /// the epoch to 1 once). Launched with programmatic dependent launch, it waits for the previous
 /// grid before reading `counts` (the atomic goes first: only this kernel touches `state`).
-/// Shared memory: `(32 + 4) * 4` bytes.
+/// Shared memory: a `ScanShared`.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn scan_cells(
-    m: u32,
-    counts: *mut u32,
-    table: *mut u32,
-    state: *mut u64,
-    status: *mut u64,
-) {
-    let warp_totals = shared::<u32>();
-    let shared_epoch = warp_totals.add(33);
-    let shared_prefix = warp_totals.add(34);
+pub unsafe extern "ptx-kernel" fn scan_cells(a: ScanCells) {
+    let (m, counts, table) = (a.m, a.counts.as_mut_ptr(), a.table.as_mut_ptr());
+    let (state, status) = (a.state.as_mut_ptr(), a.status.as_mut_ptr());
+    let smem = shared::<ScanShared>();
+    let warp_totals = (*smem).warp_totals.as_mut_ptr();
+    let shared_epoch: *mut u32 = &mut (*smem).epoch;
+    let shared_prefix: *mut u32 = &mut (*smem).prefix;
     let (t, bd) = (tid(), block_dim());
     let (warp, lane) = (t / 32, t & 31);
     let tile = block();

@@ -13,10 +13,6 @@ extern "C" {
     fn nvvm_shfl_up(mask: u32, value: u32, delta: u32, clamp: u32) -> u32;
     #[link_name = "llvm.nvvm.shfl.sync.idx.i32"]
     fn nvvm_shfl_idx(mask: u32, value: u32, lane: u32, clamp: u32) -> u32;
-    #[link_name = "llvm.nvvm.redux.sync.umin"]
-    fn nvvm_redux_umin(value: u32, mask: u32) -> u32;
-    #[link_name = "llvm.nvvm.redux.sync.umax"]
-    fn nvvm_redux_umax(value: u32, mask: u32) -> u32;
     #[link_name = "llvm.nvvm.redux.sync.add"]
     fn nvvm_redux_add(value: u32, mask: u32) -> u32;
     #[link_name = "llvm.nvvm.vote.ballot.sync"]
@@ -27,45 +23,39 @@ extern "C" {
 
 /// `__syncwarp()`: the full warp meets here, and its shared-memory writes before are visible to
 /// its reads after.
+///
+/// # Safety
+/// All 32 lanes of the warp call it together (full mask).
 #[inline(always)]
-pub fn sync_warp() {
-    // SAFETY: all 32 lanes call it together (full mask).
-    unsafe { nvvm_bar_warp_sync(0xffff_ffff) }
+pub unsafe fn sync_warp() {
+    nvvm_bar_warp_sync(0xffff_ffff)
 }
 
 /// Sum of `value` over the full warp (`__reduce_add_sync`, sm_80+).
+///
+/// # Safety
+/// All 32 lanes of the warp call it together (full mask).
 #[inline(always)]
-pub fn warp_sum(value: u32) -> u32 {
-    // SAFETY: all 32 lanes call it together (full mask).
-    unsafe { nvvm_redux_add(value, 0xffff_ffff) }
+pub unsafe fn warp_sum(value: u32) -> u32 {
+    nvvm_redux_add(value, 0xffff_ffff)
 }
 
 /// Lane `src`'s `value`, to every lane (`__shfl_sync` over the full warp).
+///
+/// # Safety
+/// All 32 lanes of the warp call it together (full mask).
 #[inline(always)]
-pub fn shfl_idx(value: u32, src: u32) -> u32 {
-    // SAFETY: all 32 lanes call it together (full mask).
-    unsafe { nvvm_shfl_idx(0xffff_ffff, value, src, 0x1f) }
+pub unsafe fn shfl_idx(value: u32, src: u32) -> u32 {
+    nvvm_shfl_idx(0xffff_ffff, value, src, 0x1f)
 }
 
 /// Bit `i` set when lane `i`'s `predicate` holds (`__ballot_sync` over the full warp).
+///
+/// # Safety
+/// All 32 lanes of the warp call it together (full mask).
 #[inline(always)]
-pub fn ballot(predicate: bool) -> u32 {
-    // SAFETY: all 32 lanes call it together (full mask).
-    unsafe { nvvm_ballot(0xffff_ffff, predicate) }
-}
-
-/// Minimum of `value` over the full warp (`__reduce_min_sync`, sm_80+).
-#[inline(always)]
-pub fn warp_min(value: u32) -> u32 {
-    // SAFETY: all 32 lanes call it together (full mask).
-    unsafe { nvvm_redux_umin(value, 0xffff_ffff) }
-}
-
-/// Maximum of `value` over the full warp (`__reduce_max_sync`, sm_80+).
-#[inline(always)]
-pub fn warp_max(value: u32) -> u32 {
-    // SAFETY: all 32 lanes call it together (full mask).
-    unsafe { nvvm_redux_umax(value, 0xffff_ffff) }
+pub unsafe fn ballot(predicate: bool) -> u32 {
+    nvvm_ballot(0xffff_ffff, predicate)
 }
 
 /// Global 1-D thread index: `blockIdx.x * blockDim.x + threadIdx.x`.
@@ -73,6 +63,18 @@ pub fn warp_max(value: u32) -> u32 {
 pub fn index() -> usize {
     // SAFETY: reading special registers has no side effects.
     unsafe { _block_idx_x() as usize * _block_dim_x() as usize + _thread_idx_x() as usize }
+}
+
+/// This thread's element of a one-thread-per-element launch over `n` elements, or `None` for
+/// the threads of the last block past the end: the bounds check of every such kernel.
+#[inline(always)]
+pub fn index_below(n: u64) -> Option<usize> {
+    let i = index();
+    if (i as u64) < n {
+        Some(i)
+    } else {
+        None
+    }
 }
 
 /// `threadIdx.x`.
@@ -103,11 +105,14 @@ pub fn grid_dim() -> u32 {
     unsafe { _grid_dim_x() as u32 }
 }
 
-/// `__syncthreads()`: every thread of the block must reach it.
+/// `__syncthreads()`: the block's threads meet here; shared-memory writes before are visible
+/// to reads after.
+///
+/// # Safety
+/// Every thread of the block reaches it (never from divergent code).
 #[inline(always)]
-pub fn sync() {
-    // SAFETY: a block-wide barrier; callers keep it out of divergent code.
-    unsafe { _syncthreads() }
+pub unsafe fn sync() {
+    _syncthreads()
 }
 
 /// `griddepcontrol.wait`: blocks until the grid this one depends on has finished and its
@@ -121,7 +126,8 @@ pub fn wait_for_previous_grid() {
     unsafe { core::arch::asm!("griddepcontrol.wait;", options(nostack)) }
 }
 
-/// Base address of the launch's dynamic shared memory, as a generic pointer.
+/// The launch's dynamic shared memory as a `T` (a kernel's `#[repr(C)]` shared layout from
+/// `common`, whose `size_of` the host launches with), as a generic pointer.
 #[inline(always)]
 pub fn shared<T>() -> *mut T {
     let p: u64;
@@ -143,7 +149,8 @@ pub fn lanemask_lt() -> u32 {
     m
 }
 
-/// Address of the dynamic shared memory in the shared window (for [`lds`] and [`sts`]).
+/// Address of the dynamic shared memory in the shared window (for [`lds`] and [`sts`]); add
+/// `core::mem::offset_of!` of a field of the kernel's shared layout to reach that field.
 #[inline(always)]
 pub fn shared_addr() -> u32 {
     let a: u32;
@@ -268,13 +275,15 @@ pub unsafe fn st_relaxed(p: *mut u32, value: u32) {
 }
 
 /// Inclusive warp prefix sum (`__shfl_up_sync` ladder).
+///
+/// # Safety
+/// All 32 lanes of the warp call it together (full mask).
 #[inline(always)]
-pub fn warp_inclusive_sum(mut v: u32) -> u32 {
+pub unsafe fn warp_inclusive_sum(mut v: u32) -> u32 {
     let lane = tid() & 31;
     let mut d = 1;
     while d < 32 {
-        // SAFETY: all 32 lanes call it together (full mask).
-        let o = unsafe { nvvm_shfl_up(0xffff_ffff, v, d, 0) };
+        let o = nvvm_shfl_up(0xffff_ffff, v, d, 0);
         if lane >= d {
             v += o;
         }

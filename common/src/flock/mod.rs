@@ -1,10 +1,11 @@
 //! Reynolds flocking after the CIS 565 reference: parameters, the three rules, integration and
 //! the uniform grid used by the `scattered` and `coherent` neighbour searches.
 //!
-//! Semantics are those of `shared/notes/reference.md` (CIS 565 starter code, 2016): rules read the
+//! Semantics are those of the CIS 565 starter code (2016), stated in the README: rules read the
 //! previous step's positions and velocities, distance tests are strict, self is excluded, the
 //! neighbour search is not periodic and positions wrap per axis at `±scale`.
 
+pub mod abi;
 pub mod grid;
 pub mod params;
 pub mod rules;
@@ -13,7 +14,9 @@ pub mod search;
 pub use grid::{CellOrder, Grid, SearchBox};
 pub use params::FlockParams;
 pub use rules::{clamp_speed, integrate_position, new_velocity, wrap_axis, RuleSums};
-pub use search::{fill_cell_start, for_each_run, grid_sums, grid_sums_as, naive_sums};
+pub use search::{
+    fill_cell_start, for_each_box_run, for_each_run, grid_sums, grid_sums_as, naive_sums,
+};
 
 use crate::math::Vec3;
 

@@ -107,6 +107,36 @@ where
     }
 }
 
+/// Calls `visit(start, end)` for each run of entries of the cell box `lo..=hi` (cell
+/// coordinates): one run per (y, z) row with `Linear` keys (a row is contiguous), one per cell
+/// otherwise; z then y then x. For a group of boids consecutive in cell order (a block) that
+/// walks the union of their search boxes together.
+#[inline(always)]
+pub fn for_each_box_run<S, V>(grid: &Grid, lo: [u32; 3], hi: [u32; 3], cell_start: S, mut visit: V)
+where
+    S: Fn(u32) -> u32,
+    V: FnMut(u32, u32),
+{
+    let linear = grid.order == CellOrder::Linear as u32;
+    let mut z = lo[2];
+    while z <= hi[2] {
+        let mut y = lo[1];
+        while y <= hi[1] {
+            let mut x = lo[0];
+            while x <= hi[0] {
+                let last = if linear { hi[0] } else { x };
+                visit(
+                    cell_start(grid.key_of_cell([x, y, z])),
+                    cell_start(grid.key_of_cell([last, y, z]) + 1),
+                );
+                x = last + 1;
+            }
+            y += 1;
+        }
+        z += 1;
+    }
+}
+
 #[inline(always)]
 fn min_u32(a: u32, b: u32) -> u32 {
     if a < b {

@@ -61,12 +61,6 @@ impl Lattice {
     /// Largest supported number of cells (32-bit cell coordinates).
     pub const MAX_CELLS: u64 = u32::MAX as u64;
 
-    /// Index of population `q` of `cell` in a structure-of-arrays buffer.
-    #[inline(always)]
-    pub const fn f_index(&self, q: usize, cell: usize) -> usize {
-        q * self.cells() + cell
-    }
-
     /// The cells a population of `cell` is pulled from, per axis: `pull_offsets(..)[axis][c + 1]`
     /// is the coordinate (already multiplied by the axis stride) of `x - c` with periodic wrap;
     /// the source cell of velocity `c` is the sum over the three axes. 32-bit, like `coords`.

@@ -1,9 +1,10 @@
 //! The CPU reference flock: the GPU's stages, one for one, on all cores (rayon), calling the same
 //! `murmur_common::flock` functions the kernels call. Methods agree up to float summation order.
 
+use super::stage::{Search, Stage};
 use super::{FlockBackend, FlockSettings, FlockState, Method, SimError};
+use crate::raster::CpuRaster;
 use crate::timing::{stage, StageTimes};
-use crate::view::raster::CpuRaster;
 use murmur_common::flock::{
     fill_cell_start, grid_sums, integrate_position, naive_sums, new_velocity, FlockParams, Grid,
 };
@@ -80,18 +81,20 @@ impl CpuFlock {
     fn bin(&mut self) {
         let grid = self.grid;
         let pos = &self.pos;
-        stage(&mut self.times, "compute_keys", || {
+        stage(&mut self.times, Stage::ComputeKeys.name(), || {
             self.pairs
                 .par_iter_mut()
                 .enumerate()
                 .for_each(|(i, pair)| *pair = (grid.key(pos[i]), i as u32));
         });
         // Pairs are unique (the index breaks ties), so the unstable sort is deterministic.
-        stage(&mut self.times, "sort", || self.pairs.par_sort_unstable());
+        stage(&mut self.times, Stage::Sort.name(), || {
+            self.pairs.par_sort_unstable()
+        });
         let pairs = &self.pairs;
         let start = &mut self.cell_start;
         let cells = grid.cell_count();
-        stage(&mut self.times, "cell_bounds", || {
+        stage(&mut self.times, Stage::CellBounds.name(), || {
             let n = pairs.len() as u32;
             for i in 0..n {
                 fill_cell_start(
@@ -145,7 +148,7 @@ impl FlockBackend for CpuFlock {
             Method::Naive => {
                 let (pos, vel) = (&self.pos, &self.vel);
                 let (vn, pn) = (&mut self.vel_new, &mut self.pos_sorted);
-                stage(&mut self.times, "update_boids_naive", || {
+                stage(&mut self.times, Stage::Update(Search::Naive).name(), || {
                     update_boids(vn, pn, &p, pos, vel, |i, x, _| {
                         naive_sums(&p, n, i, x, |j| (pos[j as usize], vel[j as usize]))
                     })
@@ -156,23 +159,27 @@ impl FlockBackend for CpuFlock {
                 let (pos, vel, pairs) = (&self.pos, &self.vel, &self.pairs);
                 let start = &self.cell_start;
                 let (vn, pn) = (&mut self.vel_new, &mut self.pos_sorted);
-                stage(&mut self.times, "update_boids_scattered", || {
-                    update_boids(vn, pn, &p, pos, vel, |_, x, v| {
-                        grid_sums(
-                            &p,
-                            &grid,
-                            x,
-                            v,
-                            |key| start[key as usize],
-                            |k| {
-                                let j = pairs[k as usize].1 as usize;
-                                (pos[j], vel[j])
-                            },
-                        )
-                    })
-                });
+                stage(
+                    &mut self.times,
+                    Stage::Update(Search::Scattered).name(),
+                    || {
+                        update_boids(vn, pn, &p, pos, vel, |_, x, v| {
+                            grid_sums(
+                                &p,
+                                &grid,
+                                x,
+                                v,
+                                |key| start[key as usize],
+                                |k| {
+                                    let j = pairs[k as usize].1 as usize;
+                                    (pos[j], vel[j])
+                                },
+                            )
+                        })
+                    },
+                );
             }
-            Method::Coherent | Method::CoherentShared | Method::CoherentWarp => {
+            Method::Coherent | Method::CoherentShared => {
                 self.bin();
                 let (pos, vel, id, pairs) = (&self.pos, &self.vel, &self.id, &self.pairs);
                 let (ps, vs, is) = (
@@ -180,7 +187,7 @@ impl FlockBackend for CpuFlock {
                     &mut self.vel_sorted,
                     &mut self.id_sorted,
                 );
-                stage(&mut self.times, "gather", || {
+                stage(&mut self.times, Stage::Gather.name(), || {
                     ps.par_iter_mut()
                         .zip(vs.par_iter_mut())
                         .zip(is.par_iter_mut())
@@ -197,18 +204,22 @@ impl FlockBackend for CpuFlock {
                 let (pos, vel) = (&self.pos, &self.vel);
                 let start = &self.cell_start;
                 let (vn, pn) = (&mut self.vel_new, &mut self.pos_sorted);
-                stage(&mut self.times, "update_boids_coherent", || {
-                    update_boids(vn, pn, &p, pos, vel, |_, x, v| {
-                        grid_sums(
-                            &p,
-                            &grid,
-                            x,
-                            v,
-                            |key| start[key as usize],
-                            |k| (pos[k as usize], vel[k as usize]),
-                        )
-                    })
-                });
+                stage(
+                    &mut self.times,
+                    Stage::Update(Search::Coherent).name(),
+                    || {
+                        update_boids(vn, pn, &p, pos, vel, |_, x, v| {
+                            grid_sums(
+                                &p,
+                                &grid,
+                                x,
+                                v,
+                                |key| start[key as usize],
+                                |k| (pos[k as usize], vel[k as usize]),
+                            )
+                        })
+                    },
+                );
             }
         }
         // Ping-pong: the new state becomes current.

@@ -1,9 +1,10 @@
 //! The CUDA flock backend: the CPU reference's methods as Rust kernels (`kernels-gpu/src/flock.rs`),
 //! buffers allocated once and double-buffered, each step either replayed as one CUDA graph or
-//! launched stage by stage with CUDA-event timers. The viewer's frames are rasterised here too
-//! (`render_*` kernels on the flock's own buffers, one copy of the frame back).
+//! launched stage by stage with CUDA-event timers. The viewer's frames are drawn by
+//! `crate::raster::cuda` on the flock's own buffers.
 //!
-//! A step is a flat list of stages: binning, then one `update_boids_*` kernel that computes the
+//! A step is a flat list of stages ([`StepPlan`], built once per settings): binning, then one
+//! `update_boids_*` kernel that computes the
 //! new velocity and position of every boid from the previous state (written to the other buffer
 //! of each pair) and counts it into its new cell. Binning (`SortArg`): `Counting` scans those
 //! counts into the cell table in one pass (zeroing them for the next step), then scatters the
@@ -12,17 +13,23 @@
 //! gathers. `coherent` with the counting sort scatters back into the buffer it updates from, so
 //! its step graph is the same every step.
 
+use super::stage::{Search, Stage, StepPlan, Target};
 use super::{FlockBackend, FlockSettings, FlockState, Method, SimError, SortArg};
 use crate::gpu::scan::CellScan;
 use crate::gpu::sort::RadixSort;
-use crate::gpu::{grid_1d, DriverContext, Gpu, GpuError, Launch, StageClock};
+use crate::gpu::{DriverContext, Gpu, GpuError, Shape, StageClock};
+use crate::raster::check_frame;
+use crate::raster::cuda::CudaRaster;
 use crate::timing::StageTimes;
-use crate::view::raster::check_frame;
-use cudarc::driver::{CudaFunction, CudaGraph, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaGraph, CudaSlice};
+use murmur_common::flock::abi::{
+    self as k, coherent_shared_bytes, CellBounds, ComputeKeys, CountCells, Gather, InitFlock,
+    ScatterCells, ScatterIndex, UpdateBoids,
+};
 use murmur_common::flock::{Body, Grid};
+use murmur_common::kernel::{DevSliceMut, Variant};
 use murmur_common::render::View;
 use murmur_common::Vec3;
-use std::sync::Arc;
 
 /// Up to this many boids, `coherent` updates with `update_boids_coherent_predicated`: a flock this
 /// small leaves the GPU latency-bound, and the predicated kernel trades issue slots for latency.
@@ -31,49 +38,6 @@ use std::sync::Arc;
 /// against 0.1041 at 300k, 0.1741 against 0.1718 at 500k. Uncapped, it is faster still up to 400k
 /// (`REGISTER_CAPS` in `xtask/src/link.rs`).
 pub const SMALL_FLOCK: u32 = 400_000;
-
-/// The flock kernels, looked up once.
-struct Kernels {
-    init_flock: CudaFunction,
-    count_cells: CudaFunction,
-    scatter_cells: CudaFunction,
-    scatter_index: CudaFunction,
-    compute_keys: CudaFunction,
-    cell_bounds: CudaFunction,
-    gather: CudaFunction,
-    update_boids_naive: CudaFunction,
-    update_boids_scattered: CudaFunction,
-    update_boids_coherent: CudaFunction,
-    update_boids_coherent_predicated: CudaFunction,
-    update_boids_coherent_shared: CudaFunction,
-    update_boids_coherent_warp: CudaFunction,
-    render_clear: CudaFunction,
-    render_splat: CudaFunction,
-    render_resolve: CudaFunction,
-}
-
-impl Kernels {
-    fn load(gpu: &Gpu) -> Result<Kernels, GpuError> {
-        Ok(Kernels {
-            init_flock: gpu.kernel("init_flock")?,
-            count_cells: gpu.kernel("count_cells")?,
-            scatter_cells: gpu.kernel("scatter_cells")?,
-            scatter_index: gpu.kernel("scatter_index")?,
-            compute_keys: gpu.kernel("compute_keys")?,
-            cell_bounds: gpu.kernel("cell_bounds")?,
-            gather: gpu.kernel("gather")?,
-            update_boids_naive: gpu.kernel("update_boids_naive")?,
-            update_boids_scattered: gpu.kernel("update_boids_scattered")?,
-            update_boids_coherent: gpu.kernel("update_boids_coherent")?,
-            update_boids_coherent_predicated: gpu.kernel("update_boids_coherent_predicated")?,
-            update_boids_coherent_shared: gpu.kernel("update_boids_coherent_shared")?,
-            update_boids_coherent_warp: gpu.kernel("update_boids_coherent_warp")?,
-            render_clear: gpu.kernel("render_clear")?,
-            render_splat: gpu.kernel("render_splat")?,
-            render_resolve: gpu.kernel("render_resolve")?,
-        })
-    }
-}
 
 /// Scratch of the radix-sort path.
 struct RadixPath {
@@ -96,17 +60,6 @@ pub fn device_bytes(settings: &FlockSettings, n: u32, cells: u64) -> u64 {
     bytes
 }
 
-/// The viewer's frame on the GPU: one `u64` depth+colour key and one `RGBA8` pixel per pixel
-/// (12 bytes per pixel: 11 MiB at 1280x720), allocated on the first frame of a size.
-struct FrameBuffers {
-    pixels: u32,
-    keys: CudaSlice<u64>,
-    rgba: CudaSlice<u8>,
-}
-
-/// Threads per block of the per-pixel render kernels.
-const RENDER_BLOCK: u32 = 256;
-
 /// The current buffer of a double-buffered pair (read) and the other one (written).
 fn ping_pong<T>(
     pair: &mut [CudaSlice<T>; 2],
@@ -125,11 +78,11 @@ type StepGraph = (CudaGraph, usize);
 
 /// A flock on the GPU.
 pub struct CudaFlock {
+    /// The device handle: every buffer here is owned by its stream, and every launch goes there.
     gpu: Gpu,
-    /// The stream every launch goes to (not the legacy default stream: graphs capture it).
-    stream: Arc<CudaStream>,
-    k: Kernels,
     settings: FlockSettings,
+    /// The stages of a step for these settings and this flock's size.
+    plan: StepPlan,
     grid: Grid,
     n: u32,
     body: [CudaSlice<Body>; 2],
@@ -148,8 +101,8 @@ pub struct CudaFlock {
     /// Captured steps by the current buffer they start from, with the one they leave.
     graphs: [Option<StepGraph>; 2],
     clock: StageClock,
-    /// The viewer's frame (None until the first `render_into`).
-    frame: Option<FrameBuffers>,
+    /// The viewer's frames.
+    raster: CudaRaster,
     /// How `coherent` sums the candidates.
     update_form: UpdateForm,
 }
@@ -187,6 +140,20 @@ pub fn open_random(
     Ok(Box::new(f))
 }
 
+/// The update kernel's name for a step with these settings, flock size and form.
+fn coherent_search(n: u32, form: UpdateForm) -> Search {
+    let predicated = match form {
+        UpdateForm::Auto => n <= SMALL_FLOCK,
+        UpdateForm::Branched => false,
+        UpdateForm::Predicated => true,
+    };
+    if predicated {
+        Search::CoherentPredicated
+    } else {
+        Search::Coherent
+    }
+}
+
 impl CudaFlock {
     /// Allocates everything for `n` boids (state zeroed). Fails with both figures when the GPU's
     /// free memory is short.
@@ -198,9 +165,8 @@ impl CudaFlock {
             &format!("a flock of {n} boids with {cells} grid cells"),
             device_bytes(settings, n, cells),
         )?;
-        let stream = gpu.ctx.new_stream().ctx("creating a stream")?;
-        let k = Kernels::load(&gpu)?;
         let z = n as usize;
+        let update_form = UpdateForm::Auto;
         let mut f = CudaFlock {
             body: [gpu.zeros(z)?, gpu.zeros(z)?],
             vel: [gpu.zeros(z)?, gpu.zeros(z)?],
@@ -208,15 +174,19 @@ impl CudaFlock {
             counts: gpu.zeros(cells as usize)?,
             cell_end: gpu.zeros(cells as usize)?,
             counted: false,
-            cell_scan: CellScan::new(&gpu, &stream, cells as u32)?,
+            cell_scan: CellScan::new(&gpu, cells as u32)?,
             values: None,
             radix: None,
             graphs: Default::default(),
             clock: StageClock::new(&gpu.ctx),
-            frame: None,
-            update_form: UpdateForm::Auto,
-            stream,
-            k,
+            raster: CudaRaster::default(),
+            update_form,
+            plan: StepPlan::new(
+                settings,
+                Target::Cuda {
+                    coherent: coherent_search(n, update_form),
+                },
+            ),
             settings: settings.clone(),
             grid,
             n,
@@ -226,31 +196,30 @@ impl CudaFlock {
         Ok(f)
     }
 
-    /// Chooses `coherent`'s update kernel (the checks run both; the default is `Auto`).
-    pub fn set_update_form(&mut self, form: UpdateForm) {
-        self.update_form = form;
+    /// Rebuilds the step plan (settings, size or update form changed); captured graphs go.
+    fn replan(&mut self) {
+        self.plan = StepPlan::new(
+            &self.settings,
+            Target::Cuda {
+                coherent: coherent_search(self.n, self.update_form),
+            },
+        );
         self.graphs = Default::default();
     }
 
-    /// The update kernel `coherent` runs with this flock's size and form.
-    pub fn coherent_predicated(&self) -> bool {
-        match self.update_form {
-            UpdateForm::Auto => self.n <= SMALL_FLOCK,
-            UpdateForm::Branched => false,
-            UpdateForm::Predicated => true,
-        }
+    /// Chooses `coherent`'s update kernel (the checks run both; the default is `Auto`).
+    pub fn set_update_form(&mut self, form: UpdateForm) {
+        self.update_form = form;
+        self.replan();
     }
 
     /// The name of the update kernel a step runs.
     pub fn update_kernel(&self) -> &'static str {
-        match self.settings.method {
-            Method::Naive => "update_boids_naive",
-            Method::Scattered => "update_boids_scattered",
-            Method::Coherent if self.coherent_predicated() => "update_boids_coherent_predicated",
-            Method::Coherent => "update_boids_coherent",
-            Method::CoherentWarp => "update_boids_coherent_warp",
-            Method::CoherentShared => "update_boids_coherent_shared",
-        }
+        self.plan
+            .stages
+            .last()
+            .expect("a plan ends with its update")
+            .name()
     }
 
     /// Device bytes per boid actually allocated (all buffers, cell table included).
@@ -274,22 +243,25 @@ impl CudaFlock {
         Ok(())
     }
 
-    fn cfg(&self) -> LaunchConfig {
-        grid_1d(self.n, self.settings.block_size, 0)
+    /// One thread per boid.
+    fn per_boid(&self) -> Shape {
+        Shape::per_item(self.n as u64, self.settings.block_size)
     }
 
     /// The random CIS 565 start, generated on the GPU (same numbers as `FlockState::random`).
     pub fn init_random(&mut self, seed: u64) -> Result<(), GpuError> {
         self.clock.chain_break()?;
-        let cfg = self.cfg();
-        let mut l = self.stream.launch_builder(&self.k.init_flock);
-        l.arg(&self.n)
-            .arg(&seed)
-            .arg(&self.settings.params.scale)
-            .arg(&mut self.body[self.cur])
-            .arg(&mut self.vel[self.cur]);
-        // SAFETY: matches init_flock(n, seed, scale, body, vel); buffers hold n elements.
-        unsafe { l.launch(cfg) }.ctx("init_flock")?;
+        let shape = self.per_boid();
+        let mut l = self.gpu.launch();
+        let args = InitFlock {
+            n: self.n,
+            scale: self.settings.params.scale,
+            seed,
+            body: l.write(&mut self.body[self.cur]),
+            vel: l.write(&mut self.vel[self.cur]),
+        };
+        // SAFETY: both buffers hold n elements; one thread per boid.
+        unsafe { l.run(args, shape) }?;
         self.counted = false;
         Ok(())
     }
@@ -302,7 +274,7 @@ impl CudaFlock {
             .map(|(&pos, &id)| Body { pos, id })
             .collect();
         self.clock.chain_break()?;
-        let s = &self.stream;
+        let s = &self.gpu.stream;
         s.memcpy_htod(&bodies, &mut self.body[self.cur])
             .ctx("uploading positions")?;
         s.memcpy_htod(&state.vel, &mut self.vel[self.cur])
@@ -314,177 +286,191 @@ impl CudaFlock {
     /// Stage `count_cells` (outside graphs: only after a reset of the state or the grid).
     fn count(&mut self) -> Result<(), GpuError> {
         self.clock.chain_break()?;
-        let cfg = self.cfg();
-        self.stream
+        let shape = self.per_boid();
+        self.gpu
+            .stream
             .memset_zeros(&mut self.counts)
             .ctx("clearing cell counts")?;
-        let mut l = self.stream.launch_builder(&self.k.count_cells);
-        l.arg(&self.n)
-            .arg(&self.grid)
-            .arg(&self.body[self.cur])
-            .arg(&mut self.counts);
-        // SAFETY: matches count_cells(n, grid, body, counts); keys < cell_count.
-        unsafe { l.launch(cfg) }.ctx("count_cells")?;
+        let mut l = self.gpu.launch();
+        let args = CountCells {
+            n: self.n,
+            grid: self.grid,
+            body: l.read(&self.body[self.cur]),
+            counts: l.write(&mut self.counts),
+        };
+        // SAFETY: body holds n boids, counts one entry per cell (keys < cell_count), zeroed.
+        unsafe { l.run(args, shape) }?;
         self.counted = true;
         Ok(())
     }
 
-    /// True when steps bin with the counting sort (and so count in the update kernel).
-    fn counting(&self) -> bool {
-        self.settings.sort == SortArg::Counting && self.settings.method != Method::Naive
-    }
-
-    /// Issues one step's launches (recorded into a graph when capturing), marking stages when
+    /// Issues one step's stages (recorded into a graph when capturing), marking each when
     /// `timed`, and advances the current buffer.
     fn issue_step(&mut self, timed: bool) -> Result<(), GpuError> {
-        let stream = self.stream.clone();
-        let p = self.settings.params;
-        let grid = self.grid;
-        let n = self.n;
-        let cfg = self.cfg();
-        let counting = self.counting();
-        let method = self.settings.method;
-        let cells = grid.cell_count();
-        // Programmatic dependent launch for the counting path's chain: scan, scatter, update.
-        let pdl = self.settings.pdl && counting;
-        macro_rules! mark {
-            ($name:expr) => {
-                if timed {
-                    self.clock.mark(&stream, $name)?;
-                }
-            };
-        }
-        // Binning: after it `cell_end` holds the cell ends, and for the coherent methods the
-        // state is in cell order in buffer `src`.
+        // Stages bin into buffer `src` (the coherent methods' state in cell order); the update
+        // reads it and writes the other one.
         let mut src = self.cur;
-        let reorder = !matches!(method, Method::Naive | Method::Scattered);
-        if method != Method::Naive {
-            if counting {
-                self.cell_scan
-                    .run(&stream, &mut self.counts, &mut self.cell_end, cells, pdl)?;
-                mark!("scan_cells");
-                if method == Method::Scattered {
-                    let values = self.values.as_mut().expect("allocated for scattered");
-                    let mut l = Launch::new(&stream, &self.k.scatter_index);
-                    l.arg(&n)
-                        .arg(&grid)
-                        .buf(&self.body[src])
-                        .buf(&self.cell_end)
-                        .buf(values)
-                        .after_previous(pdl);
-                    // SAFETY: matches scatter_index(n, grid, body, cell_end, values); the claimed
-                    // entries are a permutation of 0..n.
-                    unsafe { l.launch(cfg) }.ctx("scatter_index")?;
-                    mark!("scatter_index");
-                } else {
-                    let (bin, bout) = ping_pong(&mut self.body, src);
-                    let (vin, vout) = ping_pong(&mut self.vel, src);
-                    let mut l = Launch::new(&stream, &self.k.scatter_cells);
-                    l.arg(&n)
-                        .arg(&grid)
-                        .buf(bin)
-                        .buf(vin)
-                        .buf(&self.cell_end)
-                        .buf(bout)
-                        .buf(vout)
-                        .after_previous(pdl);
-                    // SAFETY: matches scatter_cells(n, grid, body_in, vel_in, cell_end, body_out,
-                    // vel_out); the claimed entries are a permutation of 0..n.
-                    unsafe { l.launch(cfg) }.ctx("scatter_cells")?;
-                    src ^= 1;
-                    mark!("scatter_cells");
-                }
-            } else {
-                let values = self.values.as_mut().expect("allocated for radix");
-                let radix = self.radix.as_mut().expect("allocated for radix");
-                let mut l = stream.launch_builder(&self.k.compute_keys);
-                l.arg(&n)
-                    .arg(&grid)
-                    .arg(&self.body[src])
-                    .arg(&mut radix.keys)
-                    .arg(&mut *values);
-                // SAFETY: matches compute_keys(n, grid, body, keys, values).
-                unsafe { l.launch(cfg) }.ctx("compute_keys")?;
-                mark!("compute_keys");
-                radix
-                    .sort
-                    .sort(&stream, n, grid.key_bits(), &mut radix.keys, values)?;
-                mark!("sort");
-                let mut l = stream.launch_builder(&self.k.cell_bounds);
-                l.arg(&n)
-                    .arg(&cells)
-                    .arg(&radix.keys)
-                    .arg(&mut self.cell_end);
-                // SAFETY: matches cell_bounds(n, cell_count, keys, cell_end); keys sorted,
-                // < cell_count; the table has cell_count entries.
-                unsafe { l.launch(cfg) }.ctx("cell_bounds")?;
-                mark!("cell_bounds");
-                if reorder {
-                    let (bin, bout) = ping_pong(&mut self.body, src);
-                    let (vin, vout) = ping_pong(&mut self.vel, src);
-                    let mut l = stream.launch_builder(&self.k.gather);
-                    l.arg(&n)
-                        .arg(&*values)
-                        .arg(bin)
-                        .arg(vin)
-                        .arg(bout)
-                        .arg(vout);
-                    // SAFETY: matches gather(n, values, body_in, vel_in, body_out, vel_out);
-                    // values is a permutation of 0..n.
-                    unsafe { l.launch(cfg) }.ctx("gather")?;
-                    src ^= 1;
-                    mark!("gather");
-                }
+        let plan = std::mem::take(&mut self.plan.stages);
+        let result = plan.iter().try_for_each(|&stage| {
+            self.issue(stage, &mut src)?;
+            if timed {
+                self.clock.mark(&self.gpu.stream, stage.name())?;
             }
-        }
-        // Update: reads buffer `src`, writes the other one, counts when counting.
-        let (name, predicated) = (self.update_kernel(), self.coherent_predicated());
-        let (bin, bout) = ping_pong(&mut self.body, src);
-        let (vin, vout) = ping_pong(&mut self.vel, src);
-        let (kernel, smem) = match method {
-            Method::Naive => (&self.k.update_boids_naive, 0),
-            Method::Scattered => (&self.k.update_boids_scattered, 0),
-            Method::Coherent if predicated => (&self.k.update_boids_coherent_predicated, 0),
-            Method::Coherent => (&self.k.update_boids_coherent, 0),
-            Method::CoherentWarp => (&self.k.update_boids_coherent_warp, 0),
-            Method::CoherentShared => (
-                &self.k.update_boids_coherent_shared,
-                32 + self.settings.block_size * 28,
-            ),
-        };
-        let null: u64 = 0;
-        let mut l = Launch::new(&stream, kernel);
-        l.arg(&n).arg(&p).arg(&grid);
-        if method != Method::Naive {
-            l.buf(&self.cell_end);
-        }
-        if method == Method::Scattered {
-            l.buf(self.values.as_ref().expect("allocated for scattered"));
-        }
-        l.buf(bin).buf(vin).buf(bout).buf(vout);
-        if counting {
-            l.buf(&self.counts);
-        } else {
-            l.arg(&null);
-        }
-        l.after_previous(pdl);
-        // SAFETY: matches update_boids_{naive(n, params, grid, body, vel, body_out, vel_out,
-        // counts) | scattered(n, params, grid, cell_end, values, body, vel, body_out, vel_out,
-        // counts) | coherent[_predicated|_warp|_shared](n, params, grid, cell_end, body, vel,
-        // body_out, vel_out, counts)}; counts is null or holds cell_count zeroed-then-counted
-        // entries; the shared variant gets 32 + block * 28 bytes of shared memory.
-        unsafe { l.launch(grid_1d(n, self.settings.block_size, smem)) }.ctx(name)?;
-        mark!(name);
+            Ok(())
+        });
+        self.plan.stages = plan;
+        result?;
         self.cur = src ^ 1;
         Ok(())
     }
 
+    /// Issues one stage. `src` is the buffer holding the state the next stage reads.
+    fn issue(&mut self, stage: Stage, src: &mut usize) -> Result<(), GpuError> {
+        let (n, grid) = (self.n, self.grid);
+        let cells = grid.cell_count();
+        // Programmatic dependent launch for the counting path's chain: scan, scatter, update.
+        let pdl = self.settings.pdl && self.plan.counting;
+        let shape = self.per_boid().after_previous(pdl);
+        let gpu = &self.gpu;
+        match stage {
+            Stage::ScanCells => {
+                self.cell_scan
+                    .run(gpu, &mut self.counts, &mut self.cell_end, cells, pdl)?;
+            }
+            Stage::ScatterIndex => {
+                let values = self.values.as_mut().expect("allocated for scattered");
+                let mut l = gpu.launch();
+                let args = ScatterIndex {
+                    n,
+                    grid,
+                    body: l.read(&self.body[*src]),
+                    cell_end: l.write(&mut self.cell_end),
+                    values: l.write(values),
+                };
+                // SAFETY: the claimed entries are a permutation of 0..n.
+                unsafe { l.run(args, shape) }?;
+            }
+            Stage::ScatterCells => {
+                let (bin, bout) = ping_pong(&mut self.body, *src);
+                let (vin, vout) = ping_pong(&mut self.vel, *src);
+                let mut l = gpu.launch();
+                let args = ScatterCells {
+                    n,
+                    grid,
+                    body_in: l.read(bin),
+                    vel_in: l.read(vin),
+                    cell_end: l.write(&mut self.cell_end),
+                    body_out: l.write(bout),
+                    vel_out: l.write(vout),
+                };
+                // SAFETY: the claimed entries are a permutation of 0..n.
+                unsafe { l.run(args, shape) }?;
+                *src ^= 1;
+            }
+            Stage::ComputeKeys => {
+                let values = self.values.as_mut().expect("allocated for radix");
+                let radix = self.radix.as_mut().expect("allocated for radix");
+                let mut l = gpu.launch();
+                let args = ComputeKeys {
+                    n,
+                    grid,
+                    body: l.read(&self.body[*src]),
+                    keys: l.write(&mut radix.keys),
+                    values: l.write(values),
+                };
+                // SAFETY: every buffer holds n elements.
+                unsafe { l.run(args, shape) }?;
+            }
+            Stage::Sort => {
+                let values = self.values.as_mut().expect("allocated for radix");
+                let radix = self.radix.as_mut().expect("allocated for radix");
+                radix
+                    .sort
+                    .sort(gpu, n, grid.key_bits(), &mut radix.keys, values)?;
+            }
+            Stage::CellBounds => {
+                let radix = self.radix.as_ref().expect("allocated for radix");
+                let mut l = gpu.launch();
+                let args = CellBounds {
+                    n,
+                    cell_count: cells,
+                    keys: l.read(&radix.keys),
+                    cell_end: l.write(&mut self.cell_end),
+                };
+                // SAFETY: keys sorted, < cell_count; the table has cell_count entries.
+                unsafe { l.run(args, shape) }?;
+            }
+            Stage::Gather => {
+                let values = self.values.as_ref().expect("allocated for radix");
+                let (bin, bout) = ping_pong(&mut self.body, *src);
+                let (vin, vout) = ping_pong(&mut self.vel, *src);
+                let mut l = gpu.launch();
+                let args = Gather {
+                    n,
+                    values: l.read(values),
+                    body_in: l.read(bin),
+                    vel_in: l.read(vin),
+                    body_out: l.write(bout),
+                    vel_out: l.write(vout),
+                };
+                // SAFETY: values is a permutation of 0..n.
+                unsafe { l.run(args, shape) }?;
+                *src ^= 1;
+            }
+            Stage::Update(search) => {
+                let block = self.settings.block_size;
+                let counting = self.plan.counting;
+                let (bin, bout) = ping_pong(&mut self.body, *src);
+                let (vin, vout) = ping_pong(&mut self.vel, *src);
+                let mut l = gpu.launch();
+                let args = UpdateBoids::<()> {
+                    n,
+                    params: self.settings.params,
+                    grid,
+                    cell_end: l.read(&self.cell_end),
+                    values: match &self.values {
+                        Some(v) => l.read(v),
+                        None => murmur_common::DevSlice::empty(),
+                    },
+                    body: l.read(bin),
+                    vel: l.read(vin),
+                    body_out: l.write(bout),
+                    vel_out: l.write(vout),
+                    counts: if counting {
+                        l.write(&mut self.counts)
+                    } else {
+                        DevSliceMut::empty()
+                    },
+                    search: Variant::NEW,
+                };
+                // SAFETY (every arm): the state buffers hold n boids; cell_end is the table of
+                // this step's binning (cell_count entries); values the sorted index array when
+                // scattered; counts zeroed by the scan and counted into, or empty.
+                match search {
+                    Search::Naive => unsafe { l.run(args.to::<k::Naive>(), shape) },
+                    Search::Scattered => unsafe { l.run(args.to::<k::Scattered>(), shape) },
+                    Search::Coherent => unsafe { l.run(args.to::<k::Coherent>(), shape) },
+                    Search::CoherentPredicated => unsafe {
+                        l.run(args.to::<k::CoherentPredicated>(), shape)
+                    },
+                    Search::CoherentShared => unsafe {
+                        l.run(
+                            args.to::<k::CoherentShared>(),
+                            shape.shared_bytes(coherent_shared_bytes(block)),
+                        )
+                    },
+                }?;
+            }
+        }
+        Ok(())
+    }
+
     fn step_gpu(&mut self) -> Result<(), GpuError> {
-        let counting = self.counting();
+        let counting = self.plan.counting;
         if counting && !self.counted {
             self.count()?;
         }
-        let stream = self.stream.clone();
+        let stream = self.gpu.stream.clone();
         let timed = self.settings.gpu_timer;
         if self.settings.cuda_graph {
             if timed {
@@ -528,63 +514,6 @@ impl CudaFlock {
     }
 }
 
-impl CudaFlock {
-    /// Stages `render_clear`, `render_splat`, `render_resolve` on the flock's current buffers,
-    /// then one copy of the `RGBA8` frame into `rgba` (synchronises the stream).
-    fn render_gpu(
-        &mut self,
-        view: &View,
-        background: u32,
-        rgba: &mut [u8],
-    ) -> Result<(), GpuError> {
-        self.clock.chain_break()?;
-        let pixels = view.width * view.height;
-        if self.frame.as_ref().is_none_or(|f| f.pixels != pixels) {
-            self.frame = None;
-            self.gpu.check_fits(
-                &format!("a {}x{} frame", view.width, view.height),
-                pixels as u64 * 12,
-            )?;
-            self.frame = Some(FrameBuffers {
-                pixels,
-                keys: self.gpu.zeros(pixels as usize)?,
-                rgba: self.gpu.zeros(pixels as usize * 4)?,
-            });
-        }
-        let (per_pixel, per_boid) = (grid_1d(pixels, RENDER_BLOCK, 0), self.cfg());
-        let Some(f) = self.frame.as_mut() else {
-            unreachable!("allocated above");
-        };
-        let stream = &self.stream;
-        let mut l = stream.launch_builder(&self.k.render_clear);
-        l.arg(&pixels).arg(&mut f.keys);
-        // SAFETY: matches render_clear(pixels, frame); keys holds `pixels` entries.
-        unsafe { l.launch(per_pixel) }.ctx("render_clear")?;
-        let mut l = stream.launch_builder(&self.k.render_splat);
-        l.arg(&self.n)
-            .arg(view)
-            .arg(&self.body[self.cur])
-            .arg(&self.vel[self.cur])
-            .arg(&mut f.keys);
-        // SAFETY: matches render_splat(n, view, body, vel, frame); the current body and velocity
-        // buffers hold n boids in the same order; the kernel writes only pixels inside
-        // view.width x view.height = `pixels` keys.
-        unsafe { l.launch(per_boid) }.ctx("render_splat")?;
-        let mut l = stream.launch_builder(&self.k.render_resolve);
-        l.arg(&pixels)
-            .arg(&background)
-            .arg(&f.keys)
-            .arg(&mut f.rgba);
-        // SAFETY: matches render_resolve(pixels, background, frame, rgba); rgba holds 4 * pixels
-        // bytes (device allocations are 256-byte aligned, so u32 stores are aligned).
-        unsafe { l.launch(per_pixel) }.ctx("render_resolve")?;
-        stream
-            .memcpy_dtoh(&f.rgba, rgba)
-            .ctx("copying the frame from the GPU")?;
-        Ok(())
-    }
-}
-
 impl FlockBackend for CudaFlock {
     fn describe(&self) -> String {
         format!("cuda ({})", self.gpu.name)
@@ -598,16 +527,14 @@ impl FlockBackend for CudaFlock {
         Ok(self.step_gpu()?)
     }
 
+    fn synchronize(&mut self) -> Result<(), SimError> {
+        Ok(self.gpu.synchronize()?)
+    }
+
     fn state(&mut self) -> Result<FlockState, SimError> {
         self.clock.chain_break()?;
-        let bodies = self
-            .stream
-            .clone_dtoh(&self.body[self.cur])
-            .ctx("copying from the GPU")?;
-        let vel = self
-            .stream
-            .clone_dtoh(&self.vel[self.cur])
-            .ctx("copying from the GPU")?;
+        let bodies = self.gpu.download(&self.body[self.cur])?;
+        let vel = self.gpu.download(&self.vel[self.cur])?;
         Ok(FlockState {
             pos: bodies.iter().map(|b| b.pos).collect(),
             id: bodies.iter().map(|b| b.id).collect(),
@@ -618,7 +545,9 @@ impl FlockBackend for CudaFlock {
 
     fn set_state(&mut self, state: &FlockState) -> Result<(), SimError> {
         if state.len() as u32 != self.n {
+            let form = self.update_form;
             *self = CudaFlock::new(&self.settings, state.len() as u32)?;
+            self.set_update_form(form);
         }
         self.graphs = Default::default();
         Ok(self.upload(state)?)
@@ -634,13 +563,13 @@ impl FlockBackend for CudaFlock {
             )?;
             self.counts = self.gpu.zeros(cells as usize)?;
             self.cell_end = self.gpu.zeros(cells as usize)?;
-            self.cell_scan = CellScan::new(&self.gpu, &self.stream, cells)?;
+            self.cell_scan = CellScan::new(&self.gpu, cells)?;
         }
         self.grid = grid;
         self.settings = settings.clone();
         self.ensure_scratch()?;
         self.counted = false;
-        self.graphs = Default::default();
+        self.replan();
         Ok(())
     }
 
@@ -672,6 +601,16 @@ impl FlockBackend for CudaFlock {
         rgba: &mut [u8],
     ) -> Result<(), SimError> {
         check_frame(view, rgba)?;
-        Ok(self.render_gpu(view, background, rgba)?)
+        self.clock.chain_break()?;
+        let cur = self.cur;
+        Ok(self.raster.draw(
+            &self.gpu,
+            view,
+            background,
+            self.n,
+            &self.body[cur],
+            &self.vel[cur],
+            rgba,
+        )?)
     }
 }

@@ -10,9 +10,10 @@ pub mod cpu;
 pub mod cuda;
 pub mod driver;
 pub mod snapshot;
+pub mod stage;
 
+use crate::raster::{CpuRaster, RasterError};
 use crate::timing::StageTimes;
-use crate::view::raster::{CpuRaster, RasterError};
 use murmur_common::flock::{CellOrder, FlockParams, Grid};
 use murmur_common::render::View;
 use murmur_common::Vec3;
@@ -28,21 +29,18 @@ pub enum Method {
     Scattered,
     /// Uniform grid; positions and velocities are reordered into cell order every step.
     Coherent,
-    /// `coherent`, with each block staging its cells' boids in shared memory (GPU only; the CPU
-    /// backend runs `coherent` for it, which it equals up to summation order).
+    /// `coherent`, with each block staging its cells' boids in shared memory (the CIS 565
+    /// write-ups' shared-memory method; GPU only: the CPU backend runs `coherent` for it, which
+    /// it equals up to summation order).
     CoherentShared,
-    /// `coherent`, with each warp walking the union of its 32 boids' search boxes in lockstep
-    /// (GPU only; the CPU backend runs `coherent` for it).
-    CoherentWarp,
 }
 
 impl Method {
-    pub const ALL: [Method; 5] = [
+    pub const ALL: [Method; 4] = [
         Method::Naive,
         Method::Scattered,
         Method::Coherent,
         Method::CoherentShared,
-        Method::CoherentWarp,
     ];
 
     pub fn name(self) -> &'static str {
@@ -51,7 +49,6 @@ impl Method {
             Method::Scattered => "scattered",
             Method::Coherent => "coherent",
             Method::CoherentShared => "coherent-shared",
-            Method::CoherentWarp => "coherent-warp",
         }
     }
 
@@ -205,8 +202,12 @@ pub trait FlockBackend {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    /// Advances one step.
+    /// Advances one step (queues it, on the GPU).
     fn step(&mut self) -> Result<(), SimError>;
+    /// Waits until every queued step has finished: call it before a wall clock stops.
+    fn synchronize(&mut self) -> Result<(), SimError> {
+        Ok(())
+    }
     /// Copies the state back, ordered by id.
     fn state(&mut self) -> Result<FlockState, SimError>;
     /// Replaces the whole state (same or different `n`).

@@ -4,10 +4,11 @@
 
 use super::{Fields, FluidBackend, FluidError, Setup};
 use crate::timing::{stage, StageTimes};
+use murmur_common::lbm::abi::{Init, StreamCollide};
 use murmur_common::lbm::{
-    initial_populations, store_populations, stream_collide_cell, CollisionModel, Lattice,
-    LbmParams, ACM_MRT, BGK, Q, RM_MRT,
+    init_cell, stream_collide_cell, CollisionModel, Lattice, LbmParams, Model, Populations,
 };
+use murmur_common::{with_model, DevSlice, DevSliceMut};
 use rayon::prelude::*;
 
 /// Cells per rayon task (a few z-rows: big enough to amortise scheduling).
@@ -24,12 +25,23 @@ pub struct CpuFluid {
     times: StageTimes,
 }
 
-/// A raw pointer that rayon tasks may share: every task writes disjoint cells.
+/// Kernel arguments over host buffers that rayon tasks may share: every task writes disjoint
+/// cells (the contract of `stream_collide_cell` and `init_cell`).
 #[derive(Clone, Copy)]
-struct SharedMut(*mut f32);
-// SAFETY: used only for writes to disjoint cells (see `stream_collide_cell`'s contract).
-unsafe impl Send for SharedMut {}
-unsafe impl Sync for SharedMut {}
+struct Shared<A>(A);
+// SAFETY: see above; the buffers outlive the parallel loop that uses the arguments.
+unsafe impl<A> Send for Shared<A> {}
+unsafe impl<A> Sync for Shared<A> {}
+
+fn view<T>(v: &[T]) -> DevSlice<T> {
+    // SAFETY: the slice's memory, for as long as the caller keeps it borrowed.
+    unsafe { DevSlice::from_raw(v.as_ptr(), v.len() as u64) }
+}
+
+fn view_mut<T>(v: &mut [T]) -> DevSliceMut<T> {
+    // SAFETY: as `view`, written only through the returned view meanwhile.
+    unsafe { DevSliceMut::from_raw(v.as_mut_ptr(), v.len() as u64) }
+}
 
 impl CpuFluid {
     pub fn new(setup: &Setup) -> Result<CpuFluid, FluidError> {
@@ -42,14 +54,19 @@ impl CpuFluid {
                 setup.init.data.len()
             )));
         }
-        let mut f = vec![0.0f32; Q * n];
-        let ptr = SharedMut(f.as_mut_ptr());
-        let init = &setup.init;
+        let lattice = setup.lattice();
+        let mut f = vec![0.0f32; Populations::new(lattice).len()];
+        let init = Shared(Init {
+            lattice,
+            _pad: 0,
+            fields: view(&setup.init.data),
+            f: view_mut(&mut f),
+        });
         (0..n).into_par_iter().with_min_len(CHUNK).for_each(|cell| {
-            let eq = initial_populations(init.rho(cell), init.u(cell));
-            let p = ptr;
-            // SAFETY: `f` holds 27 n floats; each cell writes only its own slots.
-            unsafe { store_populations(p.0, n, cell, &eq) };
+            let a = &init;
+            // SAFETY: the buffers are sized for the lattice (checked above); each cell writes
+            // only its own slots.
+            unsafe { init_cell(&a.0, cell) };
         });
         Ok(CpuFluid {
             model: setup.model,
@@ -62,27 +79,23 @@ impl CpuFluid {
         })
     }
 
-    fn stream_collide<const MODEL: u32>(&mut self, params: &LbmParams) {
+    /// Stage `stream_collide` of model `M` over every cell: the same arguments and cell
+    /// function as the GPU's kernels.
+    fn stream_collide<M: Model>(&mut self, params: LbmParams) {
         let n = params.lattice.cells();
-        let flags = self.flags.as_ptr() as usize;
-        let src = self.f_src.as_ptr() as usize;
-        let dst = SharedMut(self.f_dst.as_mut_ptr());
-        let fields = SharedMut(self.fields.as_mut_ptr());
+        let step = Shared(StreamCollide::<M>::new(
+            params,
+            view(&self.flags),
+            view(&self.f_src),
+            view_mut(&mut self.f_dst),
+            view_mut(&mut self.fields),
+        ));
         (0..n.div_ceil(CHUNK)).into_par_iter().for_each(|chunk| {
-            let (dst, fields) = (dst, fields);
+            let a = &step;
             for cell in chunk * CHUNK..((chunk + 1) * CHUNK).min(n) {
                 // SAFETY: buffers are sized for the lattice (checked in `new`), `src` and `dst`
                 // are different buffers, each cell writes only its own slots.
-                unsafe {
-                    stream_collide_cell::<MODEL>(
-                        params,
-                        cell,
-                        flags as *const u8,
-                        src as *const f32,
-                        dst.0,
-                        fields.0,
-                    )
-                };
+                unsafe { stream_collide_cell(&a.0, cell) };
             }
         });
     }
@@ -105,11 +118,11 @@ impl FluidBackend for CpuFluid {
         let mut p = self.params;
         p.store_fields = store_fields as u32;
         let mut times = std::mem::take(&mut self.times);
-        stage(&mut times, "stream_collide", || match self.model {
-            CollisionModel::Bgk => self.stream_collide::<BGK>(&p),
-            CollisionModel::RmMrt => self.stream_collide::<RM_MRT>(&p),
-            CollisionModel::AcmMrt => self.stream_collide::<ACM_MRT>(&p),
-        });
+        stage(
+            &mut times,
+            "stream_collide",
+            || with_model!(self.model, M => self.stream_collide::<M>(p)),
+        );
         times.steps += 1;
         self.times = times;
         std::mem::swap(&mut self.f_src, &mut self.f_dst);

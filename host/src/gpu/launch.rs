@@ -1,99 +1,201 @@
-//! Kernel launches that may overlap the previous kernel's tail: programmatic dependent launch
-//! (PDL, sm_90+). cudarc's launch builder has no launch attributes, so the stages a step chains
-//! (scan, scatter, update) go through this one: `cuLaunchKernelEx` with
-//! `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`. Such a kernel's blocks may start
-//! while the previous kernel in the stream still runs (once all of its blocks have called
-//! `griddepcontrol.launch_dependents`); the kernel itself waits with `griddepcontrol.wait`
-//! (`thread::wait_for_previous_grid`) before it reads what that kernel writes. CUDA graph
-//! capture keeps the attribute as a programmatic edge.
+//! The one launch layer: every kernel is launched here, from its typed argument struct
+//! (`murmur_common::kernel`), with a [`Shape`] (grid, block, dynamic shared bytes, and whether it
+//! may overlap the previous kernel in the stream: programmatic dependent launch, PDL).
+//!
+//! ```ignore
+//! let mut l = gpu.launch();
+//! let args = CountCells { n, grid, body: l.read(&body), counts: l.write(&mut counts) };
+//! unsafe { l.run(args, Shape::per_item(n as u64, 256)) }?;
+//! ```
+//!
+//! Buffers become [`DevSlice`] / [`DevSliceMut`] only through [`Launch::read`] and
+//! [`Launch::write`], so a written buffer needs `&mut`, and a buffer owned by another stream is
+//! joined: the launch stream waits for the owner's queued work (an event recorded on the owner),
+//! and after the launch the owner waits for it. PDL uses `cuLaunchKernelEx` with
+//! `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`: the kernel's blocks may start while
+//! the previous kernel's blocks drain, and the kernel waits in `griddepcontrol.wait`
+//! (`thread::wait_for_previous_grid`) before it reads that kernel's results. Graph capture keeps
+//! the attribute as a programmatic edge.
 
-use cudarc::driver::LaunchConfig;
-use cudarc::driver::{
-    sys, CudaFunction, CudaSlice, CudaStream, DevicePtr, DeviceRepr, DriverError,
-};
+use super::{DriverContext, Gpu, GpuError};
+use cudarc::driver::{sys, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr};
+use murmur_common::kernel::{DevSlice, DevSliceMut, Kernel};
 use std::ffi::c_void;
+use std::sync::Arc;
 
-/// One launch: the kernel, copies of its arguments, and whether it may overlap its predecessor.
-pub struct Launch<'a> {
-    stream: &'a CudaStream,
-    func: &'a CudaFunction,
-    /// Each argument's bytes, 8-byte aligned; the driver reads them during the launch call.
-    args: Vec<Box<[u64]>>,
-    overlap: bool,
+/// Dynamic shared memory a kernel gets without opting in (CUDA's 48 KiB default).
+const DEFAULT_SHARED_LIMIT: u32 = 48 * 1024;
+
+/// Grid, block and dynamic shared memory of one launch, and whether it may overlap the kernel
+/// before it (PDL).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    pub grid: (u32, u32, u32),
+    pub block: (u32, u32, u32),
+    pub shared_bytes: u32,
+    pub after_previous: bool,
 }
 
-impl<'a> Launch<'a> {
-    pub fn new(stream: &'a CudaStream, func: &'a CudaFunction) -> Launch<'a> {
-        Launch {
-            stream,
-            func,
-            args: Vec::new(),
-            overlap: false,
+impl Shape {
+    /// One thread per element of `n` (at least one block), `block` threads per block.
+    pub fn per_item(n: u64, block: u32) -> Shape {
+        let blocks = n.div_ceil(block as u64).max(1);
+        Shape::blocks(u32::try_from(blocks).unwrap_or(u32::MAX), block)
+    }
+
+    /// `blocks` blocks of `block` threads.
+    pub fn blocks(blocks: u32, block: u32) -> Shape {
+        Shape {
+            grid: (blocks.max(1), 1, 1),
+            block: (block, 1, 1),
+            shared_bytes: 0,
+            after_previous: false,
         }
     }
 
-    /// A by-value argument (a scalar or a `#[repr(C)]` struct the kernel takes by value).
-    pub fn arg<T: DeviceRepr>(&mut self, value: &T) -> &mut Self {
-        let size = std::mem::size_of::<T>();
-        let mut words = vec![0u64; size.div_ceil(8).max(1)].into_boxed_slice();
-        // SAFETY: copies the `size` bytes of a plain-data value into a buffer at least as large.
+    /// With `bytes` of dynamic shared memory.
+    pub fn shared_bytes(mut self, bytes: u32) -> Shape {
+        self.shared_bytes = bytes;
+        self
+    }
+
+    /// With one `T` of dynamic shared memory (a kernel's `#[repr(C)]` shared layout).
+    pub fn shared_of<T>(self) -> Shape {
+        self.shared_bytes(std::mem::size_of::<T>() as u32)
+    }
+
+    /// Lets the kernel start before the previous one in the stream has finished when `allowed`
+    /// (it must wait for it on the device before reading its results).
+    pub fn after_previous(mut self, allowed: bool) -> Shape {
+        self.after_previous = allowed;
+        self
+    }
+}
+
+/// One launch being prepared: the stream it goes to and the other streams whose buffers it
+/// uses.
+pub struct Launch<'a> {
+    gpu: &'a Gpu,
+    stream: &'a Arc<CudaStream>,
+    /// Owners of buffers this launch uses that are not its stream (joined before and after).
+    foreign: Vec<Arc<CudaStream>>,
+    /// The first failure of a join, reported by [`Launch::run`].
+    error: Option<GpuError>,
+}
+
+impl<'a> Launch<'a> {
+    pub(super) fn new(gpu: &'a Gpu, stream: &'a Arc<CudaStream>) -> Launch<'a> {
+        Launch {
+            gpu,
+            stream,
+            foreign: Vec::new(),
+            error: None,
+        }
+    }
+
+    /// The stream the launch goes to.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        self.stream
+    }
+
+    /// Joins the owner of a buffer once when it is not the launch stream.
+    fn own(&mut self, owner: &Arc<CudaStream>) {
+        if Arc::ptr_eq(owner, self.stream) || self.foreign.iter().any(|s| Arc::ptr_eq(s, owner)) {
+            return;
+        }
+        if let Err(e) = self.stream.join(owner) {
+            self.error.get_or_insert(GpuError::Driver {
+                context: "joining a buffer's stream".into(),
+                source: e,
+            });
+        }
+        self.foreign.push(owner.clone());
+    }
+
+    /// A read-only view of `buf` for the kernel.
+    pub fn read<T>(&mut self, buf: &CudaSlice<T>) -> DevSlice<T> {
+        self.own(buf.stream());
+        let (ptr, _record) = buf.device_ptr(self.stream);
+        // SAFETY: the allocation holds `len` elements and outlives the launch (freeing it is
+        // ordered after the launch on its owning stream).
+        unsafe { DevSlice::from_raw(ptr as *const T, buf.len() as u64) }
+    }
+
+    /// A writable view of `buf` for the kernel.
+    pub fn write<T>(&mut self, buf: &mut CudaSlice<T>) -> DevSliceMut<T> {
+        self.own(buf.stream());
+        let len = buf.len() as u64;
+        let (ptr, _record) = buf.device_ptr_mut(self.stream);
+        // SAFETY: as in `read`; `&mut` keeps other host code from handing it out meanwhile.
+        unsafe { DevSliceMut::from_raw(ptr as *mut T, len) }
+    }
+
+    /// A writable view of a byte buffer as `U` elements (e.g. RGBA8 pixels as `u32`): device
+    /// allocations are 256-byte aligned.
+    pub fn write_as<U>(&mut self, buf: &mut CudaSlice<u8>) -> DevSliceMut<U> {
+        let bytes = self.write(buf);
+        // SAFETY: the same allocation, its length in whole `U`s; aligned (see above).
         unsafe {
-            std::ptr::copy_nonoverlapping(
-                value as *const T as *const u8,
-                words.as_mut_ptr() as *mut u8,
-                size,
+            DevSliceMut::from_raw(
+                bytes.as_mut_ptr() as *mut U,
+                bytes.len() / std::mem::size_of::<U>() as u64,
             )
-        };
-        self.args.push(words);
-        self
+        }
     }
 
-    /// A device buffer, passed as its device pointer.
-    pub fn buf<T>(&mut self, slice: &CudaSlice<T>) -> &mut Self {
-        // Event tracking is off (one stream, `Gpu::open`): the guard records nothing.
-        let (ptr, _guard) = slice.device_ptr(self.stream);
-        self.arg(&ptr)
-    }
-
-    /// Lets this kernel start before the previous one in the stream has finished (PDL) when
-    /// `allowed`; it must then wait for it on the device before reading its results.
-    pub fn after_previous(&mut self, allowed: bool) -> &mut Self {
-        self.overlap = allowed;
-        self
-    }
-
+    /// Launches kernel `K` with `args` in `shape` on the launch stream.
+    ///
     /// # Safety
-    /// The arguments must match the kernel's parameters in number, order and type, and every
-    /// buffer must be large enough for what the kernel does with it.
-    pub unsafe fn launch(&mut self, cfg: LaunchConfig) -> Result<(), DriverError> {
-        self.stream.context().bind_to_thread()?;
-        let mut params: Vec<*mut c_void> = self
-            .args
-            .iter_mut()
-            .map(|a| a.as_mut_ptr() as *mut c_void)
-            .collect();
+    /// `args` must meet the contract documented on `K` (which buffers it reads and writes, how
+    /// many elements each must hold, what must be zeroed), and `shape` must cover the elements
+    /// the kernel expects one thread each for.
+    pub unsafe fn run<K: Kernel + DeviceRepr>(
+        self,
+        mut args: K,
+        shape: Shape,
+    ) -> Result<(), GpuError> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        let func = self.gpu.function::<K>();
+        if shape.shared_bytes > DEFAULT_SHARED_LIMIT {
+            func.set_attribute(
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                shape.shared_bytes as i32,
+            )
+            .ctx(&format!("allowing {} its shared memory", K::NAME))?;
+        }
+        self.stream.context().bind_to_thread().ctx(K::NAME)?;
+        let mut params = [&mut args as *mut K as *mut c_void];
         // SAFETY: an all-zero attribute is a valid value of this plain C struct.
         let mut attr: sys::CUlaunchAttribute = std::mem::zeroed();
         attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
         attr.value.programmaticStreamSerializationAllowed = 1;
         let config = sys::CUlaunchConfig {
-            gridDimX: cfg.grid_dim.0,
-            gridDimY: cfg.grid_dim.1,
-            gridDimZ: cfg.grid_dim.2,
-            blockDimX: cfg.block_dim.0,
-            blockDimY: cfg.block_dim.1,
-            blockDimZ: cfg.block_dim.2,
-            sharedMemBytes: cfg.shared_mem_bytes,
+            gridDimX: shape.grid.0,
+            gridDimY: shape.grid.1,
+            gridDimZ: shape.grid.2,
+            blockDimX: shape.block.0,
+            blockDimY: shape.block.1,
+            blockDimZ: shape.block.2,
+            sharedMemBytes: shape.shared_bytes,
             hStream: self.stream.cu_stream(),
             attrs: &mut attr,
-            numAttrs: self.overlap as u32,
+            numAttrs: shape.after_previous as u32,
         };
+        // SAFETY: the kernel takes exactly one parameter, a `K` (the typed kernel interface);
+        // the driver copies it during the call.
         sys::cuLaunchKernelEx(
             &config,
-            self.func.cu_function(),
+            func.cu_function(),
             params.as_mut_ptr(),
             std::ptr::null_mut(),
         )
         .result()
+        .ctx(K::NAME)?;
+        for owner in &self.foreign {
+            owner.join(self.stream).ctx("joining a buffer's stream")?;
+        }
+        Ok(())
     }
 }

@@ -1,44 +1,31 @@
 //! Host side of the device radix sort (`kernels-gpu/src/sort.rs`): scratch buffers allocated
 //! once; `radix_counts` once per sort, then one `radix_onesweep` per 8-bit digit.
 
-use super::{grid_1d, DriverContext, Gpu, GpuError};
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
-use std::sync::Arc;
+use super::{DriverContext, Gpu, GpuError, Shape};
+use cudarc::driver::CudaSlice;
+use murmur_common::sort::abi::{RadixCounts, RadixOnesweep};
+use murmur_common::sort::{
+    onesweep_tiles, status_words, DigitCounts, OnesweepShared, COUNT_BLOCK, COUNT_BLOCKS_PER_SM,
+    MAX_PASSES, ONESWEEP_BLOCK, RADIX, RADIX_BITS,
+};
 
-/// Threads per block of `radix_onesweep` (`ONESWEEP_BLOCK` in the kernels).
-const ONESWEEP_BLOCK: u32 = 256;
-/// Pairs per `radix_onesweep` tile (`ONESWEEP_TILE`: 24 per thread).
-pub const SORT_TILE: u32 = ONESWEEP_BLOCK * 24;
-/// Shared memory of `radix_onesweep` in words (`ONESWEEP_SMEM_WORDS`).
-const ONESWEEP_SMEM_WORDS: u32 = 8 * RADIX + RADIX + 32 + 2 * SORT_TILE;
-const RADIX: u32 = 256;
-/// Threads per block and blocks of `radix_counts`.
-const COUNT_BLOCK: u32 = 256;
-const COUNT_BLOCKS: u32 = 264;
-/// Pairs one sort can take: look-back counts have 30 bits.
-pub const MAX_SORT_PAIRS: u32 = (1 << 30) - 1;
+pub use murmur_common::sort::MAX_SORT_PAIRS;
 
 /// LSD radix sort of `(u32, u32)` pairs, stable, for up to `capacity` pairs.
 pub struct RadixSort {
-    counts_kernel: CudaFunction,
-    onesweep: CudaFunction,
     capacity: u32,
     keys_alt: CudaSlice<u32>,
     values_alt: CudaSlice<u32>,
-    /// Digit counts of every pass, `4 * RADIX`.
+    /// Digit counts of every pass, `MAX_PASSES * RADIX`.
     counts: CudaSlice<u32>,
     /// Look-back status, `RADIX` words per tile, then the tile ticket.
     status: CudaSlice<u32>,
 }
 
-fn status_len(capacity: u32) -> u32 {
-    RADIX * capacity.div_ceil(SORT_TILE).max(1) + 1
-}
-
 impl RadixSort {
     /// Device bytes the sort needs for `capacity` pairs (besides the caller's keys and values).
     pub fn bytes_needed(capacity: u32) -> u64 {
-        capacity as u64 * 8 + 4 * RADIX as u64 * 4 + status_len(capacity) as u64 * 4
+        capacity as u64 * 8 + (MAX_PASSES * RADIX) as u64 * 4 + status_words(capacity) as u64 * 4
     }
 
     pub fn new(gpu: &Gpu, capacity: u32) -> Result<RadixSort, GpuError> {
@@ -47,20 +34,12 @@ impl RadixSort {
                 "the device radix sort takes at most {MAX_SORT_PAIRS} pairs, not {capacity}"
             )));
         }
-        let f = gpu.kernel("radix_onesweep")?;
-        f.set_attribute(
-            cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            (ONESWEEP_SMEM_WORDS * 4) as i32,
-        )
-        .ctx("allowing the onesweep kernel its shared memory")?;
         Ok(RadixSort {
-            counts_kernel: gpu.kernel("radix_counts")?,
-            onesweep: f,
             capacity,
             keys_alt: gpu.zeros(capacity as usize)?,
             values_alt: gpu.zeros(capacity as usize)?,
-            counts: gpu.zeros(4 * RADIX as usize)?,
-            status: gpu.zeros(status_len(capacity) as usize)?,
+            counts: gpu.zeros((MAX_PASSES * RADIX) as usize)?,
+            status: gpu.zeros(status_words(capacity) as usize)?,
         })
     }
 
@@ -73,7 +52,7 @@ impl RadixSort {
     /// `keys`/`values` (which may be swapped with the sorter's own buffers).
     pub fn sort(
         &mut self,
-        stream: &Arc<CudaStream>,
+        gpu: &Gpu,
         n: u32,
         bits: u32,
         keys: &mut CudaSlice<u32>,
@@ -88,50 +67,49 @@ impl RadixSort {
         if n <= 1 {
             return Ok(());
         }
-        let passes = bits.clamp(1, 32).div_ceil(8);
-        let tiles = n.div_ceil(SORT_TILE);
-        stream
+        let passes = bits.clamp(1, 32).div_ceil(RADIX_BITS);
+        let tiles = onesweep_tiles(n);
+        gpu.stream
             .memset_zeros(&mut self.counts)
             .ctx("clearing digit counts")?;
-        let mut b = stream.launch_builder(&self.counts_kernel);
-        b.arg(&n).arg(&*keys).arg(&passes).arg(&mut self.counts);
-        let blocks = n.div_ceil(COUNT_BLOCK).min(COUNT_BLOCKS);
-        // SAFETY: matches radix_counts(n, keys, passes, counts); counts holds 4 * RADIX words;
-        // passes * RADIX words of shared memory.
-        unsafe {
-            b.launch(grid_1d(
-                blocks * COUNT_BLOCK,
-                COUNT_BLOCK,
-                passes * RADIX * 4,
-            ))
-        }
-        .ctx("radix_counts")?;
-        let cfg = LaunchConfig {
-            grid_dim: (tiles, 1, 1),
-            block_dim: (ONESWEEP_BLOCK, 1, 1),
-            shared_mem_bytes: ONESWEEP_SMEM_WORDS * 4,
+        let mut l = gpu.launch();
+        let args = RadixCounts {
+            n,
+            passes,
+            keys: l.read(keys),
+            counts: l.write(&mut self.counts),
         };
+        let blocks = n
+            .div_ceil(COUNT_BLOCK)
+            .min(COUNT_BLOCKS_PER_SM * gpu.sm_count);
+        let shape = Shape::blocks(blocks, COUNT_BLOCK)
+            .shared_bytes(passes * std::mem::size_of::<DigitCounts>() as u32);
+        // SAFETY: counts holds MAX_PASSES * RADIX zeroed words; keys start an allocation.
+        unsafe { l.run(args, shape) }?;
         for pass in 0..passes {
             let used = (RADIX * tiles + 1) as usize;
-            stream
+            gpu.stream
                 .memset_zeros(&mut self.status.slice_mut(..used))
                 .ctx("clearing the look-back status")?;
-            let shift = pass * 8;
-            let counts = self.counts.slice((pass * RADIX) as usize..);
-            let mut b = stream.launch_builder(&self.onesweep);
-            b.arg(&n)
-                .arg(&*keys)
-                .arg(&*values)
-                .arg(&mut self.keys_alt)
-                .arg(&mut self.values_alt)
-                .arg(&shift)
-                .arg(&counts)
-                .arg(&mut self.status)
-                .arg(&tiles);
-            // SAFETY: matches radix_onesweep(n, keys_in, values_in, keys_out, values_out, shift,
-            // counts, status, tiles); `tiles` blocks cover n pairs; status holds RADIX * tiles + 1
-            // zeroed words; every output index is < n by construction of the digit offsets.
-            unsafe { b.launch(cfg) }.ctx("radix_onesweep")?;
+            let mut l = gpu.launch();
+            let counts = l.read(&self.counts);
+            let args = RadixOnesweep {
+                n,
+                shift: pass * RADIX_BITS,
+                tiles,
+                _pad: 0,
+                keys_in: l.read(keys),
+                values_in: l.read(values),
+                keys_out: l.write(&mut self.keys_alt),
+                values_out: l.write(&mut self.values_alt),
+                // SAFETY: `pass < MAX_PASSES`: the pass's counts lie inside the buffer.
+                counts: unsafe { counts.offset((pass * RADIX) as u64) },
+                status: l.write(&mut self.status),
+            };
+            let shape = Shape::blocks(tiles, ONESWEEP_BLOCK).shared_of::<OnesweepShared>();
+            // SAFETY: `tiles` blocks cover n pairs; status holds RADIX * tiles + 1 zeroed words;
+            // every output index is < n by construction of the digit offsets.
+            unsafe { l.run(args, shape) }?;
             std::mem::swap(keys, &mut self.keys_alt);
             std::mem::swap(values, &mut self.values_alt);
         }
@@ -186,7 +164,7 @@ pub fn check_sort(
     let e0 = gpu.ctx.new_event(flags).ctx("event")?;
     let e1 = gpu.ctx.new_event(flags).ctx("event")?;
     e0.record(s).ctx("event")?;
-    sorter.sort(s, n, bits, &mut k, &mut v)?;
+    sorter.sort(gpu, n, bits, &mut k, &mut v)?;
     e1.record(s).ctx("event")?;
     let gk = gpu.download(&k)?;
     let gv = gpu.download(&v)?;

@@ -1,12 +1,11 @@
 //! The flock viewer: an orbit camera over the flock, boids rasterised by the backend that holds
-//! them (`FlockBackend::render_into`: `raster.rs` on the CPU, the `render_*` kernels on CUDA),
+//! them (`FlockBackend::render_into`: `crate::raster`, on the CPU or as kernels on CUDA),
 //! shown in a window (`window.rs`, winit + pixels, with the egui panel of `panel.rs`) or written
 //! as PNG/GIF frames without a display (`headless.rs`). Projection, colours and the per-pixel
 //! nearest-boid keys are `murmur_common::render`, shared with the kernels.
 
 pub mod headless;
 pub mod panel;
-pub mod raster;
 pub mod window;
 
 use crate::flock::SimError;

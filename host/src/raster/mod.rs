@@ -1,6 +1,10 @@
-//! The CPU rasteriser: the `render_clear`, `render_splat` and `render_resolve` kernels' stages on
-//! all cores (rayon), calling the same `murmur_common::render` functions, so that the CPU and the
-//! CUDA frames of the same flock and camera are the same pixels.
+//! Boid rasterisers: the `render_clear`, `render_splat` and `render_resolve` stages on the CPU
+//! (this file: all cores, rayon) and as kernels on the flock's own device buffers (`cuda.rs`),
+//! calling the same `murmur_common::render` functions, so that the CPU and the CUDA frames of the
+//! same flock and camera are the same pixels. The flock backends draw through these; the viewer
+//! (`crate::view`) shows what they drew.
+
+pub mod cuda;
 
 use murmur_common::render::{resolve, View, EMPTY_KEY};
 use murmur_common::Vec3;

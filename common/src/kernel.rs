@@ -1,0 +1,303 @@
+//! The typed kernel interface: what crosses from the host to a kernel.
+//!
+//! Every kernel takes exactly one `#[repr(C)]` argument struct by value (one `.param` in the PTX),
+//! defined in `common` next to the math it runs, and named by [`Kernel::NAME`]. Device memory
+//! appears in those structs only as [`DevSlice`] (read) and [`DevSliceMut`] (written): a pointer
+//! and a 64-bit length, so what a kernel reads and writes is visible in its type, and lengths
+//! hold lattices past `2^32` populations. The host builds the structs from its buffers
+//! (`host/src/gpu/launch.rs`); the kernels (`kernels-gpu/`) take them apart.
+//!
+//! [`KERNELS`] is the one table of kernel names: the host loads exactly these from the PTX, and
+//! its build script fails naming any that the embedded PTX lacks.
+
+use core::marker::PhantomData;
+
+/// A kernel's argument struct: `NAME` is the PTX entry point that takes it.
+pub trait Kernel: Copy {
+    const NAME: &'static str;
+}
+
+/// A read-only view of `len` elements of device memory.
+#[repr(C)]
+#[derive(Debug)]
+pub struct DevSlice<T> {
+    ptr: *const T,
+    len: u64,
+}
+
+/// A writable view of `len` elements of device memory.
+#[repr(C)]
+#[derive(Debug)]
+pub struct DevSliceMut<T> {
+    ptr: *mut T,
+    len: u64,
+}
+
+// Manual impls: a view is copyable whatever `T` is (derive would require `T: Copy`).
+impl<T> Clone for DevSlice<T> {
+    #[inline(always)]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for DevSlice<T> {}
+impl<T> Clone for DevSliceMut<T> {
+    #[inline(always)]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for DevSliceMut<T> {}
+
+impl<T> DevSlice<T> {
+    /// A view of `len` elements at `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` must point to `len` readable elements for as long as any kernel uses the view.
+    #[inline(always)]
+    pub const unsafe fn from_raw(ptr: *const T, len: u64) -> Self {
+        DevSlice { ptr, len }
+    }
+
+    /// The empty view (null pointer, no elements): an argument a kernel does not use.
+    #[inline(always)]
+    pub const fn empty() -> Self {
+        DevSlice {
+            ptr: core::ptr::null(),
+            len: 0,
+        }
+    }
+
+    #[inline(always)]
+    pub const fn len(&self) -> u64 {
+        self.len
+    }
+
+    #[inline(always)]
+    pub const fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    #[inline(always)]
+    pub const fn as_ptr(&self) -> *const T {
+        self.ptr
+    }
+
+    /// Element `i`.
+    ///
+    /// # Safety
+    /// `i < len`.
+    #[inline(always)]
+    pub unsafe fn read(&self, i: usize) -> T
+    where
+        T: Copy,
+    {
+        *self.ptr.add(i)
+    }
+
+    /// The elements from `start` on.
+    ///
+    /// # Safety
+    /// `start <= len`.
+    #[inline(always)]
+    pub unsafe fn offset(&self, start: u64) -> Self {
+        DevSlice {
+            ptr: self.ptr.add(start as usize),
+            len: self.len - start,
+        }
+    }
+}
+
+impl<T> DevSliceMut<T> {
+    /// A writable view of `len` elements at `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` must point to `len` writable elements for as long as any kernel uses the view, and
+    /// nothing else may write them meanwhile unless the kernel's contract says so.
+    #[inline(always)]
+    pub const unsafe fn from_raw(ptr: *mut T, len: u64) -> Self {
+        DevSliceMut { ptr, len }
+    }
+
+    /// The empty view: an output a kernel must skip (e.g. no counting).
+    #[inline(always)]
+    pub const fn empty() -> Self {
+        DevSliceMut {
+            ptr: core::ptr::null_mut(),
+            len: 0,
+        }
+    }
+
+    #[inline(always)]
+    pub const fn len(&self) -> u64 {
+        self.len
+    }
+
+    #[inline(always)]
+    pub const fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    #[inline(always)]
+    pub const fn as_mut_ptr(&self) -> *mut T {
+        self.ptr
+    }
+
+    /// The same memory, read-only.
+    #[inline(always)]
+    pub const fn as_const(&self) -> DevSlice<T> {
+        DevSlice {
+            ptr: self.ptr,
+            len: self.len,
+        }
+    }
+
+    /// Element `i`.
+    ///
+    /// # Safety
+    /// `i < len`, and no other thread writes element `i` during the launch.
+    #[inline(always)]
+    pub unsafe fn read(&self, i: usize) -> T
+    where
+        T: Copy,
+    {
+        *self.ptr.add(i)
+    }
+
+    /// Writes element `i`.
+    ///
+    /// # Safety
+    /// `i < len`, and no other thread accesses element `i` during the launch (or all accesses
+    /// are atomic).
+    #[inline(always)]
+    pub unsafe fn write(&self, i: usize, value: T) {
+        *self.ptr.add(i) = value;
+    }
+
+    /// Pointer to element `i` (for atomics and vector stores).
+    ///
+    /// # Safety
+    /// `i <= len`.
+    #[inline(always)]
+    pub unsafe fn at(&self, i: usize) -> *mut T {
+        self.ptr.add(i)
+    }
+}
+
+impl DevSliceMut<u32> {
+    /// `atomicAdd(&self[i], value)`, returning the value before.
+    ///
+    /// # Safety
+    /// `i < len`; every concurrent access to element `i` is atomic.
+    #[inline(always)]
+    pub unsafe fn fetch_add(&self, i: usize, value: u32) -> u32 {
+        core::sync::atomic::AtomicU32::from_ptr(self.ptr.add(i))
+            .fetch_add(value, core::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// A zero-sized marker that ties an argument struct to one of several kernels that share its
+/// fields (one per collision model, say): `Args<M>` names a different entry point per `M`.
+#[repr(C)]
+pub struct Variant<M>(PhantomData<M>);
+
+impl<M> Variant<M> {
+    pub const NEW: Self = Variant(PhantomData);
+}
+impl<M> Clone for Variant<M> {
+    #[inline(always)]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<M> Copy for Variant<M> {}
+impl<M> core::fmt::Debug for Variant<M> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("Variant")
+    }
+}
+
+/// Binds argument structs to entry-point names and collects the names into [`KERNELS`]: the
+/// only place a kernel's name is written as a string.
+macro_rules! kernel_table {
+    ($($args:ty => $name:literal,)*) => {
+        $(impl Kernel for $args {
+            const NAME: &'static str = $name;
+        }
+        // SAFETY: an argument struct is `#[repr(C)]` plain data and device views, the same
+        // definition the kernel takes as its one parameter.
+        #[cfg(all(feature = "cuda", not(target_arch = "nvptx64")))]
+        unsafe impl cudarc::driver::DeviceRepr for $args {})*
+        /// Every kernel entry point the host launches.
+        pub const KERNELS: &[&str] = &[$($name),*];
+    };
+}
+
+use crate::flock::abi as flock;
+use crate::lbm::abi as lbm;
+use crate::lbm::{AcmMrt, Bgk, RmMrt};
+use crate::render::abi as render;
+use crate::sort::abi as sort;
+
+kernel_table! {
+    flock::InitFlock => "init_flock",
+    flock::CountCells => "count_cells",
+    flock::ScatterCells => "scatter_cells",
+    flock::ScatterIndex => "scatter_index",
+    flock::ComputeKeys => "compute_keys",
+    flock::CellBounds => "cell_bounds",
+    flock::Gather => "gather",
+    flock::UpdateNaive => "update_boids_naive",
+    flock::UpdateScattered => "update_boids_scattered",
+    flock::UpdateCoherent => "update_boids_coherent",
+    flock::UpdateCoherentPredicated => "update_boids_coherent_predicated",
+    flock::UpdateCoherentShared => "update_boids_coherent_shared",
+    sort::RadixCounts => "radix_counts",
+    sort::RadixOnesweep => "radix_onesweep",
+    sort::ScanCells => "scan_cells",
+    render::RenderClear => "render_clear",
+    render::RenderSplat => "render_splat",
+    render::RenderResolve => "render_resolve",
+    lbm::Init => "lbm_init",
+    lbm::StreamCollide<Bgk> => "lbm_stream_collide_bgk",
+    lbm::StreamCollide<RmMrt> => "lbm_stream_collide_rm_mrt",
+    lbm::StreamCollide<AcmMrt> => "lbm_stream_collide_acm_mrt",
+    lbm::Boundary<Bgk> => "lbm_boundary_bgk",
+    lbm::Boundary<RmMrt> => "lbm_boundary_rm_mrt",
+    lbm::Boundary<AcmMrt> => "lbm_boundary_acm_mrt",
+}
+
+/// `cudarc::driver::DeviceRepr` for the argument structs and the plain types inside them, so
+/// the host's launch layer can pass them by value (host only, `cuda` feature).
+#[cfg(all(feature = "cuda", not(target_arch = "nvptx64")))]
+mod device_repr {
+    use super::*;
+    use cudarc::driver::DeviceRepr;
+    // SAFETY: `#[repr(C)]` views of a device address and a length: exactly what the kernel reads.
+    unsafe impl<T> DeviceRepr for DevSlice<T> {}
+    unsafe impl<T> DeviceRepr for DevSliceMut<T> {}
+    unsafe impl<M> DeviceRepr for Variant<M> {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique() {
+        for (i, a) in KERNELS.iter().enumerate() {
+            assert!(!KERNELS[i + 1..].contains(a), "{a} appears twice");
+        }
+    }
+
+    #[test]
+    fn views_are_pointer_and_64_bit_length() {
+        assert_eq!(core::mem::size_of::<DevSlice<f32>>(), 16);
+        assert_eq!(core::mem::size_of::<DevSliceMut<u8>>(), 16);
+        assert_eq!(core::mem::size_of::<Variant<u32>>(), 0);
+        assert_eq!(
+            <lbm::StreamCollide<Bgk> as Kernel>::NAME,
+            "lbm_stream_collide_bgk"
+        );
+    }
+}
