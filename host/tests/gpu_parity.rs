@@ -1,46 +1,75 @@
-//! GPU against the CPU reference. Runs only where a CUDA GPU and the kernels' PTX are present;
-//! elsewhere each test prints why it skipped (CI has no GPU; the H200 run is `murmur flock check`).
-
-mod support;
-use support::skip_note;
+//! GPU against the CPU reference: every flock method and update kernel, both key orders, both
+//! binnings (counting and radix sort), x-splits and cell widths; and the device radix sort
+//! against a CPU sort. `#[ignore]`d: they need a CUDA GPU and the kernels' PTX, and run with
+//! `cargo xtask gpu-test` on the GPU machine (where a missing GPU is a failure, not a skip).
 
 use murmur::flock::check::{parity, ONE_STEP_TOLERANCE};
 use murmur::flock::config::FlockConfig;
 use murmur::flock::cuda::UpdateForm;
-use murmur::flock::{CellOrderArg, FlockState, Method};
+use murmur::flock::{CellOrderArg, FlockSettings, FlockState, Method, SortArg};
+use murmur::gpu::sort::{check_sort, RadixSort};
 use murmur::gpu::Gpu;
 
-fn gpu_or_skip(test: &str) -> bool {
-    match Gpu::open() {
-        Ok(_) => true,
-        Err(e) => {
-            skip_note(&format!("skipping {test}: {e}"));
-            false
+fn check(s: &FlockSettings, form: UpdateForm, start: &FlockState) {
+    let r = parity(s, form, start, 3).unwrap();
+    assert!(
+        r.one.0 <= ONE_STEP_TOLERANCE && r.one.1 <= ONE_STEP_TOLERANCE,
+        "{:?} {:?} {:?} x-split {} width {} {}: {:?}",
+        s.method,
+        s.sort,
+        s.cell_order,
+        s.x_split,
+        s.cell_width_factor,
+        r.kernel,
+        r.one
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: cargo xtask gpu-test"]
+fn every_gpu_method_matches_the_cpu_after_one_step() {
+    let base = FlockConfig::default().settings().unwrap();
+    let start = FlockState::random(5000, base.params.scale, 4);
+    for m in Method::ALL {
+        for order in [CellOrderArg::Linear, CellOrderArg::Morton] {
+            for sort in [SortArg::Counting, SortArg::Radix] {
+                for form in [UpdateForm::Branched, UpdateForm::Predicated] {
+                    let mut s = base.clone();
+                    s.method = m;
+                    s.cell_order = order;
+                    s.sort = sort;
+                    check(&s, form, &start);
+                }
+            }
         }
     }
 }
 
 #[test]
-fn every_gpu_method_matches_the_cpu_after_one_step() {
-    if !gpu_or_skip("every_gpu_method_matches_the_cpu_after_one_step") {
-        return;
-    }
+#[ignore = "needs a CUDA GPU: cargo xtask gpu-test"]
+fn grid_shapes_match_the_cpu_after_one_step() {
     let base = FlockConfig::default().settings().unwrap();
-    let start = FlockState::random(5000, base.params.scale, 4);
-    for m in Method::ALL {
-        for order in [CellOrderArg::Linear, CellOrderArg::Morton] {
-            for form in [UpdateForm::Branched, UpdateForm::Predicated] {
+    let start = FlockState::random(20_000, base.params.scale, 9);
+    for x_split in [1, 4, 8] {
+        for factor in [0.5, 1.0, 2.0] {
+            for m in [Method::Scattered, Method::Coherent, Method::CoherentShared] {
                 let mut s = base.clone();
                 s.method = m;
-                s.cell_order = order;
-                let r = parity(&s, form, &start, 3).unwrap();
-                assert!(
-                    r.one.0 <= ONE_STEP_TOLERANCE && r.one.1 <= ONE_STEP_TOLERANCE,
-                    "{m:?} {order:?} {}: {:?}",
-                    r.kernel,
-                    r.one
-                );
+                s.x_split = x_split;
+                s.cell_width_factor = factor;
+                check(&s, UpdateForm::Auto, &start);
             }
         }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: cargo xtask gpu-test"]
+fn device_radix_sort_matches_a_stable_cpu_sort() {
+    let gpu = Gpu::open().unwrap();
+    let mut sorter = RadixSort::new(&gpu, 3_000_000).unwrap();
+    for (n, bits) in [(1, 32), (1000, 8), (70_001, 17), (3_000_000, 32)] {
+        let r = check_sort(&gpu, &mut sorter, n, bits, 7).unwrap();
+        assert!(r.pass, "{n} pairs, {bits} bits");
     }
 }

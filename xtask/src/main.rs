@@ -4,7 +4,9 @@
 //!   (installing it and its components when missing) and links the bitcode to PTX (`link.rs`).
 //! - `test`: what CI runs: fmt check, clippy with warnings denied, build-ptx, all tests.
 //! - `gpu-bundle`: release binaries + PTX + a check script in `dist/gpu/`, for one run on a GPU machine.
+//! - `gpu-test`: the `#[ignore]`d GPU tests as binaries in `dist/gpu/tests/` (with `--run`: run here).
 
+mod gpu_test;
 mod link;
 mod ptx;
 include!("source_hash.rs");
@@ -25,11 +27,18 @@ struct Cli {
 enum Cmd {
     /// Build the Rust kernels to PTX (installs the pinned nightly and its components if missing).
     BuildPtx(ptx::BuildPtxArgs),
-    /// Run everything CI runs: fmt check, clippy -D warnings, build-ptx, all tests.
+    /// Run everything CI runs: fmt check, build-ptx, clippy -D warnings (kernels included), all
+    /// tests (the GPU tests are ignored: `gpu-test`).
     Test {
         /// Skip `build-ptx` (the GPU tests then report the missing PTX and skip).
         #[arg(long)]
         no_ptx: bool,
+    },
+    /// Build the GPU tests (ignored on CI) into `dist/gpu/tests/` with a script that runs them.
+    GpuTest {
+        /// Also run them here (this machine must have a CUDA GPU).
+        #[arg(long)]
+        run: bool,
     },
     /// Build release binaries + PTX + check scripts into `dist/gpu/` for a GPU machine.
     GpuBundle {
@@ -59,7 +68,7 @@ pub fn run(cmd: &mut Command) -> Result<()> {
     Ok(())
 }
 
-fn cargo() -> Command {
+pub fn cargo() -> Command {
     Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
 }
 
@@ -77,6 +86,7 @@ fn test(no_ptx: bool) -> Result<()> {
     ]))?;
     if !no_ptx {
         ptx::build_ptx(&ptx::BuildPtxArgs::default())?;
+        ptx::clippy_kernels()?;
     }
     run(cargo().current_dir(&root).args([
         "clippy",
@@ -100,5 +110,6 @@ fn main() -> Result<()> {
         Cmd::BuildPtx(args) => ptx::build_ptx(&args).map(|_| ()),
         Cmd::Test { no_ptx } => test(no_ptx),
         Cmd::GpuBundle { arch } => ptx::gpu_bundle(&arch),
+        Cmd::GpuTest { run } => gpu_test::gpu_test(run),
     }
 }

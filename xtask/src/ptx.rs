@@ -169,6 +169,21 @@ pub fn build_ptx(args: &BuildPtxArgs) -> Result<PathBuf> {
     Ok(out)
 }
 
+/// Clippy on the kernels (for `nvptx64-nvidia-cuda`, with the pinned nightly and its clippy
+/// component), warnings denied.
+pub fn clippy_kernels() -> Result<()> {
+    let root = root();
+    let tc = pinned_toolchain(&root)?;
+    ensure_toolchain(&tc)?;
+    run(Command::new("rustup").args(["component", "add", "clippy", "--toolchain", &tc]))?;
+    run(rustup_run(&tc)
+        .current_dir(root.join("kernels-gpu"))
+        .args(["cargo", "clippy", "--release", "--target", TARGET])
+        .args(["-Zbuild-std=core", "--target-dir"])
+        .arg(root.join("target/kernels-clippy"))
+        .args(["--", "-D", "warnings"]))
+}
+
 /// Refuses PTX that calls into functions it does not define (e.g. software math from libdevice).
 fn check_ptx(ptx: &str) -> Result<()> {
     if !ptx.contains(".entry") {

@@ -65,7 +65,7 @@ pub const SCAN_ITEMS: u32 = 8;
 /// (cell width 1, x-split 4) take 125 blocks, about one per SM of an H200.
 pub const SCAN_TILE: u32 = SCAN_BLOCK * SCAN_ITEMS;
 const _: () = assert!(
-    SCAN_ITEMS % 4 == 0,
+    SCAN_ITEMS.is_multiple_of(4),
     "scan_cells moves its entries as 16-byte vectors"
 );
 

@@ -166,7 +166,8 @@ pub fn run(plan: &BenchPlan) -> Result<Vec<BenchRow>, SimError> {
             steps_wall_ms.push(t.elapsed().as_secs_f64() * 1e3);
             bar.inc(1);
         }
-        let steps_ms = sim.step_ms()?; // waits for the GPU
+        sim.synchronize()?;
+        let steps_ms = sim.step_ms()?;
         let wall_ms = t0.elapsed().as_secs_f64() * 1e3 / plan.steps.max(1) as f64;
         let mut sorted = steps_ms.clone();
         sorted.sort_by(f64::total_cmp);

@@ -19,7 +19,7 @@ use crate::gpu::scan::CellScan;
 use crate::gpu::sort::RadixSort;
 use crate::gpu::{DriverContext, Gpu, GpuError, Shape, StageClock};
 use crate::raster::check_frame;
-use crate::raster::cuda::CudaRaster;
+use crate::raster::cuda::{Boids, CudaRaster};
 use crate::timing::StageTimes;
 use cudarc::driver::{CudaGraph, CudaSlice};
 use murmur_common::flock::abi::{
@@ -607,9 +607,11 @@ impl FlockBackend for CudaFlock {
             &self.gpu,
             view,
             background,
-            self.n,
-            &self.body[cur],
-            &self.vel[cur],
+            Boids {
+                n: self.n,
+                body: &self.body[cur],
+                vel: &self.vel[cur],
+            },
             rgba,
         )?)
     }

@@ -125,9 +125,10 @@ pub fn run(
         backend.step()?;
         bar.inc(1);
     }
-    // Make sure the GPU is done before the clock stops (state() synchronises).
-    let gpu = backend.gpu_ms_per_step();
+    // Every queued step has finished before the clock stops.
+    backend.synchronize()?;
     let wall = t0.elapsed();
+    let gpu = backend.gpu_ms_per_step();
     bar.finish_and_clear();
     let times = backend.times()?;
     Ok(RunReport {

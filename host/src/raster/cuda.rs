@@ -22,22 +22,28 @@ pub struct CudaRaster {
     frame: Option<Frame>,
 }
 
+/// The boids to draw: `n` of them in `body` and `vel` (a flock's current buffers).
+pub struct Boids<'a> {
+    pub n: u32,
+    pub body: &'a CudaSlice<Body>,
+    pub vel: &'a CudaSlice<Vec3>,
+}
+
 /// Threads per block of `render_splat` (one thread per boid).
 const SPLAT_BLOCK: u32 = 256;
 
 impl CudaRaster {
-    /// Draws boids `0..n` of `body`/`vel` into `rgba` (`view.width * view.height * 4` bytes,
-    /// checked by the caller) and waits for the copy.
+    /// Draws `boids` into `rgba` (`view.width * view.height * 4` bytes, checked by the caller)
+    /// and waits for the copy.
     pub fn draw(
         &mut self,
         gpu: &Gpu,
         view: &View,
         background: u32,
-        n: u32,
-        body: &CudaSlice<Body>,
-        vel: &CudaSlice<Vec3>,
+        boids: Boids<'_>,
         rgba: &mut [u8],
     ) -> Result<(), GpuError> {
+        let Boids { n, body, vel } = boids;
         let pixels = view.width * view.height;
         if self.frame.as_ref().is_none_or(|f| f.pixels != pixels) {
             self.frame = None;

@@ -158,8 +158,7 @@ pub fn render(
                 backend.step()?;
             }
         }
-        // Reading the GPU event timers waits for the steps to finish (as in `driver::run`).
-        let _ = backend.gpu_ms_per_step();
+        backend.synchronize()?;
         let t1 = Instant::now();
         backend.render_into(&camera.view(&style), BACKGROUND, &mut rgba)?;
         let t2 = Instant::now();
