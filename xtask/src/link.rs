@@ -4,7 +4,8 @@
 //! `LINKER --export-symbol K1 ... <objects.o (LLVM bitcode)> <rlibs> -L DIR ... --target nvptx64-nvidia-cuda
 //! --target-cpu sm_90 -o OUT.ptx -O3 [--debug]`. With `lto = "fat"` and one codegen unit the objects
 //! already hold `core`. We `llvm-link` them, internalize everything but the exported kernels,
-//! optimize (`opt -passes=default<O3>`) and emit PTX with `llc`. The LLVM tools come from the
+//! optimize (`opt -passes=default<O3>`), mark the kernels' argument pointers as global memory
+//! ([`mark_argument_pointers_global`]) and emit PTX with `llc`. The LLVM tools come from the
 //! pinned nightly's `llvm-tools` component; `ptx.rs` passes their folder in `MURMUR_LLVM_BIN`.
 
 use anyhow::{bail, Context, Result};
@@ -64,6 +65,7 @@ pub fn main(args: Vec<String>) -> Result<()> {
     let bin = PathBuf::from(std::env::var_os(LLVM_BIN_ENV).context("MURMUR_LLVM_BIN is not set")?);
     let linked = out.with_extension("linked.bc");
     let optimized = out.with_extension("opt.bc");
+    let marked = out.with_extension("marked.ll");
 
     let mut link = Command::new(bin.join("llvm-link"));
     link.args(&objects).arg("-o").arg(&linked);
@@ -80,11 +82,20 @@ pub fn main(args: Vec<String>) -> Result<()> {
     .arg(&optimized);
     tool(&mut opt)?;
 
+    let text = capture(
+        Command::new(bin.join("llvm-dis"))
+            .arg(&optimized)
+            .arg("-o")
+            .arg("-"),
+    )?;
+    std::fs::write(&marked, mark_argument_pointers_global(&text))
+        .with_context(|| format!("writing {}", marked.display()))?;
+
     let mut llc = Command::new(bin.join("llc"));
     llc.args(["-mtriple=nvptx64-nvidia-cuda", "-O3"])
         .arg(format!("-mcpu={cpu}"))
         .arg(format!("-mattr={PTX_ISA}"))
-        .arg(&optimized)
+        .arg(&marked)
         .arg("-o")
         .arg(&out);
     tool(&mut llc)?;
@@ -111,6 +122,80 @@ pub fn cap_registers(ptx: &str, caps: &[(&str, u32)]) -> Result<String> {
     Ok(ptx)
 }
 
+/// Every kernel takes one argument struct by value, which rustc passes as an integer array
+/// (`[N x i64] %0`), so the device pointers inside it reach LLVM as `inttoptr` of an
+/// `extractvalue` of `%0`, of unknown address space: loads and stores through them would be
+/// generic ones (`ld`, not `ld.global`), slower in latency-bound kernels. Each such pointer does
+/// point to global memory (a device allocation: `murmur_common::kernel::DevSlice`), so this
+/// rewrites `%p = inttoptr i64 %x to ptr` into an `inttoptr` to `ptr addrspace(1)` followed by an
+/// `addrspacecast` back to `ptr`, for `%x` extracted from a kernel's argument: what LLVM's own
+/// NVPTX argument lowering does for pointer arguments. `llc`'s address-space inference then
+/// folds the casts into `ld.global` / `st.global`. Other `inttoptr`s (shared-memory addresses)
+/// are left alone.
+pub fn mark_argument_pointers_global(ir: &str) -> String {
+    let mut out = String::with_capacity(ir.len() + ir.len() / 50);
+    let mut in_kernel = false;
+    let mut extracted: Vec<String> = Vec::new();
+    // The argument `%0` and its `freeze`d copies.
+    let mut args: Vec<String> = Vec::new();
+    for line in ir.lines() {
+        if line.starts_with("define ptx_kernel ") {
+            in_kernel = true;
+            extracted.clear();
+            args = vec!["%0".to_string()];
+        } else if line == "}" {
+            in_kernel = false;
+        }
+        if in_kernel {
+            let t = line.trim_start();
+            if let Some((name, rhs)) = t.split_once(" = ") {
+                let of_arg = |prefix: &str| {
+                    rhs.strip_prefix(prefix).is_some_and(|r| {
+                        r.split_once(" x i64] ")
+                            .and_then(|(_, v)| v.split([',', ' ']).next())
+                            .is_some_and(|v| args.iter().any(|a| a == v))
+                    })
+                };
+                if of_arg("freeze [") {
+                    args.push(name.to_string());
+                } else if of_arg("extractvalue [") {
+                    extracted.push(name.to_string());
+                } else if let Some(src) = rhs
+                    .strip_prefix("inttoptr i64 ")
+                    .and_then(|r| r.strip_suffix(" to ptr"))
+                {
+                    if extracted.iter().any(|e| e == src) {
+                        // A named value (numbered ones must stay consecutive).
+                        let g = format!("%global.{}", &name[1..]);
+                        out.push_str(&format!("  {g} = inttoptr i64 {src} to ptr addrspace(1)\n"));
+                        out.push_str(&format!(
+                            "  {name} = addrspacecast ptr addrspace(1) {g} to ptr\n"
+                        ));
+                        continue;
+                    }
+                }
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+fn capture(cmd: &mut Command) -> Result<String> {
+    let output = cmd
+        .output()
+        .with_context(|| format!("could not start {:?}", cmd.get_program()))?;
+    if !output.status.success() {
+        bail!(
+            "{:?} failed: {}",
+            cmd.get_program(),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
 fn tool(cmd: &mut Command) -> Result<()> {
     let output = cmd
         .output()
@@ -128,6 +213,22 @@ fn tool(cmd: &mut Command) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn argument_pointers_become_global_and_others_stay() {
+        let ir =
+            "define ptx_kernel void @k([3 x i64] %0) {\n  %2 = extractvalue [3 x i64] %0, 1\n  \
+                  %3 = inttoptr i64 %2 to ptr\n  %4 = inttoptr i64 %9 to ptr\n  \
+                  %.fr = freeze [3 x i64] %0\n  %5 = extractvalue [3 x i64] %.fr, 2\n  \
+                  %6 = inttoptr i64 %5 to ptr\n  ret void\n}\n\
+                  define void @f(i64 %0) {\n  %2 = inttoptr i64 %0 to ptr\n}\n";
+        let out = mark_argument_pointers_global(ir);
+        assert!(out.contains("  %global.3 = inttoptr i64 %2 to ptr addrspace(1)\n"));
+        assert!(out.contains("  %3 = addrspacecast ptr addrspace(1) %global.3 to ptr\n"));
+        assert!(out.contains("  %4 = inttoptr i64 %9 to ptr\n"));
+        assert!(out.contains("  %6 = addrspacecast ptr addrspace(1) %global.6 to ptr\n"));
+        assert!(out.contains("  %2 = inttoptr i64 %0 to ptr\n"));
+    }
 
     #[test]
     fn caps_go_between_the_parameters_and_the_body() {
