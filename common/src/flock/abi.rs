@@ -98,8 +98,10 @@ pub struct Gather {
 #[derive(Clone, Copy, Debug)]
 pub struct UpdateBoids<S> {
     pub n: u32,
-    pub params: FlockParams,
+    /// Right after `n`: rustc passes the struct as 64-bit words, and the grid's last field
+    /// (`order`, tested in the search loop) then lands in a word's low half, a 32-bit register.
     pub grid: Grid,
+    pub params: FlockParams,
     pub cell_end: DevSlice<u32>,
     pub values: DevSlice<u32>,
     pub body: DevSlice<Body>,
