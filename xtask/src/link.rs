@@ -127,9 +127,10 @@ pub fn cap_registers(ptx: &str, caps: &[(&str, u32)]) -> Result<String> {
 /// `extractvalue` of `%0`, of unknown address space: loads and stores through them would be
 /// generic ones (`ld`, not `ld.global`), slower in latency-bound kernels. Each such pointer does
 /// point to global memory (a device allocation: `murmur_common::kernel::DevSlice`), so this
-/// follows `%p = inttoptr i64 %x to ptr`, for `%x` extracted from a kernel's argument, with an
-/// `addrspacecast` to `ptr addrspace(1)` and back: what LLVM's own NVPTX argument lowering does
-/// for pointer arguments (`cvta.to.global` once, then global loads and stores). `llc`'s address-space inference then
+/// rewrites `%p = inttoptr i64 %x to ptr`, for `%x` extracted from a kernel's argument, into an
+/// `inttoptr` to `ptr addrspace(1)` and an `addrspacecast` back to `ptr`: the marking LLVM's own
+/// NVPTX argument lowering gives pointer arguments. `llc`'s address-space inference folds the
+/// casts into global loads and stores. `llc`'s address-space inference then
 /// folds the casts into `ld.global` / `st.global`. Other `inttoptr`s (shared-memory addresses)
 /// are left alone.
 pub fn mark_argument_pointers_global(ir: &str) -> String {
@@ -223,8 +224,7 @@ mod tests {
                   %6 = inttoptr i64 %5 to ptr\n  ret void\n}\n\
                   define void @f(i64 %0) {\n  %2 = inttoptr i64 %0 to ptr\n}\n";
         let out = mark_argument_pointers_global(ir);
-        assert!(out.contains("  %generic.3 = inttoptr i64 %2 to ptr\n"));
-        assert!(out.contains("  %global.3 = addrspacecast ptr %generic.3 to ptr addrspace(1)\n"));
+        assert!(out.contains("  %global.3 = inttoptr i64 %2 to ptr addrspace(1)\n"));
         assert!(out.contains("  %3 = addrspacecast ptr addrspace(1) %global.3 to ptr\n"));
         assert!(out.contains("  %4 = inttoptr i64 %9 to ptr\n"));
         assert!(out.contains("  %6 = addrspacecast ptr addrspace(1) %global.6 to ptr\n"));
