@@ -9,9 +9,23 @@ use murmur_common::Vec3;
 use proptest::prelude::*;
 
 fn settings(method: Method, factor: f32, order: CellOrderArg, scale: f32) -> FlockSettings {
+    with_radii(method, factor, order, scale, [5.0, 3.0, 5.0])
+}
+
+/// As `settings`, with the cohesion, separation and alignment radii `r`.
+fn with_radii(
+    method: Method,
+    factor: f32,
+    order: CellOrderArg,
+    scale: f32,
+    r: [f32; 3],
+) -> FlockSettings {
     FlockSettings {
         params: FlockParams {
             scale,
+            rule1_distance: r[0],
+            rule2_distance: r[1],
+            rule3_distance: r[2],
             ..FlockParams::CIS565
         },
         method,
@@ -86,6 +100,55 @@ proptest! {
                 "{m:?} factor {factor} x-split {x_split}: pos {dp}, vel {dv}"
             );
         }
+    }
+}
+
+/// Rule radii where the nested shortcut does not apply (alignment radius other than cohesion's,
+/// or separation past cohesion), and the CIS 565 nesting.
+fn radii() -> impl Strategy<Value = [f32; 3]> {
+    prop_oneof![
+        Just([5.0f32, 3.0, 5.0]),
+        (1.0f32..8.0, 0.5f32..8.0, 1.0f32..8.0).prop_map(|(a, b, c)| [a, b, c]),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    #[test]
+    fn grid_methods_agree_with_naive_for_any_radii(
+        start in flock(200, 20.0),
+        r in radii(),
+        factor in prop_oneof![Just(1.0f32), 0.5f32..2.0],
+        x_split in 1u32..=8,
+    ) {
+        let order = CellOrderArg::Linear;
+        let naive = run(&with_radii(Method::Naive, 1.0, order, 20.0, r), &start, 3);
+        for m in [Method::Scattered, Method::Coherent] {
+            let s = FlockSettings { x_split, ..with_radii(m, factor, order, 20.0, r) };
+            let other = run(&s, &start, 3);
+            let (dp, dv) = naive.max_difference(&other);
+            prop_assert!(
+                dp <= 1e-4 && dv <= 1e-5,
+                "{m:?} radii {r:?} factor {factor} x-split {x_split}: pos {dp}, vel {dv}"
+            );
+        }
+    }
+}
+
+#[test]
+fn non_nested_radii_take_the_three_test_path() {
+    let nested = with_radii(
+        Method::Coherent,
+        1.0,
+        CellOrderArg::Linear,
+        20.0,
+        [5.0, 3.0, 5.0],
+    );
+    assert!(nested.params.radii_nested());
+    for r in [[5.0, 3.0, 4.0], [3.0, 5.0, 3.0], [2.0, 1.0, 6.0]] {
+        let s = with_radii(Method::Coherent, 1.0, CellOrderArg::Linear, 20.0, r);
+        assert!(!s.params.radii_nested(), "{r:?}");
     }
 }
 

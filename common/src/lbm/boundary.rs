@@ -85,11 +85,7 @@ pub fn mark_near_boundary(lattice: &super::Lattice, flags: &mut [u8]) {
             let mut near = false;
             let mut q = 0;
             while q < super::Q {
-                let c = super::d3q27::velocity(q);
-                let nb = (o[0][(c[0] + 1) as usize]
-                    + o[1][(c[1] + 1) as usize]
-                    + o[2][(c[2] + 1) as usize]) as usize;
-                near |= flags[nb] & KIND_MASK != FLUID;
+                near |= flags[super::access::neighbour(&o, q)] & KIND_MASK != FLUID;
                 q += 1;
             }
             flags[cell] = if near { FLUID | NEAR_BOUNDARY } else { FLUID };
@@ -101,7 +97,45 @@ pub fn mark_near_boundary(lattice: &super::Lattice, flags: &mut [u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lbm::d3q27::{opposite, velocity, Q};
+    use crate::lbm::equilibrium::equilibrium;
     use crate::lbm::Lattice;
+
+    #[test]
+    fn resting_wall_bounces_back_unchanged() {
+        for q in 0..Q {
+            assert_eq!(moving_bounce_back(q, 0.037, [0.0; 3]), 0.037);
+        }
+    }
+
+    #[test]
+    fn moving_wall_adds_six_w_c_dot_u() {
+        // q with c = (1, 0, 0): a face direction, weight 2/27 in D3Q27.
+        let q = (0..Q).find(|&q| velocity(q) == [1, 0, 0]).unwrap();
+        assert!((weight(q) - 2.0 / 27.0).abs() < 1e-7);
+        let got = moving_bounce_back(q, 0.05, [0.1, 0.3, -0.2]);
+        assert!(
+            (got - (0.05 + 6.0 * 2.0 / 27.0 * 0.1)).abs() < 1e-7,
+            "{got}"
+        );
+    }
+
+    #[test]
+    fn bounce_backs_return_the_equilibrium_of_the_boundary_state() {
+        // For populations at equilibrium with the wall's state, the condition gives back the
+        // equilibrium: f_q = f_eq,q from f_eq,opp(q) (the second-order equilibrium's odd part is
+        // 6 w rho (c.u), its even part 2 w rho (1 + 4.5 (c.u)^2 - 1.5 u^2)).
+        let uw = [0.04f32, -0.02, 0.03];
+        let feq: [f32; Q] = core::array::from_fn(|q| equilibrium(q, 1.0, uw));
+        let (rho_out, u_out) = (1.02f32, [0.05f32, 0.01, -0.02]);
+        let feq_out: [f32; Q] = core::array::from_fn(|q| equilibrium(q, rho_out, u_out));
+        for q in 0..Q {
+            let moving = moving_bounce_back(q, feq[opposite(q)], uw);
+            assert!((moving - feq[q]).abs() < 2e-7, "moving wall, q = {q}");
+            let anti = anti_bounce_back(q, feq_out[opposite(q)], rho_out, u_out);
+            assert!((anti - feq_out[q]).abs() < 2e-7, "outlet, q = {q}");
+        }
+    }
 
     #[test]
     fn near_boundary_marks_exactly_the_wall_neighbours() {
