@@ -7,5 +7,6 @@ pub mod backend;
 pub mod flock;
 pub mod fluid;
 pub mod gpu;
+pub mod preflight;
 pub mod timing;
 pub mod view;
