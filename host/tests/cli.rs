@@ -348,6 +348,10 @@ fn bench_sweeps_scales_and_records_gpu_and_wall_time_per_step() {
     }
     let summary = String::from_utf8_lossy(&out.stdout);
     assert_eq!(summary.matches("| coherent |").count(), 8, "{summary}");
+    assert!(
+        summary.contains("wall time of the step (CPU backend)") && !summary.contains("CUDA"),
+        "the CPU header describes the CPU's timing: {summary}"
+    );
     // The file replots: the current header reads back.
     let replot_dir = tmp("bench-scales-replot");
     murmur_ok(&[
@@ -587,4 +591,64 @@ fn snapshots_from_numpy_compressed_float64_int64() {
         ],
         "pos must be float32 (got",
     );
+}
+
+#[test]
+fn messages_name_the_real_cause() {
+    // A scale far too large for any grid: the fix is named, numbers stay short.
+    let out = murmur(&["flock", "run", "--backend", "cpu", "--scale", "1e30"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("the grid at scale 1.00e30"), "{err}");
+    assert!(err.contains("--scale 2030 or less"), "{err}");
+    assert!(
+        !err.contains("smaller --x-split"),
+        "x-split 1 would not fit either: {err}"
+    );
+    assert!(!err.contains("0000000000"), "a long number: {err}");
+    // Where the x-split is the cause, it is named.
+    assert_clean_failure(
+        &["flock", "run", "--backend", "cpu", "--scale", "2500"],
+        "use a smaller --x-split",
+    );
+    // `flock check` without a GPU: the reason, not a table header.
+    let out = murmur(&["flock", "check", "--sizes", "1000", "--sort-max", "1000"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if out.status.success() {
+        support::skip_note("a GPU is present: flock check ran");
+    } else {
+        assert!(stdout.is_empty(), "{stdout}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("needs a CUDA GPU"), "{err}");
+    }
+    // The flock help lists every flock command.
+    let help = murmur_ok(&["flock", "--help"]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    for cmd in ["run", "view", "render", "bench", "check", "sort-bench"] {
+        assert!(
+            help.lines().any(|l| l.trim_start().starts_with(cmd)),
+            "{cmd} missing from {help}"
+        );
+    }
+}
+
+#[test]
+fn a_cpu_bench_past_an_hour_asks_for_yes() {
+    let out = murmur(&[
+        "flock",
+        "bench",
+        "--backend",
+        "cpu",
+        "--sizes",
+        "1000000,5000000",
+        "--steps",
+        "3000",
+        "--out",
+        tmp("bench-long").to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && out.stdout.is_empty(), "{err}");
+    assert!(err.contains("pass --yes to run it"), "{err}");
+    assert!(err.contains(" h on "), "the estimate in hours: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }

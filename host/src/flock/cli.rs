@@ -8,7 +8,7 @@ use super::driver::{self, BackendChoice, Start};
 use super::{snapshot, CellOrderArg, Method, SortArg};
 use crate::preflight;
 use crate::view::{headless, window};
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use murmur_common::render::ColourMode;
 use std::io::IsTerminal;
@@ -53,7 +53,8 @@ pub enum FlockCmd {
 pub struct BenchArgs {
     #[command(flatten)]
     flock: FlockArgs,
-    /// Flock sizes to sweep [default: --n, or 100000,1000000,5000000].
+    /// Flock sizes to sweep [default: --n, or 100000,1000000,5000000 on the GPU and
+    /// 10000,100000 on the CPU].
     #[arg(long, value_delimiter = ',')]
     sizes: Vec<usize>,
     /// Methods to sweep [default: --method, or coherent].
@@ -74,12 +75,15 @@ pub struct BenchArgs {
     /// Scale each N to the density of 1M boids at scale 100 (instead of a fixed --scale).
     #[arg(long)]
     constant_density: bool,
-    /// Steps run and discarded before measuring.
-    #[arg(long, default_value_t = 200)]
-    warmup: u64,
-    /// Measured steps per configuration.
-    #[arg(long, default_value_t = 1000)]
-    steps: u64,
+    /// Steps run and discarded before measuring [default: 200 on the GPU, 20 on the CPU].
+    #[arg(long)]
+    warmup: Option<u64>,
+    /// Measured steps per configuration [default: 1000 on the GPU, 100 on the CPU].
+    #[arg(long)]
+    steps: Option<u64>,
+    /// Run a CPU sweep estimated to take more than an hour.
+    #[arg(long)]
+    yes: bool,
     /// Output folder (steps.csv, summary.csv, summary.md, PNG plots).
     #[arg(long, default_value = "bench-out")]
     out: PathBuf,
@@ -467,20 +471,36 @@ fn flock_bench(a: &BenchArgs) -> Result<()> {
         bail!("flock bench starts every configuration from a random flock: drop --init");
     }
     let base = f.config()?.settings()?;
+    // The defaults follow the backend: auto benchmarks the CPU when no GPU is usable.
+    let backend = match f.backend {
+        BackendChoice::Auto => match crate::gpu::Gpu::open() {
+            Ok(_) => BackendChoice::Auto,
+            Err(e) => {
+                eprintln!("murmur: {e}; benchmarking the CPU backend");
+                BackendChoice::Cpu
+            }
+        },
+        b => b,
+    };
+    let cpu = backend == BackendChoice::Cpu;
     let plan = BenchPlan {
         ns: or(
             &a.sizes,
             f.n.map(|n| n as usize),
-            vec![100_000, 1_000_000, 5_000_000],
+            if cpu {
+                vec![10_000, 100_000]
+            } else {
+                vec![100_000, 1_000_000, 5_000_000]
+            },
         ),
         scales: (!a.constant_density).then(|| or(&a.scales, Some(base.params.scale), vec![])),
         methods: or(&a.methods, f.method, vec![Method::Coherent]),
         factors: or(&a.factors, f.cell_width_factor, vec![1.0, 2.0]),
         x_splits: or(&a.x_splits, f.x_split, vec![base.x_split]),
         block_sizes: or(&a.block_sizes, f.block_size, vec![base.block_size]),
-        warmup: a.warmup,
-        steps: a.steps,
-        backend: f.backend,
+        warmup: a.warmup.unwrap_or(if cpu { 20 } else { 200 }),
+        steps: a.steps.unwrap_or(if cpu { 100 } else { 1000 }),
+        backend,
         seed: base_seed(f)?,
         out: a.out.clone(),
         base,
@@ -489,6 +509,8 @@ fn flock_bench(a: &BenchArgs) -> Result<()> {
         bail!("--steps must be at least 1");
     }
     // Every configuration must be valid before minutes of sweeping start.
+    let mut configs = 0u64;
+    let mut boid_steps = 0f64;
     for &n in &plan.ns {
         let scales = match &plan.scales {
             Some(list) => list.clone(),
@@ -505,12 +527,31 @@ fn flock_bench(a: &BenchArgs) -> Result<()> {
                         c.sim.block_size = b;
                         c.params.scale = scale;
                         c.settings()?;
+                        configs += plan.methods.len() as u64;
+                        boid_steps +=
+                            (plan.methods.len() * n) as f64 * (plan.warmup + plan.steps) as f64;
                     }
                 }
             }
         }
     }
     preflight::check_output_dir(&plan.out)?;
+    if cpu {
+        let threads = rayon::current_num_threads();
+        let seconds = boid_steps * CPU_CORE_SECONDS_PER_BOID_STEP / threads as f64;
+        let what = format!(
+            "{configs} configurations of {} steps, about {} on {threads} threads",
+            plan.warmup + plan.steps,
+            duration(seconds)
+        );
+        if seconds > 3600.0 && !a.yes {
+            bail!(
+                "this CPU sweep would take long ({what}): pass --yes to run it, or sweep fewer \
+                 or smaller --sizes or fewer --steps"
+            );
+        }
+        eprintln!("murmur: CPU sweep: {what}");
+    }
     let rows = bench::run(&plan)?;
     print!("{}", bench::markdown(&rows, &plan));
     println!(
@@ -518,6 +559,23 @@ fn flock_bench(a: &BenchArgs) -> Result<()> {
         plan.out.display()
     );
     Ok(())
+}
+
+/// The CPU backend's cost of one boid-step at the default density (1M boids at scale 100 take
+/// 1.15 s per step on 2 cores): a rough figure for the sweep's time estimate.
+const CPU_CORE_SECONDS_PER_BOID_STEP: f64 = 2.3e-6;
+
+/// `45 s`, `12 min`, `3.4 h`.
+fn duration(seconds: f64) -> String {
+    if seconds < 1.0 {
+        "under a second".into()
+    } else if seconds < 90.0 {
+        format!("{seconds:.0} s")
+    } else if seconds < 5400.0 {
+        format!("{:.0} min", seconds / 60.0)
+    } else {
+        format!("{:.1} h", seconds / 3600.0)
+    }
 }
 
 /// A sweep list: the list flag, else the single-value flag, else the default.
@@ -578,7 +636,9 @@ fn flock_check(a: &CheckArgs) -> Result<()> {
     if a.sizes.contains(&0) {
         bail!("--sizes must be positive");
     }
-    if !super::check::run(&settings, &a.sizes, a.sort_max.max(1), a.seed)? {
+    let passed = super::check::run(&settings, &a.sizes, a.sort_max.max(1), a.seed)
+        .context("flock check compares the GPU with the CPU reference and needs a CUDA GPU")?;
+    if !passed {
         bail!("some checks failed (see the FAIL rows above)");
     }
     println!("all checks passed");
