@@ -4,7 +4,8 @@
 //!   (installing it and its components when missing) and links the bitcode to PTX (`link.rs`).
 //! - `run`: the PTX when a GPU is present and the PTX is missing or stale, then the release host,
 //!   then `murmur ARGS` (the README's run command: the GPU on the first try).
-//! - `test`: what CI runs: fmt check, clippy with warnings denied, build-ptx, all tests.
+//! - `test`: what CI runs: fmt check, clippy with warnings denied, build-ptx, all tests (release
+//!   profile, sharing the binary's build).
 //! - `gpu-bundle`: release binaries + PTX + a check script in `dist/gpu/`, for one run on a GPU machine.
 
 mod link;
@@ -106,7 +107,11 @@ fn test(no_ptx: bool) -> Result<()> {
         "-D",
         "warnings",
     ]))?;
-    run(cargo().current_dir(&root).args(["test", "--workspace"]))?;
+    // The release profile, as `cargo xtask run` builds: the tests reuse every dependency the
+    // binary was built with instead of building them all again with the test profile.
+    run(cargo()
+        .current_dir(&root)
+        .args(["test", "--release", "--workspace"]))?;
     Ok(())
 }
 
