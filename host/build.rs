@@ -26,7 +26,7 @@ fn main() {
     println!("cargo::rustc-env=MURMUR_KERNEL_SOURCE_HASH={hash}");
     let status = match std::fs::read_to_string(&ptx) {
         Err(_) => format!(
-            "no PTX was found at {} when this binary was built: run `cargo xtask build-ptx`, then rebuild",
+            "no PTX was found at {} when this binary was built: `cargo xtask run -- ARGS` builds it and the binary",
             ptx.display()
         ),
         Ok(text) => match parse_ptx_header(&text) {
@@ -38,7 +38,7 @@ fn main() {
             }
             Some((h, _)) => format!(
                 "the PTX at {} is stale (built from kernel sources {h}, these are {hash}): \
-                 run `cargo xtask build-ptx`, then rebuild",
+                 `cargo xtask run -- ARGS` rebuilds it and the binary",
                 ptx.display()
             ),
             None => format!("{} has no murmur header: rebuild it with `cargo xtask build-ptx`", ptx.display()),

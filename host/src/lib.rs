@@ -7,6 +7,7 @@ pub mod backend;
 pub mod flock;
 pub mod fluid;
 pub mod gpu;
+pub mod preflight;
 pub mod raster;
 pub mod timing;
 pub mod view;

@@ -1,6 +1,8 @@
 //! The `murmur` binary on bad input: a clear one-line error and a non-zero exit, never a panic,
 //! and a failed run never overwrites an existing output file.
 
+mod support;
+
 use murmur::flock::snapshot;
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -346,6 +348,10 @@ fn bench_sweeps_scales_and_records_gpu_and_wall_time_per_step() {
     }
     let summary = String::from_utf8_lossy(&out.stdout);
     assert_eq!(summary.matches("| coherent |").count(), 8, "{summary}");
+    assert!(
+        summary.contains("wall time of the step (CPU backend)") && !summary.contains("CUDA"),
+        "the CPU header describes the CPU's timing: {summary}"
+    );
     // The file replots: the current header reads back.
     let replot_dir = tmp("bench-scales-replot");
     murmur_ok(&[
@@ -393,4 +399,256 @@ fn run_without_the_gpu_timer_reports_wall_time_only() {
         "{s}"
     );
     assert!(!s.contains("CUDA events"), "{s}");
+}
+
+#[test]
+fn a_flock_larger_than_memory_is_refused_before_allocating() {
+    let n: u64 = 2_000_000_000;
+    let needed = murmur::flock::cpu_host_bytes(n, 0);
+    match murmur::preflight::available_memory() {
+        Some(available) if available < needed => {}
+        other => {
+            support::skip_note(&format!(
+                "skipped: {needed} bytes would fit in this machine's memory ({other:?} available)"
+            ));
+            return;
+        }
+    }
+    let out = murmur(&["flock", "run", "--backend", "cpu", "--n", "2000000000"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("not enough memory for the CPU flock of 2000000000 boids")
+            && err.contains("bytes), ")
+            && err.contains("bytes) are available"),
+        "{err}"
+    );
+}
+
+/// Every writing command refuses an unwritable path before it runs a step: nothing on stdout
+/// (the summaries come after the steps), one line on stderr.
+#[test]
+fn output_paths_are_checked_before_any_step() {
+    let dir = tmp("outputs");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = tmp("outputs/plain-file");
+    std::fs::write(&file, b"x").unwrap();
+    let (d, f) = (dir.to_str().unwrap(), file.to_str().unwrap());
+    let missing = tmp("no-such-folder/x.npz");
+    let missing = missing.to_str().unwrap();
+    let run = [
+        "flock",
+        "run",
+        "--backend",
+        "cpu",
+        "--n",
+        "1000",
+        "--steps",
+        "100000",
+    ];
+    let render = [
+        "flock",
+        "render",
+        "--backend",
+        "cpu",
+        "--n",
+        "1000",
+        "--frames",
+        "100",
+    ];
+    let bench = [
+        "flock",
+        "bench",
+        "--backend",
+        "cpu",
+        "--sizes",
+        "1000",
+        "--steps",
+        "100000",
+    ];
+    let cases: [(Vec<&str>, &str); 6] = [
+        (
+            [&run[..], &["--save", d]].concat(),
+            "is a folder, not a file",
+        ),
+        ([&run[..], &["--save", missing]].concat(), "does not exist"),
+        (
+            [&render[..], &["--out", f]].concat(),
+            "is a file, not a folder",
+        ),
+        (
+            [&render[..], &["--out", d, "--gif", d]].concat(),
+            "is a folder, not a file",
+        ),
+        (
+            [&bench[..], &["--out", f]].concat(),
+            "is a file, not a folder",
+        ),
+        (
+            vec!["flock", "bench", "--replot", "/nonexistent.csv", "--out", f],
+            "cannot read",
+        ),
+    ];
+    for (v, expect) in cases {
+        let out = murmur(&v);
+        assert!(out.stdout.is_empty(), "{v:?} ran: {:?}", out.stdout);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{v:?} succeeded");
+        assert!(
+            err.contains(expect),
+            "{v:?}: expected {expect:?} in {err:?}"
+        );
+        assert_eq!(err.trim_end().lines().count(), 1, "{v:?}: {err}");
+    }
+}
+
+/// What NumPy users write: `np.savez_compressed`, float64 positions and velocities, int64 ids.
+#[test]
+fn snapshots_from_numpy_compressed_float64_int64() {
+    use ndarray::{Array1, Array2};
+    use ndarray_npy::WriteNpyExt;
+    use std::io::Write;
+    let n = 500usize;
+    let pos = Array2::from_shape_fn((n, 3), |(i, a)| ((i * 7 + a * 13) % 50) as f64 - 25.0);
+    let vel = Array2::from_shape_fn((n, 3), |(i, a)| ((i + a) % 5) as f64 * 0.1);
+    let id = Array1::from_shape_fn(n, |i| ((i * 7) % n) as i64);
+    let npy = |write: &dyn Fn(&mut Vec<u8>)| {
+        let mut v = Vec::new();
+        write(&mut v);
+        v
+    };
+    let files = [
+        ("pos.npy", npy(&|v| pos.write_npy(v).unwrap())),
+        ("vel.npy", npy(&|v| vel.write_npy(v).unwrap())),
+        ("id.npy", npy(&|v| id.write_npy(v).unwrap())),
+    ];
+    let path = tmp("numpy-compressed.npz");
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+    let deflated = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    for (name, bytes) in &files {
+        zip.start_file(*name, deflated).unwrap();
+        zip.write_all(bytes).unwrap();
+    }
+    zip.finish().unwrap();
+    let saved = tmp("numpy-compressed-out.npz");
+    let out = murmur_ok(&[
+        "flock",
+        "run",
+        "--backend",
+        "cpu",
+        "--scale",
+        "30",
+        "--steps",
+        "0",
+        "--init",
+        path.to_str().unwrap(),
+        "--save",
+        saved.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("pos is float64: converted to float32"),
+        "{err}"
+    );
+    assert!(
+        err.contains("vel is float64: converted to float32"),
+        "{err}"
+    );
+    let back = snapshot::load(&saved).unwrap();
+    assert_eq!(back.len(), n);
+    // Saved by id: boid id[k] is row k of the input.
+    for k in [0, 1, 123, n - 1] {
+        let i = id[k] as usize;
+        assert_eq!(
+            back.pos[i].to_array(),
+            [0, 1, 2].map(|a| pos[(k, a)] as f32)
+        );
+    }
+    // A dtype that is not a number of either width gets one line naming it.
+    let bad = tmp("bool-pos.npz");
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(&bad).unwrap());
+    let flags = Array2::from_elem((n, 3), true);
+    for (name, bytes) in [
+        ("pos.npy", npy(&|v| flags.write_npy(v).unwrap())),
+        ("vel.npy", files[1].1.clone()),
+        ("id.npy", files[2].1.clone()),
+    ] {
+        zip.start_file(name, deflated).unwrap();
+        zip.write_all(&bytes).unwrap();
+    }
+    zip.finish().unwrap();
+    assert_clean_failure(
+        &[
+            "flock",
+            "run",
+            "--backend",
+            "cpu",
+            "--init",
+            bad.to_str().unwrap(),
+        ],
+        "pos must be float32 (got",
+    );
+}
+
+#[test]
+fn messages_name_the_real_cause() {
+    // A scale far too large for any grid: the fix is named, numbers stay short.
+    let out = murmur(&["flock", "run", "--backend", "cpu", "--scale", "1e30"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("the grid at scale 1.00e30"), "{err}");
+    assert!(err.contains("--scale 2030 or less"), "{err}");
+    assert!(
+        !err.contains("smaller --x-split"),
+        "x-split 1 would not fit either: {err}"
+    );
+    assert!(!err.contains("0000000000"), "a long number: {err}");
+    // Where the x-split is the cause, it is named.
+    assert_clean_failure(
+        &["flock", "run", "--backend", "cpu", "--scale", "2500"],
+        "use a smaller --x-split",
+    );
+    // `flock check` without a GPU: the reason, not a table header.
+    let out = murmur(&["flock", "check", "--sizes", "1000", "--sort-max", "1000"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if out.status.success() {
+        support::skip_note("a GPU is present: flock check ran");
+    } else {
+        assert!(stdout.is_empty(), "{stdout}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("needs a CUDA GPU"), "{err}");
+    }
+    // The flock help lists every flock command.
+    let help = murmur_ok(&["flock", "--help"]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    for cmd in ["run", "view", "render", "bench", "check", "sort-bench"] {
+        assert!(
+            help.lines().any(|l| l.trim_start().starts_with(cmd)),
+            "{cmd} missing from {help}"
+        );
+    }
+}
+
+#[test]
+fn a_cpu_bench_past_an_hour_asks_for_yes() {
+    let out = murmur(&[
+        "flock",
+        "bench",
+        "--backend",
+        "cpu",
+        "--sizes",
+        "1000000,5000000",
+        "--steps",
+        "3000",
+        "--out",
+        tmp("bench-long").to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && out.stdout.is_empty(), "{err}");
+    assert!(err.contains("pass --yes to run it"), "{err}");
+    assert!(err.contains(" h on "), "the estimate in hours: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }

@@ -1,5 +1,7 @@
 //! `murmur fluid` from the outside: a scene run writing a file, bad input as one-line errors.
 
+mod support;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -70,5 +72,104 @@ fn bad_input_gives_one_line_errors() {
     ]);
     assert!(!ok);
     assert!(err.contains(".vti or .npz"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_lattice_larger_than_memory_is_refused_before_allocating() {
+    let dir = std::env::temp_dir().join(format!("murmur-fluid-mem-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scene = dir.join("big.toml");
+    std::fs::write(
+        &scene,
+        "name = \"big\"\n[flow]\nkind = \"taylor-green\"\ndepth_cells = 500\n[physical]\n\
+         length = 1.0\nvelocity = 1.0\nviscosity = 0.001\n[lattice]\nresolution = 500\n",
+    )
+    .unwrap();
+    let needed = 500u64.pow(3) * 250;
+    match murmur::preflight::available_memory() {
+        Some(available) if available < needed => {}
+        other => {
+            support::skip_note(&format!(
+                "skipped: {needed} bytes would fit in this machine's memory ({other:?} available)"
+            ));
+            return;
+        }
+    }
+    let (ok, stdout, err) = murmur(&["fluid", "run", scene.to_str().unwrap(), "--backend", "cpu"]);
+    assert!(!ok && stdout.is_empty(), "{stdout}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("not enough memory for the CPU lattice of 500 x 500 x 500 cells")
+            && err.contains("(31250000000 bytes)")
+            && err.contains("bytes) are available"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn zero_steps_write_the_initial_state_and_output_every_zero_is_refused() {
+    let dir = std::env::temp_dir().join(format!("murmur-fluid-zero-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("start.vti");
+    let (ok, stdout, err) = murmur(&[
+        "fluid",
+        "run",
+        "assets/fluid/poiseuille.toml",
+        "--backend",
+        "cpu",
+        "--steps",
+        "0",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    assert!(
+        stdout.contains(&format!("wrote {}", out.display())),
+        "{stdout}"
+    );
+    assert!(std::fs::metadata(&out).unwrap().len() > 100);
+
+    let scene = dir.join("every0.toml");
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/fluid/poiseuille.toml"),
+    )
+    .unwrap();
+    std::fs::write(&scene, text.replace("[run]", "[run]\noutput_every = 0")).unwrap();
+    let (ok, _, err) = murmur(&["fluid", "run", scene.to_str().unwrap(), "--backend", "cpu"]);
+    assert!(!ok);
+    assert!(err.contains("run.output_every must be at least 1"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn output_paths_are_checked_before_any_step() {
+    let dir = std::env::temp_dir().join(format!("murmur-fluid-out-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("plain");
+    std::fs::write(&file, b"x").unwrap();
+    let missing = dir.join("no-such-folder/p.vti");
+    for (out, expect) in [
+        (missing.to_str().unwrap(), "does not exist"),
+        (file.to_str().unwrap(), "is a file, not a folder"),
+    ] {
+        let (ok, stdout, err) = murmur(&[
+            "fluid",
+            "run",
+            "assets/fluid/poiseuille.toml",
+            "--backend",
+            "cpu",
+            "--steps",
+            "100000000",
+            "--out",
+            out,
+        ]);
+        assert!(!ok && stdout.is_empty(), "{out}: {stdout}");
+        assert!(err.contains(expect), "{out}: expected {expect:?} in {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

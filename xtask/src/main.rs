@@ -2,7 +2,10 @@
 //!
 //! - `build-ptx`: builds `kernels-gpu` for `nvptx64-nvidia-cuda` with the pinned nightly
 //!   (installing it and its components when missing) and links the bitcode to PTX (`link.rs`).
-//! - `test`: what CI runs: fmt check, clippy with warnings denied, build-ptx, all tests.
+//! - `run`: the PTX when a GPU is present and the PTX is missing or stale, then the release host,
+//!   then `murmur ARGS` (the README's run command: the GPU on the first try).
+//! - `test`: what CI runs: fmt check, clippy with warnings denied, build-ptx, all tests (release
+//!   profile, sharing the binary's build).
 //! - `gpu-bundle`: release binaries + PTX + a check script in `dist/gpu/`, for one run on a GPU machine.
 //! - `gpu-test`: the `#[ignore]`d GPU tests as binaries in `dist/gpu/tests/` (with `--run`: run here).
 
@@ -27,6 +30,11 @@ struct Cli {
 enum Cmd {
     /// Build the Rust kernels to PTX (installs the pinned nightly and its components if missing).
     BuildPtx(ptx::BuildPtxArgs),
+    /// Build what is missing (the PTX when an NVIDIA GPU is present and the PTX is missing or
+    /// stale, then the release binary) and run `murmur ARGS`.
+    ///
+    /// Example: `cargo xtask run -- flock run --n 1000000`.
+    Run(RunArgs),
     /// Run everything CI runs: fmt check, build-ptx, clippy -D warnings (kernels included), all
     /// tests (the GPU tests are ignored: `gpu-test`).
     Test {
@@ -46,6 +54,19 @@ enum Cmd {
         #[arg(long, default_value = "sm_90")]
         arch: String,
     },
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// GPU architecture of the PTX [default: the GPU's, from nvidia-smi, else sm_90].
+    #[arg(long, value_name = "sm_XX")]
+    arch: Option<String>,
+    /// Build the PTX even when no NVIDIA GPU is found on this machine.
+    #[arg(long)]
+    ptx: bool,
+    /// Arguments of `murmur`, after `--`.
+    #[arg(last = true, value_name = "ARGS")]
+    args: Vec<String>,
 }
 
 /// The workspace root (the parent of `xtask/`).
@@ -96,8 +117,89 @@ fn test(no_ptx: bool) -> Result<()> {
         "-D",
         "warnings",
     ]))?;
-    run(cargo().current_dir(&root).args(["test", "--workspace"]))?;
+    // The release profile, as `cargo xtask run` builds: the tests reuse every dependency the
+    // binary was built with instead of building them all again with the test profile.
+    run(cargo()
+        .current_dir(&root)
+        .args(["test", "--release", "--workspace"]))?;
     Ok(())
+}
+
+/// The NVIDIA driver's presence: the kernel module's `/proc` entry, or a device node.
+fn nvidia_gpu_present() -> bool {
+    Path::new("/proc/driver/nvidia/version").exists() || Path::new("/dev/nvidiactl").exists()
+}
+
+/// The first GPU's architecture (`sm_90` for compute capability 9.0), from nvidia-smi.
+fn detect_arch() -> Option<String> {
+    let out = Command::new("nvidia-smi")
+        .args(["--query-gpu=compute_cap", "--format=csv,noheader"])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let (major, minor) = text.lines().next()?.trim().split_once('.')?;
+    let (major, minor): (u32, u32) = (major.parse().ok()?, minor.parse().ok()?);
+    Some(format!("sm_{major}{minor}"))
+}
+
+/// Why the PTX at `ptx` cannot be embedded for `arch`, or `None` when it is current.
+fn ptx_outdated(root: &Path, ptx: &Path, arch: &str) -> Result<Option<String>> {
+    let Ok(text) = std::fs::read_to_string(ptx) else {
+        return Ok(Some("no PTX yet".into()));
+    };
+    let hash = kernel_source_hash(root).context("hashing the kernel sources")?;
+    Ok(match parse_ptx_header(&text) {
+        Some((h, a)) if h == hash && a == arch => None,
+        Some((h, _)) if h != hash => Some("the kernel sources changed".into()),
+        Some((_, a)) => Some(format!("the PTX is for {a}")),
+        None => Some("the PTX has no murmur header".into()),
+    })
+}
+
+/// `cargo xtask run`: the PTX (only when needed), the release host, then `murmur ARGS`.
+fn run_murmur(a: &RunArgs) -> Result<()> {
+    let root = root();
+    let gpu = nvidia_gpu_present();
+    if gpu || a.ptx {
+        let arch = match &a.arch {
+            Some(arch) => arch.clone(),
+            None => detect_arch().unwrap_or_else(|| "sm_90".into()),
+        };
+        match ptx_outdated(&root, &ptx::ptx_out(&root), &arch)? {
+            None => eprintln!("xtask: the PTX is current ({arch})"),
+            Some(why) => {
+                eprintln!("xtask: building the PTX for {arch} ({why})");
+                ptx::build_ptx(&ptx::BuildPtxArgs { arch })?;
+            }
+        }
+    } else {
+        eprintln!(
+            "xtask: no NVIDIA GPU found (no /proc/driver/nvidia): building murmur for the CPU \
+             backend only (--ptx builds the kernels anyway)"
+        );
+    }
+    run(cargo()
+        .current_dir(&root)
+        .args(["build", "--release", "-p", "murmur"]))?;
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let exe = target.join("release/murmur");
+    let mut cmd = Command::new(&exe);
+    cmd.args(&a.args);
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        let e = cmd.exec();
+        Err(e).with_context(|| format!("could not start {}", exe.display()))
+    }
+    #[cfg(not(unix))]
+    {
+        let status = cmd
+            .status()
+            .with_context(|| format!("could not start {}", exe.display()))?;
+        std::process::exit(status.code().unwrap_or(1));
+    }
 }
 
 fn main() -> Result<()> {
@@ -108,6 +210,7 @@ fn main() -> Result<()> {
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::BuildPtx(args) => ptx::build_ptx(&args).map(|_| ()),
+        Cmd::Run(args) => run_murmur(&args),
         Cmd::Test { no_ptx } => test(no_ptx),
         Cmd::GpuBundle { arch } => ptx::gpu_bundle(&arch),
         Cmd::GpuTest { run } => gpu_test::gpu_test(run),

@@ -67,6 +67,8 @@ pub fn run(
     sort_max: u32,
     seed: u64,
 ) -> Result<bool, SimError> {
+    // Fails before the first table line when no GPU is usable.
+    drop(Gpu::open()?);
     let mut ok = true;
     println!("GPU flock methods against the CPU reference (max |difference| per component; 1-step limit {ONE_STEP_TOLERANCE:e})");
     println!("| N | scale | method | update kernel | cell width | x-split | keys | sort | 1 step pos | 1 step vel | 10 steps pos | 10 steps vel | result |");

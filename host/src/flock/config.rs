@@ -138,25 +138,46 @@ impl FlockConfig {
             )));
         }
         let width = f as f64 * self.params.max_distance() as f64;
-        let dims = (2.0 * self.params.scale as f64 / width).ceil().max(1.0);
-        let dims_x = dims * s.x_split as f64;
-        let (fits, limit) = match s.cell_order {
-            // The keys' range, dims_x * dims^2, as for a cube of LINEAR_MAX_DIMS cells a side.
-            CellOrderArg::Linear => (
-                dims_x * dims * dims <= (LINEAR_MAX_DIMS as f64).powi(3),
-                format!("{LINEAR_MAX_DIMS}^3 cells"),
-            ),
-            CellOrderArg::Morton => (
-                dims_x <= MORTON_MAX_DIMS as f64,
-                format!("{MORTON_MAX_DIMS} cells per axis"),
-            ),
+        let scale = self.params.scale as f64;
+        // Cells per axis along y and z (x has x_split times more), and the most the key type
+        // allows at a given x-split.
+        let dims = (2.0 * scale / width).ceil().max(1.0);
+        let max_dims = |x_split: u32| -> f64 {
+            match s.cell_order {
+                // The keys' range, dims_x * dims^2, as for a cube of LINEAR_MAX_DIMS cells a side.
+                CellOrderArg::Linear => {
+                    (LINEAR_MAX_DIMS as f64 / (x_split as f64).cbrt() + 1e-9).floor()
+                }
+                CellOrderArg::Morton => (MORTON_MAX_DIMS / x_split) as f64,
+            }
         };
-        if !fits {
+        if dims > max_dims(s.x_split) {
+            let limit = match s.cell_order {
+                CellOrderArg::Linear => format!("{LINEAR_MAX_DIMS}^3 cells with linear keys"),
+                CellOrderArg::Morton => {
+                    format!("{MORTON_MAX_DIMS} cells per axis with Morton keys")
+                }
+            };
+            let mut fixes = Vec::new();
+            if s.x_split > 1 && dims <= max_dims(1) {
+                fixes.push("a smaller --x-split".to_string());
+            }
+            let most = max_dims(s.x_split);
+            fixes.push(format!("--scale {} or less", short(most * width / 2.0)));
+            fixes.push(format!(
+                "--cell-width-factor {} or more",
+                short(2.0 * scale / (most * self.params.max_distance() as f64))
+            ));
             return Err(ConfigError::Invalid(format!(
-                "cell-width-factor {f} with x-split {} gives {dims_x} x {dims} x {dims} cells at \
-                 scale {}; the limit is {limit} ({:?} keys): use a larger factor or a smaller \
-                 x-split",
-                s.x_split, self.params.scale, s.cell_order
+                "the grid at scale {} (cell width {}, x-split {}) would need {} x {} x {} cells, \
+                 more than the {limit}: use {}",
+                short(scale),
+                short(width),
+                s.x_split,
+                short(dims * s.x_split as f64),
+                short(dims),
+                short(dims),
+                fixes.join(" or ")
             )));
         }
         Ok(FlockSettings {
@@ -171,6 +192,16 @@ impl FlockConfig {
             pdl: s.pdl,
             gpu_timer: true,
         })
+    }
+}
+
+/// A number for a message: plain below a million, else 3 significant digits (`1.60e30`).
+fn short(x: f64) -> String {
+    if x.abs() < 1e6 {
+        let r = (x * 1e3).round() / 1e3;
+        format!("{r}")
+    } else {
+        format!("{x:.2e}")
     }
 }
 
@@ -257,11 +288,7 @@ mod tests {
         c.sim.cell_width_factor = 0.0;
         assert!(c.settings().is_err());
         c.sim.cell_width_factor = 0.001;
-        assert!(c
-            .settings()
-            .unwrap_err()
-            .to_string()
-            .contains("cells at scale"));
+        assert!(c.settings().unwrap_err().to_string().contains("would need"));
         let mut c = FlockConfig::default();
         for bad in [0, MAX_X_SPLIT + 1] {
             c.sim.x_split = bad;

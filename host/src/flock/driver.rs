@@ -50,6 +50,16 @@ pub fn open_backend(
 ) -> Result<(Box<dyn FlockBackend>, Option<String>), SimError> {
     choice.open(
         || -> Result<Box<dyn FlockBackend>, SimError> {
+            let n = start.len() as u64;
+            let cells = if settings.method.uses_grid() {
+                settings.grid().cell_count() as u64
+            } else {
+                0
+            };
+            crate::preflight::check_host_memory(
+                &format!("the CPU flock of {n} boids"),
+                super::cpu_host_bytes(n, cells),
+            )?;
             Ok(Box::new(CpuFlock::new(
                 settings,
                 &start.to_state(settings.params.scale),

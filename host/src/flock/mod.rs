@@ -5,6 +5,7 @@
 
 pub mod bench;
 pub mod check;
+pub mod cli;
 pub mod config;
 pub mod cpu;
 pub mod cuda;
@@ -252,6 +253,26 @@ pub enum SimError {
     Gpu(#[from] crate::gpu::GpuError),
     #[error(transparent)]
     Render(#[from] RasterError),
+    #[error(transparent)]
+    Preflight(#[from] crate::preflight::PreflightError),
     #[error("{0}")]
     Invalid(String),
+}
+
+/// Host bytes per boid of [`cpu::CpuFlock`]: positions, velocities and ids (28 B), their
+/// cell-ordered copies (28 B), the new velocities (12 B) and the (key, index) pairs (8 B).
+pub const CPU_BYTES_PER_BOID: u64 = 76;
+/// Host bytes per boid of a [`FlockState`] (position, velocity, id).
+pub const STATE_BYTES_PER_BOID: u64 = 28;
+
+/// Host bytes the CPU backend needs for `n` boids on a grid of `cells` cells: its buffers, the
+/// start state it copies them from and the cell table (4 B per cell).
+pub fn cpu_host_bytes(n: u64, cells: u64) -> u64 {
+    n * (CPU_BYTES_PER_BOID + STATE_BYTES_PER_BOID) + 4 * (cells + 1)
+}
+
+/// Host bytes of writing a snapshot of `n` boids: the state copied back, its id-ordered copy and
+/// the arrays handed to the writer.
+pub fn snapshot_host_bytes(n: u64) -> u64 {
+    3 * STATE_BYTES_PER_BOID * n
 }

@@ -1,4 +1,6 @@
-//! Flock snapshots as NumPy `.npz`: `pos` (N,3) f32, `vel` (N,3) f32, `id` (N,) u32.
+//! Flock snapshots as NumPy `.npz`: `pos` (N,3) f32, `vel` (N,3) f32, `id` (N,) u32. Reads also
+//! take `np.savez_compressed` archives, float64 positions and velocities (converted, with a
+//! note) and any integer type of ids.
 //!
 //! Saved ordered by id (`pos[i]` is boid `i`), so `numpy.load` users can match boids across
 //! snapshots and methods. Writes are atomic (temporary file, then rename).
@@ -6,8 +8,8 @@
 use super::FlockState;
 use crate::atomic_file::write_atomic;
 use murmur_common::Vec3;
-use ndarray::{Array1, Array2};
-use ndarray_npy::{NpzReader, NpzWriter};
+use ndarray::{Array1, Array2, Ix1, Ix2, OwnedRepr};
+use ndarray_npy::{NpzReader, NpzWriter, ReadNpyError, ReadNpzError};
 use std::path::Path;
 
 /// A snapshot that could not be read or written.
@@ -52,6 +54,13 @@ pub fn save(path: &Path, state: &FlockState) -> Result<(), SnapshotError> {
 
 /// Reads and checks a snapshot: shapes, finite values, ids a permutation of `0..n`.
 pub fn load(path: &Path) -> Result<FlockState, SnapshotError> {
+    load_with_notes(path).map(|(state, _)| state)
+}
+
+/// [`load`], with the conversions it made, one line each (`pos is float64: converted to
+/// float32`): plain and `np.savez_compressed` archives are read; `pos` and `vel` may be float32
+/// or float64, `id` any integer type holding `0..n`.
+pub fn load_with_notes(path: &Path) -> Result<(FlockState, Vec<String>), SnapshotError> {
     let p = path.display().to_string();
     let file = std::fs::File::open(path).map_err(|source| SnapshotError::Open {
         path: p.clone(),
@@ -66,13 +75,29 @@ pub fn load(path: &Path) -> Result<FlockState, SnapshotError> {
         message: m,
     };
     let mut npz = NpzReader::new(file).map_err(|e| corrupt(e.to_string()))?;
-    let pos: Array2<f32> = npz
-        .by_name("pos")
-        .map_err(|e| corrupt(format!("pos: {e}")))?;
-    let vel: Array2<f32> = npz
-        .by_name("vel")
-        .map_err(|e| corrupt(format!("vel: {e}")))?;
-    let id: Array1<u32> = npz.by_name("id").map_err(|e| corrupt(format!("id: {e}")))?;
+    let mut notes = Vec::new();
+    let mut floats = |name: &str| -> Result<Array2<f32>, SnapshotError> {
+        match npz.by_name::<OwnedRepr<f32>, Ix2>(name) {
+            Ok(a) => Ok(a),
+            Err(ReadNpzError::Npy(ReadNpyError::WrongDescriptor(d))) => {
+                match npz.by_name::<OwnedRepr<f64>, Ix2>(name) {
+                    Ok(a) => {
+                        notes.push(format!("{p}: {name} is float64: converted to float32"));
+                        Ok(a.mapv(|x| x as f32))
+                    }
+                    Err(_) => Err(invalid(format!("{name} must be float32 (got {d})"))),
+                }
+            }
+            Err(e) => Err(corrupt(format!("{name}: {e}"))),
+        }
+    };
+    let pos = floats("pos")?;
+    let vel = floats("vel")?;
+    let id = read_ids(&mut npz).map_err(|e| match e {
+        IdError::Read(e) => corrupt(format!("id: {e}")),
+        IdError::Dtype(d) => invalid(format!("id must be an integer array (got {d})")),
+        IdError::Range(x) => invalid(format!("id holds {x}, which is not an index")),
+    })?;
     let n = pos.nrows();
     if pos.ncols() != 3 || vel.ncols() != 3 {
         return Err(invalid(format!(
@@ -109,11 +134,52 @@ pub fn load(path: &Path) -> Result<FlockState, SnapshotError> {
             .map(|r| Vec3::new(r[0], r[1], r[2]))
             .collect::<Vec<_>>()
     };
-    Ok(FlockState {
+    let state = FlockState {
         pos: rows(&pos),
         vel: rows(&vel),
         id: id.to_vec(),
-    })
+    };
+    Ok((state, notes))
+}
+
+enum IdError {
+    Read(ReadNpzError),
+    Dtype(String),
+    Range(String),
+}
+
+/// `id` as u32, from any integer dtype NumPy writes (`np.arange` gives int64).
+fn read_ids(npz: &mut NpzReader<std::fs::File>) -> Result<Array1<u32>, IdError> {
+    fn wrong(e: &ReadNpzError) -> bool {
+        matches!(e, ReadNpzError::Npy(ReadNpyError::WrongDescriptor(_)))
+    }
+    fn convert<T: Copy + std::fmt::Display>(
+        a: Array1<T>,
+        f: impl Fn(T) -> Option<u32>,
+    ) -> Result<Array1<u32>, IdError> {
+        a.iter()
+            .map(|&x| f(x).ok_or_else(|| IdError::Range(x.to_string())))
+            .collect::<Result<Vec<u32>, _>>()
+            .map(Array1::from_vec)
+    }
+    let first = match npz.by_name::<OwnedRepr<u32>, Ix1>("id") {
+        Ok(a) => return Ok(a),
+        Err(e) if wrong(&e) => e,
+        Err(e) => return Err(IdError::Read(e)),
+    };
+    if let Ok(a) = npz.by_name::<OwnedRepr<i64>, Ix1>("id") {
+        return convert(a, |x| u32::try_from(x).ok());
+    }
+    if let Ok(a) = npz.by_name::<OwnedRepr<u64>, Ix1>("id") {
+        return convert(a, |x| u32::try_from(x).ok());
+    }
+    if let Ok(a) = npz.by_name::<OwnedRepr<i32>, Ix1>("id") {
+        return convert(a, |x| u32::try_from(x).ok());
+    }
+    match first {
+        ReadNpzError::Npy(ReadNpyError::WrongDescriptor(d)) => Err(IdError::Dtype(d.to_string())),
+        e => Err(IdError::Read(e)),
+    }
 }
 
 #[cfg(test)]

@@ -5,8 +5,9 @@ use super::bench::{bench_one, BenchResult};
 use super::driver::{self, BackendChoice, Checkpoint, RunOptions};
 use super::scene::{self, SceneFile};
 use super::validate::{self, Opener, Sizes};
-use super::{cpu::CpuFluid, FluidBackend, FluidError, Setup};
-use anyhow::{bail, Context, Result};
+use super::{FluidBackend, FluidError, Setup};
+use anyhow::{bail, Result};
+use murmur_common::lbm::layout::BYTES_PER_CELL_STORED;
 use murmur_common::lbm::{CollisionModel, Units};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -130,7 +131,7 @@ fn opener(
     choice: BackendChoice,
 ) -> impl FnMut(&Setup) -> Result<Box<dyn FluidBackend>, FluidError> {
     move |setup: &Setup| match choice {
-        BackendChoice::Cpu => Ok(Box::new(CpuFluid::new(setup)?) as Box<dyn FluidBackend>),
+        BackendChoice::Cpu => Ok(Box::new(driver::open_cpu(setup)?) as Box<dyn FluidBackend>),
         BackendChoice::Cuda => super::cuda::open(setup),
         BackendChoice::Auto => driver::open_backend(choice, setup).map(|(b, _)| b),
     }
@@ -148,6 +149,15 @@ fn run_scene(a: &RunArgs) -> Result<()> {
     if let Some(m) = a.model {
         file.collision = m.into();
     }
+    if a.backend == BackendChoice::Cpu {
+        // The CPU lattice and the setup it is built from, before either exists.
+        let [nx, ny, nz] = file.dims()?;
+        let cells = nx as u64 * ny as u64 * nz as u64;
+        crate::preflight::check_host_memory(
+            &format!("the CPU lattice of {nx} x {ny} x {nz} cells"),
+            cells * (BYTES_PER_CELL_STORED + scene::SETUP_BYTES_PER_CELL),
+        )?;
+    }
     let scene = file.build()?;
     for w in &scene.warnings {
         eprintln!("murmur: warning: {w}");
@@ -155,8 +165,7 @@ fn run_scene(a: &RunArgs) -> Result<()> {
     let out = match &a.out {
         None => Out::None,
         Some(p) if matches!(p.extension().and_then(|e| e.to_str()), Some("vti" | "npz")) => {
-            crate::atomic_file::check_writable_parent(p)
-                .with_context(|| format!("cannot write {}", p.display()))?;
+            crate::preflight::check_output_file(p)?;
             Out::File(p.clone())
         }
         Some(p) if p.extension().is_some() => {
@@ -166,7 +175,7 @@ fn run_scene(a: &RunArgs) -> Result<()> {
             )
         }
         Some(p) => {
-            std::fs::create_dir_all(p).with_context(|| format!("cannot create {}", p.display()))?;
+            crate::preflight::check_output_dir(p)?;
             Out::Dir(p.clone())
         }
     };
@@ -203,7 +212,7 @@ fn run_scene(a: &RunArgs) -> Result<()> {
         steps,
         check_every: scene.file.run.check_every,
         output_every: match out {
-            Out::Dir(_) => scene.file.run.output_every,
+            Out::Dir(_) => scene.file.run.output_every.unwrap_or(0),
             _ => 0,
         },
         progress: !a.quiet && std::io::stderr().is_terminal(),

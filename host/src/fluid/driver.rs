@@ -2,6 +2,7 @@
 //! to the output and reports figures.
 
 use super::{cpu::CpuFluid, Fields, FluidBackend, FluidError, Setup};
+use murmur_common::lbm::layout::BYTES_PER_CELL_STORED;
 use std::time::{Duration, Instant};
 
 pub use crate::backend::BackendChoice;
@@ -12,9 +13,19 @@ pub fn open_backend(
     setup: &Setup,
 ) -> Result<(Box<dyn FluidBackend>, Option<String>), FluidError> {
     choice.open(
-        || -> Result<Box<dyn FluidBackend>, FluidError> { Ok(Box::new(CpuFluid::new(setup)?)) },
+        || -> Result<Box<dyn FluidBackend>, FluidError> { Ok(Box::new(open_cpu(setup)?)) },
         || super::cuda::open(setup),
     )
+}
+
+/// The CPU backend, after checking that its populations fit the host's available memory.
+pub fn open_cpu(setup: &Setup) -> Result<CpuFluid, FluidError> {
+    let l = setup.lattice();
+    crate::preflight::check_host_memory(
+        &format!("the CPU lattice of {} x {} x {} cells", l.nx, l.ny, l.nz),
+        l.cells() as u64 * BYTES_PER_CELL_STORED,
+    )?;
+    CpuFluid::new(setup)
 }
 
 /// The last state whose fields were checked finite.
@@ -72,7 +83,7 @@ impl RunReport {
 /// Runs `opts.steps` steps. Fields are stored and checked every `check_every` steps; a finite
 /// check updates `last_good`, a failed one stops the run with [`FluidError::NonFinite`] naming
 /// the step (the caller saves `last_good`). `output(step, fields)` gets the fields every
-/// `output_every` steps and after the last step.
+/// `output_every` steps and after the last step (with 0 steps: the initial fields).
 pub fn run(
     backend: &mut dyn FluidBackend,
     flags: &[u8],
@@ -86,6 +97,11 @@ pub fn run(
             step: 0,
             fields: backend.fields()?,
         });
+    }
+    if opts.steps == 0 {
+        if let Some(c) = last_good.as_ref() {
+            output(c.step, &c.fields)?;
+        }
     }
     let lattice = backend.lattice();
     backend.reset_times();

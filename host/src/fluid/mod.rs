@@ -155,6 +155,8 @@ pub trait FluidBackend {
 pub enum FluidError {
     #[error(transparent)]
     Gpu(#[from] crate::gpu::GpuError),
+    #[error(transparent)]
+    Preflight(#[from] crate::preflight::PreflightError),
     #[error("{0}")]
     Invalid(String),
     #[error(

@@ -16,6 +16,8 @@ pub const WARN_MACH: f64 = 0.2;
 pub const WARN_TAU: f64 = 0.51;
 /// `tau` must exceed 1/2 by at least this (below it the FP32 shear rate rounds to 2).
 pub const MIN_TAU_MARGIN: f64 = 1e-5;
+/// Host bytes per cell of a [`Setup`]: the cell-kind byte and the initial density and velocity.
+pub const SETUP_BYTES_PER_CELL: u64 = 1 + 16;
 /// Largest lattice the host accepts (32-bit cell coordinates).
 pub const MAX_CELLS: u64 = murmur_common::lbm::Lattice::MAX_CELLS;
 
@@ -130,8 +132,10 @@ fn default_lambda() -> f32 {
 pub struct RunConfig {
     /// Steps to run (overridden by `--steps`).
     pub steps: u64,
-    /// Write fields every this many steps when the output is a folder (0: only at the end).
-    pub output_every: u64,
+    /// Write fields every this many steps (at least 1) when the output is a folder; left out:
+    /// only at the end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_every: Option<u64>,
     /// Check the fields for NaN every this many steps.
     pub check_every: u64,
 }
@@ -140,7 +144,7 @@ impl Default for RunConfig {
     fn default() -> Self {
         RunConfig {
             steps: 1000,
-            output_every: 0,
+            output_every: None,
             check_every: 100,
         }
     }
@@ -163,6 +167,35 @@ impl SceneFile {
         })?;
         toml::from_str(&text)
             .map_err(|e| FluidError::Invalid(format!("scene {}: {}", path.display(), e.message())))
+    }
+
+    /// The lattice's size in cells (x, y, z), without building anything: what the memory
+    /// checks count before the setup's arrays exist.
+    pub fn dims(&self) -> Result<[u32; 3], FluidError> {
+        let n = self.lattice.resolution;
+        let wide = |x: u32, extra: u32| {
+            x.checked_add(extra)
+                .ok_or_else(|| FluidError::Invalid(format!("lattice.resolution {n} is too large")))
+        };
+        Ok(match &self.flow {
+            Flow::Cavity { depth_cells } => [wide(n, 2)?, wide(n, 2)?, *depth_cells],
+            Flow::TaylorGreen { depth_cells } => [n, n, *depth_cells],
+            Flow::Poiseuille => [1, wide(n, 2)?, 1],
+            Flow::Obstacle {
+                length,
+                width,
+                height,
+                ..
+            } => {
+                let dims = [*length, *width, *height].map(|d| (d * n as f64).round());
+                if dims.iter().any(|d| !(4.0..1e5).contains(d)) {
+                    return Err(FluidError::Invalid(format!(
+                        "obstacle domain {length} x {width} x {height} L gives {dims:?} cells"
+                    )));
+                }
+                dims.map(|d| d as u32)
+            }
+        })
     }
 
     /// Converts to lattice units, checks stability and builds the setup.
@@ -209,30 +242,19 @@ impl SceneFile {
                 taylor_green(n, *depth_cells, u as f32, nu as f32, model)?
             }
             Flow::Poiseuille => poiseuille(n, u as f32, nu as f32, model)?,
-            Flow::Obstacle {
-                length,
-                width,
-                height,
-                center,
-            } => {
-                let dims = [*length, *width, *height].map(|d| (d * n as f64).round());
-                if dims.iter().any(|d| !(4.0..1e5).contains(d)) {
-                    return Err(FluidError::Invalid(format!(
-                        "obstacle domain {length} x {width} x {height} L gives {dims:?} cells"
-                    )));
-                }
+            Flow::Obstacle { center, .. } => {
+                let dims = self.dims()?;
                 let c = center.map(|c| (c * n as f64) as f32);
-                obstacle(
-                    [dims[0] as u32, dims[1] as u32, dims[2] as u32],
-                    c,
-                    0.5 * n as f32,
-                    u as f32,
-                    nu as f32,
-                    model,
-                )?
+                obstacle(dims, c, 0.5 * n as f32, u as f32, nu as f32, model)?
             }
         };
         setup.params.rates = rates;
+        if self.run.output_every == Some(0) {
+            return Err(FluidError::Invalid(
+                "run.output_every must be at least 1 (leave it out to write only at the end)"
+                    .into(),
+            ));
+        }
         if self.run.check_every == 0 {
             warnings.push("run.check_every = 0: the NaN check is off".into());
         }
@@ -326,6 +348,10 @@ fn lattice_checked(nx: u32, ny: u32, nz: u32) -> Result<Lattice, FluidError> {
             "lattice {nx} x {ny} x {nz} is empty or too large"
         )));
     }
+    crate::preflight::check_host_memory(
+        &format!("the {nx} x {ny} x {nz} lattice's setup"),
+        l.cells() as u64 * SETUP_BYTES_PER_CELL,
+    )?;
     Ok(l)
 }
 
@@ -450,4 +476,25 @@ pub fn obstacle(
         flags,
         init: Fields::rest(lattice),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dims_match_the_built_lattices() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/fluid");
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let file = SceneFile::load(&path).unwrap();
+            let l = file.build().unwrap().setup.lattice();
+            assert_eq!(
+                file.dims().unwrap(),
+                [l.nx, l.ny, l.nz],
+                "{}",
+                path.display()
+            );
+        }
+    }
 }

@@ -56,7 +56,7 @@ pub fn run(
 ) -> Result<(), ViewError> {
     headless::check_size(opts.width, opts.height)?;
     check_display()?;
-    let event_loop = EventLoop::new().map_err(|e| ViewError::NoDisplay(one_line(&e)))?;
+    let event_loop = EventLoop::new().map_err(|e| ViewError::NoDisplay(no_display(&e)))?;
     let mut app = App::new(backend, config, opts);
     event_loop
         .run_app(&mut app)
@@ -77,6 +77,15 @@ pub fn check_display() -> Result<(), ViewError> {
 
 fn one_line(e: &dyn std::fmt::Display) -> String {
     e.to_string().replace('\n', " ")
+}
+
+/// winit's connection error without the source location it prefixes (`os error at
+/// .../winit-0.30.13/src/...rs:788: `), with the display it tried.
+fn no_display(e: &winit::error::EventLoopError) -> String {
+    let text = one_line(e);
+    let reason = text.rsplit_once(": ").map_or(text.as_str(), |(_, r)| r);
+    let display = std::env::var("DISPLAY").unwrap_or_default();
+    format!("DISPLAY={display}: {reason}")
 }
 
 /// The window, its pixel buffer and the egui layer, created on `resumed`.

@@ -1,0 +1,646 @@
+//! `murmur flock ...`: the flock commands' arguments (clap), the configuration layering
+//! (defaults < `--config` < flags < `--set`) and the commands themselves. Errors go up to `main`
+//! as `anyhow` errors and become one line there; the viewer's config reload calls
+//! [`FlockArgs::config`] directly.
+
+use super::config::{ConfigError, FlockConfig};
+use super::driver::{self, BackendChoice, Start};
+use super::{snapshot, CellOrderArg, Method, SortArg};
+use crate::preflight;
+use crate::view::{headless, window};
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand};
+use murmur_common::render::ColourMode;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+/// Runs a flock command.
+pub fn run(cmd: &FlockCmd) -> Result<()> {
+    match cmd {
+        FlockCmd::Run(a) => flock_run(a),
+        FlockCmd::View(a) => flock_view(a),
+        FlockCmd::Render(a) => flock_render(a),
+        FlockCmd::Check(a) => flock_check(a),
+        FlockCmd::Bench(a) => flock_bench(a),
+        FlockCmd::SortBench(a) => sort_bench(a),
+    }
+}
+
+#[derive(Subcommand)]
+pub enum FlockCmd {
+    /// Run a flock for a number of steps and print a summary.
+    Run(RunArgs),
+    /// Watch a flock in a window: orbit camera, live rule sliders, config file reloaded on save.
+    ///
+    /// Drag to orbit, wheel to zoom; space pause, `.` single step, `r` reset, `c` colour mode,
+    /// Esc quit. Needs a display (X11); without one use `murmur flock render`.
+    View(ViewArgs),
+    /// Write PNG frames (and an animated GIF) of a running flock, without any display.
+    ///
+    /// Frame k shows the flock after k * every steps (frame 0: the initial state); the summary
+    /// separates simulation time from rasterisation + copy time.
+    Render(RenderArgs),
+    /// Benchmark sweeps: per-step times to CSV, a markdown summary and PNG plots.
+    Bench(BenchArgs),
+    /// Time the device radix sort of (u32 key, u32 value) pairs and check it against a CPU sort.
+    SortBench(SortBenchArgs),
+    /// Check every GPU method against the CPU reference and the device sort against a CPU sort
+    /// (needs a CUDA GPU; prints tables, fails when any row fails).
+    Check(CheckArgs),
+}
+
+#[derive(Args)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    flock: FlockArgs,
+    /// Flock sizes to sweep [default: --n, or 100000,1000000,5000000 on the GPU and
+    /// 10000,100000 on the CPU].
+    #[arg(long, value_delimiter = ',')]
+    sizes: Vec<usize>,
+    /// Methods to sweep [default: --method, or coherent].
+    #[arg(long, value_delimiter = ',', value_enum)]
+    methods: Vec<Method>,
+    /// Cell-width factors to sweep [default: --cell-width-factor, or 1,2].
+    #[arg(long, value_delimiter = ',')]
+    factors: Vec<f32>,
+    /// x-splits to sweep [default: --x-split, or the configuration's (4)].
+    #[arg(long, value_delimiter = ',')]
+    x_splits: Vec<u32>,
+    /// Block sizes to sweep [default: --block-size, or the configuration's (256)].
+    #[arg(long, value_delimiter = ',')]
+    block_sizes: Vec<u32>,
+    /// Scales to sweep (comma-separated) [default: --scale, or 100].
+    #[arg(long, value_delimiter = ',', conflicts_with = "constant_density")]
+    scales: Vec<f32>,
+    /// Scale each N to the density of 1M boids at scale 100 (instead of a fixed --scale).
+    #[arg(long)]
+    constant_density: bool,
+    /// Steps run and discarded before measuring [default: 200 on the GPU, 20 on the CPU].
+    #[arg(long)]
+    warmup: Option<u64>,
+    /// Measured steps per configuration [default: 1000 on the GPU, 100 on the CPU].
+    #[arg(long)]
+    steps: Option<u64>,
+    /// Run a CPU sweep estimated to take more than an hour.
+    #[arg(long)]
+    yes: bool,
+    /// Output folder (steps.csv, summary.csv, summary.md, PNG plots).
+    #[arg(long, default_value = "bench-out")]
+    out: PathBuf,
+    /// Run nothing: redraw the plots of an earlier run from its steps.csv into --out.
+    #[arg(long, value_name = "STEPS_CSV")]
+    replot: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct SortBenchArgs {
+    /// Numbers of pairs (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "10000000,100000000")]
+    sizes: Vec<u32>,
+    /// Significant key bits (1 to 32).
+    #[arg(long, default_value_t = 32)]
+    bits: u32,
+    /// Timed repetitions per size (the mean is reported; the first, untimed run warms up).
+    #[arg(long, default_value_t = 10)]
+    repeat: u32,
+}
+
+#[derive(Args)]
+pub struct CheckArgs {
+    /// Flock sizes to compare (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "1000,20000,100000")]
+    sizes: Vec<usize>,
+    /// Largest sort size checked.
+    #[arg(long, default_value_t = 10_000_000)]
+    sort_max: u32,
+    /// Seed of the random starts and keys.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+/// Options shared by every command that builds a flock.
+#[derive(Args, Clone)]
+pub struct FlockArgs {
+    /// Configuration file (TOML with [params] and [sim]; see assets/flock/default.toml).
+    #[arg(long, value_name = "FILE.toml")]
+    config: Option<PathBuf>,
+    /// Number of boids [default: 100000, or the config's sim.n].
+    #[arg(long, allow_negative_numbers = true)]
+    n: Option<u64>,
+    /// Half-width of the domain [-scale, scale]^3 (same as --set scale=...) [default: 100].
+    #[arg(long, allow_negative_numbers = true)]
+    scale: Option<f32>,
+    /// Seed of the random start (uniform positions, zero velocities) [default: 1].
+    #[arg(long, allow_negative_numbers = true)]
+    seed: Option<u64>,
+    /// Neighbour search [default: coherent].
+    #[arg(long, value_enum)]
+    method: Option<Method>,
+    /// Cell width / largest rule distance: 1 searches 27 cells, 2 searches 8 [default: 1].
+    #[arg(long, allow_negative_numbers = true, value_name = "F")]
+    cell_width_factor: Option<f32>,
+    /// Cells along x are N times narrower than along y and z, 1 to 16: the runs of cells the
+    /// search walks along x are trimmed closer to the search sphere [default: 4].
+    #[arg(long, value_name = "N")]
+    x_split: Option<u32>,
+    /// GPU threads per block, a multiple of 32 up to 1024 [default: 256].
+    #[arg(long, allow_negative_numbers = true)]
+    block_size: Option<u32>,
+    /// Cell numbering of the grid [default: linear].
+    #[arg(long, value_enum)]
+    cell_order: Option<CellOrderArg>,
+    /// GPU binning: counting sort (fast) or the stable device radix sort [default: counting].
+    #[arg(long, value_enum)]
+    sort: Option<SortArg>,
+    /// GPU: time every stage with CUDA events instead of replaying each step as one CUDA graph.
+    #[arg(long)]
+    stages: bool,
+    /// Set a rule parameter, e.g. --set rule1_scale=0.02 (repeatable). Names: rule1_distance,
+    /// rule2_distance, rule3_distance, rule1_scale, rule2_scale, rule3_scale, max_speed, scale, dt.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Start from a snapshot (.npz with pos, vel, id) instead of a random flock.
+    #[arg(long, value_name = "FILE.npz")]
+    init: Option<PathBuf>,
+    /// Where to run: auto picks CUDA when usable, else the CPU.
+    #[arg(long, value_enum, default_value = "auto")]
+    backend: BackendChoice,
+}
+
+#[derive(Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    flock: FlockArgs,
+    /// Steps to run.
+    #[arg(long, default_value_t = 100, allow_negative_numbers = true)]
+    steps: u64,
+    /// Write the final state to this snapshot (.npz; written atomically).
+    #[arg(long, value_name = "FILE.npz")]
+    save: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+    /// GPU: no CUDA events between steps, so nothing but the steps goes into the stream; only
+    /// the wall time is reported (an event per step costs a few microseconds at 100k boids).
+    #[arg(long)]
+    no_gpu_timer: bool,
+}
+
+/// How boids are coloured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColourArg {
+    /// Hue from the horizontal heading, lighter when climbing, darker when diving.
+    Heading,
+    /// |velocity| / max_speed on a blue, cyan, yellow, orange ramp.
+    Speed,
+}
+
+impl From<ColourArg> for ColourMode {
+    fn from(c: ColourArg) -> ColourMode {
+        match c {
+            ColourArg::Heading => ColourMode::Heading,
+            ColourArg::Speed => ColourMode::Speed,
+        }
+    }
+}
+
+#[derive(Args)]
+pub struct ViewArgs {
+    #[command(flatten)]
+    flock: FlockArgs,
+    /// Window width in pixels (the frame follows the window when resized).
+    #[arg(long, default_value_t = 1280)]
+    width: u32,
+    /// Window height in pixels.
+    #[arg(long, default_value_t = 720)]
+    height: u32,
+    /// Boid colours (toggle with `c`).
+    #[arg(long, value_enum, default_value = "heading")]
+    colour: ColourArg,
+    /// Close the window after this many frames (scripted runs, screenshots).
+    #[arg(long, value_name = "FRAMES")]
+    quit_after: Option<u64>,
+}
+
+#[derive(Args)]
+pub struct RenderArgs {
+    #[command(flatten)]
+    flock: FlockArgs,
+    /// Number of frames to write.
+    #[arg(long, value_name = "K")]
+    frames: u32,
+    /// Folder for frame_00000.png, frame_00001.png, ... (created when missing).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Simulation steps before each frame.
+    #[arg(long, value_name = "S", default_value_t = 1)]
+    every: u32,
+    /// Frame width in pixels.
+    #[arg(long, default_value_t = 1280)]
+    width: u32,
+    /// Frame height in pixels.
+    #[arg(long, default_value_t = 720)]
+    height: u32,
+    /// Also write all frames as one animated GIF (25 frames per second).
+    #[arg(long, value_name = "FILE.gif")]
+    gif: Option<PathBuf>,
+    /// Boid colours.
+    #[arg(long, value_enum, default_value = "heading")]
+    colour: ColourArg,
+    /// Turn the camera about the vertical axis by this many degrees per frame.
+    #[arg(
+        long,
+        value_name = "DEG",
+        default_value_t = 0.0,
+        allow_negative_numbers = true
+    )]
+    spin: f32,
+}
+
+impl FlockArgs {
+    /// Defaults < config file < flags < `--set` (not yet validated: see
+    /// [`FlockConfig::settings`]).
+    pub fn config(&self) -> Result<FlockConfig, ConfigError> {
+        let mut c = match &self.config {
+            Some(p) => FlockConfig::load(p)?,
+            None => FlockConfig::default(),
+        };
+        if let Some(n) = self.n {
+            c.sim.n = n;
+        }
+        if let Some(s) = self.scale {
+            c.params.scale = s;
+        }
+        if let Some(s) = self.seed {
+            c.sim.seed = s;
+        }
+        if let Some(m) = self.method {
+            c.sim.method = m;
+        }
+        if let Some(f) = self.cell_width_factor {
+            c.sim.cell_width_factor = f;
+        }
+        if let Some(x) = self.x_split {
+            c.sim.x_split = x;
+        }
+        if let Some(b) = self.block_size {
+            c.sim.block_size = b;
+        }
+        if let Some(o) = self.cell_order {
+            c.sim.cell_order = o;
+        }
+        if let Some(o) = self.sort {
+            c.sim.sort = o;
+        }
+        if self.stages {
+            c.sim.cuda_graph = false;
+        }
+        for s in &self.set {
+            c.set(s)?;
+        }
+        Ok(c)
+    }
+
+    /// The validated settings and the initial state (random or from `--init`).
+    pub fn build(&self) -> Result<(super::FlockSettings, Start)> {
+        let (c, start) = self.build_config()?;
+        Ok((c.settings()?, start))
+    }
+
+    /// The configuration (with `sim.n` from `--init` when given) and where the flock starts.
+    pub fn build_config(&self) -> Result<(FlockConfig, Start)> {
+        let mut c = self.config()?;
+        let state = match &self.init {
+            Some(path) => {
+                let (s, notes) = snapshot::load_with_notes(path)?;
+                for note in notes {
+                    eprintln!("murmur: note: {note}");
+                }
+                if self.n.is_some_and(|n| n != s.len() as u64) {
+                    bail!(
+                        "--n {} disagrees with the {} boids in {}",
+                        self.n.unwrap(),
+                        s.len(),
+                        path.display()
+                    );
+                }
+                c.sim.n = s.len() as u64;
+                let scale = c.params.scale;
+                if let Some(p) = s
+                    .pos
+                    .iter()
+                    .find(|p| p.to_array().iter().any(|x| x.abs() > scale))
+                {
+                    bail!(
+                        "{} holds a boid at {:?}, outside [-{scale}, {scale}]^3: pass --scale",
+                        path.display(),
+                        p.to_array()
+                    );
+                }
+                c.settings()?;
+                Start::State(s)
+            }
+            None => Start::Random {
+                n: c.sim.n as usize,
+                seed: c.sim.seed,
+            },
+        };
+        Ok((c, state))
+    }
+}
+
+fn flock_run(a: &RunArgs) -> Result<()> {
+    if let Some(out) = &a.save {
+        preflight::check_output_file(out)?;
+    }
+    let (mut settings, state) = a.flock.build()?;
+    settings.gpu_timer = !a.no_gpu_timer;
+    let (mut backend, note) = driver::open_backend(a.flock.backend, &settings, &state)?;
+    if let Some(note) = note {
+        eprintln!("murmur: {note}");
+    }
+    if a.save.is_some() {
+        let n = backend.len() as u64;
+        preflight::check_host_memory(
+            &format!("the snapshot of {n} boids"),
+            super::snapshot_host_bytes(n),
+        )?;
+    }
+    let progress = !a.quiet && std::io::stderr().is_terminal();
+    let report = driver::run(backend.as_mut(), a.steps, progress)?;
+    let what = format!(
+        "{}, {}, scale {}, cell width factor {}, x-split {}",
+        backend.describe(),
+        settings.method.name(),
+        settings.params.scale,
+        settings.cell_width_factor,
+        settings.x_split
+    );
+    println!("{}", report.summary(&what));
+    if !report.stages.is_empty() {
+        println!("stages (mean per step): {}", report.stages);
+    }
+    if let Some(out) = &a.save {
+        let s = backend.state()?;
+        snapshot::save(out, &s)?;
+        println!("saved {} boids to {}", s.len(), out.display());
+    }
+    Ok(())
+}
+
+fn flock_view(a: &ViewArgs) -> Result<()> {
+    window::check_display()?;
+    let (config, state) = a.flock.build_config()?;
+    let settings = config.settings()?;
+    let (backend, note) = driver::open_backend(a.flock.backend, &settings, &state)?;
+    if let Some(note) = note {
+        eprintln!("murmur: {note}");
+    }
+    // A saved config file is read again with the same command-line overrides on top (and the
+    // snapshot's N when the flock came from --init).
+    let init_n = a.flock.init.as_ref().map(|_| config.sim.n);
+    let watch = a.flock.config.clone().map(|path| {
+        let args = a.flock.clone();
+        window::ConfigWatch {
+            path,
+            reload: Box::new(move || {
+                let mut c = args.config().map_err(|e| e.to_string())?;
+                c.sim.n = init_n.unwrap_or(c.sim.n);
+                Ok(c)
+            }),
+        }
+    });
+    let opts = window::WindowOptions {
+        width: a.width,
+        height: a.height,
+        colour: a.colour.into(),
+        watch,
+        quit_after: a.quit_after,
+    };
+    window::run(backend, config, opts)?;
+    Ok(())
+}
+
+fn flock_render(a: &RenderArgs) -> Result<()> {
+    let opts = headless::RenderOptions {
+        frames: a.frames,
+        every: a.every,
+        width: a.width,
+        height: a.height,
+        out: a.out.clone(),
+        gif: a.gif.clone(),
+        colour: a.colour.into(),
+        spin_deg: a.spin,
+    };
+    preflight::check_output_dir(&a.out)?;
+    if let Some(gif) = &a.gif {
+        preflight::check_output_file(gif)?;
+    }
+    opts.prepare()?;
+    let (settings, state) = a.flock.build()?;
+    let (mut backend, note) = driver::open_backend(a.flock.backend, &settings, &state)?;
+    if let Some(note) = note {
+        eprintln!("murmur: {note}");
+    }
+    let report = headless::render(backend.as_mut(), &settings, &opts)?;
+    let what = format!(
+        "{}, {}, scale {}, {}x{}",
+        backend.describe(),
+        settings.method.name(),
+        settings.params.scale,
+        a.width,
+        a.height
+    );
+    println!("{}", report.summary(&what));
+    if let Some(gif) = &a.gif {
+        println!("wrote {}", gif.display());
+    }
+    Ok(())
+}
+
+fn flock_bench(a: &BenchArgs) -> Result<()> {
+    use super::bench::{self, BenchPlan};
+    if let Some(csv) = &a.replot {
+        for file in bench::replot(csv, &a.out)? {
+            println!("wrote {}", file.display());
+        }
+        return Ok(());
+    }
+    let f = &a.flock;
+    if f.init.is_some() {
+        bail!("flock bench starts every configuration from a random flock: drop --init");
+    }
+    let base = f.config()?.settings()?;
+    // The defaults follow the backend: auto benchmarks the CPU when no GPU is usable.
+    let backend = match f.backend {
+        BackendChoice::Auto => match crate::gpu::Gpu::open() {
+            Ok(_) => BackendChoice::Auto,
+            Err(e) => {
+                eprintln!("murmur: {e}; benchmarking the CPU backend");
+                BackendChoice::Cpu
+            }
+        },
+        b => b,
+    };
+    let cpu = backend == BackendChoice::Cpu;
+    let plan = BenchPlan {
+        ns: or(
+            &a.sizes,
+            f.n.map(|n| n as usize),
+            if cpu {
+                vec![10_000, 100_000]
+            } else {
+                vec![100_000, 1_000_000, 5_000_000]
+            },
+        ),
+        scales: (!a.constant_density).then(|| or(&a.scales, Some(base.params.scale), vec![])),
+        methods: or(&a.methods, f.method, vec![Method::Coherent]),
+        factors: or(&a.factors, f.cell_width_factor, vec![1.0, 2.0]),
+        x_splits: or(&a.x_splits, f.x_split, vec![base.x_split]),
+        block_sizes: or(&a.block_sizes, f.block_size, vec![base.block_size]),
+        warmup: a.warmup.unwrap_or(if cpu { 20 } else { 200 }),
+        steps: a.steps.unwrap_or(if cpu { 100 } else { 1000 }),
+        backend,
+        seed: base_seed(f)?,
+        out: a.out.clone(),
+        base,
+    };
+    if plan.steps == 0 {
+        bail!("--steps must be at least 1");
+    }
+    // Every configuration must be valid before minutes of sweeping start.
+    let mut configs = 0u64;
+    let mut boid_steps = 0f64;
+    for &n in &plan.ns {
+        let scales = match &plan.scales {
+            Some(list) => list.clone(),
+            None => vec![bench::constant_density_scale(n.max(1))],
+        };
+        for scale in scales {
+            for &factor in &plan.factors {
+                for &x_split in &plan.x_splits {
+                    for &b in &plan.block_sizes {
+                        let mut c = f.config()?;
+                        c.sim.n = n as u64;
+                        c.sim.cell_width_factor = factor;
+                        c.sim.x_split = x_split;
+                        c.sim.block_size = b;
+                        c.params.scale = scale;
+                        c.settings()?;
+                        configs += plan.methods.len() as u64;
+                        boid_steps +=
+                            (plan.methods.len() * n) as f64 * (plan.warmup + plan.steps) as f64;
+                    }
+                }
+            }
+        }
+    }
+    preflight::check_output_dir(&plan.out)?;
+    if cpu {
+        let threads = rayon::current_num_threads();
+        let seconds = boid_steps * CPU_CORE_SECONDS_PER_BOID_STEP / threads as f64;
+        let what = format!(
+            "{configs} configurations of {} steps, about {} on {threads} threads",
+            plan.warmup + plan.steps,
+            duration(seconds)
+        );
+        if seconds > 3600.0 && !a.yes {
+            bail!(
+                "this CPU sweep would take long ({what}): pass --yes to run it, or sweep fewer \
+                 or smaller --sizes or fewer --steps"
+            );
+        }
+        eprintln!("murmur: CPU sweep: {what}");
+    }
+    let rows = bench::run(&plan)?;
+    print!("{}", bench::markdown(&rows, &plan));
+    println!(
+        "wrote {}/steps.csv, summary.csv, summary.md, ms_per_step.png",
+        plan.out.display()
+    );
+    Ok(())
+}
+
+/// The CPU backend's cost of one boid-step at the default density (1M boids at scale 100 take
+/// 1.15 s per step on 2 cores): a rough figure for the sweep's time estimate.
+const CPU_CORE_SECONDS_PER_BOID_STEP: f64 = 2.3e-6;
+
+/// `45 s`, `12 min`, `3.4 h`.
+fn duration(seconds: f64) -> String {
+    if seconds < 1.0 {
+        "under a second".into()
+    } else if seconds < 90.0 {
+        format!("{seconds:.0} s")
+    } else if seconds < 5400.0 {
+        format!("{:.0} min", seconds / 60.0)
+    } else {
+        format!("{:.1} h", seconds / 3600.0)
+    }
+}
+
+/// A sweep list: the list flag, else the single-value flag, else the default.
+fn or<T: Clone>(list: &[T], one: Option<T>, default: Vec<T>) -> Vec<T> {
+    if !list.is_empty() {
+        list.to_vec()
+    } else if let Some(x) = one {
+        vec![x]
+    } else {
+        default
+    }
+}
+
+fn base_seed(f: &FlockArgs) -> Result<u64> {
+    Ok(f.config()?.sim.seed)
+}
+
+fn sort_bench(a: &SortBenchArgs) -> Result<()> {
+    use crate::gpu::sort::{check_sort, RadixSort};
+    if !(1..=32).contains(&a.bits) {
+        bail!("--bits must be from 1 to 32, got {}", a.bits);
+    }
+    if a.sizes.contains(&0) || a.repeat == 0 {
+        bail!("--sizes and --repeat must be positive");
+    }
+    let gpu = crate::gpu::Gpu::open()?;
+    println!(
+        "device radix sort, {} (u32 keys with {} significant bits, u32 values)",
+        gpu.name, a.bits
+    );
+    println!("| pairs | mean ms | Gpairs/s | matches CPU sort |");
+    println!("|---|---|---|---|");
+    for &n in &a.sizes {
+        let mut sorter = RadixSort::new(&gpu, n)?;
+        let first = check_sort(&gpu, &mut sorter, n, a.bits, 1)?;
+        let mut ms = 0.0;
+        let mut pass = first.pass;
+        for r in 0..a.repeat {
+            let c = check_sort(&gpu, &mut sorter, n, a.bits, 2 + r as u64)?;
+            ms += c.ms;
+            pass &= c.pass;
+        }
+        let ms = ms / a.repeat as f64;
+        println!(
+            "| {n} | {ms:.3} | {:.2} | {} |",
+            n as f64 / ms / 1e6,
+            if pass { "yes" } else { "NO" }
+        );
+        if !pass {
+            bail!("the device sort disagreed with the CPU sort at {n} pairs");
+        }
+    }
+    Ok(())
+}
+
+fn flock_check(a: &CheckArgs) -> Result<()> {
+    let settings = FlockConfig::default().settings()?;
+    if a.sizes.contains(&0) {
+        bail!("--sizes must be positive");
+    }
+    let passed = super::check::run(&settings, &a.sizes, a.sort_max.max(1), a.seed)
+        .context("flock check compares the GPU with the CPU reference and needs a CUDA GPU")?;
+    if !passed {
+        bail!("some checks failed (see the FAIL rows above)");
+    }
+    println!("all checks passed");
+    Ok(())
+}

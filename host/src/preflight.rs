@@ -1,0 +1,195 @@
+//! Checks made before any work starts, so that a run fails in its first second with one line
+//! rather than after minutes of simulation (an unwritable output path) or in the kernel's
+//! out-of-memory killer (a state larger than the host's memory).
+//!
+//! - [`check_host_memory`]: the bytes a CPU allocation needs against `MemAvailable` from
+//!   `/proc/meminfo` (on systems without it the check passes and the allocation decides).
+//! - [`check_output_file`]: the folder exists, the name is not a folder, and a file can be
+//!   created there.
+//! - [`check_output_dir`]: the folder exists or is created, and a file can be created in it.
+
+use std::path::{Path, PathBuf};
+
+/// Why a run was refused before it started.
+#[derive(Debug, thiserror::Error)]
+pub enum PreflightError {
+    #[error(
+        "not enough memory for {what}: it needs {} ({needed} bytes), {} ({available} bytes) \
+         are available",
+        human_bytes(*needed),
+        human_bytes(*available)
+    )]
+    Memory {
+        what: String,
+        needed: u64,
+        available: u64,
+    },
+    #[error("cannot write {}: it is a folder, not a file", path.display())]
+    IsADirectory { path: PathBuf },
+    #[error("cannot write {}: folder {} does not exist", path.display(), folder.display())]
+    NoFolder { path: PathBuf, folder: PathBuf },
+    #[error("cannot write into {}: it is a file, not a folder", path.display())]
+    NotADirectory { path: PathBuf },
+    #[error("cannot create folder {}: {source}", path.display())]
+    CreateDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write {}: {source}", path.display())]
+    NotWritable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// `13.50 GB`-style sizes (decimal units, as `free -h --si` and the error messages of allocators).
+pub fn human_bytes(b: u64) -> String {
+    let b = b as f64;
+    if b >= 1e12 {
+        format!("{:.2} TB", b / 1e12)
+    } else if b >= 1e9 {
+        format!("{:.2} GB", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.1} MB", b / 1e6)
+    } else if b >= 1e3 {
+        format!("{:.1} kB", b / 1e3)
+    } else {
+        format!("{b} B")
+    }
+}
+
+/// Memory the kernel reports as available for new allocations without swapping (bytes), or
+/// `None` where `/proc/meminfo` does not exist or has no `MemAvailable` line.
+pub fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    parse_mem_available(&text)
+}
+
+fn parse_mem_available(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let mut words = line["MemAvailable:".len()..].split_whitespace();
+    let value: u64 = words.next()?.parse().ok()?;
+    match words.next() {
+        Some("kB") | None => value.checked_mul(1024),
+        Some(_) => None,
+    }
+}
+
+/// Refuses an allocation of `bytes` for `what` (e.g. `"the CPU flock of 2000000000 boids"`)
+/// that exceeds the available memory. Passes when the available memory is unknown.
+pub fn check_host_memory(what: &str, bytes: u64) -> Result<(), PreflightError> {
+    check_against(what, bytes, available_memory())
+}
+
+fn check_against(what: &str, bytes: u64, available: Option<u64>) -> Result<(), PreflightError> {
+    match available {
+        Some(available) if bytes > available => Err(PreflightError::Memory {
+            what: what.to_string(),
+            needed: bytes,
+            available,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Checks that `path` can be written as a file: its folder exists, `path` is not a folder, and
+/// a file can be created in the folder (a probe file, removed at once). An existing file at
+/// `path` is fine: outputs replace it atomically when the run succeeds.
+pub fn check_output_file(path: &Path) -> Result<(), PreflightError> {
+    if path.is_dir() {
+        return Err(PreflightError::IsADirectory { path: path.into() });
+    }
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !folder.is_dir() {
+        return Err(PreflightError::NoFolder {
+            path: path.into(),
+            folder: folder.into(),
+        });
+    }
+    probe(folder).map_err(|source| PreflightError::NotWritable {
+        path: path.into(),
+        source,
+    })
+}
+
+/// Checks that files can be written into the folder `path`, creating it (and its parents) when
+/// it does not exist.
+pub fn check_output_dir(path: &Path) -> Result<(), PreflightError> {
+    if path.exists() && !path.is_dir() {
+        return Err(PreflightError::NotADirectory { path: path.into() });
+    }
+    std::fs::create_dir_all(path).map_err(|source| PreflightError::CreateDir {
+        path: path.into(),
+        source,
+    })?;
+    probe(path).map_err(|source| PreflightError::NotWritable {
+        path: path.into(),
+        source,
+    })
+}
+
+/// Creates and removes a hidden file in `folder`: the one test of writability that covers
+/// permissions, read-only mounts and ACLs alike.
+fn probe(folder: &Path) -> std::io::Result<()> {
+    let p = folder.join(format!(".murmur-probe-{}", std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&p)?;
+    std::fs::remove_file(&p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meminfo_parsing() {
+        let text = "MemTotal:       16000000 kB\nMemFree: 100 kB\nMemAvailable:    8000000 kB\n";
+        assert_eq!(parse_mem_available(text), Some(8_000_000 * 1024));
+        assert_eq!(parse_mem_available("MemTotal: 5 kB\n"), None);
+        assert_eq!(parse_mem_available("MemAvailable: lots kB\n"), None);
+    }
+
+    #[test]
+    fn memory_check_names_both_figures() {
+        let e = check_against("the test", 13_500_000_000, Some(8_000_000_000)).unwrap_err();
+        let s = e.to_string();
+        assert!(
+            s.contains("13500000000 bytes") && s.contains("8000000000 bytes"),
+            "{s}"
+        );
+        assert!(s.contains("13.50 GB"), "{s}");
+        assert!(check_against("x", 10, Some(10)).is_ok());
+        assert!(check_against("x", u64::MAX, None).is_ok());
+    }
+
+    #[test]
+    fn output_paths() {
+        let dir = std::env::temp_dir().join(format!("murmur-preflight-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        assert!(check_output_file(&dir.join("a.npz")).is_ok());
+        assert!(matches!(
+            check_output_file(&dir),
+            Err(PreflightError::IsADirectory { .. })
+        ));
+        assert!(matches!(
+            check_output_file(&dir.join("missing/a.npz")),
+            Err(PreflightError::NoFolder { .. })
+        ));
+        let sub = dir.join("made/here");
+        check_output_dir(&sub).unwrap();
+        assert!(sub.is_dir());
+        let file = dir.join("f.txt");
+        std::fs::write(&file, b"x").unwrap();
+        assert!(matches!(
+            check_output_dir(&file),
+            Err(PreflightError::NotADirectory { .. })
+        ));
+        assert_eq!(std::fs::read_dir(&sub).unwrap().count(), 0, "no probe left");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
