@@ -23,7 +23,7 @@ section "flock check (every method against the CPU, the sort against a CPU sort)
 timeout 90 "$M" flock check --sizes 20000 --sort-max 1000000 | grep -E "fail|all checks|^\| 20000 \| 100 \| coherent \|"
 
 section "compute-sanitizer"
-for a in "coherent" "scattered" "coherent --sort radix" "naive" "coherent-shared" "coherent-warp"; do
+for a in "coherent" "scattered" "coherent --sort radix" "naive" "coherent-shared"; do
   echo "memcheck $a: $(timeout 30 compute-sanitizer --tool memcheck --error-exitcode 9 "$M" flock run --backend cuda --n 3000 --steps 3 --method $a --quiet 2>&1 | grep -E 'ERROR SUMMARY')"
 done
 for a in "coherent --stages" "coherent --sort radix --stages"; do
