@@ -12,7 +12,7 @@ pub mod rules;
 pub mod search;
 
 pub use grid::{CellOrder, Grid, SearchBox};
-pub use params::FlockParams;
+pub use params::{FlockParams, InvalidParam, ParamSpec, PARAMS};
 pub use rules::{clamp_speed, integrate_position, new_velocity, wrap_axis, RuleSums};
 pub use search::{
     fill_cell_start, for_each_box_run, for_each_run, grid_sums, grid_sums_as, naive_sums,

@@ -5,21 +5,8 @@
 
 use crate::flock::config::{FlockConfig, MAX_X_SPLIT};
 use crate::flock::Method;
-use murmur_common::flock::FlockParams;
+use murmur_common::flock::{FlockParams, PARAMS};
 use murmur_common::render::ColourMode;
-
-/// Slider ranges of the rule parameters, in the order of `FlockParams::NAMES`.
-pub const PARAM_RANGES: [(f32, f32); 9] = [
-    (0.0, 20.0),   // rule1_distance
-    (0.0, 20.0),   // rule2_distance
-    (0.0, 20.0),   // rule3_distance
-    (0.0, 0.1),    // rule1_scale
-    (0.0, 0.5),    // rule2_scale
-    (0.0, 0.5),    // rule3_scale
-    (0.05, 5.0),   // max_speed
-    (10.0, 500.0), // scale
-    (0.01, 1.0),   // dt
-];
 
 /// Slider range of N (logarithmic).
 pub const N_RANGE: (u64, u64) = (100, 4_000_000);
@@ -149,8 +136,9 @@ impl Panel {
                     )
                     .changed();
                 ui.separator();
-                for (name, &(lo, hi)) in FlockParams::NAMES.iter().zip(&PARAM_RANGES) {
-                    if *name == "scale" {
+                for spec in &PARAMS {
+                    let (name, (lo, hi)) = (spec.name, spec.slider);
+                    if name == "scale" {
                         let r = ui.add(
                             egui::Slider::new(&mut self.scale_edit, lo..=hi)
                                 .text("scale (new flock)"),
@@ -161,9 +149,8 @@ impl Panel {
                         }
                         continue;
                     }
-                    if let Some(v) = config.params.field_mut(name) {
-                        act.settings |= ui.add(egui::Slider::new(v, lo..=hi).text(*name)).changed();
-                    }
+                    let v = (spec.field)(&mut config.params);
+                    act.settings |= ui.add(egui::Slider::new(v, lo..=hi).text(name)).changed();
                 }
                 if ui.button("CIS 565 defaults").clicked() {
                     let scale = config.params.scale;
