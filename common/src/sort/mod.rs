@@ -23,7 +23,7 @@ pub const COUNT_BLOCKS_PER_SM: u32 = 2;
 
 /// Threads per block of `radix_onesweep` (thread `t` owns digit `t`).
 pub const ONESWEEP_BLOCK: u32 = RADIX;
-/// Pairs each `radix_onesweep` thread holds (even, at most 32): 24 was the fastest of the
+/// Pairs each `radix_onesweep` thread holds (even, at most 32): 24 is the fastest of the
 /// ballot-ranked variants on the H200 (`docs/performance.md`).
 pub const ONESWEEP_ITEMS: u32 = 24;
 /// Pairs per `radix_onesweep` tile.
