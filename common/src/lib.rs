@@ -30,12 +30,11 @@ pub use math::Vec3;
 mod device_repr {
     use crate::flock::{Body, FlockParams, Grid};
     use crate::render::View;
-    use crate::Vec3;
     use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
+    // glam's `Vec3` cannot take these (orphan rule: cudarc's traits, glam's type); host buffers
+    // of velocities are `[f32; 3]`, seen as `Vec3` by the kernels (same 12-byte layout).
     // SAFETY: plain #[repr(C)] structs of f32/u32 fields, no padding, no pointers; all-zero bits
     // are valid values.
-    unsafe impl DeviceRepr for Vec3 {}
-    unsafe impl ValidAsZeroBits for Vec3 {}
     unsafe impl DeviceRepr for FlockParams {}
     unsafe impl DeviceRepr for Grid {}
     unsafe impl DeviceRepr for View {}

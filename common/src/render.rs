@@ -14,7 +14,7 @@
 
 pub mod abi;
 
-use crate::math::{sqrt, Vec3};
+use crate::math::{length, sqrt, Vec3};
 
 /// Key of an empty pixel: larger than every boid's key (depth bits of `+inf` and above).
 pub const EMPTY_KEY: u64 = u64::MAX;
@@ -220,7 +220,7 @@ impl View {
     #[inline(always)]
     pub fn colour(&self, vel: Vec3, depth: f32) -> u32 {
         let [r, g, b] = if self.colour_mode == ColourMode::Speed as u32 {
-            speed_colour(vel.length() * self.inv_max_speed)
+            speed_colour(length(vel) * self.inv_max_speed)
         } else {
             heading_colour(vel)
         };
@@ -291,7 +291,7 @@ pub fn ordered_bits(x: f32) -> u32 {
 /// three cosine lobes 120 degrees apart (red toward `+x`).
 #[inline(always)]
 pub fn heading_colour(vel: Vec3) -> [f32; 3] {
-    let len = vel.length();
+    let len = length(vel);
     if len.is_nan() || len <= 0.0 {
         return [0.55, 0.55, 0.55];
     }
@@ -382,7 +382,7 @@ fn cross(a: Vec3, b: Vec3) -> Vec3 {
 
 #[cfg(not(target_arch = "nvptx64"))]
 fn normalise(v: Vec3) -> Vec3 {
-    v * (1.0 / v.length())
+    v * (1.0 / length(v))
 }
 
 #[cfg(test)]
@@ -537,6 +537,6 @@ mod tests {
         assert!(cam.distance < d);
         let v = cam.view(&style());
         assert!(v.right.is_finite() && v.up.is_finite());
-        assert!((v.forward.length() - 1.0).abs() < 1e-5);
+        assert!((length(v.forward) - 1.0).abs() < 1e-5);
     }
 }

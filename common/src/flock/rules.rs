@@ -358,7 +358,7 @@ mod tests {
     #[test]
     fn speed_clamp() {
         let v = clamp_speed(Vec3::new(3.0, 4.0, 0.0), 1.0);
-        assert!((v.length() - 1.0).abs() < 1e-6);
+        assert!((crate::math::length(v) - 1.0).abs() < 1e-6);
         assert!((v.x - 0.6).abs() < 1e-6 && (v.y - 0.8).abs() < 1e-6);
         // Exactly at the limit and below: unchanged.
         assert_eq!(

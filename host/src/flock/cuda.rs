@@ -86,7 +86,9 @@ pub struct CudaFlock {
     grid: Grid,
     n: u32,
     body: [CudaSlice<Body>; 2],
-    vel: [CudaSlice<Vec3>; 2],
+    /// Velocities as `[f32; 3]` (glam's `Vec3` cannot carry cudarc's traits: orphan rule);
+    /// kernels see them as `Vec3` through `Launch::read_cast` / `write_cast`.
+    vel: [CudaSlice<[f32; 3]>; 2],
     /// Which buffer of each pair holds the current state.
     cur: usize,
     /// Per cell: boids counted into it (by the last update, for the next binning).
@@ -258,7 +260,7 @@ impl CudaFlock {
             scale: self.settings.params.scale,
             seed,
             body: l.write(&mut self.body[self.cur]),
-            vel: l.write(&mut self.vel[self.cur]),
+            vel: l.write_cast(&mut self.vel[self.cur]),
         };
         // SAFETY: both buffers hold n elements; one thread per boid.
         unsafe { l.run(args, shape) }?;
@@ -277,7 +279,8 @@ impl CudaFlock {
         let s = &self.gpu.stream;
         s.memcpy_htod(&bodies, &mut self.body[self.cur])
             .ctx("uploading positions")?;
-        s.memcpy_htod(&state.vel, &mut self.vel[self.cur])
+        let vel: Vec<[f32; 3]> = state.vel.iter().map(|v| v.to_array()).collect();
+        s.memcpy_htod(&vel, &mut self.vel[self.cur])
             .ctx("uploading velocities")?;
         self.counted = false;
         Ok(())
@@ -358,10 +361,10 @@ impl CudaFlock {
                     n,
                     grid,
                     body_in: l.read(bin),
-                    vel_in: l.read(vin),
+                    vel_in: l.read_cast(vin),
                     cell_end: l.write(&mut self.cell_end),
                     body_out: l.write(bout),
-                    vel_out: l.write(vout),
+                    vel_out: l.write_cast(vout),
                 };
                 // SAFETY: the claimed entries are a permutation of 0..n.
                 unsafe { l.run(args, shape) }?;
@@ -409,9 +412,9 @@ impl CudaFlock {
                     n,
                     values: l.read(values),
                     body_in: l.read(bin),
-                    vel_in: l.read(vin),
+                    vel_in: l.read_cast(vin),
                     body_out: l.write(bout),
-                    vel_out: l.write(vout),
+                    vel_out: l.write_cast(vout),
                 };
                 // SAFETY: values is a permutation of 0..n.
                 unsafe { l.run(args, shape) }?;
@@ -433,9 +436,9 @@ impl CudaFlock {
                         None => murmur_common::DevSlice::empty(),
                     },
                     body: l.read(bin),
-                    vel: l.read(vin),
+                    vel: l.read_cast(vin),
                     body_out: l.write(bout),
-                    vel_out: l.write(vout),
+                    vel_out: l.write_cast(vout),
                     counts: if counting {
                         l.write(&mut self.counts)
                     } else {
@@ -538,7 +541,7 @@ impl FlockBackend for CudaFlock {
         Ok(FlockState {
             pos: bodies.iter().map(|b| b.pos).collect(),
             id: bodies.iter().map(|b| b.id).collect(),
-            vel,
+            vel: vel.into_iter().map(Vec3::from_array).collect(),
         }
         .sorted_by_id())
     }

@@ -130,6 +130,23 @@ impl<'a> Launch<'a> {
         unsafe { DevSliceMut::from_raw(ptr as *mut T, len) }
     }
 
+    /// A read-only view of `buf` as elements of another type of the same size and alignment
+    /// (e.g. `[f32; 3]` device buffers as glam's `Vec3`, which cudarc's traits cannot name).
+    pub fn read_cast<T, U>(&mut self, buf: &CudaSlice<T>) -> DevSlice<U> {
+        const { assert!(same_layout::<T, U>()) };
+        let s = self.read(buf);
+        // SAFETY: the same allocation and element count; `U` has `T`'s size and alignment.
+        unsafe { DevSlice::from_raw(s.as_ptr() as *const U, s.len()) }
+    }
+
+    /// A writable view of `buf` as elements of another type of the same size and alignment.
+    pub fn write_cast<T, U>(&mut self, buf: &mut CudaSlice<T>) -> DevSliceMut<U> {
+        const { assert!(same_layout::<T, U>()) };
+        let s = self.write(buf);
+        // SAFETY: as in `read_cast`.
+        unsafe { DevSliceMut::from_raw(s.as_mut_ptr() as *mut U, s.len()) }
+    }
+
     /// A writable view of a byte buffer as `U` elements (e.g. RGBA8 pixels as `u32`): device
     /// allocations are 256-byte aligned.
     pub fn write_as<U>(&mut self, buf: &mut CudaSlice<u8>) -> DevSliceMut<U> {
@@ -198,4 +215,10 @@ impl<'a> Launch<'a> {
         }
         Ok(())
     }
+}
+
+/// True when `T` and `U` have the same size and alignment.
+const fn same_layout<T, U>() -> bool {
+    std::mem::size_of::<T>() == std::mem::size_of::<U>()
+        && std::mem::align_of::<T>() == std::mem::align_of::<U>()
 }

@@ -6,7 +6,6 @@ use cudarc::driver::CudaSlice;
 use murmur_common::flock::Body;
 use murmur_common::render::abi::{RenderClear, RenderResolve, RenderSplat, PIXEL_BLOCK};
 use murmur_common::render::View;
-use murmur_common::Vec3;
 
 /// The frame on the GPU: one `u64` depth+colour key and one `RGBA8` pixel per pixel (12 bytes
 /// per pixel: 11 MiB at 1280x720), allocated on the first frame of a size.
@@ -26,7 +25,7 @@ pub struct CudaRaster {
 pub struct Boids<'a> {
     pub n: u32,
     pub body: &'a CudaSlice<Body>,
-    pub vel: &'a CudaSlice<Vec3>,
+    pub vel: &'a CudaSlice<[f32; 3]>,
 }
 
 /// Threads per block of `render_splat` (one thread per boid).
@@ -72,7 +71,7 @@ impl CudaRaster {
             n,
             view: *view,
             body: l.read(body),
-            vel: l.read(vel),
+            vel: l.read_cast(vel),
             frame: l.write(&mut f.keys),
         };
         // SAFETY: body and vel hold n boids in the same order; the kernel writes only pixels
