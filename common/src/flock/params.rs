@@ -221,18 +221,28 @@ mod tests {
     #[test]
     fn validation_follows_the_table() {
         assert_eq!(FlockParams::default().validate(), Ok(()));
-        let mut p = FlockParams::default();
-        p.dt = 0.0;
+        let p = FlockParams {
+            dt: 0.0,
+            ..FlockParams::default()
+        };
         let e = p.validate().unwrap_err();
         assert_eq!((e.name, e.problem), ("dt", "must be > 0"));
-        let mut p = FlockParams::default();
-        p.rule2_scale = -1.0;
+        let p = FlockParams {
+            rule2_scale: -1.0,
+            ..FlockParams::default()
+        };
         assert_eq!(p.validate().unwrap_err().name, "rule2_scale");
-        let mut p = FlockParams::default();
-        p.max_speed = f32::NAN;
+        let p = FlockParams {
+            max_speed: f32::NAN,
+            ..FlockParams::default()
+        };
         assert_eq!(p.validate().unwrap_err().problem, "must be finite");
-        let mut p = FlockParams::default();
-        (p.rule1_distance, p.rule2_distance, p.rule3_distance) = (0.0, 0.0, 0.0);
+        let p = FlockParams {
+            rule1_distance: 0.0,
+            rule2_distance: 0.0,
+            rule3_distance: 0.0,
+            ..FlockParams::default()
+        };
         assert!(p.validate().is_err());
         for spec in &PARAMS {
             assert!(spec.slider.0 < spec.slider.1, "{}", spec.name);
