@@ -36,6 +36,9 @@ pub const fn rgba(r: u8, g: u8, b: u8, a: u8) -> u32 {
 /// What a boid's colour shows.
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum ColourMode {
     /// Hue from the horizontal (x, z) direction of the velocity; climbing boids are lighter,
     /// diving ones darker; boids at rest are grey.

@@ -15,6 +15,9 @@ use crate::math::{ceil_nonneg, Vec3};
 /// How cell coordinates become a cell key (the sort key).
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum CellOrder {
     /// `x + dims * (y + dims * z)`: x-neighbours are consecutive keys.
     Linear = 0,
