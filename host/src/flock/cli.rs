@@ -1,7 +1,7 @@
 //! `murmur flock ...`: the flock commands' arguments (clap), the configuration layering
 //! (defaults < `--config` < flags < `--set`) and the commands themselves. Errors go up to `main`
 //! as `anyhow` errors and become one line there; the viewer's config reload calls
-//! [`FlockArgs::config`] directly.
+//! [`FlockArgs::reload`] directly.
 
 use super::config::{validate_params, ConfigError, FlockConfig};
 use super::driver::{self, BackendChoice, Start};
@@ -358,6 +358,18 @@ impl FlockArgs {
         Ok((c, state))
     }
 
+    /// The configuration the viewer reloads when the `--config` file is saved: the layering
+    /// again, `n` (the snapshot's N when the flock came from `--init`) and the grid picked as at
+    /// the start.
+    pub fn reload(&self, n: Option<u64>) -> Result<FlockConfig, ConfigError> {
+        let mut c = self.config()?;
+        c.sim.n = n.unwrap_or(c.sim.n);
+        if !self.grid_given()? {
+            pick_grid(&mut c);
+        }
+        Ok(c)
+    }
+
     /// True when the cell width or the x-split is set by a flag or the `--config` file; false
     /// when [`pick_grid`] picks them from the density.
     pub fn grid_given(&self) -> Result<bool, ConfigError> {
@@ -417,13 +429,13 @@ fn flock_run(a: &RunArgs) -> Result<()> {
             super::snapshot_host_bytes(n),
         )?;
     }
-    let progress = !a.quiet && std::io::stderr().is_terminal();
-    let report = driver::run(backend.as_mut(), a.steps, progress)?;
     let picked = if a.flock.grid_given()? {
         ""
     } else {
         " (picked for the density)"
     };
+    let progress = !a.quiet && std::io::stderr().is_terminal();
+    let report = driver::run(backend.as_mut(), a.steps, progress)?;
     let what = format!(
         "{}, {}, scale {}, cell width factor {}, x-split {}{picked}",
         backend.describe(),
@@ -459,14 +471,7 @@ fn flock_view(a: &ViewArgs) -> Result<()> {
         let args = a.flock.clone();
         window::ConfigWatch {
             path,
-            reload: Box::new(move || {
-                let mut c = args.config().map_err(|e| e.to_string())?;
-                c.sim.n = init_n.unwrap_or(c.sim.n);
-                if !args.grid_given().map_err(|e| e.to_string())? {
-                    pick_grid(&mut c);
-                }
-                Ok(c)
-            }),
+            reload: Box::new(move || args.reload(init_n).map_err(|e| e.to_string())),
         }
     });
     let opts = window::WindowOptions {
