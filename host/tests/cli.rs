@@ -717,18 +717,18 @@ fn the_grid_follows_the_density_unless_given() {
     // 1000 boids in [-10, 10]^3: the density of 1M boids at scale 100.
     let s = run(&["--n", "1000", "--scale", "10"]);
     assert!(
-        s.contains("cell width factor 1, x-split 8 (picked for the density)"),
+        s.contains("cell width factor 1, x-split 8, picked for the density"),
         "{s}"
     );
     // The density of 5M boids at scale 100.
     let s = run(&["--n", "5000", "--scale", "10"]);
     assert!(
-        s.contains("cell width factor 0.5, x-split 8 (picked"),
+        s.contains("cell width factor 0.5, x-split 8, picked"),
         "{s}"
     );
     // Sparse: the default grid.
     let s = run(&["--n", "1000", "--scale", "100"]);
-    assert!(s.contains("cell width factor 1, x-split 4 (picked"), "{s}");
+    assert!(s.contains("cell width factor 1, x-split 4, picked"), "{s}");
     // Given by a flag or by a config file that sets it: kept, and no note.
     let s = run(&["--n", "1000", "--scale", "10", "--x-split", "2"]);
     assert!(s.contains("x-split 2") && !s.contains("picked"), "{s}");

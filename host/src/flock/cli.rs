@@ -432,7 +432,7 @@ fn flock_run(a: &RunArgs) -> Result<()> {
     let picked = if a.flock.grid_given()? {
         ""
     } else {
-        " (picked for the density)"
+        ", picked for the density"
     };
     let progress = !a.quiet && std::io::stderr().is_terminal();
     let report = driver::run(backend.as_mut(), a.steps, progress)?;
