@@ -536,6 +536,7 @@ fn flock_bench(a: &BenchArgs) -> Result<()> {
         bail!("flock bench starts every configuration from a random flock: drop --init");
     }
     let base = f.config()?.settings()?;
+    preflight::check_output_dir(&a.out)?;
     // The defaults follow the backend: auto benchmarks the CPU when no GPU is usable.
     let backend = match f.backend {
         BackendChoice::Auto => match crate::gpu::Gpu::open() {
@@ -600,12 +601,12 @@ fn flock_bench(a: &BenchArgs) -> Result<()> {
             }
         }
     }
-    preflight::check_output_dir(&plan.out)?;
     if cpu {
         let threads = rayon::current_num_threads();
         let seconds = boid_steps * CPU_CORE_SECONDS_PER_BOID_STEP / threads as f64;
         let what = format!(
-            "{configs} configurations of {} steps, about {} on {threads} threads",
+            "{configs} configuration{} of {} steps, {} on {threads} threads",
+            if configs == 1 { "" } else { "s" },
             plan.warmup + plan.steps,
             duration(seconds)
         );
@@ -630,16 +631,16 @@ fn flock_bench(a: &BenchArgs) -> Result<()> {
 /// 1.15 s per step on 2 cores): a rough figure for the sweep's time estimate.
 const CPU_CORE_SECONDS_PER_BOID_STEP: f64 = 2.3e-6;
 
-/// `45 s`, `12 min`, `3.4 h`.
+/// An estimate: `under a second`, `about 45 s`, `about 12 min`, `about 3.4 h`.
 fn duration(seconds: f64) -> String {
     if seconds < 1.0 {
         "under a second".into()
     } else if seconds < 90.0 {
-        format!("{seconds:.0} s")
+        format!("about {seconds:.0} s")
     } else if seconds < 5400.0 {
-        format!("{:.0} min", seconds / 60.0)
+        format!("about {:.0} min", seconds / 60.0)
     } else {
-        format!("{:.1} h", seconds / 3600.0)
+        format!("about {:.1} h", seconds / 3600.0)
     }
 }
 
