@@ -37,16 +37,22 @@ impl BackendChoice {
 
 /// A progress bar over `steps` steps (hidden unless `show`).
 pub fn step_bar(steps: u64, show: bool) -> indicatif::ProgressBar {
+    progress_bar(steps, "step", show)
+}
+
+/// A progress bar over `len` things named `unit` (`step 3/100`, `frame 3/60`), hidden unless
+/// `show`.
+pub fn progress_bar(len: u64, unit: &str, show: bool) -> indicatif::ProgressBar {
     if !show {
         return indicatif::ProgressBar::hidden();
     }
-    let b = indicatif::ProgressBar::new(steps);
+    let b = indicatif::ProgressBar::new(len);
+    let template =
+        format!("{{spinner}} {unit} {{pos}}/{{len}} [{{bar:30}}] {{per_sec}} eta {{eta}}");
     b.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{spinner} step {pos}/{len} [{bar:30}] {per_sec} eta {eta}",
-        )
-        .expect("valid template")
-        .progress_chars("=> "),
+        indicatif::ProgressStyle::with_template(&template)
+            .expect("valid template")
+            .progress_chars("=> "),
     );
     b
 }

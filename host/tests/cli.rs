@@ -4,7 +4,7 @@
 mod support;
 
 use murmur::flock::snapshot;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn murmur(args: &[&str]) -> Output {
@@ -600,7 +600,7 @@ fn messages_name_the_real_cause() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("the grid at scale 1.00e30"), "{err}");
-    assert!(err.contains("--scale 2030 or less"), "{err}");
+    assert!(err.contains("--scale 3225 or less"), "{err}");
     assert!(
         !err.contains("smaller --x-split"),
         "x-split 1 would not fit either: {err}"
@@ -608,7 +608,16 @@ fn messages_name_the_real_cause() {
     assert!(!err.contains("0000000000"), "a long number: {err}");
     // Where the x-split is the cause, it is named.
     assert_clean_failure(
-        &["flock", "run", "--backend", "cpu", "--scale", "2500"],
+        &[
+            "flock",
+            "run",
+            "--backend",
+            "cpu",
+            "--scale",
+            "2500",
+            "--x-split",
+            "4",
+        ],
         "use a smaller --x-split",
     );
     // `flock check` without a GPU: the reason, not a table header.
@@ -651,4 +660,86 @@ fn a_cpu_bench_past_an_hour_asks_for_yes() {
     assert!(err.contains("pass --yes to run it"), "{err}");
     assert!(err.contains(" h on "), "the estimate in hours: {err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
+
+#[test]
+fn render_writes_frames_and_the_gif_only_when_asked() {
+    let dir = tmp("render-quiet");
+    let gif = tmp("render-quiet.gif");
+    let args = |extra: &[&str]| {
+        let mut v = vec![
+            "flock",
+            "render",
+            "--backend",
+            "cpu",
+            "--n",
+            "500",
+            "--frames",
+            "2",
+            "--width",
+            "64",
+            "--height",
+            "48",
+            "--quiet",
+            "--out",
+            dir.to_str().unwrap(),
+        ];
+        v.extend_from_slice(extra);
+        murmur_ok(&v)
+    };
+    let out = args(&[]);
+    assert!(dir.join("frame_00001.png").is_file());
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(".gif"));
+    let out = args(&["--gif", gif.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("wrote {}", gif.display())),
+        "{stdout}"
+    );
+    assert_eq!(&std::fs::read(&gif).unwrap()[..3], b"GIF");
+}
+
+#[test]
+fn the_grid_follows_the_density_unless_given() {
+    let run = |extra: &[&str]| {
+        let mut v = vec![
+            "flock",
+            "run",
+            "--backend",
+            "cpu",
+            "--steps",
+            "1",
+            "--quiet",
+        ];
+        v.extend_from_slice(extra);
+        String::from_utf8_lossy(&murmur_ok(&v).stdout).into_owned()
+    };
+    // 1000 boids in [-10, 10]^3: the density of 1M boids at scale 100.
+    let s = run(&["--n", "1000", "--scale", "10"]);
+    assert!(
+        s.contains("cell width factor 1, x-split 8, picked for the density"),
+        "{s}"
+    );
+    // The density of 5M boids at scale 100.
+    let s = run(&["--n", "5000", "--scale", "10"]);
+    assert!(
+        s.contains("cell width factor 0.5, x-split 8, picked"),
+        "{s}"
+    );
+    // Sparse: the default grid.
+    let s = run(&["--n", "1000", "--scale", "100"]);
+    assert!(s.contains("cell width factor 1, x-split 4, picked"), "{s}");
+    // Given by a flag or by a config file that sets it: kept, and no note.
+    let s = run(&["--n", "1000", "--scale", "10", "--x-split", "2"]);
+    assert!(s.contains("x-split 2") && !s.contains("picked"), "{s}");
+    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/flock/default.toml");
+    let s = run(&[
+        "--n",
+        "1000",
+        "--scale",
+        "10",
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    assert!(s.contains("x-split 4") && !s.contains("picked"), "{s}");
 }

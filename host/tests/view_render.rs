@@ -261,7 +261,7 @@ fn render_rejects_bad_input_on_one_line() {
     );
     one_line_failure(
         &["flock", "render", "--frames", "2", "--out", f],
-        "cannot write into",
+        "is a file, not a folder",
     );
     one_line_failure(
         &[

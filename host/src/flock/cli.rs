@@ -1,9 +1,9 @@
 //! `murmur flock ...`: the flock commands' arguments (clap), the configuration layering
 //! (defaults < `--config` < flags < `--set`) and the commands themselves. Errors go up to `main`
 //! as `anyhow` errors and become one line there; the viewer's config reload calls
-//! [`FlockArgs::config`] directly.
+//! [`FlockArgs::reload`] directly.
 
-use super::config::{ConfigError, FlockConfig};
+use super::config::{validate_params, ConfigError, FlockConfig};
 use super::driver::{self, BackendChoice, Start};
 use super::{snapshot, CellOrderArg, Method, SortArg};
 use crate::preflight;
@@ -35,7 +35,8 @@ pub enum FlockCmd {
     /// Drag to orbit, wheel to zoom; space pause, `.` single step, `r` reset, `c` colour mode,
     /// Esc quit. Needs a display (X11); without one use `murmur flock render`.
     View(ViewArgs),
-    /// Write PNG frames (and an animated GIF) of a running flock, without any display.
+    /// Write PNG frames (and, with --gif, an animated GIF) of a running flock, without any
+    /// display.
     ///
     /// Frame k shows the flock after k * every steps (frame 0: the initial state); the summary
     /// separates simulation time from rasterisation + copy time.
@@ -136,11 +137,13 @@ pub struct FlockArgs {
     /// Neighbour search [default: coherent].
     #[arg(long, value_enum)]
     method: Option<Method>,
-    /// Cell width / largest rule distance: 1 searches 27 cells, 2 searches 8 [default: 1].
+    /// Cell width / largest rule distance: 1 searches 27 cells, 2 searches 8 [default: by
+    /// density; see the README].
     #[arg(long, allow_negative_numbers = true, value_name = "F")]
     cell_width_factor: Option<f32>,
     /// Cells along x are N times narrower than along y and z, 1 to 16: the runs of cells the
-    /// search walks along x are trimmed closer to the search sphere [default: 4].
+    /// search walks along x are trimmed closer to the search sphere [default: by density; see
+    /// the README].
     #[arg(long, value_name = "N")]
     x_split: Option<u32>,
     /// GPU threads per block, a multiple of 32 up to 1024 [default: 256].
@@ -255,6 +258,9 @@ pub struct RenderArgs {
         allow_negative_numbers = true
     )]
     spin: f32,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
 }
 
 impl FlockArgs {
@@ -325,6 +331,7 @@ impl FlockArgs {
                     );
                 }
                 c.sim.n = s.len() as u64;
+                validate_params(&c.params)?;
                 let scale = c.params.scale;
                 if let Some(p) = s
                     .pos
@@ -337,7 +344,6 @@ impl FlockArgs {
                         p.to_array()
                     );
                 }
-                c.settings()?;
                 Start::State(s)
             }
             None => Start::Random {
@@ -345,7 +351,64 @@ impl FlockArgs {
                 seed: c.sim.seed,
             },
         };
+        if !self.grid_given()? {
+            pick_grid(&mut c);
+        }
+        c.settings()?;
         Ok((c, state))
+    }
+
+    /// The configuration the viewer reloads when the `--config` file is saved: the layering
+    /// again, `n` (the snapshot's N when the flock came from `--init`) and the grid picked as at
+    /// the start.
+    pub fn reload(&self, n: Option<u64>) -> Result<FlockConfig, ConfigError> {
+        let mut c = self.config()?;
+        c.sim.n = n.unwrap_or(c.sim.n);
+        if !self.grid_given()? {
+            pick_grid(&mut c);
+        }
+        Ok(c)
+    }
+
+    /// True when the cell width or the x-split is set by a flag or the `--config` file; false
+    /// when [`pick_grid`] picks them from the density.
+    pub fn grid_given(&self) -> Result<bool, ConfigError> {
+        if self.cell_width_factor.is_some() || self.x_split.is_some() {
+            return Ok(true);
+        }
+        match &self.config {
+            Some(path) => FlockConfig::sets_grid(path),
+            None => Ok(false),
+        }
+    }
+}
+
+/// Grid by density (boids per unit volume, `n / (2 scale)^3`) for runs that set neither the cell
+/// width nor the x-split: `(densities below, cell-width factor, x-split)`. From the H200 sweep
+/// in docs/performance.md: 100k boids at scale 100 (density 0.0125) ran fastest with 1x cells
+/// and x-split 4, 1M (0.125) with 1x and x-split 8, 5M (0.625) with 0.5x and x-split 8; the
+/// bounds are the geometric means of neighbouring densities.
+pub const GRID_BY_DENSITY: [(f64, f32, u32); 3] =
+    [(0.04, 1.0, 4), (0.28, 1.0, 8), (f64::INFINITY, 0.5, 8)];
+
+/// Sets `c`'s cell width and x-split from [`GRID_BY_DENSITY`]; where that grid exceeds the
+/// keys' range, the largest smaller x-split that fits (else 1, and validation says why).
+pub fn pick_grid(c: &mut FlockConfig) {
+    let side = 2.0 * c.params.scale as f64;
+    let density = c.sim.n as f64 / (side * side * side);
+    if !density.is_finite() {
+        return;
+    }
+    let &(_, factor, x_split) = GRID_BY_DENSITY
+        .iter()
+        .find(|(below, ..)| density < *below)
+        .unwrap_or(&GRID_BY_DENSITY[GRID_BY_DENSITY.len() - 1]);
+    c.sim.cell_width_factor = factor;
+    for x in (1..=x_split).rev() {
+        c.sim.x_split = x;
+        if c.settings().is_ok() {
+            return;
+        }
     }
 }
 
@@ -366,10 +429,15 @@ fn flock_run(a: &RunArgs) -> Result<()> {
             super::snapshot_host_bytes(n),
         )?;
     }
+    let picked = if a.flock.grid_given()? {
+        ""
+    } else {
+        ", picked for the density"
+    };
     let progress = !a.quiet && std::io::stderr().is_terminal();
     let report = driver::run(backend.as_mut(), a.steps, progress)?;
     let what = format!(
-        "{}, {}, scale {}, cell width factor {}, x-split {}",
+        "{}, {}, scale {}, cell width factor {}, x-split {}{picked}",
         backend.describe(),
         settings.method.name(),
         settings.params.scale,
@@ -403,11 +471,7 @@ fn flock_view(a: &ViewArgs) -> Result<()> {
         let args = a.flock.clone();
         window::ConfigWatch {
             path,
-            reload: Box::new(move || {
-                let mut c = args.config().map_err(|e| e.to_string())?;
-                c.sim.n = init_n.unwrap_or(c.sim.n);
-                Ok(c)
-            }),
+            reload: Box::new(move || args.reload(init_n).map_err(|e| e.to_string())),
         }
     });
     let opts = window::WindowOptions {
@@ -431,6 +495,7 @@ fn flock_render(a: &RenderArgs) -> Result<()> {
         gif: a.gif.clone(),
         colour: a.colour.into(),
         spin_deg: a.spin,
+        progress: !a.quiet && std::io::stderr().is_terminal(),
     };
     preflight::check_output_dir(&a.out)?;
     if let Some(gif) = &a.gif {
@@ -471,6 +536,7 @@ fn flock_bench(a: &BenchArgs) -> Result<()> {
         bail!("flock bench starts every configuration from a random flock: drop --init");
     }
     let base = f.config()?.settings()?;
+    preflight::check_output_dir(&a.out)?;
     // The defaults follow the backend: auto benchmarks the CPU when no GPU is usable.
     let backend = match f.backend {
         BackendChoice::Auto => match crate::gpu::Gpu::open() {
@@ -535,12 +601,12 @@ fn flock_bench(a: &BenchArgs) -> Result<()> {
             }
         }
     }
-    preflight::check_output_dir(&plan.out)?;
     if cpu {
         let threads = rayon::current_num_threads();
         let seconds = boid_steps * CPU_CORE_SECONDS_PER_BOID_STEP / threads as f64;
         let what = format!(
-            "{configs} configurations of {} steps, about {} on {threads} threads",
+            "{configs} configuration{} of {} steps, {} on {threads} threads",
+            if configs == 1 { "" } else { "s" },
             plan.warmup + plan.steps,
             duration(seconds)
         );
@@ -565,16 +631,16 @@ fn flock_bench(a: &BenchArgs) -> Result<()> {
 /// 1.15 s per step on 2 cores): a rough figure for the sweep's time estimate.
 const CPU_CORE_SECONDS_PER_BOID_STEP: f64 = 2.3e-6;
 
-/// `45 s`, `12 min`, `3.4 h`.
+/// An estimate: `under a second`, `about 45 s`, `about 12 min`, `about 3.4 h`.
 fn duration(seconds: f64) -> String {
     if seconds < 1.0 {
         "under a second".into()
     } else if seconds < 90.0 {
-        format!("{seconds:.0} s")
+        format!("about {seconds:.0} s")
     } else if seconds < 5400.0 {
-        format!("{:.0} min", seconds / 60.0)
+        format!("about {:.0} min", seconds / 60.0)
     } else {
-        format!("{:.1} h", seconds / 3600.0)
+        format!("about {:.1} h", seconds / 3600.0)
     }
 }
 

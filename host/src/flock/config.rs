@@ -86,6 +86,23 @@ impl FlockConfig {
         })
     }
 
+    /// Whether the file at `path` sets `sim.cell_width_factor` or `sim.x_split` (when it sets
+    /// neither, runs pick the grid from the density).
+    pub fn sets_grid(path: &Path) -> Result<bool, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let table: toml::Table = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            path: path.display().to_string(),
+            message: e.message().to_string(),
+        })?;
+        Ok(table
+            .get("sim")
+            .and_then(|s| s.as_table())
+            .is_some_and(|s| s.contains_key("cell_width_factor") || s.contains_key("x_split")))
+    }
+
     /// Applies one `key=value` to the rule parameters.
     pub fn set(&mut self, assignment: &str) -> Result<(), ConfigError> {
         let (key, value) = assignment

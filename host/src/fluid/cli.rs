@@ -240,7 +240,9 @@ fn run_scene(a: &RunArgs) -> Result<()> {
     match result {
         Ok(report) => {
             println!("{}", report.summary(&backend.describe()));
-            println!("stages (mean per step): {}", report.stages);
+            if !report.stages.is_empty() {
+                println!("stages (mean per step): {}", report.stages);
+            }
             for p in written.iter().rev().take(2) {
                 println!("wrote {}", p.display());
             }

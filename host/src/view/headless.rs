@@ -36,6 +36,8 @@ pub struct RenderOptions {
     pub colour: ColourMode,
     /// Camera turn about the vertical axis per frame, in degrees.
     pub spin_deg: f32,
+    /// A progress bar over the frames on stderr.
+    pub progress: bool,
 }
 
 impl RenderOptions {
@@ -150,6 +152,7 @@ pub fn render(
     };
     let (mut sim, mut draw, mut write) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     let mut paths = Vec::new();
+    let bar = crate::backend::progress_bar(opts.frames as u64, "frame", opts.progress);
     backend.reset_times();
     for k in 0..opts.frames {
         let t0 = Instant::now();
@@ -175,7 +178,9 @@ pub fn render(
         write += t3 - t2;
         paths.push(path);
         camera.yaw += opts.spin_deg.to_radians();
+        bar.inc(1);
     }
+    bar.finish_and_clear();
     if let Some(g) = gif {
         g.finish()?;
     }
