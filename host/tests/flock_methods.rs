@@ -3,12 +3,12 @@
 //! exactly on cell borders and at the wrap.
 
 use murmur::flock::cpu::CpuFlock;
-use murmur::flock::{CellOrderArg, FlockBackend, FlockSettings, FlockState, Method, SortArg};
+use murmur::flock::{CellOrder, FlockBackend, FlockSettings, FlockState, Method, SortArg};
 use murmur_common::flock::FlockParams;
 use murmur_common::Vec3;
 use proptest::prelude::*;
 
-fn settings(method: Method, factor: f32, order: CellOrderArg, scale: f32) -> FlockSettings {
+fn settings(method: Method, factor: f32, order: CellOrder, scale: f32) -> FlockSettings {
     with_radii(method, factor, order, scale, [5.0, 3.0, 5.0])
 }
 
@@ -16,7 +16,7 @@ fn settings(method: Method, factor: f32, order: CellOrderArg, scale: f32) -> Flo
 fn with_radii(
     method: Method,
     factor: f32,
-    order: CellOrderArg,
+    order: CellOrder,
     scale: f32,
     r: [f32; 3],
 ) -> FlockSettings {
@@ -89,7 +89,7 @@ proptest! {
         x_split in prop_oneof![Just(1u32), Just(2), Just(4), 1u32..=16],
         morton in any::<bool>(),
     ) {
-        let order = if morton { CellOrderArg::Morton } else { CellOrderArg::Linear };
+        let order = if morton { CellOrder::Morton } else { CellOrder::Linear };
         let naive = run(&settings(Method::Naive, 1.0, order, 20.0), &start, 3);
         for m in [Method::Scattered, Method::Coherent, Method::CoherentShared] {
             let s = FlockSettings { x_split, ..settings(m, factor, order, 20.0) };
@@ -122,7 +122,7 @@ proptest! {
         factor in prop_oneof![Just(1.0f32), 0.5f32..2.0],
         x_split in 1u32..=8,
     ) {
-        let order = CellOrderArg::Linear;
+        let order = CellOrder::Linear;
         let naive = run(&with_radii(Method::Naive, 1.0, order, 20.0, r), &start, 3);
         for m in [Method::Scattered, Method::Coherent] {
             let s = FlockSettings { x_split, ..with_radii(m, factor, order, 20.0, r) };
@@ -141,13 +141,13 @@ fn non_nested_radii_take_the_three_test_path() {
     let nested = with_radii(
         Method::Coherent,
         1.0,
-        CellOrderArg::Linear,
+        CellOrder::Linear,
         20.0,
         [5.0, 3.0, 5.0],
     );
     assert!(nested.params.radii_nested());
     for r in [[5.0, 3.0, 4.0], [3.0, 5.0, 3.0], [2.0, 1.0, 6.0]] {
-        let s = with_radii(Method::Coherent, 1.0, CellOrderArg::Linear, 20.0, r);
+        let s = with_radii(Method::Coherent, 1.0, CellOrder::Linear, 20.0, r);
         assert!(!s.params.radii_nested(), "{r:?}");
     }
 }
@@ -157,7 +157,7 @@ fn dense_flock_agrees_over_many_steps() {
     // 4000 boids in a 30-wide box: ~30 neighbours each, wraps happen every step.
     let start = FlockState::random(4000, 15.0, 3);
     let naive = run(
-        &settings(Method::Naive, 1.0, CellOrderArg::Linear, 15.0),
+        &settings(Method::Naive, 1.0, CellOrder::Linear, 15.0),
         &start,
         5,
     );
@@ -170,7 +170,7 @@ fn dense_flock_agrees_over_many_steps() {
     ] {
         let s = FlockSettings {
             x_split,
-            ..settings(m, f, CellOrderArg::Linear, 15.0)
+            ..settings(m, f, CellOrder::Linear, 15.0)
         };
         let other = run(&s, &start, 5);
         let (dp, dv) = naive.max_difference(&other);
@@ -183,7 +183,7 @@ fn dense_flock_agrees_over_many_steps() {
 
 #[test]
 fn same_seed_same_result_and_ids_follow_boids() {
-    let s = settings(Method::Coherent, 1.0, CellOrderArg::Linear, 30.0);
+    let s = settings(Method::Coherent, 1.0, CellOrder::Linear, 30.0);
     let a = run(&s, &FlockState::random(2000, 30.0, 9), 4);
     let b = run(&s, &FlockState::random(2000, 30.0, 9), 4);
     assert_eq!(a, b);
@@ -202,7 +202,7 @@ fn a_lone_pair_moves_as_computed_by_hand() {
         id: vec![0, 1],
     };
     for m in [Method::Naive, Method::Scattered, Method::Coherent] {
-        let s = run(&settings(m, 1.0, CellOrderArg::Linear, 100.0), &start, 1);
+        let s = run(&settings(m, 1.0, CellOrder::Linear, 100.0), &start, 1);
         // Boid 0: rule1 = (2 - 0) * 0.01 = 0.02; rule2 = -(2) * 0.1 = -0.2; rule3 = 0.
         let v0 = 0.02f32 - 0.2;
         assert_eq!(s.vel[0], Vec3::new(v0, 0.0, 0.0), "{m:?}");

@@ -6,7 +6,7 @@
 use murmur::flock::check::{parity, ONE_STEP_TOLERANCE};
 use murmur::flock::config::FlockConfig;
 use murmur::flock::cuda::UpdateForm;
-use murmur::flock::{CellOrderArg, FlockSettings, FlockState, Method, SortArg};
+use murmur::flock::{CellOrder, FlockSettings, FlockState, Method, SortArg};
 use murmur::gpu::sort::{check_sort, RadixSort};
 use murmur::gpu::Gpu;
 
@@ -31,7 +31,7 @@ fn every_gpu_method_matches_the_cpu_after_one_step() {
     let base = FlockConfig::default().settings().unwrap();
     let start = FlockState::random(5000, base.params.scale, 4);
     for m in Method::ALL {
-        for order in [CellOrderArg::Linear, CellOrderArg::Morton] {
+        for order in [CellOrder::Linear, CellOrder::Morton] {
             for sort in [SortArg::Counting, SortArg::Radix] {
                 for form in [UpdateForm::Branched, UpdateForm::Predicated] {
                     let mut s = base.clone();

@@ -61,9 +61,10 @@ struct RunArgs {
     /// GPU architecture of the PTX [default: the GPU's, from nvidia-smi, else sm_90].
     #[arg(long, value_name = "sm_XX")]
     arch: Option<String>,
-    /// Build the PTX even when no NVIDIA GPU is found on this machine.
+    /// Build the CPU-only binary: skip the kernels' PTX (which is built otherwise, GPU or not,
+    /// so the binary uses a GPU wherever it runs).
     #[arg(long)]
-    ptx: bool,
+    no_ptx: bool,
     /// Arguments of `murmur`, after `--`.
     #[arg(last = true, value_name = "ARGS")]
     args: Vec<String>,
@@ -159,12 +160,19 @@ fn ptx_outdated(root: &Path, ptx: &Path, arch: &str) -> Result<Option<String>> {
 /// `cargo xtask run`: the PTX (only when needed), the release host, then `murmur ARGS`.
 fn run_murmur(a: &RunArgs) -> Result<()> {
     let root = root();
-    let gpu = nvidia_gpu_present();
-    if gpu || a.ptx {
+    if a.no_ptx {
+        eprintln!("xtask: --no-ptx: building murmur for the CPU backend only");
+    } else {
         let arch = match &a.arch {
             Some(arch) => arch.clone(),
             None => detect_arch().unwrap_or_else(|| "sm_90".into()),
         };
+        if !nvidia_gpu_present() {
+            eprintln!(
+                "xtask: no NVIDIA GPU on this machine: building the kernels for {arch} anyway, so \
+                 the binary uses a GPU wherever it runs (--no-ptx skips them)"
+            );
+        }
         match ptx_outdated(&root, &ptx::ptx_out(&root), &arch)? {
             None => eprintln!("xtask: the PTX is current ({arch})"),
             Some(why) => {
@@ -178,11 +186,6 @@ fn run_murmur(a: &RunArgs) -> Result<()> {
                 }
             }
         }
-    } else {
-        eprintln!(
-            "xtask: no NVIDIA GPU found (no /proc/driver/nvidia): building murmur for the CPU \
-             backend only (--ptx builds the kernels anyway)"
-        );
     }
     run(cargo()
         .current_dir(&root)

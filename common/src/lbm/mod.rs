@@ -72,12 +72,12 @@ pub use units::Units;
 #[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
 #[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum CollisionModel {
-    /// Single relaxation time (`bgk.rs`).
+    /// Single relaxation time (BGK, `bgk.rs`).
     #[default]
     Bgk = 0,
-    /// Raw-moment multiple relaxation time (`rm_mrt.rs`).
+    /// Raw-moment multiple relaxation time (RM-MRT, `rm_mrt.rs`).
     RmMrt = 1,
-    /// Adaptive central-moment multiple relaxation time (`acm_mrt.rs`).
+    /// Adaptive central-moment multiple relaxation time (ACM-MRT, `acm_mrt.rs`).
     AcmMrt = 2,
 }
 

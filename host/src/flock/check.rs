@@ -3,7 +3,7 @@
 
 use super::cpu::CpuFlock;
 use super::cuda::{CudaFlock, UpdateForm};
-use super::{CellOrderArg, FlockBackend, FlockSettings, FlockState, Method, SimError, SortArg};
+use super::{CellOrder, FlockBackend, FlockSettings, FlockState, Method, SimError, SortArg};
 use crate::gpu::sort::{check_sort, RadixSort};
 use crate::gpu::Gpu;
 
@@ -18,7 +18,7 @@ pub struct ParityRow {
     /// The GPU update kernel that ran.
     pub kernel: &'static str,
     pub factor: f32,
-    pub order: CellOrderArg,
+    pub order: CellOrder,
     /// Max |pos| and |vel| component difference after 1 step.
     pub one: (f32, f32),
     /// The same after `steps` steps.
@@ -82,7 +82,7 @@ pub fn run(
         let start = warm.state()?;
         let mut variants = Vec::new();
         for m in Method::ALL {
-            use {CellOrderArg::*, SortArg::*, UpdateForm::*};
+            use {CellOrder::*, SortArg::*, UpdateForm::*};
             if m == Method::Naive {
                 variants.push((m, 1.0, 1, Linear, Counting, Auto));
                 continue;

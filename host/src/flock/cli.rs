@@ -5,7 +5,7 @@
 
 use super::config::{validate_params, ConfigError, FlockConfig};
 use super::driver::{self, BackendChoice, Start};
-use super::{snapshot, CellOrderArg, Method, SortArg};
+use super::{snapshot, CellOrder, Method, SortArg};
 use crate::preflight;
 use crate::view::{headless, window};
 use anyhow::{bail, Context, Result};
@@ -151,7 +151,7 @@ pub struct FlockArgs {
     block_size: Option<u32>,
     /// Cell numbering of the grid [default: linear].
     #[arg(long, value_enum)]
-    cell_order: Option<CellOrderArg>,
+    cell_order: Option<CellOrder>,
     /// GPU binning: counting sort (fast) or the stable device radix sort [default: counting].
     #[arg(long, value_enum)]
     sort: Option<SortArg>,
@@ -189,24 +189,6 @@ pub struct RunArgs {
     no_gpu_timer: bool,
 }
 
-/// How boids are coloured.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum ColourArg {
-    /// Hue from the horizontal heading, lighter when climbing, darker when diving.
-    Heading,
-    /// |velocity| / max_speed on a blue, cyan, yellow, orange ramp.
-    Speed,
-}
-
-impl From<ColourArg> for ColourMode {
-    fn from(c: ColourArg) -> ColourMode {
-        match c {
-            ColourArg::Heading => ColourMode::Heading,
-            ColourArg::Speed => ColourMode::Speed,
-        }
-    }
-}
-
 #[derive(Args)]
 pub struct ViewArgs {
     #[command(flatten)]
@@ -219,7 +201,7 @@ pub struct ViewArgs {
     height: u32,
     /// Boid colours (toggle with `c`).
     #[arg(long, value_enum, default_value = "heading")]
-    colour: ColourArg,
+    colour: ColourMode,
     /// Close the window after this many frames (scripted runs, screenshots).
     #[arg(long, value_name = "FRAMES")]
     quit_after: Option<u64>,
@@ -249,7 +231,7 @@ pub struct RenderArgs {
     gif: Option<PathBuf>,
     /// Boid colours.
     #[arg(long, value_enum, default_value = "heading")]
-    colour: ColourArg,
+    colour: ColourMode,
     /// Turn the camera about the vertical axis by this many degrees per frame.
     #[arg(
         long,
@@ -477,7 +459,7 @@ fn flock_view(a: &ViewArgs) -> Result<()> {
     let opts = window::WindowOptions {
         width: a.width,
         height: a.height,
-        colour: a.colour.into(),
+        colour: a.colour,
         watch,
         quit_after: a.quit_after,
     };
@@ -493,7 +475,7 @@ fn flock_render(a: &RenderArgs) -> Result<()> {
         height: a.height,
         out: a.out.clone(),
         gif: a.gif.clone(),
-        colour: a.colour.into(),
+        colour: a.colour,
         spin_deg: a.spin,
         progress: !a.quiet && std::io::stderr().is_terminal(),
     };

@@ -1,7 +1,7 @@
 //! Typed flock configuration: `assets/flock/*.toml`, overridden by CLI flags and `--set key=value`.
 //! Validation lives here, so every entry point (CLI, viewer, tests) rejects the same bad input.
 
-use super::{CellOrderArg, FlockSettings, Method, SortArg};
+use super::{CellOrder, FlockSettings, Method, SortArg};
 use murmur_common::flock::{grid::MORTON_MAX_DIMS, FlockParams};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -30,7 +30,7 @@ pub struct SimConfig {
     pub cell_width_factor: f32,
     pub x_split: u32,
     pub block_size: u32,
-    pub cell_order: CellOrderArg,
+    pub cell_order: CellOrder,
     pub sort: SortArg,
     pub cuda_graph: bool,
     pub pdl: bool,
@@ -45,7 +45,7 @@ impl Default for SimConfig {
             cell_width_factor: 1.0,
             x_split: 4,
             block_size: 256,
-            cell_order: CellOrderArg::Linear,
+            cell_order: CellOrder::Linear,
             sort: SortArg::Counting,
             cuda_graph: true,
             pdl: true,
@@ -162,16 +162,16 @@ impl FlockConfig {
         let max_dims = |x_split: u32| -> f64 {
             match s.cell_order {
                 // The keys' range, dims_x * dims^2, as for a cube of LINEAR_MAX_DIMS cells a side.
-                CellOrderArg::Linear => {
+                CellOrder::Linear => {
                     (LINEAR_MAX_DIMS as f64 / (x_split as f64).cbrt() + 1e-9).floor()
                 }
-                CellOrderArg::Morton => (MORTON_MAX_DIMS / x_split) as f64,
+                CellOrder::Morton => (MORTON_MAX_DIMS / x_split) as f64,
             }
         };
         if dims > max_dims(s.x_split) {
             let limit = match s.cell_order {
-                CellOrderArg::Linear => format!("{LINEAR_MAX_DIMS}^3 cells with linear keys"),
-                CellOrderArg::Morton => {
+                CellOrder::Linear => format!("{LINEAR_MAX_DIMS}^3 cells with linear keys"),
+                CellOrder::Morton => {
                     format!("{MORTON_MAX_DIMS} cells per axis with Morton keys")
                 }
             };

@@ -15,7 +15,8 @@ pub mod stage;
 
 use crate::raster::{CpuRaster, RasterError};
 use crate::timing::StageTimes;
-use murmur_common::flock::{CellOrder, FlockParams, Grid};
+pub use murmur_common::flock::CellOrder;
+use murmur_common::flock::{FlockParams, Grid};
 use murmur_common::render::View;
 use murmur_common::Vec3;
 use serde::{Deserialize, Serialize};
@@ -58,25 +59,6 @@ impl Method {
     }
 }
 
-/// Cell numbering for the grid (the sort key order).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum CellOrderArg {
-    /// x-fastest row-major keys.
-    Linear,
-    /// Z-order (Morton) keys.
-    Morton,
-}
-
-impl From<CellOrderArg> for CellOrder {
-    fn from(o: CellOrderArg) -> CellOrder {
-        match o {
-            CellOrderArg::Linear => CellOrder::Linear,
-            CellOrderArg::Morton => CellOrder::Morton,
-        }
-    }
-}
-
 /// How the GPU bins boids into cells each step (the CPU reference always uses a comparison sort).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
@@ -102,7 +84,7 @@ pub struct FlockSettings {
     pub x_split: u32,
     /// Threads per block of the GPU kernels.
     pub block_size: u32,
-    pub cell_order: CellOrderArg,
+    pub cell_order: CellOrder,
     /// GPU binning: counting or radix sort.
     pub sort: SortArg,
     /// GPU: replay each step as one CUDA graph (per-stage times need it off).
@@ -122,7 +104,7 @@ impl FlockSettings {
             self.params.scale,
             self.cell_width_factor * self.params.max_distance(),
             self.x_split,
-            self.cell_order.into(),
+            self.cell_order,
         )
     }
 }

@@ -15,29 +15,11 @@ use std::path::{Path, PathBuf};
 /// Largest relative field difference accepted between the CPU and CUDA backends.
 pub const PARITY_TOLERANCE: f64 = 1e-5;
 
-/// Collision model names on the command line.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum ModelArg {
-    Bgk,
-    RmMrt,
-    AcmMrt,
-}
-
-impl From<ModelArg> for CollisionModel {
-    fn from(m: ModelArg) -> CollisionModel {
-        match m {
-            ModelArg::Bgk => CollisionModel::Bgk,
-            ModelArg::RmMrt => CollisionModel::RmMrt,
-            ModelArg::AcmMrt => CollisionModel::AcmMrt,
-        }
-    }
-}
-
-fn models(m: &[ModelArg]) -> Vec<CollisionModel> {
+fn models(m: &[CollisionModel]) -> Vec<CollisionModel> {
     if m.is_empty() {
         CollisionModel::ALL.to_vec()
     } else {
-        m.iter().map(|&m| m.into()).collect()
+        m.to_vec()
     }
 }
 
@@ -68,7 +50,7 @@ pub struct RunArgs {
     pub backend: BackendChoice,
     /// Collision model [default: the scene's].
     #[arg(long, value_enum)]
-    pub model: Option<ModelArg>,
+    pub model: Option<CollisionModel>,
     /// Output: a FILE.vti or FILE.npz for the final fields, or a folder that gets both formats
     /// every run.output_every steps and at the end.
     #[arg(long, value_name = "DIR|FILE")]
@@ -88,7 +70,7 @@ pub struct ValidateArgs {
     pub quick: bool,
     /// Collision models, comma separated [default: all].
     #[arg(long, value_enum, value_delimiter = ',')]
-    pub models: Vec<ModelArg>,
+    pub models: Vec<CollisionModel>,
 }
 
 #[derive(clap::Args)]
@@ -101,7 +83,7 @@ pub struct BenchArgs {
     pub sizes: Vec<u32>,
     /// Collision models, comma separated [default: all].
     #[arg(long, value_enum, value_delimiter = ',')]
-    pub models: Vec<ModelArg>,
+    pub models: Vec<CollisionModel>,
     /// Timed steps per measurement.
     #[arg(long, default_value_t = 100)]
     pub steps: u64,
@@ -114,7 +96,7 @@ pub struct ParityArgs {
     pub steps: u64,
     /// Collision models, comma separated [default: all].
     #[arg(long, value_enum, value_delimiter = ',')]
-    pub models: Vec<ModelArg>,
+    pub models: Vec<CollisionModel>,
 }
 
 /// Runs a fluid command.
@@ -147,7 +129,7 @@ enum Out {
 fn run_scene(a: &RunArgs) -> Result<()> {
     let mut file = SceneFile::load(&a.scene)?;
     if let Some(m) = a.model {
-        file.collision = m.into();
+        file.collision = m;
     }
     if a.backend == BackendChoice::Cpu {
         // The CPU lattice and the setup it is built from, before either exists.
