@@ -4,6 +4,7 @@
 
 pub mod atomic_file;
 pub mod backend;
+pub mod cli;
 pub mod flock;
 pub mod fluid;
 pub mod gpu;

@@ -20,7 +20,7 @@ struct Cli {
 enum Top {
     /// Reynolds flocking (CIS 565 rules): run, view, render, bench, check, sort-bench.
     #[command(subcommand)]
-    Flock(murmur::flock::cli::FlockCmd),
+    Flock(murmur::cli::FlockCmd),
     /// Kinetic fluid (D3Q27 lattice Boltzmann: BGK, RM-MRT, ACM-MRT): run, validate, bench.
     #[command(subcommand)]
     Fluid(murmur::fluid::cli::FluidCmd),
@@ -35,7 +35,7 @@ fn main() {
     }
     let cli = Cli::parse();
     let result = match &cli.cmd {
-        Top::Flock(cmd) => murmur::flock::cli::run(cmd),
+        Top::Flock(cmd) => murmur::cli::run_flock(cmd),
         Top::Fluid(cmd) => murmur::fluid::cli::run(cmd),
     };
     if let Err(e) = result {

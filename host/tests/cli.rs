@@ -2,48 +2,10 @@
 //! and a failed run never overwrites an existing output file.
 
 mod support;
+use support::{assert_clean_failure, murmur, murmur_ok};
 
 use murmur::flock::snapshot;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn murmur(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_murmur"))
-        .args(args)
-        .output()
-        .expect("the murmur binary runs")
-}
-
-/// Runs the binary and asserts that it succeeded (its stderr as the message otherwise).
-fn murmur_ok(args: &[&str]) -> Output {
-    let out = murmur(args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("murmur-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d.join(name)
-}
-
-/// Fails the test unless the command failed with a short message and no panic.
-fn assert_clean_failure(args: &[&str], expect: &str) {
-    let out = murmur(args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{args:?} succeeded");
-    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
-    assert!(
-        err.to_lowercase().contains(&expect.to_lowercase()),
-        "{args:?}: expected {expect:?} in {err:?}"
-    );
-    let lines = err.lines().filter(|l| !l.trim().is_empty()).count();
-    assert!(lines <= 4, "{args:?}: {lines} lines of error: {err}");
-}
 
 #[test]
 fn bad_numbers_and_names() {
@@ -84,10 +46,10 @@ fn bad_numbers_and_names() {
 
 #[test]
 fn bad_snapshots_and_output_safety() {
-    let missing = tmp("missing.npz");
-    let corrupt = tmp("corrupt.npz");
+    let missing = support::tmp("cli", "missing.npz");
+    let corrupt = support::tmp("cli", "corrupt.npz");
     std::fs::write(&corrupt, b"PK\x03\x04 definitely not a zip").unwrap();
-    let out = tmp("keep.npz");
+    let out = support::tmp("cli", "keep.npz");
     std::fs::write(&out, b"precious").unwrap();
     let (m, c, o) = (
         missing.to_str().unwrap(),
@@ -124,9 +86,9 @@ fn bad_snapshots_and_output_safety() {
 
 #[test]
 fn save_init_round_trip_is_reproducible() {
-    let a = tmp("a.npz");
-    let b = tmp("b.npz");
-    let c = tmp("c.npz");
+    let a = support::tmp("cli", "a.npz");
+    let b = support::tmp("cli", "b.npz");
+    let c = support::tmp("cli", "c.npz");
     let args = |out: &PathBuf| {
         murmur(&[
             "flock",
@@ -167,7 +129,7 @@ fn save_init_round_trip_is_reproducible() {
         "--save",
         c.to_str().unwrap(),
     ]);
-    let ten = tmp("ten.npz");
+    let ten = support::tmp("cli", "ten.npz");
     assert!(murmur(&[
         "flock",
         "run",
@@ -240,7 +202,7 @@ fn no_gpu_falls_back_to_cpu_and_says_so() {
 
 #[test]
 fn bench_replot_redraws_from_steps_csv_and_rejects_other_files() {
-    let csv = tmp("steps.csv");
+    let csv = support::tmp("cli", "steps.csv");
     let mut text = String::from("n,scale,method,cell_width_factor,block_size,step,ms\n");
     for (n, ms) in [(100_000, 0.05), (1_000_000, 0.5)] {
         for b in [128, 256] {
@@ -253,7 +215,7 @@ fn bench_replot_redraws_from_steps_csv_and_rejects_other_files() {
         }
     }
     std::fs::write(&csv, text).unwrap();
-    let out_dir = tmp("replot");
+    let out_dir = support::tmp("cli", "replot");
     murmur_ok(&[
         "flock",
         "bench",
@@ -266,7 +228,7 @@ fn bench_replot_redraws_from_steps_csv_and_rejects_other_files() {
         let bytes = std::fs::read(out_dir.join(png)).unwrap();
         assert_eq!(&bytes[1..4], b"PNG", "{png} is a PNG");
     }
-    let bad = tmp("bad.csv");
+    let bad = support::tmp("cli", "bad.csv");
     std::fs::write(
         &bad,
         "n,scale,method,cell_width_factor,block_size,step,ms\n1,100,nope,1,128,0,1\n",
@@ -291,7 +253,7 @@ fn bench_replot_redraws_from_steps_csv_and_rejects_other_files() {
 
 #[test]
 fn bench_sweeps_scales_and_records_gpu_and_wall_time_per_step() {
-    let out_dir = tmp("bench-scales");
+    let out_dir = support::tmp("cli", "bench-scales");
     let out = murmur_ok(&[
         "flock",
         "bench",
@@ -353,7 +315,7 @@ fn bench_sweeps_scales_and_records_gpu_and_wall_time_per_step() {
         "the CPU header describes the CPU's timing: {summary}"
     );
     // The file replots: the current header reads back.
-    let replot_dir = tmp("bench-scales-replot");
+    let replot_dir = support::tmp("cli", "bench-scales-replot");
     murmur_ok(&[
         "flock",
         "bench",
@@ -431,12 +393,12 @@ fn a_flock_larger_than_memory_is_refused_before_allocating() {
 /// (the summaries come after the steps), one line on stderr.
 #[test]
 fn output_paths_are_checked_before_any_step() {
-    let dir = tmp("outputs");
+    let dir = support::tmp("cli", "outputs");
     std::fs::create_dir_all(&dir).unwrap();
-    let file = tmp("outputs/plain-file");
+    let file = support::tmp("cli", "outputs/plain-file");
     std::fs::write(&file, b"x").unwrap();
     let (d, f) = (dir.to_str().unwrap(), file.to_str().unwrap());
-    let missing = tmp("no-such-folder/x.npz");
+    let missing = support::tmp("cli", "no-such-folder/x.npz");
     let missing = missing.to_str().unwrap();
     let run = [
         "flock",
@@ -524,7 +486,7 @@ fn snapshots_from_numpy_compressed_float64_int64() {
         ("vel.npy", npy(&|v| vel.write_npy(v).unwrap())),
         ("id.npy", npy(&|v| id.write_npy(v).unwrap())),
     ];
-    let path = tmp("numpy-compressed.npz");
+    let path = support::tmp("cli", "numpy-compressed.npz");
     let mut zip = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
     let deflated = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Deflated);
@@ -533,7 +495,7 @@ fn snapshots_from_numpy_compressed_float64_int64() {
         zip.write_all(bytes).unwrap();
     }
     zip.finish().unwrap();
-    let saved = tmp("numpy-compressed-out.npz");
+    let saved = support::tmp("cli", "numpy-compressed-out.npz");
     let out = murmur_ok(&[
         "flock",
         "run",
@@ -568,7 +530,7 @@ fn snapshots_from_numpy_compressed_float64_int64() {
         );
     }
     // A dtype that is not a number of either width gets one line naming it.
-    let bad = tmp("bool-pos.npz");
+    let bad = support::tmp("cli", "bool-pos.npz");
     let mut zip = zip::ZipWriter::new(std::fs::File::create(&bad).unwrap());
     let flags = Array2::from_elem((n, 3), true);
     for (name, bytes) in [
@@ -653,7 +615,7 @@ fn a_cpu_bench_past_an_hour_asks_for_yes() {
         "--steps",
         "3000",
         "--out",
-        tmp("bench-long").to_str().unwrap(),
+        support::tmp("cli", "bench-long").to_str().unwrap(),
     ]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && out.stdout.is_empty(), "{err}");
@@ -664,8 +626,8 @@ fn a_cpu_bench_past_an_hour_asks_for_yes() {
 
 #[test]
 fn render_writes_frames_and_the_gif_only_when_asked() {
-    let dir = tmp("render-quiet");
-    let gif = tmp("render-quiet.gif");
+    let dir = support::tmp("cli", "render-quiet");
+    let gif = support::tmp("cli", "render-quiet.gif");
     let args = |extra: &[&str]| {
         let mut v = vec![
             "flock",

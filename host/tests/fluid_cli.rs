@@ -3,20 +3,8 @@
 mod support;
 
 use std::path::Path;
-use std::process::Command;
 
-fn murmur(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_murmur"))
-        .args(args)
-        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use support::murmur_text as murmur;
 
 #[test]
 fn run_writes_a_vti_and_reports() {

@@ -2,14 +2,15 @@
 //! matter), the GPU frame against the CPU frame (where a GPU is present), and the headless
 //! `murmur flock render` command (K PNG files, one-line errors).
 
+mod support;
+use support::{assert_one_line_failure, murmur};
+
 use murmur::flock::config::FlockConfig;
 use murmur::flock::cpu::CpuFlock;
 use murmur::flock::{FlockBackend, FlockSettings, FlockState};
 use murmur::view::default_style;
 use murmur_common::render::{Camera, ColourMode, View, BACKGROUND};
 use murmur_common::Vec3;
-use std::path::PathBuf;
-use std::process::{Command, Output};
 
 const W: u32 = 64;
 const H: u32 = 48;
@@ -170,36 +171,10 @@ fn gpu_frame_equals_cpu_frame() {
     assert_eq!(differ, 0, "{differ} of {} pixels differ", 320 * 200);
 }
 
-fn murmur(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_murmur"))
-        .args(args)
-        .env_remove("DISPLAY")
-        .output()
-        .expect("the murmur binary runs")
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("murmur-view-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d.join(name)
-}
-
-fn one_line_failure(args: &[&str], expect: &str) {
-    let out = murmur(args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{args:?} succeeded");
-    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
-    assert!(
-        err.contains(expect),
-        "{args:?}: expected {expect:?} in {err:?}"
-    );
-    assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
-}
-
 #[test]
 fn render_writes_k_png_frames_and_a_gif() {
-    let out = tmp("frames");
-    let gif = tmp("flock.gif");
+    let out = support::tmp("view", "frames");
+    let gif = support::tmp("view", "flock.gif");
     let o = murmur(&[
         "flock",
         "render",
@@ -250,32 +225,32 @@ fn render_writes_k_png_frames_and_a_gif() {
 
 #[test]
 fn render_rejects_bad_input_on_one_line() {
-    let file = tmp("not-a-folder");
+    let file = support::tmp("view", "not-a-folder");
     std::fs::write(&file, "x").unwrap();
     let f = file.to_str().unwrap();
-    let dir = tmp("d");
+    let dir = support::tmp("view", "d");
     let d = dir.to_str().unwrap();
-    one_line_failure(
+    assert_one_line_failure(
         &["flock", "render", "--frames", "0", "--out", d],
         "--frames must be at least 1",
     );
-    one_line_failure(
+    assert_one_line_failure(
         &["flock", "render", "--frames", "2", "--out", f],
         "is a file, not a folder",
     );
-    one_line_failure(
+    assert_one_line_failure(
         &[
             "flock", "render", "--frames", "1", "--out", d, "--width", "5",
         ],
         "out of range",
     );
-    one_line_failure(
+    assert_one_line_failure(
         &[
             "flock", "render", "--frames", "1", "--out", d, "--every", "0",
         ],
         "--every",
     );
-    one_line_failure(
+    assert_one_line_failure(
         &[
             "flock",
             "render",
@@ -297,7 +272,7 @@ fn render_rejects_bad_input_on_one_line() {
 
 #[test]
 fn view_without_a_display_points_to_render() {
-    one_line_failure(
+    assert_one_line_failure(
         &["flock", "view", "--backend", "cpu", "--n", "100"],
         "murmur flock render",
     );

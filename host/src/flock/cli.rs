@@ -1,54 +1,16 @@
-//! `murmur flock ...`: the flock commands' arguments (clap), the configuration layering
-//! (defaults < `--config` < flags < `--set`) and the commands themselves. Errors go up to `main`
-//! as `anyhow` errors and become one line there; the viewer's config reload calls
-//! [`FlockArgs::reload`] directly.
+//! `murmur flock run | bench | check | sort-bench`: the flock's arguments (clap, [`FlockArgs`],
+//! shared with the viewer's commands in `crate::view::cli`), the configuration layering
+//! (defaults < `--config` < flags < `--set`) and the commands. Errors go up to `main` as `anyhow`
+//! errors and become one line there; the viewer's config reload calls [`FlockArgs::reload`].
 
 use super::config::{validate_params, ConfigError, FlockConfig};
 use super::driver::{self, BackendChoice, Start};
 use super::{snapshot, CellOrder, Method, SortArg};
 use crate::preflight;
-use crate::view::{headless, window};
 use anyhow::{bail, Context, Result};
-use clap::{Args, Subcommand};
-use murmur_common::render::ColourMode;
+use clap::Args;
 use std::io::IsTerminal;
 use std::path::PathBuf;
-
-/// Runs a flock command.
-pub fn run(cmd: &FlockCmd) -> Result<()> {
-    match cmd {
-        FlockCmd::Run(a) => flock_run(a),
-        FlockCmd::View(a) => flock_view(a),
-        FlockCmd::Render(a) => flock_render(a),
-        FlockCmd::Check(a) => flock_check(a),
-        FlockCmd::Bench(a) => flock_bench(a),
-        FlockCmd::SortBench(a) => sort_bench(a),
-    }
-}
-
-#[derive(Subcommand)]
-pub enum FlockCmd {
-    /// Run a flock for a number of steps and print a summary.
-    Run(RunArgs),
-    /// Watch a flock in a window: orbit camera, live rule sliders, config file reloaded on save.
-    ///
-    /// Drag to orbit, wheel to zoom; space pause, `.` single step, `r` reset, `c` colour mode,
-    /// Esc quit. Needs a display (X11); without one use `murmur flock render`.
-    View(ViewArgs),
-    /// Write PNG frames (and, with --gif, an animated GIF) of a running flock, without any
-    /// display.
-    ///
-    /// Frame k shows the flock after k * every steps (frame 0: the initial state); the summary
-    /// separates simulation time from rasterisation + copy time.
-    Render(RenderArgs),
-    /// Benchmark sweeps: per-step times to CSV, a markdown summary and PNG plots.
-    Bench(BenchArgs),
-    /// Time the device radix sort of (u32 key, u32 value) pairs and check it against a CPU sort.
-    SortBench(SortBenchArgs),
-    /// Check every GPU method against the CPU reference and the device sort against a CPU sort
-    /// (needs a CUDA GPU; prints tables, fails when any row fails).
-    Check(CheckArgs),
-}
 
 #[derive(Args)]
 pub struct BenchArgs {
@@ -124,7 +86,7 @@ pub struct CheckArgs {
 pub struct FlockArgs {
     /// Configuration file (TOML with [params] and [sim]; see assets/flock/default.toml).
     #[arg(long, value_name = "FILE.toml")]
-    config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
     /// Number of boids [default: 100000, or the config's sim.n].
     #[arg(long, allow_negative_numbers = true)]
     n: Option<u64>,
@@ -164,10 +126,10 @@ pub struct FlockArgs {
     set: Vec<String>,
     /// Start from a snapshot (.npz with pos, vel, id) instead of a random flock.
     #[arg(long, value_name = "FILE.npz")]
-    init: Option<PathBuf>,
+    pub(crate) init: Option<PathBuf>,
     /// Where to run: auto picks CUDA when usable, else the CPU.
     #[arg(long, value_enum, default_value = "auto")]
-    backend: BackendChoice,
+    pub(crate) backend: BackendChoice,
 }
 
 #[derive(Args)]
@@ -187,62 +149,6 @@ pub struct RunArgs {
     /// the wall time is reported (an event per step costs a few microseconds at 100k boids).
     #[arg(long)]
     no_gpu_timer: bool,
-}
-
-#[derive(Args)]
-pub struct ViewArgs {
-    #[command(flatten)]
-    flock: FlockArgs,
-    /// Window width in pixels (the frame follows the window when resized).
-    #[arg(long, default_value_t = 1280)]
-    width: u32,
-    /// Window height in pixels.
-    #[arg(long, default_value_t = 720)]
-    height: u32,
-    /// Boid colours (toggle with `c`).
-    #[arg(long, value_enum, default_value = "heading")]
-    colour: ColourMode,
-    /// Close the window after this many frames (scripted runs, screenshots).
-    #[arg(long, value_name = "FRAMES")]
-    quit_after: Option<u64>,
-}
-
-#[derive(Args)]
-pub struct RenderArgs {
-    #[command(flatten)]
-    flock: FlockArgs,
-    /// Number of frames to write.
-    #[arg(long, value_name = "K")]
-    frames: u32,
-    /// Folder for frame_00000.png, frame_00001.png, ... (created when missing).
-    #[arg(long, value_name = "DIR")]
-    out: PathBuf,
-    /// Simulation steps before each frame.
-    #[arg(long, value_name = "S", default_value_t = 1)]
-    every: u32,
-    /// Frame width in pixels.
-    #[arg(long, default_value_t = 1280)]
-    width: u32,
-    /// Frame height in pixels.
-    #[arg(long, default_value_t = 720)]
-    height: u32,
-    /// Also write all frames as one animated GIF (25 frames per second).
-    #[arg(long, value_name = "FILE.gif")]
-    gif: Option<PathBuf>,
-    /// Boid colours.
-    #[arg(long, value_enum, default_value = "heading")]
-    colour: ColourMode,
-    /// Turn the camera about the vertical axis by this many degrees per frame.
-    #[arg(
-        long,
-        value_name = "DEG",
-        default_value_t = 0.0,
-        allow_negative_numbers = true
-    )]
-    spin: f32,
-    /// No progress bar.
-    #[arg(long)]
-    quiet: bool,
 }
 
 impl FlockArgs {
@@ -394,7 +300,7 @@ pub fn pick_grid(c: &mut FlockConfig) {
     }
 }
 
-fn flock_run(a: &RunArgs) -> Result<()> {
+pub fn run(a: &RunArgs) -> Result<()> {
     if let Some(out) = &a.save {
         preflight::check_output_file(out)?;
     }
@@ -438,74 +344,7 @@ fn flock_run(a: &RunArgs) -> Result<()> {
     Ok(())
 }
 
-fn flock_view(a: &ViewArgs) -> Result<()> {
-    window::check_display()?;
-    let (config, state) = a.flock.build_config()?;
-    let settings = config.settings()?;
-    let (backend, note) = driver::open_backend(a.flock.backend, &settings, &state)?;
-    if let Some(note) = note {
-        eprintln!("murmur: {note}");
-    }
-    // A saved config file is read again with the same command-line overrides on top (and the
-    // snapshot's N when the flock came from --init).
-    let init_n = a.flock.init.as_ref().map(|_| config.sim.n);
-    let watch = a.flock.config.clone().map(|path| {
-        let args = a.flock.clone();
-        window::ConfigWatch {
-            path,
-            reload: Box::new(move || args.reload(init_n).map_err(|e| e.to_string())),
-        }
-    });
-    let opts = window::WindowOptions {
-        width: a.width,
-        height: a.height,
-        colour: a.colour,
-        watch,
-        quit_after: a.quit_after,
-    };
-    window::run(backend, config, opts)?;
-    Ok(())
-}
-
-fn flock_render(a: &RenderArgs) -> Result<()> {
-    let opts = headless::RenderOptions {
-        frames: a.frames,
-        every: a.every,
-        width: a.width,
-        height: a.height,
-        out: a.out.clone(),
-        gif: a.gif.clone(),
-        colour: a.colour,
-        spin_deg: a.spin,
-        progress: !a.quiet && std::io::stderr().is_terminal(),
-    };
-    preflight::check_output_dir(&a.out)?;
-    if let Some(gif) = &a.gif {
-        preflight::check_output_file(gif)?;
-    }
-    opts.prepare()?;
-    let (settings, state) = a.flock.build()?;
-    let (mut backend, note) = driver::open_backend(a.flock.backend, &settings, &state)?;
-    if let Some(note) = note {
-        eprintln!("murmur: {note}");
-    }
-    let report = headless::render(backend.as_mut(), &settings, &opts)?;
-    let what = format!(
-        "{}, {}, scale {}, {}x{}",
-        backend.describe(),
-        settings.method.name(),
-        settings.params.scale,
-        a.width,
-        a.height
-    );
-    println!("{}", report.summary(&what));
-    if let Some(gif) = &a.gif {
-        println!("wrote {}", gif.display());
-    }
-    Ok(())
-}
-
-fn flock_bench(a: &BenchArgs) -> Result<()> {
+pub fn bench(a: &BenchArgs) -> Result<()> {
     use super::bench::{self, BenchPlan};
     if let Some(csv) = &a.replot {
         for file in bench::replot(csv, &a.out)? {
@@ -641,7 +480,7 @@ fn base_seed(f: &FlockArgs) -> Result<u64> {
     Ok(f.config()?.sim.seed)
 }
 
-fn sort_bench(a: &SortBenchArgs) -> Result<()> {
+pub fn sort_bench(a: &SortBenchArgs) -> Result<()> {
     use crate::gpu::sort::{check_sort, RadixSort};
     if !(1..=32).contains(&a.bits) {
         bail!("--bits must be from 1 to 32, got {}", a.bits);
@@ -679,7 +518,7 @@ fn sort_bench(a: &SortBenchArgs) -> Result<()> {
     Ok(())
 }
 
-fn flock_check(a: &CheckArgs) -> Result<()> {
+pub fn check(a: &CheckArgs) -> Result<()> {
     let settings = FlockConfig::default().settings()?;
     if a.sizes.contains(&0) {
         bail!("--sizes must be positive");
@@ -691,4 +530,61 @@ fn flock_check(a: &CheckArgs) -> Result<()> {
     }
     println!("all checks passed");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use std::path::Path;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        flock: FlockArgs,
+    }
+
+    fn config(args: &[&str]) -> FlockConfig {
+        let cli =
+            Cli::try_parse_from(std::iter::once("murmur").chain(args.iter().copied())).unwrap();
+        cli.flock.config().unwrap()
+    }
+
+    fn asset(name: &str) -> String {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../assets/flock")
+            .join(name)
+            .display()
+            .to_string()
+    }
+
+    #[test]
+    fn defaults_then_config_then_flags_then_set() {
+        let swarm = asset("tight-swarm.toml");
+        // Defaults: the CIS 565 rules, 100k boids.
+        let c = config(&[]);
+        assert_eq!(c.params, murmur_common::flock::FlockParams::CIS565);
+        assert_eq!(c.sim.n, 100_000);
+        // The config file overrides the defaults.
+        let c = config(&["--config", &swarm]);
+        assert_eq!((c.params.scale, c.params.rule1_scale), (50.0, 0.03));
+        assert_eq!((c.sim.n, c.sim.seed), (50_000, 7));
+        // Flags override the file.
+        let c = config(&["--config", &swarm, "--scale", "80", "--n", "1000"]);
+        assert_eq!((c.params.scale, c.sim.n), (80.0, 1000));
+        assert_eq!(c.params.rule1_scale, 0.03);
+        // --set overrides flags (scale is both a flag and a rule parameter).
+        let c = config(&["--config", &swarm, "--scale", "80", "--set", "scale=90"]);
+        assert_eq!(c.params.scale, 90.0);
+        let c = config(&["--set", "rule1_scale=0.02", "--set", "rule1_scale=0.04"]);
+        assert_eq!(c.params.rule1_scale, 0.04);
+    }
+
+    #[test]
+    fn the_tight_swarm_loads_and_validates() {
+        let c = FlockConfig::load(Path::new(&asset("tight-swarm.toml"))).unwrap();
+        assert_eq!(c.params.rule2_distance, 2.0);
+        assert_eq!(c.sim.method, Method::Coherent);
+        assert!(c.settings().is_ok());
+    }
 }

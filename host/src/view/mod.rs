@@ -4,6 +4,7 @@
 //! as PNG/GIF frames without a display (`headless.rs`). Projection, colours and the per-pixel
 //! nearest-boid keys are `murmur_common::render`, shared with the kernels.
 
+pub mod cli;
 pub mod headless;
 pub mod panel;
 pub mod window;
