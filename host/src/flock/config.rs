@@ -222,49 +222,10 @@ fn short(x: f64) -> String {
     }
 }
 
-/// Rejects NaN, infinite and negative values; distances need a positive maximum, `dt > 0`.
+/// Checks every rule parameter against its bounds in `murmur_common::flock::PARAMS`.
 pub fn validate_params(p: &FlockParams) -> Result<(), ConfigError> {
-    let values = [
-        p.rule1_distance,
-        p.rule2_distance,
-        p.rule3_distance,
-        p.rule1_scale,
-        p.rule2_scale,
-        p.rule3_scale,
-        p.max_speed,
-        p.scale,
-        p.dt,
-    ];
-    for (name, v) in FlockParams::NAMES.iter().zip(values) {
-        if !v.is_finite() {
-            return Err(ConfigError::Invalid(format!(
-                "{name} must be finite, got {v}"
-            )));
-        }
-        if v < 0.0 {
-            return Err(ConfigError::Invalid(format!(
-                "{name} must not be negative, got {v}"
-            )));
-        }
-    }
-    if p.max_distance() <= 0.0 {
-        return Err(ConfigError::Invalid(
-            "at least one rule distance must be > 0".into(),
-        ));
-    }
-    if p.scale <= 0.0 {
-        return Err(ConfigError::Invalid(format!(
-            "scale must be > 0, got {}",
-            p.scale
-        )));
-    }
-    if p.dt <= 0.0 {
-        return Err(ConfigError::Invalid(format!(
-            "dt must be > 0, got {}",
-            p.dt
-        )));
-    }
-    Ok(())
+    p.validate()
+        .map_err(|e| ConfigError::Invalid(e.to_string()))
 }
 
 #[cfg(test)]
