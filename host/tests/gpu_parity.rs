@@ -73,3 +73,35 @@ fn device_radix_sort_matches_a_stable_cpu_sort() {
         assert!(r.pass, "{n} pairs, {bits} bits");
     }
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU: cargo xtask gpu-test"]
+fn a_launch_on_another_stream_is_ordered_with_the_buffers_owner() {
+    use murmur::gpu::Shape;
+    use murmur_common::flock::abi::InitFlock;
+    use murmur_common::flock::Body;
+    let gpu = Gpu::open().unwrap();
+    let other = gpu.ctx.new_stream().unwrap();
+    let n = 1 << 22;
+    let seed = 11;
+    // Owned by the GPU's own stream; written by a launch on `other`; read back on the owner's
+    // stream right after: only the launch layer's joins order the two.
+    let mut body = gpu.zeros::<Body>(n).unwrap();
+    let mut vel = gpu.zeros::<[f32; 3]>(n).unwrap();
+    let mut l = gpu.launch_on(&other);
+    let args = InitFlock {
+        n: n as u32,
+        scale: 100.0,
+        seed,
+        body: l.write(&mut body),
+        vel: l.write_cast(&mut vel),
+    };
+    // SAFETY: both buffers hold n elements; one thread per boid.
+    unsafe { l.run(args, Shape::per_item(n as u64, 256)) }.unwrap();
+    let got = gpu.download(&body).unwrap();
+    let want = FlockState::random(n, 100.0, seed);
+    for i in (0..n).step_by(997).chain([n - 1]) {
+        assert_eq!(got[i].pos, want.pos[i], "boid {i}");
+        assert_eq!(got[i].id, i as u32);
+    }
+}
