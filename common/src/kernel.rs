@@ -33,51 +33,63 @@ pub struct DevSliceMut<T> {
     len: u64,
 }
 
-// Manual impls: a view is copyable whatever `T` is (derive would require `T: Copy`).
-impl<T> Clone for DevSlice<T> {
-    #[inline(always)]
-    fn clone(&self) -> Self {
-        *self
-    }
+/// What both views share: copyable whatever `T` is (derive would require `T: Copy`), built
+/// from a raw pointer or empty, a length.
+macro_rules! view {
+    ($view:ident, $ptr:ty, $null:expr, $empty_doc:literal) => {
+        impl<T> Clone for $view<T> {
+            #[inline(always)]
+            fn clone(&self) -> Self {
+                *self
+            }
+        }
+        impl<T> Copy for $view<T> {}
+
+        impl<T> $view<T> {
+            /// A view of `len` elements at `ptr`.
+            ///
+            /// # Safety
+            /// `ptr` must point to `len` elements for as long as any kernel uses the view,
+            /// readable (and, for a writable view, writable, with nothing else writing them
+            /// meanwhile unless the kernel's contract says so).
+            #[inline(always)]
+            pub const unsafe fn from_raw(ptr: $ptr, len: u64) -> Self {
+                $view { ptr, len }
+            }
+
+            #[doc = $empty_doc]
+            #[inline(always)]
+            pub const fn empty() -> Self {
+                $view { ptr: $null, len: 0 }
+            }
+
+            #[inline(always)]
+            pub const fn len(&self) -> u64 {
+                self.len
+            }
+
+            #[inline(always)]
+            pub const fn is_empty(&self) -> bool {
+                self.len == 0
+            }
+        }
+    };
 }
-impl<T> Copy for DevSlice<T> {}
-impl<T> Clone for DevSliceMut<T> {
-    #[inline(always)]
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T> Copy for DevSliceMut<T> {}
+
+view!(
+    DevSlice,
+    *const T,
+    core::ptr::null(),
+    "The empty view (null pointer, no elements): an argument a kernel does not use."
+);
+view!(
+    DevSliceMut,
+    *mut T,
+    core::ptr::null_mut(),
+    "The empty view: an output a kernel must skip (e.g. no counting)."
+);
 
 impl<T> DevSlice<T> {
-    /// A view of `len` elements at `ptr`.
-    ///
-    /// # Safety
-    /// `ptr` must point to `len` readable elements for as long as any kernel uses the view.
-    #[inline(always)]
-    pub const unsafe fn from_raw(ptr: *const T, len: u64) -> Self {
-        DevSlice { ptr, len }
-    }
-
-    /// The empty view (null pointer, no elements): an argument a kernel does not use.
-    #[inline(always)]
-    pub const fn empty() -> Self {
-        DevSlice {
-            ptr: core::ptr::null(),
-            len: 0,
-        }
-    }
-
-    #[inline(always)]
-    pub const fn len(&self) -> u64 {
-        self.len
-    }
-
-    #[inline(always)]
-    pub const fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     #[inline(always)]
     pub const fn as_ptr(&self) -> *const T {
         self.ptr
@@ -109,35 +121,6 @@ impl<T> DevSlice<T> {
 }
 
 impl<T> DevSliceMut<T> {
-    /// A writable view of `len` elements at `ptr`.
-    ///
-    /// # Safety
-    /// `ptr` must point to `len` writable elements for as long as any kernel uses the view, and
-    /// nothing else may write them meanwhile unless the kernel's contract says so.
-    #[inline(always)]
-    pub const unsafe fn from_raw(ptr: *mut T, len: u64) -> Self {
-        DevSliceMut { ptr, len }
-    }
-
-    /// The empty view: an output a kernel must skip (e.g. no counting).
-    #[inline(always)]
-    pub const fn empty() -> Self {
-        DevSliceMut {
-            ptr: core::ptr::null_mut(),
-            len: 0,
-        }
-    }
-
-    #[inline(always)]
-    pub const fn len(&self) -> u64 {
-        self.len
-    }
-
-    #[inline(always)]
-    pub const fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     #[inline(always)]
     pub const fn as_mut_ptr(&self) -> *mut T {
         self.ptr
