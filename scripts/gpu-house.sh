@@ -21,6 +21,15 @@ section() { echo; echo "=== $* ($(date +%T)) ==="; }
 section device
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv,noheader
 
+if [ -x dist/fresh/murmur ]; then
+  section "the binary \`cargo xtask run\` built in a fresh clone (no build-ptx by hand)"
+  timeout 60 dist/fresh/murmur flock run --n 100000 --steps 200 2>&1 | head -2
+fi
+
+section "flock run with the grid picked for the density (1M, 5M)"
+timeout 60 "$NEW" flock run --backend cuda --n 1000000 --steps 1000 --quiet 2>&1 | head -1
+timeout 60 "$NEW" flock run --backend cuda --n 5000000 --steps 200 --quiet 2>&1 | head -1
+
 section "GPU tests (cargo xtask gpu-test)"
 timeout 240 bash dist/gpu/tests/run.sh 2>&1 | grep -E "^(==|test |test result)|panicked|FAILED" || status=1
 
