@@ -30,6 +30,13 @@ section "flock run with the grid picked for the density (1M, 5M)"
 timeout 60 "$NEW" flock run --backend cuda --n 1000000 --steps 1000 --quiet 2>&1 | head -1
 timeout 60 "$NEW" flock run --backend cuda --n 5000000 --steps 200 --quiet 2>&1 | head -1
 
+section "coherent-shared (blocks of 256) against coherent, same grids"
+for n in 100000 1000000; do
+  for m in coherent-shared coherent; do
+    echo "$m $n: $(timeout 60 "$NEW" flock run --backend cuda --n $n --method $m --cell-width-factor 1 --x-split 4 --steps 300 --quiet 2>&1 | head -1 | sed 's/.*wall, //')"
+  done
+done
+
 section "GPU tests (cargo xtask gpu-test)"
 timeout 240 bash dist/gpu/tests/run.sh 2>&1 | grep -E "^(==|test |test result)|panicked|FAILED" || status=1
 
