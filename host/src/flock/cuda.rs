@@ -187,6 +187,7 @@ impl CudaFlock {
                 settings,
                 Target::Cuda {
                     coherent: coherent_search(n, update_form),
+                    radix_passes: RadixSort::passes(grid.key_bits()),
                 },
             ),
             settings: settings.clone(),
@@ -204,6 +205,7 @@ impl CudaFlock {
             &self.settings,
             Target::Cuda {
                 coherent: coherent_search(self.n, self.update_form),
+                radix_passes: RadixSort::passes(self.grid.key_bits()),
             },
         );
         self.graphs = Default::default();
@@ -221,6 +223,7 @@ impl CudaFlock {
             .stages
             .last()
             .expect("a plan ends with its update")
+            .stage
             .name()
     }
 
@@ -314,10 +317,12 @@ impl CudaFlock {
         // reads it and writes the other one.
         let mut src = self.cur;
         let plan = std::mem::take(&mut self.plan.stages);
-        let result = plan.iter().try_for_each(|&stage| {
-            self.issue(stage, &mut src)?;
+        let result = plan.iter().try_for_each(|p| {
+            for round in 0..p.repeat {
+                self.issue(p.stage, round, &mut src)?;
+            }
             if timed {
-                self.clock.mark(&self.gpu.stream, stage.name())?;
+                self.clock.mark(&self.gpu.stream, p.stage.name())?;
             }
             Ok(())
         });
@@ -327,8 +332,9 @@ impl CudaFlock {
         Ok(())
     }
 
-    /// Issues one stage. `src` is the buffer holding the state the next stage reads.
-    fn issue(&mut self, stage: Stage, src: &mut usize) -> Result<(), GpuError> {
+    /// Issues one stage (its `round`-th run in a row). `src` is the buffer holding the state the
+    /// next stage reads.
+    fn issue(&mut self, stage: Stage, round: u32, src: &mut usize) -> Result<(), GpuError> {
         let (n, grid) = (self.n, self.grid);
         let cells = grid.cell_count();
         // Programmatic dependent launch for the counting path's chain: scan, scatter, update.
@@ -384,13 +390,16 @@ impl CudaFlock {
                 // SAFETY: every buffer holds n elements.
                 unsafe { l.run(args, shape) }?;
             }
-            Stage::Sort => {
+            Stage::RadixCounts => {
+                let radix = self.radix.as_mut().expect("allocated for radix");
+                radix.sort.count(gpu, n, grid.key_bits(), &radix.keys)?;
+            }
+            Stage::RadixPass => {
                 let values = self.values.as_mut().expect("allocated for radix");
                 let radix = self.radix.as_mut().expect("allocated for radix");
-                radix
-                    .sort
-                    .sort(gpu, n, grid.key_bits(), &mut radix.keys, values)?;
+                radix.sort.pass(gpu, n, round, &mut radix.keys, values)?;
             }
+            Stage::Sort => unreachable!("the CPU's sort stage is not in a GPU plan"),
             Stage::CellBounds => {
                 let radix = self.radix.as_ref().expect("allocated for radix");
                 let mut l = gpu.launch();

@@ -1,10 +1,12 @@
 //! The stages of a flock step, shared by the CPU and CUDA backends (their names are the names in
 //! timings, benches and docs), and the step plan: the flat, ordered list of stages a step runs
-//! for given settings, built once per settings.
+//! for given settings, each with its repeat count (the radix sort's pass runs once per digit),
+//! built once per settings. Every stage of a plan runs on the backend's one stream, in order; a
+//! stage that overlaps another (a halo exchange beside the interior update) needs a second one.
 
 use super::{FlockSettings, Method, SortArg};
 use murmur_common::flock::abi as k;
-use murmur_common::sort::abi::ScanCells;
+use murmur_common::sort::abi::{RadixCounts, RadixOnesweep, ScanCells};
 use murmur_common::Kernel;
 
 /// How `update_boids_*` finds a boid's neighbours: one update kernel each.
@@ -43,8 +45,12 @@ pub enum Stage {
     ScatterIndex,
     /// Sort binning: each boid's cell key and index.
     ComputeKeys,
-    /// Sort binning: (key, index) pairs sorted by key.
+    /// Sort binning on the CPU: (key, index) pairs sorted by key.
     Sort,
+    /// Sort binning on the GPU: every radix pass's digit counts.
+    RadixCounts,
+    /// Sort binning on the GPU: one stable pass over one 8-bit digit (repeated per digit).
+    RadixPass,
     /// Sort binning: the cell table from the sorted keys.
     CellBounds,
     /// Sort binning, `coherent`: the state gathered into cell order.
@@ -62,6 +68,8 @@ impl Stage {
             Stage::ScatterIndex => k::ScatterIndex::NAME,
             Stage::ComputeKeys => k::ComputeKeys::NAME,
             Stage::Sort => "sort",
+            Stage::RadixCounts => RadixCounts::NAME,
+            Stage::RadixPass => RadixOnesweep::NAME,
             Stage::CellBounds => k::CellBounds::NAME,
             Stage::Gather => k::Gather::NAME,
             Stage::Update(s) => s.name(),
@@ -74,16 +82,24 @@ impl Stage {
 pub enum Target {
     Cpu,
     /// The GPU, with the update's search already chosen (the flock's size picks between
-    /// `Coherent` and `CoherentPredicated`).
+    /// `Coherent` and `CoherentPredicated`) and the radix sort's passes (the keys' bytes).
     Cuda {
         coherent: Search,
+        radix_passes: u32,
     },
+}
+
+/// A stage in a plan, with how many times in a row it runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Planned {
+    pub stage: Stage,
+    pub repeat: u32,
 }
 
 /// The stages of one step, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StepPlan {
-    pub stages: Vec<Stage>,
+    pub stages: Vec<Planned>,
     /// The GPU's counting sort: the update counts boids into their next cells, the scan and the
     /// scatter bin them, and these three may overlap through programmatic dependent launch.
     pub counting: bool,
@@ -96,30 +112,98 @@ impl StepPlan {
             (Method::Naive, _) => Search::Naive,
             (Method::Scattered, _) => Search::Scattered,
             (Method::Coherent | Method::CoherentShared, Target::Cpu) => Search::Coherent,
-            (Method::Coherent, Target::Cuda { coherent }) => coherent,
+            (Method::Coherent, Target::Cuda { coherent, .. }) => coherent,
             (Method::CoherentShared, Target::Cuda { .. }) => Search::CoherentShared,
         };
         let reorder = matches!(method, Method::Coherent | Method::CoherentShared);
         let counting = matches!(target, Target::Cuda { .. })
             && settings.sort == SortArg::Counting
             && method != Method::Naive;
+        let once = |stage| Planned { stage, repeat: 1 };
         let mut stages = Vec::new();
         if method != Method::Naive {
             if counting {
-                stages.push(Stage::ScanCells);
-                stages.push(if reorder {
+                stages.push(once(Stage::ScanCells));
+                stages.push(once(if reorder {
                     Stage::ScatterCells
                 } else {
                     Stage::ScatterIndex
-                });
+                }));
             } else {
-                stages.extend([Stage::ComputeKeys, Stage::Sort, Stage::CellBounds]);
+                stages.push(once(Stage::ComputeKeys));
+                match target {
+                    Target::Cpu => stages.push(once(Stage::Sort)),
+                    Target::Cuda { radix_passes, .. } => {
+                        stages.push(once(Stage::RadixCounts));
+                        stages.push(Planned {
+                            stage: Stage::RadixPass,
+                            repeat: radix_passes,
+                        });
+                    }
+                }
+                stages.push(once(Stage::CellBounds));
                 if reorder {
-                    stages.push(Stage::Gather);
+                    stages.push(once(Stage::Gather));
                 }
             }
         }
-        stages.push(Stage::Update(update));
+        stages.push(once(Stage::Update(update)));
         StepPlan { stages, counting }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flock::config::FlockConfig;
+
+    fn names(plan: &StepPlan) -> Vec<(&'static str, u32)> {
+        plan.stages
+            .iter()
+            .map(|p| (p.stage.name(), p.repeat))
+            .collect()
+    }
+
+    #[test]
+    fn plans_follow_method_binning_and_target() {
+        let mut s = FlockConfig::default().settings().unwrap();
+        let gpu = Target::Cuda {
+            coherent: Search::CoherentPredicated,
+            radix_passes: 3,
+        };
+        assert_eq!(
+            names(&StepPlan::new(&s, gpu)),
+            [
+                ("scan_cells", 1),
+                ("scatter_cells", 1),
+                ("update_boids_coherent_predicated", 1)
+            ]
+        );
+        assert!(StepPlan::new(&s, gpu).counting);
+        s.sort = SortArg::Radix;
+        assert_eq!(
+            names(&StepPlan::new(&s, gpu)),
+            [
+                ("compute_keys", 1),
+                ("radix_counts", 1),
+                ("radix_onesweep", 3),
+                ("cell_bounds", 1),
+                ("gather", 1),
+                ("update_boids_coherent_predicated", 1)
+            ]
+        );
+        assert_eq!(
+            names(&StepPlan::new(&s, Target::Cpu)),
+            [
+                ("compute_keys", 1),
+                ("sort", 1),
+                ("cell_bounds", 1),
+                ("gather", 1),
+                ("update_boids_coherent", 1)
+            ]
+        );
+        s.method = Method::Naive;
+        assert_eq!(names(&StepPlan::new(&s, gpu)), [("update_boids_naive", 1)]);
+        assert!(!StepPlan::new(&s, gpu).counting);
     }
 }

@@ -48,8 +48,14 @@ impl RadixSort {
         self.capacity
     }
 
-    /// Sorts the first `n` pairs by the low `bits` bits of the keys. The sorted pairs end up in
-    /// `keys`/`values` (which may be swapped with the sorter's own buffers).
+    /// Passes (8-bit digits) a sort by the low `bits` bits of the keys takes.
+    pub fn passes(bits: u32) -> u32 {
+        bits.clamp(1, 32).div_ceil(RADIX_BITS)
+    }
+
+    /// Sorts the first `n` pairs by the low `bits` bits of the keys: [`RadixSort::count`], then
+    /// [`RadixSort::pass`] for every digit. The sorted pairs end up in `keys`/`values` (which may
+    /// be swapped with the sorter's own buffers).
     pub fn sort(
         &mut self,
         gpu: &Gpu,
@@ -58,21 +64,30 @@ impl RadixSort {
         keys: &mut CudaSlice<u32>,
         values: &mut CudaSlice<u32>,
     ) -> Result<(), GpuError> {
-        assert!(
-            n <= self.capacity,
-            "sort of {n} pairs on a sorter for {}",
-            self.capacity
-        );
-        assert!(keys.len() == self.keys_alt.len() && values.len() == self.values_alt.len());
+        self.count(gpu, n, bits, keys)?;
+        for pass in 0..Self::passes(bits) {
+            self.pass(gpu, n, pass, keys, values)?;
+        }
+        Ok(())
+    }
+
+    /// Stage `radix_counts`: every pass's digit counts of the first `n` keys, at once.
+    pub fn count(
+        &mut self,
+        gpu: &Gpu,
+        n: u32,
+        bits: u32,
+        keys: &CudaSlice<u32>,
+    ) -> Result<(), GpuError> {
+        self.check(n, keys);
         if n <= 1 {
             return Ok(());
         }
-        let passes = bits.clamp(1, 32).div_ceil(RADIX_BITS);
-        let tiles = onesweep_tiles(n);
         gpu.stream
             .memset_zeros(&mut self.counts)
             .ctx("clearing digit counts")?;
         let mut l = gpu.launch();
+        let passes = Self::passes(bits);
         let args = RadixCounts {
             n,
             passes,
@@ -85,35 +100,61 @@ impl RadixSort {
         let shape = Shape::blocks(blocks, COUNT_BLOCK)
             .shared_bytes(passes * std::mem::size_of::<DigitCounts>() as u32);
         // SAFETY: counts holds MAX_PASSES * RADIX zeroed words; keys start an allocation.
-        unsafe { l.run(args, shape) }?;
-        for pass in 0..passes {
-            let used = (RADIX * tiles + 1) as usize;
-            gpu.stream
-                .memset_zeros(&mut self.status.slice_mut(..used))
-                .ctx("clearing the look-back status")?;
-            let mut l = gpu.launch();
-            let counts = l.read(&self.counts);
-            let args = RadixOnesweep {
-                n,
-                shift: pass * RADIX_BITS,
-                tiles,
-                _pad: 0,
-                keys_in: l.read(keys),
-                values_in: l.read(values),
-                keys_out: l.write(&mut self.keys_alt),
-                values_out: l.write(&mut self.values_alt),
-                // SAFETY: `pass < MAX_PASSES`: the pass's counts lie inside the buffer.
-                counts: unsafe { counts.offset((pass * RADIX) as u64) },
-                status: l.write(&mut self.status),
-            };
-            let shape = Shape::blocks(tiles, ONESWEEP_BLOCK).shared_of::<OnesweepShared>();
-            // SAFETY: `tiles` blocks cover n pairs; status holds RADIX * tiles + 1 zeroed words;
-            // every output index is < n by construction of the digit offsets.
-            unsafe { l.run(args, shape) }?;
-            std::mem::swap(keys, &mut self.keys_alt);
-            std::mem::swap(values, &mut self.values_alt);
+        unsafe { l.run(args, shape) }
+    }
+
+    /// Stage `radix_onesweep`, pass `pass` (digit `pass` of the keys), after
+    /// [`RadixSort::count`]: the pairs sorted by that digit, stably, end up in `keys`/`values`.
+    pub fn pass(
+        &mut self,
+        gpu: &Gpu,
+        n: u32,
+        pass: u32,
+        keys: &mut CudaSlice<u32>,
+        values: &mut CudaSlice<u32>,
+    ) -> Result<(), GpuError> {
+        self.check(n, keys);
+        assert!(values.len() == self.values_alt.len() && pass < MAX_PASSES);
+        if n <= 1 {
+            return Ok(());
         }
+        let tiles = onesweep_tiles(n);
+        let used = (RADIX * tiles + 1) as usize;
+        gpu.stream
+            .memset_zeros(&mut self.status.slice_mut(..used))
+            .ctx("clearing the look-back status")?;
+        let mut l = gpu.launch();
+        let counts = l.read(&self.counts);
+        let args = RadixOnesweep {
+            n,
+            shift: pass * RADIX_BITS,
+            tiles,
+            _pad: 0,
+            keys_in: l.read(keys),
+            values_in: l.read(values),
+            keys_out: l.write(&mut self.keys_alt),
+            values_out: l.write(&mut self.values_alt),
+            // SAFETY: `pass < MAX_PASSES`: the pass's counts lie inside the buffer.
+            counts: unsafe { counts.offset((pass * RADIX) as u64) },
+            status: l.write(&mut self.status),
+        };
+        let shape = Shape::blocks(tiles, ONESWEEP_BLOCK).shared_of::<OnesweepShared>();
+        // SAFETY: `tiles` blocks cover n pairs; status holds RADIX * tiles + 1 zeroed words;
+        // every output index is < n by construction of the digit offsets.
+        unsafe { l.run(args, shape) }?;
+        std::mem::swap(keys, &mut self.keys_alt);
+        std::mem::swap(values, &mut self.values_alt);
         Ok(())
+    }
+
+    /// The sorter's contract: at most `capacity` pairs, in buffers of its own buffers' length.
+    fn check(&self, n: u32, keys: &CudaSlice<u32>) {
+        assert!(
+            n <= self.capacity,
+            "sort of {n} pairs on a sorter for {}",
+            self.capacity
+        );
+        assert!(keys.len() == self.keys_alt.len());
     }
 }
 
