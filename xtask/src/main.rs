@@ -110,8 +110,11 @@ fn test(no_ptx: bool) -> Result<()> {
         ptx::build_ptx(&ptx::BuildPtxArgs::default())?;
         ptx::clippy_kernels()?;
     }
+    // The release profile here too: build scripts and proc macros are built once for clippy and
+    // the tests.
     run(cargo().current_dir(&root).args([
         "clippy",
+        "--release",
         "--workspace",
         "--all-targets",
         "--",
