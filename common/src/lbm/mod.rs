@@ -45,6 +45,7 @@ pub mod collide;
 pub mod d3q27;
 pub mod equilibrium;
 pub mod forcing;
+pub mod ib;
 pub mod layout;
 pub mod moments;
 pub mod params;
