@@ -107,6 +107,15 @@ impl<T> DevSlice<T> {
         *self.ptr.add(i)
     }
 
+    /// The first `len` elements (all of them when there are fewer).
+    #[inline(always)]
+    pub const fn prefix(&self, len: u64) -> Self {
+        DevSlice {
+            ptr: self.ptr,
+            len: if len < self.len { len } else { self.len },
+        }
+    }
+
     /// The elements from `start` on.
     ///
     /// # Safety

@@ -106,13 +106,13 @@ impl CudaFluid {
         self.clock.mark(&self.gpu.stream, "stream_collide")?;
         if self.boundary_count > 0 {
             let mut l = self.gpu.launch();
-            let list = l.read(&self.boundary_cells);
             let args = Boundary {
                 step,
-                // SAFETY: the list's first `boundary_count` entries are the cells.
-                cells: unsafe {
-                    murmur_common::DevSlice::from_raw(list.as_ptr(), self.boundary_count as u64)
-                },
+                // The list's first `boundary_count` entries are the cells (the buffer holds one
+                // dummy entry when there are none).
+                cells: l
+                    .read(&self.boundary_cells)
+                    .prefix(self.boundary_count as u64),
             };
             // SAFETY: cells holds distinct cell numbers < n (those the interior kernel skips).
             unsafe {
