@@ -198,6 +198,22 @@ mod tests {
         let open = poisson_disk(&tube, d, 3, None, 1 << 20).unwrap();
         assert!(brute_min_distance(&open.positions, period) < d);
 
+        // A period of 1.2 is only 5 grid cells: the neighbour search covers the whole axis.
+        let short = cylinder(1.0, 1.2, false, d).unwrap();
+        let period = [0.0, 0.0, 1.2];
+        let s = poisson_disk(&short, d, 8, Some(period), 1 << 20).unwrap();
+        assert!(brute_min_distance(&s.positions, period) >= d);
+
+        // A sphere crossing the periodic x faces without reaching around: positions wrap.
+        let ball = sphere(2.0, d)
+            .unwrap()
+            .transformed(&Pose::new([0.5, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], 1.0).unwrap());
+        let period = [6.0, 0.0, 0.0];
+        let s = poisson_disk(&ball, d, 9, Some(period), 1 << 20).unwrap();
+        assert!(brute_min_distance(&s.positions, period) >= d);
+        assert!(s.positions.iter().all(|p| (0.0..6.0).contains(&p[0])));
+        assert!(s.positions.iter().any(|p| p[0] > 4.0));
+
         let slab = cuboid([2.5, 2.0, 0.5]).unwrap();
         let period = [4.0, 0.0, 0.0];
         let s = poisson_disk(&slab, d, 5, Some(period), 1 << 20).unwrap();

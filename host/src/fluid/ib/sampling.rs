@@ -24,9 +24,15 @@ use std::hash::{BuildHasherDefault, Hasher};
 /// jamming limit (see the module docs).
 pub const CANDIDATES_PER_D2: f64 = 64.0;
 
-/// Largest dense background grid, in cells, before the sampler switches to a hash map of the
-/// occupied cells (surfaces occupy a thin shell of a large bounding box at fine spacing).
+/// Largest dense background grid, in cells (16 MiB), before the sampler stores only the
+/// occupied blocks of [`BLOCK`]^3 cells: a surface fills a thin shell of its bounding box.
 const DENSE_GRID_CELLS: usize = 1 << 22;
+
+/// Edge of a grid block, in cells, in the blocked table.
+const BLOCK: usize = 8;
+
+/// Largest block index (64 MiB) before the blocks are found through a hash map.
+const BLOCK_INDEX: usize = 1 << 24;
 
 /// Bad sampling input.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -157,7 +163,16 @@ impl Hasher for MixHasher {
 
 /// The sample index (plus one; 0 = empty) in each occupied grid cell.
 enum Table {
+    /// One slot per cell.
     Dense(Vec<u32>),
+    /// A dense index of blocks (0 = empty, else the block's place in the pool plus one) and
+    /// the pool of occupied blocks.
+    Blocks {
+        n: [usize; 3],
+        index: Vec<u32>,
+        pool: Vec<[u32; BLOCK * BLOCK * BLOCK]>,
+    },
+    /// One entry per occupied cell.
     Sparse(HashMap<u64, u32, BuildHasherDefault<MixHasher>>),
 }
 
@@ -174,7 +189,7 @@ struct Grid {
 impl Grid {
     /// A grid over the box `lo..hi` with cells no wider than `d / sqrt(3)`; axes with a
     /// non-zero `wrap` span `[0, wrap)` instead.
-    fn new(lo: [f64; 3], hi: [f64; 3], wrap: [f64; 3], d: f64) -> Grid {
+    fn new(lo: [f64; 3], hi: [f64; 3], wrap: [f64; 3], d: f64, dense_limit: usize) -> Grid {
         let target = d / 3f64.sqrt();
         let mut origin = [0.0; 3];
         let mut cell = [target; 3];
@@ -189,8 +204,18 @@ impl Grid {
             }
         }
         let cells = n[0].saturating_mul(n[1]).saturating_mul(n[2]);
-        let table = if cells <= DENSE_GRID_CELLS {
+        let blocks = n.map(|n| n.div_ceil(BLOCK));
+        let block_count = blocks[0]
+            .saturating_mul(blocks[1])
+            .saturating_mul(blocks[2]);
+        let table = if cells <= dense_limit {
             Table::Dense(vec![0; cells])
+        } else if block_count <= BLOCK_INDEX {
+            Table::Blocks {
+                n: blocks,
+                index: vec![0; block_count],
+                pool: Vec::new(),
+            }
         } else {
             Table::Sparse(HashMap::default())
         };
@@ -214,11 +239,27 @@ impl Grid {
         (c[2] * self.n[1] + c[1]) * self.n[0] + c[0]
     }
 
+    /// The block of cell `c` and the cell's place in it.
+    fn block_of(n: [usize; 3], c: [usize; 3]) -> (usize, usize) {
+        let b = c.map(|c| c / BLOCK);
+        let l = c.map(|c| c % BLOCK);
+        (
+            (b[2] * n[1] + b[1]) * n[0] + b[0],
+            (l[2] * BLOCK + l[1]) * BLOCK + l[0],
+        )
+    }
+
     fn get(&self, c: [usize; 3]) -> Option<usize> {
-        let key = self.key(c);
         let slot = match &self.table {
-            Table::Dense(v) => v[key],
-            Table::Sparse(m) => m.get(&(key as u64)).copied().unwrap_or(0),
+            Table::Dense(v) => v[self.key(c)],
+            Table::Blocks { n, index, pool } => {
+                let (block, local) = Self::block_of(*n, c);
+                match index[block] {
+                    0 => 0,
+                    b => pool[b as usize - 1][local],
+                }
+            }
+            Table::Sparse(m) => m.get(&(self.key(c) as u64)).copied().unwrap_or(0),
         };
         (slot > 0).then(|| slot as usize - 1)
     }
@@ -228,10 +269,39 @@ impl Grid {
         let slot = sample as u32 + 1;
         match &mut self.table {
             Table::Dense(v) => v[key] = slot,
+            Table::Blocks { n, index, pool } => {
+                let (block, local) = Self::block_of(*n, c);
+                if index[block] == 0 {
+                    pool.push([0; BLOCK * BLOCK * BLOCK]);
+                    index[block] = pool.len() as u32;
+                }
+                pool[index[block] as usize - 1][local] = slot;
+            }
             Table::Sparse(m) => {
                 m.insert(key as u64, slot);
             }
         }
+    }
+
+    /// Whether a sample lies within `d` of `p` (in cell `c`): the cells of the 5^3 block
+    /// around `c` that can hold such a sample, nearest first, so most rejections end early.
+    fn conflicts(&self, c: [usize; 3], p: [f64; 3], points: &[[f64; 3]], d2: f64) -> bool {
+        CONFLICT_OFFSETS.iter().any(|o| {
+            let mut q = [0usize; 3];
+            for k in 0..3 {
+                let i = c[k] as isize + o[k] as isize;
+                let n = self.n[k] as isize;
+                q[k] = if self.wrap[k] > 0.0 {
+                    i.rem_euclid(n) as usize
+                } else if (0..n).contains(&i) {
+                    i as usize
+                } else {
+                    return false;
+                };
+            }
+            self.get(q)
+                .is_some_and(|s| dist2(p, points[s], self.wrap) < d2)
+        })
     }
 
     /// The cell indices within `r` cells of `c` along axis `k` (wrapped or clipped, no repeats).
@@ -267,6 +337,43 @@ impl Grid {
         }
         false
     }
+}
+
+/// Cell offsets that can hold a sample closer than `d = sqrt(3)` cells to a point of the centre
+/// cell, ordered by their smallest possible distance: the 5^3 block less its 8 corners, whose
+/// nearest point is exactly `sqrt(3)` cells away.
+const CONFLICT_OFFSETS: [[i8; 3]; 117] = conflict_offsets();
+
+const fn conflict_offsets() -> [[i8; 3]; 117] {
+    let mut out = [[0i8; 3]; 117];
+    let mut len = 0;
+    // The gap to an offset of o cells along an axis is max(|o| - 1, 0) cells, so the squared
+    // gap is the number of components of size 2 (the corners, 3, are left out); within a gap,
+    // fewer components of size 1 first (the centre cell, then faces, edges, corners).
+    let mut key = 0;
+    while key < 12 {
+        let mut i = 0;
+        while i < 125 {
+            let o = [(i % 5) as i8 - 2, (i / 5 % 5) as i8 - 2, (i / 25) as i8 - 2];
+            let (mut twos, mut ones, mut k) = (0, 0, 0);
+            while k < 3 {
+                match o[k] {
+                    2 | -2 => twos += 1,
+                    1 | -1 => ones += 1,
+                    _ => {}
+                }
+                k += 1;
+            }
+            if twos < 3 && 4 * twos + ones == key {
+                out[len] = o;
+                len += 1;
+            }
+            i += 1;
+        }
+        key += 1;
+    }
+    assert!(len == 117);
+    out
 }
 
 /// `p - q` (cells) with the minimum image along axes of non-zero `period`.
@@ -343,6 +450,25 @@ pub fn poisson_disk(
     periodic: Option<[f64; 3]>,
     max_samples: usize,
 ) -> Result<Samples, SamplingError> {
+    sample(
+        mesh,
+        min_distance,
+        seed,
+        periodic,
+        max_samples,
+        DENSE_GRID_CELLS,
+    )
+}
+
+/// [`poisson_disk`] with the dense grid limited to `dense_limit` cells (a hash map beyond).
+fn sample(
+    mesh: &TriangleMesh,
+    min_distance: f64,
+    seed: u64,
+    periodic: Option<[f64; 3]>,
+    max_samples: usize,
+    dense_limit: usize,
+) -> Result<Samples, SamplingError> {
     let d = min_distance;
     if !(d > 0.0 && d.is_finite()) {
         return Err(SamplingError::BadSpacing(d));
@@ -398,7 +524,7 @@ pub fn poisson_disk(
         }
         p
     };
-    let mut grid = Grid::new(lo, hi, wrap, d);
+    let mut grid = Grid::new(lo, hi, wrap, d, dense_limit);
 
     let candidates = (CANDIDATES_PER_D2 * total / (d * d)).ceil().max(1.0) as u64;
     let mut rng = SplitMix64::new(seed);
@@ -407,7 +533,7 @@ pub fn poisson_disk(
     for _ in 0..candidates {
         let p = grid_point(surface.draw(&mut rng));
         let cell = grid.cell_of(p);
-        if grid.get(cell).is_some() || grid.any_near(cell, 2, |s| dist2(p, points[s], wrap) < d2) {
+        if grid.conflicts(cell, p, &points, d2) {
             continue;
         }
         grid.insert(cell, points.len());
@@ -455,4 +581,47 @@ pub fn poisson_disk(
         max_nearest,
         candidates,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fluid::ib::shapes::{cylinder, sphere};
+
+    #[test]
+    fn dense_and_blocked_grids_give_the_same_samples() {
+        let mesh = sphere(2.0, 0.3).unwrap();
+        let tube = cylinder(1.0, 3.0, false, 0.3).unwrap();
+        for (mesh, period) in [(&mesh, None), (&tube, Some([0.0, 0.0, 3.0]))] {
+            let dense = sample(mesh, 0.3, 5, period, 1 << 20, usize::MAX).unwrap();
+            let blocked = sample(mesh, 0.3, 5, period, 1 << 20, 0).unwrap();
+            assert!(dense.len() > 100);
+            assert_eq!(dense, blocked);
+        }
+    }
+
+    #[test]
+    fn conflict_offsets_are_the_cells_within_reach_nearest_first() {
+        let order = |o: &[i8; 3]| {
+            let count = |m: i8| o.iter().filter(|x| x.abs() == m).count();
+            (count(2), count(1))
+        };
+        assert_eq!(CONFLICT_OFFSETS[0], [0, 0, 0]);
+        assert!(CONFLICT_OFFSETS
+            .windows(2)
+            .all(|w| order(&w[0]) <= order(&w[1])));
+        assert!(CONFLICT_OFFSETS.iter().all(|o| order(o).0 < 3));
+        let mut sorted = CONFLICT_OFFSETS.to_vec();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), 117);
+    }
+
+    #[test]
+    fn splitmix_is_uniform_enough() {
+        let mut rng = SplitMix64::new(3);
+        let n = 100_000;
+        let mean = (0..n).map(|_| rng.next_f64()).sum::<f64>() / n as f64;
+        assert!((mean - 0.5).abs() < 0.005, "{mean}");
+    }
 }

@@ -26,6 +26,9 @@ pub enum ShapeError {
     /// A length that must be positive and finite is not.
     #[error("degenerate shape: {what} = {value} (must be positive and finite)")]
     NonPositive { what: &'static str, value: f64 },
+    /// A coordinate that must be finite is not.
+    #[error("{what} has a non-finite component {value}")]
+    NonFinite { what: &'static str, value: f64 },
     /// The torus tube would cross the axis (a self-intersecting spindle torus).
     #[error("degenerate torus: minor radius {minor} must be below major radius {major}")]
     SpindleTorus { major: f64, minor: f64 },
@@ -178,10 +181,11 @@ impl Pose {
     /// uniform scale.
     pub fn new(position: [f64; 3], rotation: [f64; 4], scale: f64) -> Result<Pose, ShapeError> {
         positive("scale", scale)?;
-        if let Some(&p) = position.iter().find(|p| !p.is_finite()) {
-            return Err(ShapeError::BadMesh(format!(
-                "non-finite position component {p}"
-            )));
+        if let Some(&value) = position.iter().find(|p| !p.is_finite()) {
+            return Err(ShapeError::NonFinite {
+                what: "pose position",
+                value,
+            });
         }
         let len = rotation.iter().map(|q| q * q).sum::<f64>().sqrt();
         if !(len > 0.0 && len.is_finite()) {
@@ -384,6 +388,7 @@ pub fn capsule(radius: f64, length: f64, max_edge: f64) -> Result<TriangleMesh, 
     let h = 0.5 * length;
     let mut profile = arc(0.0, -h, radius, -0.5 * PI, 0.0, max_edge);
     profile[0].0 = 0.0;
+    profile.push((radius, -h));
     profile.extend(arc(0.0, h, radius, 0.0, 0.5 * PI, max_edge));
     profile.push((0.0, h + radius));
     Ok(revolve(&profile, circle_segments(radius, max_edge), false))
