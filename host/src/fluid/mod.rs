@@ -10,6 +10,7 @@ pub mod cli;
 pub mod cpu;
 pub mod cuda;
 pub mod driver;
+pub mod ib;
 pub mod output;
 pub mod scene;
 pub mod validate;
