@@ -66,6 +66,18 @@ pub fn ceil_nonneg(x: f32) -> f32 {
     }
 }
 
+/// `floor` as `i32` without libm (works in `no_std` kernels; saturating outside the `i32` range,
+/// like `as`; NaN gives 0).
+#[inline(always)]
+pub fn floor_i32(x: f32) -> i32 {
+    let t = x as i32;
+    if (t as f32) > x {
+        t - 1
+    } else {
+        t
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,7 +14,7 @@
 
 pub mod abi;
 
-use crate::math::{length, sqrt, Vec3};
+use crate::math::{floor_i32, length, sqrt, Vec3};
 
 /// Key of an empty pixel: larger than every boid's key (depth bits of `+inf` and above).
 pub const EMPTY_KEY: u64 = u64::MAX;
@@ -361,17 +361,6 @@ fn clamp01(x: f32) -> f32 {
 #[inline(always)]
 fn unit_to_u8(x: f32) -> u8 {
     (clamp01(x) * 255.0 + 0.5) as u8
-}
-
-/// `floor` as `i32` without libm (saturating outside the `i32` range, like `as`).
-#[inline(always)]
-fn floor_i32(x: f32) -> i32 {
-    let t = x as i32;
-    if (t as f32) > x {
-        t - 1
-    } else {
-        t
-    }
 }
 
 #[cfg(not(target_arch = "nvptx64"))]

@@ -8,8 +8,7 @@ use support::murmur_text as murmur;
 
 #[test]
 fn run_writes_a_vti_and_reports() {
-    let dir = std::env::temp_dir().join(format!("murmur-fluid-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = support::tmp("fluid-cli", "");
     let out = dir.join("p.vti");
     let (ok, stdout, stderr) = murmur(&[
         "fluid",
@@ -37,8 +36,7 @@ fn bad_input_gives_one_line_errors() {
     assert!(err.starts_with("murmur: error: cannot read scene"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 
-    let dir = std::env::temp_dir().join(format!("murmur-fluid-bad-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = support::tmp("fluid-bad", "");
     let scene = dir.join("unstable.toml");
     std::fs::write(
         &scene,
@@ -65,8 +63,7 @@ fn bad_input_gives_one_line_errors() {
 
 #[test]
 fn a_lattice_larger_than_memory_is_refused_before_allocating() {
-    let dir = std::env::temp_dir().join(format!("murmur-fluid-mem-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = support::tmp("fluid-mem", "");
     let scene = dir.join("big.toml");
     std::fs::write(
         &scene,
@@ -99,8 +96,7 @@ fn a_lattice_larger_than_memory_is_refused_before_allocating() {
 
 #[test]
 fn zero_steps_write_the_initial_state_and_output_every_zero_is_refused() {
-    let dir = std::env::temp_dir().join(format!("murmur-fluid-zero-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = support::tmp("fluid-zero", "");
     let out = dir.join("start.vti");
     let (ok, stdout, err) = murmur(&[
         "fluid",
@@ -135,8 +131,7 @@ fn zero_steps_write_the_initial_state_and_output_every_zero_is_refused() {
 
 #[test]
 fn output_paths_are_checked_before_any_step() {
-    let dir = std::env::temp_dir().join(format!("murmur-fluid-out-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = support::tmp("fluid-out", "");
     let file = dir.join("plain");
     std::fs::write(&file, b"x").unwrap();
     let missing = dir.join("no-such-folder/p.vti");

@@ -61,6 +61,7 @@
 //! ([`interpolate_scalar`]) or use the reference density; the caller chooses.
 
 use super::layout::Lattice;
+use crate::math::floor_i32;
 
 /// Nodes of a trilinear stencil.
 pub const NODES: usize = 8;
@@ -102,17 +103,6 @@ impl Domain {
     #[inline(always)]
     pub const fn is_periodic(&self, axis: usize) -> bool {
         self.periodic >> axis & 1 != 0
-    }
-}
-
-/// `floor` as `i32` without libm (saturating outside the `i32` range, like `as`; NaN gives 0).
-#[inline(always)]
-fn floor_i32(x: f32) -> i32 {
-    let t = x as i32;
-    if (t as f32) > x {
-        t - 1
-    } else {
-        t
     }
 }
 
