@@ -27,6 +27,8 @@ pub struct Setup {
     /// One [`CellKind`] byte per cell.
     pub flags: Vec<u8>,
     pub init: Fields,
+    /// Solids coupled by the immersed boundary (empty: none).
+    pub immersed: ib::Immersed,
 }
 
 impl Setup {

@@ -381,6 +381,7 @@ pub fn cavity(
         params,
         flags,
         init: Fields::rest(lattice),
+        immersed: Default::default(),
     })
 }
 
@@ -410,6 +411,7 @@ pub fn taylor_green(
         params: base_params(lattice, nu),
         flags: vec![CellKind::Fluid as u8; lattice.cells()],
         init,
+        immersed: Default::default(),
     })
 }
 
@@ -436,6 +438,7 @@ pub fn poiseuille(h: u32, u_max: f32, nu: f32, model: CollisionModel) -> Result<
         params,
         flags,
         init: Fields::rest(lattice),
+        immersed: Default::default(),
     })
 }
 
@@ -475,6 +478,7 @@ pub fn obstacle(
         params,
         flags,
         init: Fields::rest(lattice),
+        immersed: Default::default(),
     })
 }
 

@@ -10,9 +10,32 @@
 
 pub mod sampling;
 pub mod shapes;
+pub mod solid;
 
 pub use sampling::{poisson_disk, Samples, SamplingError};
 pub use shapes::{Pose, Primitive, ShapeError, TriangleMesh};
+pub use solid::{MassProperties, Motion, Solid};
+
+/// The immersed boundary of a setup: its solids and the coupling's fixed choices.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Immersed {
+    /// The solids (none: no immersed-boundary stages run).
+    pub solids: Vec<Solid>,
+    /// Axes that wrap for the stencils: the scene's periodic faces.
+    pub periodic: [bool; 3],
+}
+
+impl Immersed {
+    /// Whether there is anything to couple.
+    pub fn is_empty(&self) -> bool {
+        self.solids.iter().all(|s| s.is_empty())
+    }
+
+    /// Total samples over all solids.
+    pub fn samples(&self) -> usize {
+        self.solids.iter().map(|s| s.len()).sum()
+    }
+}
 
 #[cfg(test)]
 mod tests {

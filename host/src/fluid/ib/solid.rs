@@ -1,0 +1,397 @@
+//! A solid ready for the immersed boundary: its surface samples in its own frame, its motion,
+//! and the kinematics of each step computed in one place ([`Solid::state`]) for both backends.
+//!
+//! Lattice units throughout: positions in cells (cell centres at integers), time in steps,
+//! velocities in `dx/dt`, angles in radians, rates in `1/dt`.
+
+use murmur_common::lbm::ib::SolidState;
+use std::f64::consts::PI;
+
+/// How a solid moves. Every motion starts from the solid's initial pose at step 0; `ramp`
+/// (steps, 0 for none) scales the motion's velocity up linearly from 0, and the pose is the
+/// exact integral of that velocity, so position and velocity always agree.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Motion {
+    /// Does not move.
+    Fixed,
+    /// Translates at `velocity` (`dx/dt`).
+    Translate { velocity: [f64; 3], ramp: f64 },
+    /// Rotates about `axis` (unit vector) through its centre at `rate` (radians per step).
+    Rotate {
+        axis: [f64; 3],
+        rate: f64,
+        ramp: f64,
+    },
+    /// Oscillates along `amplitude` (cells): offset `amplitude sin(2 pi frequency t)`,
+    /// `frequency` in 1/steps.
+    Oscillate {
+        amplitude: [f64; 3],
+        frequency: f64,
+        ramp: f64,
+    },
+    /// Oscillates about `axis` (unit vector): angle `amplitude sin(2 pi frequency t)` radians.
+    OscillateRotation {
+        axis: [f64; 3],
+        amplitude: f64,
+        frequency: f64,
+        ramp: f64,
+    },
+}
+
+/// `s(t)` of a linear ramp over `ramp` steps (1 without ramp) and its integral `S(t)`.
+fn ramp_factor(t: f64, ramp: f64) -> (f64, f64) {
+    if ramp <= 0.0 {
+        (1.0, t)
+    } else if t < ramp {
+        (t / ramp, 0.5 * t * t / ramp)
+    } else {
+        (1.0, t - 0.5 * ramp)
+    }
+}
+
+/// One motion's displacement and rotation at a time, with their rates and accelerations.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Kinematics {
+    /// Displacement of the centre from its initial position (cells).
+    pub offset: [f64; 3],
+    /// Velocity of the centre (`dx/dt`).
+    pub velocity: [f64; 3],
+    /// Acceleration of the centre (`dx/dt^2`).
+    pub acceleration: [f64; 3],
+    /// Rotation since step 0: unit axis and angle (radians).
+    pub axis: [f64; 3],
+    pub angle: f64,
+    /// Angular velocity (`1/dt`) and angular acceleration (`1/dt^2`), world frame.
+    pub omega: [f64; 3],
+    pub alpha: [f64; 3],
+}
+
+impl Motion {
+    /// Whether the solid ever moves.
+    pub fn is_fixed(&self) -> bool {
+        matches!(self, Motion::Fixed)
+    }
+
+    /// The largest speed of any point within `radius` cells of the centre (`dx/dt`): the value
+    /// the lattice's Mach limit is checked against.
+    pub fn max_speed(&self, radius: f64) -> f64 {
+        match *self {
+            Motion::Fixed => 0.0,
+            Motion::Translate { velocity, .. } => norm(velocity),
+            Motion::Rotate { rate, .. } => rate.abs() * radius,
+            Motion::Oscillate {
+                amplitude,
+                frequency,
+                ..
+            } => 2.0 * PI * frequency.abs() * norm(amplitude),
+            Motion::OscillateRotation {
+                amplitude,
+                frequency,
+                ..
+            } => 2.0 * PI * frequency.abs() * amplitude.abs() * radius,
+        }
+    }
+
+    /// Displacement, rotation and their derivatives at time `t` (steps).
+    pub fn at(&self, t: f64) -> Kinematics {
+        let mut k = Kinematics {
+            axis: [0.0, 0.0, 1.0],
+            ..Kinematics::default()
+        };
+        match *self {
+            Motion::Fixed => {}
+            Motion::Translate { velocity, ramp } => {
+                let (s, integral) = ramp_factor(t, ramp);
+                let ds = if ramp > 0.0 && t < ramp {
+                    1.0 / ramp
+                } else {
+                    0.0
+                };
+                k.offset = velocity.map(|v| v * integral);
+                k.velocity = velocity.map(|v| v * s);
+                k.acceleration = velocity.map(|v| v * ds);
+            }
+            Motion::Rotate { axis, rate, ramp } => {
+                let (s, integral) = ramp_factor(t, ramp);
+                let ds = if ramp > 0.0 && t < ramp {
+                    1.0 / ramp
+                } else {
+                    0.0
+                };
+                k.axis = axis;
+                k.angle = rate * integral;
+                k.omega = axis.map(|a| a * rate * s);
+                k.alpha = axis.map(|a| a * rate * ds);
+            }
+            Motion::Oscillate {
+                amplitude,
+                frequency,
+                ramp,
+            } => {
+                let (x, v, a) = ramped_sine(t, frequency, ramp);
+                k.offset = amplitude.map(|c| c * x);
+                k.velocity = amplitude.map(|c| c * v);
+                k.acceleration = amplitude.map(|c| c * a);
+            }
+            Motion::OscillateRotation {
+                axis,
+                amplitude,
+                frequency,
+                ramp,
+            } => {
+                let (x, v, a) = ramped_sine(t, frequency, ramp);
+                k.axis = axis;
+                k.angle = amplitude * x;
+                k.omega = axis.map(|c| c * amplitude * v);
+                k.alpha = axis.map(|c| c * amplitude * a);
+            }
+        }
+        k
+    }
+}
+
+/// `g(t) = s(t) sin(w t)` with the linear ramp `s`, and its first two derivatives.
+fn ramped_sine(t: f64, frequency: f64, ramp: f64) -> (f64, f64, f64) {
+    let w = 2.0 * PI * frequency;
+    let (sn, cs) = (w * t).sin_cos();
+    let (s, ds) = if ramp > 0.0 && t < ramp {
+        (t / ramp, 1.0 / ramp)
+    } else {
+        (1.0, 0.0)
+    };
+    (
+        s * sn,
+        ds * sn + s * w * cs,
+        2.0 * ds * w * cs - s * w * w * sn,
+    )
+}
+
+/// Mass properties of a closed solid, per unit density (lattice units): what the force on an
+/// accelerating solid adds for the fluid it encloses (`rho V dU/dt`, `rho I dOmega/dt`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MassProperties {
+    /// Volume, cells^3.
+    pub volume: f64,
+    /// Inertia tensor about the centre, body frame, cells^5 (times the density: a moment of
+    /// inertia).
+    pub inertia: [[f64; 3]; 3],
+}
+
+/// A solid as the immersed boundary sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Solid {
+    /// Name in logs and output files.
+    pub name: String,
+    /// Sample positions relative to the centre, body frame (cells).
+    pub body: Vec<[f32; 3]>,
+    /// Surface area each sample stands for (cells^2); `dV_s = dA_s dx`.
+    pub area: Vec<f32>,
+    /// Centre at step 0 (cells, lattice coordinates).
+    pub center: [f64; 3],
+    /// Orientation at step 0: unit quaternion `[w, x, y, z]`, body -> world.
+    pub orientation: [f64; 4],
+    pub motion: Motion,
+    /// Radius of the smallest sphere about the centre holding the surface (cells).
+    pub radius: f64,
+    /// Volume and inertia when the surface is closed (`None` for open surfaces).
+    pub mass: Option<MassProperties>,
+    /// Reference area for the force coefficients (cells^2).
+    pub reference_area: f64,
+}
+
+impl Solid {
+    /// The solid's state at step `step` (time `t = step` in steps): pose, velocity and angular
+    /// velocity, rounded to `f32` once.
+    pub fn state(&self, step: u64) -> SolidState {
+        let k = self.motion.at(step as f64);
+        let turn = quat_from_axis_angle(k.axis, k.angle);
+        let q = quat_mul(turn, self.orientation);
+        let r = quat_matrix(q);
+        let f = |v: [f64; 3]| v.map(|c| c as f32);
+        SolidState {
+            center: f([0, 1, 2].map(|a| self.center[a] + k.offset[a])),
+            _pad0: 0,
+            rotation: r.map(f),
+            velocity: f(k.velocity),
+            _pad1: 0,
+            omega: f(k.omega),
+            _pad2: 0,
+        }
+    }
+
+    /// The force and torque the solid's motion adds on the fluid inside it, for closed solids:
+    /// `rho V dU/dt` and `rho I dOmega/dt` (world frame, lattice units, density `rho`). Zero
+    /// for open surfaces and for solids that do not accelerate.
+    pub fn inner_inertia(&self, step: u64, rho: f64) -> ([f64; 3], [f64; 3]) {
+        let Some(m) = self.mass else {
+            return ([0.0; 3], [0.0; 3]);
+        };
+        let k = self.motion.at(step as f64);
+        let force = k.acceleration.map(|a| rho * m.volume * a);
+        // I_world = R I_body R^T, with R the current orientation.
+        let turn = quat_from_axis_angle(k.axis, k.angle);
+        let r = quat_matrix(quat_mul(turn, self.orientation));
+        let mut torque = [0.0; 3];
+        for i in 0..3 {
+            for j in 0..3 {
+                let mut iw = 0.0;
+                for a in 0..3 {
+                    for b in 0..3 {
+                        iw += r[i][a] * m.inertia[a][b] * r[j][b];
+                    }
+                }
+                torque[i] += rho * iw * k.alpha[j];
+            }
+        }
+        (force, torque)
+    }
+
+    /// Number of samples.
+    pub fn len(&self) -> usize {
+        self.body.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.body.is_empty()
+    }
+}
+
+fn norm(v: [f64; 3]) -> f64 {
+    (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
+}
+
+/// Unit quaternion `[w, x, y, z]` of a rotation by `angle` about the unit `axis`.
+pub fn quat_from_axis_angle(axis: [f64; 3], angle: f64) -> [f64; 4] {
+    let (s, c) = (0.5 * angle).sin_cos();
+    [c, s * axis[0], s * axis[1], s * axis[2]]
+}
+
+/// Hamilton product `a b` (rotate by `b`, then by `a`).
+pub fn quat_mul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
+    let [aw, ax, ay, az] = a;
+    let [bw, bx, by, bz] = b;
+    [
+        aw * bw - ax * bx - ay * by - az * bz,
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+    ]
+}
+
+/// Rotation matrix (row-major, `world = R body`) of a unit quaternion.
+pub fn quat_matrix(q: [f64; 4]) -> [[f64; 3]; 3] {
+    let [w, x, y, z] = q;
+    [
+        [
+            1.0 - 2.0 * (y * y + z * z),
+            2.0 * (x * y - w * z),
+            2.0 * (x * z + w * y),
+        ],
+        [
+            2.0 * (x * y + w * z),
+            1.0 - 2.0 * (x * x + z * z),
+            2.0 * (y * z - w * x),
+        ],
+        [
+            2.0 * (x * z - w * y),
+            2.0 * (y * z + w * x),
+            1.0 - 2.0 * (x * x + y * y),
+        ],
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn numeric_derivative(m: &Motion, t: f64) -> ([f64; 3], [f64; 3]) {
+        let h = 1e-3;
+        let (a, b) = (m.at(t - h), m.at(t + h));
+        let v = [0, 1, 2].map(|i| (b.offset[i] - a.offset[i]) / (2.0 * h));
+        let acc = [0, 1, 2].map(|i| (b.velocity[i] - a.velocity[i]) / (2.0 * h));
+        (v, acc)
+    }
+
+    #[test]
+    fn positions_integrate_velocities() {
+        let motions = [
+            Motion::Translate {
+                velocity: [0.05, -0.01, 0.0],
+                ramp: 100.0,
+            },
+            Motion::Oscillate {
+                amplitude: [2.0, 0.0, 1.0],
+                frequency: 1e-3,
+                ramp: 300.0,
+            },
+        ];
+        for m in motions {
+            for t in [10.0, 99.0, 150.0, 420.0, 2000.0] {
+                let k = m.at(t);
+                let (v, a) = numeric_derivative(&m, t);
+                for i in 0..3 {
+                    assert!((k.velocity[i] - v[i]).abs() < 1e-6, "{m:?} t {t} v");
+                    assert!((k.acceleration[i] - a[i]).abs() < 1e-6, "{m:?} t {t} a");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn rotation_state_moves_samples_with_omega_cross_r() {
+        let solid = Solid {
+            name: "s".into(),
+            body: vec![[3.0, 0.0, 0.0]],
+            area: vec![1.0],
+            center: [10.0, 10.0, 10.0],
+            orientation: [1.0, 0.0, 0.0, 0.0],
+            motion: Motion::Rotate {
+                axis: [0.0, 0.0, 1.0],
+                rate: 0.01,
+                ramp: 0.0,
+            },
+            radius: 3.0,
+            mass: None,
+            reference_area: 1.0,
+        };
+        let s0 = solid.state(0);
+        let s1 = solid.state(1);
+        let (p0, p1) = (s0.position(solid.body[0]), s1.position(solid.body[0]));
+        let u = s0.velocity_at(s0.arm(solid.body[0]));
+        // One step of rotation moves the sample by about u.
+        for a in 0..3 {
+            assert!((p1[a] - p0[a] - u[a]).abs() < 2e-4, "axis {a}");
+        }
+        assert!((u[1] - 0.03).abs() < 1e-7);
+        let s = solid.state(157);
+        let p = s.position(solid.body[0]);
+        assert!((p[0] - (10.0 + 3.0 * (1.57f64).cos()) as f32).abs() < 1e-5);
+        assert!((p[1] - (10.0 + 3.0 * (1.57f64).sin()) as f32).abs() < 1e-5);
+    }
+
+    #[test]
+    fn accelerating_closed_solid_adds_the_inner_fluids_inertia() {
+        let solid = Solid {
+            name: "s".into(),
+            body: vec![],
+            area: vec![],
+            center: [0.0; 3],
+            orientation: [1.0, 0.0, 0.0, 0.0],
+            motion: Motion::Translate {
+                velocity: [0.1, 0.0, 0.0],
+                ramp: 50.0,
+            },
+            radius: 1.0,
+            mass: Some(MassProperties {
+                volume: 4.0,
+                inertia: [[2.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 2.0]],
+            }),
+            reference_area: 1.0,
+        };
+        let (f, t) = solid.inner_inertia(10, 1.0);
+        assert!((f[0] - 4.0 * 0.1 / 50.0).abs() < 1e-12);
+        assert_eq!(t, [0.0; 3]);
+        let (f, _) = solid.inner_inertia(60, 1.0);
+        assert_eq!(f, [0.0; 3]);
+    }
+}
