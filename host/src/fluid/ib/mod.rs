@@ -8,6 +8,7 @@
 //! with the uniform background grid of Bridson ("Fast Poisson disk sampling in arbitrary
 //! dimensions", SIGGRAPH 2007 sketches).
 
+pub mod mesh;
 pub mod sampling;
 pub mod shapes;
 pub mod solid;
