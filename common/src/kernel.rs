@@ -135,6 +135,19 @@ impl<T> DevSliceMut<T> {
         self.ptr
     }
 
+    /// Elements `start .. start + len` (clamped to the view).
+    ///
+    /// # Safety
+    /// `start <= len`.
+    #[inline(always)]
+    pub unsafe fn range(&self, start: u64, len: u64) -> Self {
+        let rest = self.len - start;
+        DevSliceMut {
+            ptr: self.ptr.add(start as usize),
+            len: if len < rest { len } else { rest },
+        }
+    }
+
     /// The same memory, read-only.
     #[inline(always)]
     pub const fn as_const(&self) -> DevSlice<T> {
@@ -257,6 +270,12 @@ kernel_table! {
     lbm::Boundary<Bgk> => "lbm_boundary_bgk",
     lbm::Boundary<RmMrt> => "lbm_boundary_rm_mrt",
     lbm::Boundary<AcmMrt> => "lbm_boundary_acm_mrt",
+    lbm::Health => "lbm_health",
+    lbm::IbClear => "ib_clear",
+    lbm::IbMark => "ib_mark",
+    lbm::IbVelocity => "ib_velocity",
+    lbm::IbForce => "ib_force",
+    lbm::IbUpdate => "ib_update",
 }
 
 /// `cudarc::driver::DeviceRepr` for the argument structs and the plain types inside them, so

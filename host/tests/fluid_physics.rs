@@ -5,6 +5,7 @@ use murmur::fluid::cpu::CpuFluid;
 use murmur::fluid::driver::{self, Checkpoint, RunOptions};
 use murmur::fluid::scene::{self, SceneFile};
 use murmur::fluid::{output, FluidBackend, FluidError};
+use murmur_common::lbm::health::Bounds;
 use murmur_common::lbm::{CollisionModel, Units};
 use std::path::Path;
 
@@ -129,7 +130,7 @@ fn every_shipped_scene_parses_and_builds() {
 }
 
 #[test]
-fn a_nan_stops_the_run_naming_the_step_and_keeps_the_last_good_state() {
+fn a_nan_stops_the_run_naming_the_step_cell_and_quantity() {
     let mut setup = scene::taylor_green(16, 2, 0.05, 0.05, CollisionModel::Bgk).unwrap();
     let mut b = CpuFluid::new(&setup).unwrap();
     for _ in 0..30 {
@@ -144,34 +145,69 @@ fn a_nan_stops_the_run_naming_the_step_and_keeps_the_last_good_state() {
     let opts = RunOptions {
         steps: 100,
         check_every: 10,
-        output_every: 0,
+        output_every: 5,
+        forces_every: 0,
+        health: Bounds::DEFAULT,
         progress: false,
     };
-    let err = driver::run(&mut b, &setup.flags, opts, &mut last, |_, _| Ok(())).unwrap_err();
+    let err = driver::run(&mut b, opts, &mut last, &mut driver::Discard).unwrap_err();
+    let text = err.to_string();
     match err {
-        FluidError::NonFinite {
-            step, last_good, ..
+        FluidError::Unhealthy {
+            step,
+            last_output,
+            what,
+            ..
         } => {
-            assert_eq!(step, 10);
-            assert_eq!(last_good, 0);
+            // The NaN spreads from step 1; the first check is the first output step, 5.
+            assert_eq!(step, 5);
+            assert_eq!(last_output, None);
+            assert!(what.contains("non-finite"), "{what}");
         }
-        e => panic!("expected NonFinite, got {e}"),
+        e => panic!("expected Unhealthy, got {e}"),
     }
-    assert!(err_message_names_step());
-    assert_eq!(last.unwrap().step, 0);
+    assert!(
+        text.contains("step 5") && text.contains("no output"),
+        "{text}"
+    );
+    assert!(last.is_none());
 }
 
-fn err_message_names_step() -> bool {
-    let e = FluidError::NonFinite {
-        step: 1234,
-        last_good: 1200,
-        every: 100,
-        x: 1,
-        y: 2,
-        z: 3,
+#[test]
+fn a_density_excursion_stops_the_run_after_keeping_the_outputs_that_passed() {
+    // A Taylor-Green vortex whose pressure field stays within |rho - 1| <= 0.1 passes; with a
+    // bound tighter than its initial density variation the first check fails.
+    let setup = scene::taylor_green(16, 1, 0.05, 0.05, CollisionModel::Bgk).unwrap();
+    let mut b = CpuFluid::new(&setup).unwrap();
+    let mut last: Option<Checkpoint> = None;
+    let mut opts = RunOptions {
+        steps: 20,
+        check_every: 10,
+        output_every: 10,
+        forces_every: 0,
+        health: Bounds::DEFAULT,
+        progress: false,
     };
-    let s = e.to_string();
-    s.contains("step 1234") && s.contains("step 1200")
+    let r = driver::run(&mut b, opts, &mut last, &mut driver::Discard).unwrap();
+    let h = r.health.unwrap();
+    assert!(h.min_rho < 1.0 && h.max_rho > 1.0 && h.first_bad.is_none());
+    assert!(h.max_mach > 0.05 && h.max_mach < 0.1, "{h:?}");
+    assert_eq!(last.as_ref().map(|c| c.step), Some(20));
+    opts.health.max_density_deviation = 1e-4;
+    let err = driver::run(&mut b, opts, &mut last, &mut driver::Discard).unwrap_err();
+    match err {
+        FluidError::Unhealthy {
+            step,
+            last_output,
+            what,
+            ..
+        } => {
+            assert_eq!(step, 30);
+            assert_eq!(last_output, Some(20));
+            assert!(what.starts_with("density"), "{what}");
+        }
+        e => panic!("expected Unhealthy, got {e}"),
+    }
 }
 
 #[test]

@@ -2,8 +2,15 @@
 //! point per collision model (so each is compiled with only its own registers). Arguments are
 //! `murmur_common::lbm::abi`; all math, and every population access, is `murmur_common::lbm`.
 
-use crate::thread::index_below;
-use murmur_common::lbm::abi::{Boundary, Init, StreamCollide};
+use crate::thread::{ballot, index, index_below, red_add_f32, shfl_idx, warp_max, warp_sum_f32};
+use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use murmur_common::lbm::abi::{
+    Boundary, Health, IbClear, IbForce, IbMark, IbUpdate, IbVelocity, Init, StreamCollide,
+    FORCE_RECORD,
+};
+use murmur_common::lbm::band::BRICK_CELLS;
+use murmur_common::lbm::health::{cell_words, word};
+use murmur_common::lbm::immersed::{self, record_index, Reaction};
 use murmur_common::lbm::{
     init_cell, stream_collide_cell, stream_collide_interior, AcmMrt, Bgk, RmMrt,
 };
@@ -44,3 +51,95 @@ macro_rules! stream_collide_kernels {
 stream_collide_kernels!(lbm_stream_collide_bgk, lbm_boundary_bgk, Bgk);
 stream_collide_kernels!(lbm_stream_collide_rm_mrt, lbm_boundary_rm_mrt, RmMrt);
 stream_collide_kernels!(lbm_stream_collide_acm_mrt, lbm_boundary_acm_mrt, AcmMrt);
+
+/// Stage `health`: the fields of every fluid cell reduced into `out` (maximum of each word,
+/// [`murmur_common::lbm::health`]): a warp reduction, then one atomic per warp and word.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn lbm_health(a: Health) {
+    let cell = index();
+    let w = if (cell as u64) < a.lattice.cells() as u64 {
+        cell_words(&a, cell)
+    } else {
+        [0; word::WORDS]
+    };
+    let lane = crate::thread::tid() & 31;
+    let mut i = 0;
+    while i < word::WORDS {
+        let m = warp_max(w[i]);
+        if lane == 0 && m != 0 {
+            AtomicU32::from_ptr(a.out.at(i)).fetch_max(m, Relaxed);
+        }
+        i += 1;
+    }
+}
+
+/// Stage `ib_clear`: the band table emptied, its counter and this step's force record zeroed.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn ib_clear(a: IbClear) {
+    let Some(i) = index_below(immersed::clear_items(&a)) else {
+        return;
+    };
+    immersed::clear(&a, i);
+}
+
+/// Stage `ib_mark`: one thread per sample puts the bricks of its stencil into the band.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn ib_mark(a: IbMark) {
+    let Some(s) = index_below(a.samples.body.len()) else {
+        return;
+    };
+    immersed::mark(&a, s);
+}
+
+/// Stage `ib_velocity`: one thread per band cell (`capacity x 64`).
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn ib_velocity(a: IbVelocity) {
+    let Some(i) = index_below(a.band.capacity as u64 * BRICK_CELLS as u64) else {
+        return;
+    };
+    immersed::band_velocity(&a, i);
+}
+
+/// Stage `ib_force`: one thread per sample; spreading with atomic adds; the reactions summed
+/// per warp when all its lanes hold samples of one solid (samples are stored solid by solid),
+/// else per lane, into this step's force record.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn ib_force(a: IbForce) {
+    let s = index();
+    let active = (s as u64) < a.samples.body.len();
+    let r = if active {
+        immersed::sample_force(&a, s, |p, v| red_add_f32(p, v))
+    } else {
+        Reaction {
+            solid: u32::MAX,
+            ..Reaction::default()
+        }
+    };
+    let first = shfl_idx(r.solid, 0);
+    let uniform = ballot(r.solid == first) == u32::MAX && first != u32::MAX;
+    let values = [
+        r.force[0], r.force[1], r.force[2], r.torque[0], r.torque[1], r.torque[2],
+    ];
+    let lane = crate::thread::tid() & 31;
+    let mut c = 0;
+    while c < FORCE_RECORD {
+        if uniform {
+            let total = warp_sum_f32(values[c]);
+            if lane == 0 {
+                red_add_f32(a.record.at(record_index(first, c)), total);
+            }
+        } else if active {
+            red_add_f32(a.record.at(record_index(r.solid, c)), values[c]);
+        }
+        c += 1;
+    }
+}
+
+/// Stage `ib_update`: one thread per band cell, between multi-direct-forcing passes.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn ib_update(a: IbUpdate) {
+    let Some(i) = index_below(a.band.capacity as u64 * BRICK_CELLS as u64) else {
+        return;
+    };
+    immersed::band_update(&a, i);
+}

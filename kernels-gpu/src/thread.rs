@@ -15,6 +15,10 @@ extern "C" {
     fn nvvm_shfl_idx(mask: u32, value: u32, lane: u32, clamp: u32) -> u32;
     #[link_name = "llvm.nvvm.redux.sync.add"]
     fn nvvm_redux_add(value: u32, mask: u32) -> u32;
+    #[link_name = "llvm.nvvm.redux.sync.umax"]
+    fn nvvm_redux_umax(value: u32, mask: u32) -> u32;
+    #[link_name = "llvm.nvvm.shfl.sync.bfly.f32"]
+    fn nvvm_shfl_bfly_f32(mask: u32, value: f32, lane_mask: u32, clamp: u32) -> f32;
     #[link_name = "llvm.nvvm.vote.ballot.sync"]
     fn nvvm_ballot(mask: u32, predicate: bool) -> u32;
     #[link_name = "llvm.nvvm.bar.warp.sync"]
@@ -38,6 +42,40 @@ pub unsafe fn sync_warp() {
 #[inline(always)]
 pub unsafe fn warp_sum(value: u32) -> u32 {
     nvvm_redux_add(value, 0xffff_ffff)
+}
+
+/// Maximum of `value` over the full warp (`__reduce_max_sync`, sm_80+).
+///
+/// # Safety
+/// All 32 lanes of the warp call it together (full mask).
+#[inline(always)]
+pub unsafe fn warp_max(value: u32) -> u32 {
+    nvvm_redux_umax(value, 0xffff_ffff)
+}
+
+/// Sum of `value` over the full warp, by butterfly shuffles (every lane gets the sum).
+///
+/// # Safety
+/// All 32 lanes of the warp call it together (full mask).
+#[inline(always)]
+pub unsafe fn warp_sum_f32(mut value: f32) -> f32 {
+    let mut m = 16;
+    while m > 0 {
+        value += nvvm_shfl_bfly_f32(0xffff_ffff, value, m, 0x1f);
+        m >>= 1;
+    }
+    value
+}
+
+/// `red.add.f32`: adds `value` to the float at `p` atomically, without returning the old value.
+///
+/// # Safety
+/// `p` points to a 4-byte aligned `f32` in global memory; every concurrent access to it is
+/// atomic.
+#[inline(always)]
+pub unsafe fn red_add_f32(p: *mut f32, value: f32) {
+    core::arch::asm!("red.add.f32 [{p}], {v};", p = in(reg64) p, v = in(reg32) value,
+        options(nostack));
 }
 
 /// Lane `src`'s `value`, to every lane (`__shfl_sync` over the full warp).

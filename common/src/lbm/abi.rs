@@ -1,7 +1,9 @@
 //! Argument structs of the lattice kernels (`kernels-gpu/src/lbm.rs`). The CPU reference builds
 //! the same structs over its own buffers and calls the same cell functions ([`super::stream`]).
 
+use super::band::{BandMut, BandRef};
 use super::collide::Model;
+use super::ib::{Domain, SolidState, MAX_SOLIDS};
 use super::params::LbmParams;
 use crate::kernel::{DevSlice, DevSliceMut, Variant};
 
@@ -27,6 +29,8 @@ pub struct StreamCollide<M> {
     pub src: DevSlice<f32>,
     pub dst: DevSliceMut<f32>,
     pub fields: DevSliceMut<f32>,
+    /// The immersed-boundary force of band cells ([`BandRef::NONE`] without solids).
+    pub band: BandRef,
     pub model: Variant<M>,
 }
 
@@ -54,7 +58,104 @@ impl<M: Model> StreamCollide<M> {
             src,
             dst,
             fields,
+            band: BandRef::NONE,
             model: Variant::NEW,
         }
     }
+
+    /// The same step, adding the band's immersed-boundary force.
+    pub const fn with_band(mut self, band: BandRef) -> Self {
+        self.band = band;
+        self
+    }
+}
+
+/// Values of one solid in a step's force record: force x, y, z, torque x, y, z (the reaction
+/// on the solid, lattice units, about its centre).
+pub const FORCE_RECORD: usize = 6;
+/// Floats of one step's force record: [`FORCE_RECORD`] per solid slot.
+pub const RECORD_FLOATS: usize = FORCE_RECORD * MAX_SOLIDS;
+
+/// The solids' states of one step, by value (see [`SolidState`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Solids {
+    pub states: [SolidState; MAX_SOLIDS],
+}
+
+/// The surface samples: `body[s] = (x, y, z, dA)`, the offset from the solid's centre in its
+/// own frame (cells) and the sample's area (cells^2); `solid[s]` its solid's index.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct SampleSet {
+    pub body: DevSlice<[f32; 4]>,
+    pub solid: DevSlice<u32>,
+}
+
+/// `ib_clear`: the band table to empty, its counter and this step's force record (a
+/// [`RECORD_FLOATS`] slice of the ring) to zero.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct IbClear {
+    pub table: DevSliceMut<u32>,
+    pub counter: DevSliceMut<u32>,
+    pub record: DevSliceMut<f32>,
+}
+
+/// `ib_mark`: one thread per sample claims the bricks of its stencil's fluid nodes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct IbMark {
+    pub domain: Domain,
+    pub flags: DevSlice<u8>,
+    pub samples: SampleSet,
+    pub band: BandMut,
+    pub solids: Solids,
+}
+
+/// `ib_velocity`: one thread per band cell (`capacity x 64`) stores `rho` and `u*` from the
+/// populations `src` it pulls this step.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct IbVelocity {
+    pub p: LbmParams,
+    pub flags: DevSlice<u8>,
+    pub src: DevSlice<f32>,
+    pub band: BandMut,
+}
+
+/// `ib_force`: one thread per sample, pass `pass` of `passes`: interpolation, force density,
+/// spreading into the band, the sample's force (`3` floats per sample, `sample_force`) and the
+/// solid's reaction summed into `record` (this step's [`RECORD_FLOATS`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct IbForce {
+    pub domain: Domain,
+    pub pass: u32,
+    pub passes: u32,
+    pub flags: DevSlice<u8>,
+    pub samples: SampleSet,
+    pub band: BandMut,
+    pub record: DevSliceMut<f32>,
+    pub sample_force: DevSliceMut<f32>,
+    pub solids: Solids,
+}
+
+/// `ib_update`: one thread per band cell, between passes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct IbUpdate {
+    pub band: BandMut,
+}
+
+/// `lbm_health`: one thread per cell reduces the fields of fluid cells into `out`
+/// ([`super::health`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Health {
+    pub lattice: super::Lattice,
+    pub bounds: super::health::Bounds,
+    pub flags: DevSlice<u8>,
+    pub fields: DevSlice<f32>,
+    pub out: DevSliceMut<u32>,
 }

@@ -119,3 +119,19 @@ pub fn collide<M: Model>(f: &mut [f32; Q], p: &LbmParams) -> (f32, [f32; 3]) {
     }
     (rho, u)
 }
+
+/// [`collide`] with the body force density `force` in place of `p.force` (the external force
+/// plus a cell's immersed-boundary force), always applied.
+#[inline(always)]
+pub fn collide_forced<M: Model>(
+    f: &mut [f32; Q],
+    p: &LbmParams,
+    force: [f32; 3],
+) -> (f32, [f32; 3]) {
+    let (rho, j) = moments::density_momentum(f);
+    let u = moments::velocity(rho, j, force);
+    forcing::add_half_source(f, u, force);
+    M::collide(f, rho, u, &p.rates);
+    forcing::add_half_source(f, u, force);
+    (rho, u)
+}

@@ -39,13 +39,16 @@ macro_rules! for_9 {
 pub mod abi;
 pub mod access;
 pub mod acm_mrt;
+pub mod band;
 pub mod bgk;
 pub mod boundary;
 pub mod collide;
 pub mod d3q27;
 pub mod equilibrium;
 pub mod forcing;
+pub mod health;
 pub mod ib;
+pub mod immersed;
 pub mod layout;
 pub mod moments;
 pub mod params;
@@ -56,12 +59,13 @@ pub mod units;
 pub use access::Populations;
 pub use boundary::CellKind;
 pub(crate) use collide::relax_moments;
-pub use collide::{collide, AcmMrt, Bgk, Model, RmMrt};
+pub use collide::{collide, collide_forced, AcmMrt, Bgk, Model, RmMrt};
 pub use d3q27::Q;
 pub use layout::Lattice;
 pub use params::{LbmParams, Rates};
 pub use stream::{
-    boundary_fields, init_cell, store_fields, stream_collide_cell, stream_collide_interior,
+    boundary_fields, init_cell, pull_cell, store_fields, stream_collide_cell,
+    stream_collide_interior,
 };
 pub use units::Units;
 

@@ -7,7 +7,7 @@ use super::access::{neighbour, Populations};
 use super::boundary::{
     anti_bounce_back, moving_bounce_back, FLUID, KIND_MASK, NEAR_BOUNDARY, OUTLET,
 };
-use super::collide::{collide, Model};
+use super::collide::{collide, collide_forced, Model};
 use super::params::LbmParams;
 use super::{moments, CellKind, Q};
 use crate::kernel::{DevSlice, DevSliceMut};
@@ -39,12 +39,28 @@ pub unsafe fn stream_collide_cell<M: Model>(a: &StreamCollide<M>, cell: usize) {
         return;
     }
     let pops = Populations::new(p.lattice);
-    let mut f = if flag & NEAR_BOUNDARY == 0 {
-        pops.pull(a.src, cell)
-    } else {
-        pull_with_boundaries(p, pops, cell, a.flags, a.src)
-    };
+    let mut f = pull_cell(p, a.flags, a.src, cell);
     finish::<M>(a, pops, cell, &mut f);
+}
+
+/// The 27 populations fluid cell `cell` pulls from `src` this step, boundary conditions
+/// applied when it has non-fluid neighbours (its [`NEAR_BOUNDARY`] bit).
+///
+/// # Safety
+/// As [`stream_collide_cell`], for a fluid cell.
+#[inline(always)]
+pub unsafe fn pull_cell(
+    p: &LbmParams,
+    flags: DevSlice<u8>,
+    src: DevSlice<f32>,
+    cell: usize,
+) -> [f32; Q] {
+    let pops = Populations::new(p.lattice);
+    if flags.read(cell) & NEAR_BOUNDARY == 0 {
+        pops.pull(src, cell)
+    } else {
+        pull_with_boundaries(p, pops, cell, flags, src)
+    }
 }
 
 /// [`stream_collide_cell`] for interior fluid cells only (byte exactly [`CellKind::Fluid`]);
@@ -65,7 +81,22 @@ pub unsafe fn stream_collide_interior<M: Model>(a: &StreamCollide<M>, cell: usiz
 /// Collide the gathered populations, store them and (when asked) the fields.
 #[inline(always)]
 unsafe fn finish<M: Model>(a: &StreamCollide<M>, pops: Populations, cell: usize, f: &mut [f32; Q]) {
-    let (rho, u) = collide::<M>(f, &a.p);
+    let ib = if a.band.active != 0 {
+        a.band.force(cell)
+    } else {
+        None
+    };
+    let (rho, u) = match ib {
+        None => collide::<M>(f, &a.p),
+        Some(g) => {
+            let p = &a.p;
+            collide_forced::<M>(
+                f,
+                p,
+                [p.force[0] + g[0], p.force[1] + g[1], p.force[2] + g[2]],
+            )
+        }
+    };
     pops.store(a.dst, cell, f);
     if a.p.store_fields != 0 {
         store_fields(a.fields, a.p.lattice.cells(), cell, rho, u);

@@ -10,7 +10,7 @@ use anyhow::{bail, Result};
 use murmur_common::lbm::layout::BYTES_PER_CELL_STORED;
 use murmur_common::lbm::{CollisionModel, Units};
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Largest relative field difference accepted between the CPU and CUDA backends.
 pub const PARITY_TOLERANCE: f64 = 1e-5;
@@ -188,8 +188,6 @@ fn run_scene(a: &RunArgs) -> Result<()> {
         steps,
         steps as f64 * units.dt
     );
-    let name = scene.file.name.clone();
-    let flags = scene.setup.flags.clone();
     let opts = RunOptions {
         steps,
         check_every: scene.file.run.check_every,
@@ -197,73 +195,72 @@ fn run_scene(a: &RunArgs) -> Result<()> {
             Out::Dir(_) => scene.file.run.output_every.unwrap_or(0),
             _ => 0,
         },
+        forces_every: 0,
+        health: murmur_common::lbm::health::Bounds::DEFAULT,
         progress: !a.quiet && std::io::stderr().is_terminal(),
     };
+    let mut sink = SceneSink {
+        name: scene.file.name.clone(),
+        flags: scene.setup.flags.clone(),
+        units,
+        out,
+        written: Vec::new(),
+    };
     let mut last_good: Option<Checkpoint> = None;
-    let mut written = Vec::new();
-    let result = driver::run(backend.as_mut(), &flags, opts, &mut last_good, |step, f| {
-        let t = step as f64 * units.dt;
-        match &out {
-            Out::None => {}
-            Out::File(p) => {
-                super::output::write(p, f, &flags, &units, t)?;
-                written.push(p.clone());
-            }
-            Out::Dir(d) => {
-                for ext in ["vti", "npz"] {
-                    let p = d.join(format!("{name}_{step:07}.{ext}"));
-                    super::output::write(&p, f, &flags, &units, t)?;
-                    written.push(p);
-                }
-            }
-        }
-        Ok(())
-    });
+    let result = driver::run(backend.as_mut(), opts, &mut last_good, &mut sink);
     match result {
         Ok(report) => {
             println!("{}", report.summary(&backend.describe()));
             if !report.stages.is_empty() {
                 println!("stages (mean per step): {}", report.stages);
             }
-            for p in written.iter().rev().take(2) {
+            if let Some(h) = report.health {
+                println!(
+                    "health at the end: density {:.4} .. {:.4}, max local Mach {:.3}",
+                    h.min_rho, h.max_rho, h.max_mach
+                );
+            }
+            for p in sink.written.iter().rev().take(2) {
                 println!("wrote {}", p.display());
             }
             Ok(())
-        }
-        Err(e @ FluidError::NonFinite { .. }) => {
-            let saved = match last_good {
-                Some(c) => {
-                    let path = last_good_path(&out, &name, c.step);
-                    super::output::write(
-                        &path,
-                        &c.fields,
-                        &flags,
-                        &units,
-                        c.step as f64 * units.dt,
-                    )?;
-                    format!(
-                        "; the last good state (step {}) is saved in {}",
-                        c.step,
-                        path.display()
-                    )
-                }
-                None => String::new(),
-            };
-            bail!("{e}{saved}")
         }
         Err(e) => Err(e.into()),
     }
 }
 
-fn last_good_path(out: &Out, name: &str, step: u64) -> PathBuf {
-    match out {
-        Out::File(p) => {
-            let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or("fluid");
-            let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("vti");
-            p.with_file_name(format!("{stem}_last_good_{step:07}.{ext}"))
+/// Writes a scene run's outputs.
+struct SceneSink {
+    name: String,
+    flags: Vec<u8>,
+    units: Units,
+    out: Out,
+    written: Vec<PathBuf>,
+}
+
+impl driver::Sink for SceneSink {
+    fn fields(
+        &mut self,
+        step: u64,
+        f: &super::Fields,
+        _samples: Option<&super::immersed::SampleSnapshot>,
+    ) -> Result<(), FluidError> {
+        let t = step as f64 * self.units.dt;
+        match &self.out {
+            Out::None => {}
+            Out::File(p) => {
+                super::output::write(p, f, &self.flags, &self.units, t)?;
+                self.written.push(p.clone());
+            }
+            Out::Dir(d) => {
+                for ext in ["vti", "npz"] {
+                    let p = d.join(format!("{}_{step:07}.{ext}", self.name));
+                    super::output::write(&p, f, &self.flags, &self.units, t)?;
+                    self.written.push(p);
+                }
+            }
         }
-        Out::Dir(d) => d.join(format!("{name}_last_good_{step:07}.vti")),
-        Out::None => Path::new(".").join(format!("{name}_last_good_{step:07}.vti")),
+        Ok(())
     }
 }
 

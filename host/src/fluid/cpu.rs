@@ -2,9 +2,16 @@
 //! `murmur_common::lbm::stream_collide_cell` the kernels call. Results equal the GPU's up to
 //! floating-point contraction and summation order (the same order is used on both).
 
+use super::immersed::{ForceRow, IbPlan, RecordRing, SampleSnapshot};
 use super::{Fields, FluidBackend, FluidError, Setup};
 use crate::timing::{stage, StageTimes};
-use murmur_common::lbm::abi::{Init, StreamCollide};
+use murmur_common::lbm::abi::{
+    Health, IbClear, IbForce, IbMark, IbUpdate, IbVelocity, Init, SampleSet, StreamCollide,
+    RECORD_FLOATS,
+};
+use murmur_common::lbm::band::{counter, pool_len, BandMut, BandRef, EMPTY};
+use murmur_common::lbm::health::{self, cell_words, word, Report};
+use murmur_common::lbm::immersed::{self, record_index};
 use murmur_common::lbm::{
     init_cell, stream_collide_cell, CollisionModel, Lattice, LbmParams, Model, Populations,
 };
@@ -23,6 +30,58 @@ pub struct CpuFluid {
     f_dst: Vec<f32>,
     fields: Vec<f32>,
     times: StageTimes,
+    /// Steps done.
+    step: u64,
+    ib: Option<CpuIb>,
+}
+
+/// The immersed boundary's buffers on the host, as on the GPU.
+struct CpuIb {
+    plan: IbPlan,
+    table: Vec<u32>,
+    brick_of: Vec<u32>,
+    pool: Vec<f32>,
+    counter: Vec<u32>,
+    sample_force: Vec<f32>,
+    ring: Vec<f32>,
+    records: RecordRing,
+}
+
+impl CpuIb {
+    fn new(plan: IbPlan) -> CpuIb {
+        CpuIb {
+            table: vec![EMPTY; plan.bricks.count()],
+            brick_of: vec![0; plan.capacity as usize],
+            pool: vec![0.0; pool_len(plan.capacity)],
+            counter: vec![0; counter::WORDS],
+            sample_force: vec![0.0; 3 * plan.body.len()],
+            ring: vec![0.0; super::immersed::RING_STEPS * RECORD_FLOATS],
+            records: RecordRing::default(),
+            plan,
+        }
+    }
+
+    fn band(&mut self) -> BandMut {
+        BandMut {
+            bricks: self.plan.bricks,
+            capacity: self.plan.capacity,
+            _pad: 0,
+            table: view_mut(&mut self.table),
+            brick_of: view_mut(&mut self.brick_of),
+            pool: view_mut(&mut self.pool),
+            counter: view_mut(&mut self.counter),
+        }
+    }
+
+    fn band_ref(&self) -> BandRef {
+        BandRef {
+            bricks: self.plan.bricks,
+            active: 1,
+            _pad: 0,
+            table: view(&self.table),
+            pool: view(&self.pool),
+        }
+    }
 }
 
 /// Kernel arguments over host buffers that rayon tasks may share: every task writes disjoint
@@ -76,20 +135,138 @@ impl CpuFluid {
             f_src: f,
             fields: setup.init.data.clone(),
             times: StageTimes::default(),
+            step: 0,
+            ib: IbPlan::new(lattice, &setup.immersed).map(CpuIb::new),
         })
+    }
+
+    /// The immersed-boundary stages of step `step` (1-based), before the stream-collide: the
+    /// same stage functions as the kernels, samples in order (the spreading and the solids'
+    /// sums add in sample order), band cells in parallel.
+    fn immersed(
+        &mut self,
+        p: &LbmParams,
+        step: u64,
+        times: &mut StageTimes,
+    ) -> Result<(), FluidError> {
+        let Some(ib) = self.ib.as_mut() else {
+            return Ok(());
+        };
+        let Some(slot) = ib.records.next_slot() else {
+            return Err(FluidError::Invalid(
+                "the force records were not read for too many steps".into(),
+            ));
+        };
+        let solids = ib.plan.states(step);
+        let samples = SampleSet {
+            body: view(&ib.plan.body),
+            solid: view(&ib.plan.solid_of),
+        };
+        let record = view_mut(&mut ib.ring[slot * RECORD_FLOATS..(slot + 1) * RECORD_FLOATS]);
+        stage(times, "ib_clear", || {
+            let a = IbClear {
+                table: view_mut(&mut ib.table),
+                counter: view_mut(&mut ib.counter),
+                record,
+            };
+            for i in 0..immersed::clear_items(&a) as usize {
+                // SAFETY: the buffers are the plan's sizes; one call per element.
+                unsafe { immersed::clear(&a, i) };
+            }
+        });
+        let flags = view(&self.flags);
+        let n_samples = ib.plan.body.len();
+        let band = ib.band();
+        stage(times, "ib_mark", || {
+            let a = IbMark {
+                domain: ib.plan.domain,
+                flags,
+                samples,
+                band,
+                solids,
+            };
+            for s in 0..n_samples {
+                // SAFETY: `s` indexes the samples; the table was just cleared.
+                unsafe { immersed::mark(&a, s) };
+            }
+        });
+        let items = ib.plan.band_items() as usize;
+        stage(times, "ib_velocity", || {
+            let a = Shared(IbVelocity {
+                p: *p,
+                flags,
+                src: view(&self.f_src),
+                band,
+            });
+            (0..items)
+                .into_par_iter()
+                .with_min_len(CHUNK)
+                .for_each(|i| {
+                    let a = &a;
+                    // SAFETY: each band cell writes only its own values.
+                    unsafe { immersed::band_velocity(&a.0, i) };
+                });
+        });
+        for pass in 0..ib.plan.passes {
+            stage(times, "ib_force", || {
+                let a = IbForce {
+                    domain: ib.plan.domain,
+                    pass,
+                    passes: ib.plan.passes,
+                    flags,
+                    samples,
+                    band,
+                    record,
+                    sample_force: view_mut(&mut ib.sample_force),
+                    solids,
+                };
+                for s in 0..n_samples {
+                    // SAFETY: one sample at a time: plain additions are the atomic ones.
+                    let r = unsafe { immersed::sample_force(&a, s, |p, v| *p += v) };
+                    for c in 0..3 {
+                        unsafe {
+                            *record.at(record_index(r.solid, c)) += r.force[c];
+                            *record.at(record_index(r.solid, 3 + c)) += r.torque[c];
+                        }
+                    }
+                }
+            });
+            if ib.plan.passes > 1 {
+                stage(times, "ib_update", || {
+                    let a = Shared(IbUpdate { band });
+                    (0..items)
+                        .into_par_iter()
+                        .with_min_len(CHUNK)
+                        .for_each(|i| {
+                            let a = &a;
+                            // SAFETY: each band cell updates only its own values.
+                            unsafe { immersed::band_update(&a.0, i) };
+                        });
+                });
+            }
+        }
+        if ib.counter[counter::OVERFLOW] != 0 {
+            return Err(band_overflow(ib.plan.capacity));
+        }
+        ib.records.pending.push(step);
+        Ok(())
     }
 
     /// Stage `stream_collide` of model `M` over every cell: the same arguments and cell
     /// function as the GPU's kernels.
     fn stream_collide<M: Model>(&mut self, params: LbmParams) {
         let n = params.lattice.cells();
-        let step = Shared(StreamCollide::<M>::new(
-            params,
-            view(&self.flags),
-            view(&self.f_src),
-            view_mut(&mut self.f_dst),
-            view_mut(&mut self.fields),
-        ));
+        let band = self.ib.as_ref().map_or(BandRef::NONE, |ib| ib.band_ref());
+        let step = Shared(
+            StreamCollide::<M>::new(
+                params,
+                view(&self.flags),
+                view(&self.f_src),
+                view_mut(&mut self.f_dst),
+                view_mut(&mut self.fields),
+            )
+            .with_band(band),
+        );
         (0..n.div_ceil(CHUNK)).into_par_iter().for_each(|chunk| {
             let a = &step;
             for cell in chunk * CHUNK..((chunk + 1) * CHUNK).min(n) {
@@ -118,15 +295,63 @@ impl FluidBackend for CpuFluid {
         let mut p = self.params;
         p.store_fields = store_fields as u32;
         let mut times = std::mem::take(&mut self.times);
-        stage(
-            &mut times,
-            "stream_collide",
-            || with_model!(self.model, M => self.stream_collide::<M>(p)),
-        );
-        times.steps += 1;
+        let step = self.step + 1;
+        let ib = self.immersed(&p, step, &mut times);
+        if ib.is_ok() {
+            stage(
+                &mut times,
+                "stream_collide",
+                || with_model!(self.model, M => self.stream_collide::<M>(p)),
+            );
+            times.steps += 1;
+        }
         self.times = times;
+        ib?;
+        self.step = step;
         std::mem::swap(&mut self.f_src, &mut self.f_dst);
         Ok(())
+    }
+
+    fn step_count(&self) -> u64 {
+        self.step
+    }
+
+    fn take_forces(&mut self) -> Result<Vec<ForceRow>, FluidError> {
+        Ok(match self.ib.as_mut() {
+            Some(ib) => ib.records.drain(&ib.plan, &ib.ring),
+            None => Vec::new(),
+        })
+    }
+
+    fn samples(&mut self) -> Result<Option<SampleSnapshot>, FluidError> {
+        Ok(self
+            .ib
+            .as_ref()
+            .map(|ib| ib.plan.snapshot(self.step, &ib.sample_force)))
+    }
+
+    fn health(&mut self, bounds: &health::Bounds) -> Result<Option<Report>, FluidError> {
+        let a = Shared(Health {
+            lattice: self.params.lattice,
+            bounds: *bounds,
+            flags: view(&self.flags),
+            fields: view(&self.fields),
+            out: murmur_common::DevSliceMut::empty(),
+        });
+        let n = self.params.lattice.cells();
+        let w = (0..n)
+            .into_par_iter()
+            .with_min_len(CHUNK)
+            .map(|c| {
+                let a = &a;
+                // SAFETY: the fields and flags hold the lattice's cells.
+                unsafe { cell_words(&a.0, c) }
+            })
+            .reduce(
+                || [0u32; word::WORDS],
+                |x, y| std::array::from_fn(|i| x[i].max(y[i])),
+            );
+        Ok(Report::decode(w))
     }
 
     fn fields(&mut self) -> Result<Fields, FluidError> {
@@ -161,4 +386,12 @@ impl FluidBackend for CpuFluid {
     fn reset_times(&mut self) {
         self.times.reset();
     }
+}
+
+/// The error of a band that outgrew its pool (a solid larger than its bounding radius says).
+pub fn band_overflow(capacity: u32) -> FluidError {
+    FluidError::Invalid(format!(
+        "the immersed-boundary band needs more than its {capacity} bricks: a solid reaches \
+         beyond its bounding radius"
+    ))
 }

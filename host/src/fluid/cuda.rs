@@ -2,12 +2,20 @@
 //! launched through `crate::gpu`, population buffers allocated once and ping-ponged, the step
 //! timed with CUDA events.
 
+use super::cpu::band_overflow;
+use super::immersed::{ForceRow, IbPlan, RecordRing, SampleSnapshot, RING_STEPS};
 use super::{Fields, FluidBackend, FluidError, Setup};
 use crate::gpu::{DriverContext, Gpu, Shape, StageClock};
 use crate::timing::StageTimes;
 use cudarc::driver::CudaSlice;
-use murmur_common::lbm::abi::{Boundary, Init, StreamCollide};
+use murmur_common::lbm::abi::{
+    Boundary, Health, IbClear, IbForce, IbMark, IbUpdate, IbVelocity, Init, SampleSet,
+    StreamCollide, RECORD_FLOATS,
+};
+use murmur_common::lbm::band::{counter, pool_len, BandMut, BandRef};
 use murmur_common::lbm::boundary::FLUID;
+use murmur_common::lbm::health::{self, word, Report};
+use murmur_common::lbm::immersed::clear_items;
 use murmur_common::lbm::layout::BYTES_PER_CELL_STORED;
 use murmur_common::lbm::{CollisionModel, Lattice, LbmParams, Model, Populations};
 use murmur_common::with_model;
@@ -29,6 +37,177 @@ pub struct CudaFluid {
     f_dst: CudaSlice<f32>,
     fields: CudaSlice<f32>,
     clock: StageClock,
+    /// Steps done.
+    step: u64,
+    ib: Option<CudaIb>,
+    /// The health reduction's words.
+    health: CudaSlice<u32>,
+}
+
+/// The immersed boundary's device buffers (see [`IbPlan`]).
+struct CudaIb {
+    plan: IbPlan,
+    body: CudaSlice<[f32; 4]>,
+    solid_of: CudaSlice<u32>,
+    sample_force: CudaSlice<f32>,
+    table: CudaSlice<u32>,
+    brick_of: CudaSlice<u32>,
+    pool: CudaSlice<f32>,
+    counter: CudaSlice<u32>,
+    /// [`RING_STEPS`] force records.
+    ring: CudaSlice<f32>,
+    records: RecordRing,
+    /// Rows read from a full ring and not yet taken.
+    taken: Vec<ForceRow>,
+}
+
+impl CudaIb {
+    fn new(gpu: &Gpu, plan: IbPlan) -> Result<CudaIb, FluidError> {
+        gpu.check_fits("the immersed boundary's buffers", plan.bytes())?;
+        Ok(CudaIb {
+            body: gpu.upload(&plan.body)?,
+            solid_of: gpu.upload(&plan.solid_of)?,
+            sample_force: gpu.zeros(3 * plan.body.len())?,
+            table: gpu.zeros(plan.bricks.count())?,
+            brick_of: gpu.zeros(plan.capacity as usize)?,
+            pool: gpu.zeros(pool_len(plan.capacity))?,
+            counter: gpu.zeros(counter::WORDS)?,
+            ring: gpu.zeros(RING_STEPS * RECORD_FLOATS)?,
+            records: RecordRing::default(),
+            taken: Vec::new(),
+            plan,
+        })
+    }
+
+    /// Reads the ring's pending records (waits for the queued steps).
+    fn drain(&mut self, gpu: &Gpu) -> Result<(), FluidError> {
+        if self.records.pending.is_empty() {
+            return Ok(());
+        }
+        let ring = gpu.download(&self.ring)?;
+        let rows = self.records.drain(&self.plan, &ring);
+        self.taken.extend(rows);
+        Ok(())
+    }
+
+    /// Fails when a claim found the band's pool full.
+    fn check_overflow(&self, gpu: &Gpu) -> Result<(), FluidError> {
+        let c = gpu.download(&self.counter)?;
+        if c[counter::OVERFLOW] != 0 {
+            return Err(band_overflow(self.plan.capacity));
+        }
+        Ok(())
+    }
+
+    fn band(&mut self, l: &mut crate::gpu::Launch<'_>) -> BandMut {
+        BandMut {
+            bricks: self.plan.bricks,
+            capacity: self.plan.capacity,
+            _pad: 0,
+            table: l.write(&mut self.table),
+            brick_of: l.write(&mut self.brick_of),
+            pool: l.write(&mut self.pool),
+            counter: l.write(&mut self.counter),
+        }
+    }
+
+    /// The immersed-boundary stages of step `step` (see `murmur_common::lbm::immersed`).
+    fn stages(
+        &mut self,
+        gpu: &Gpu,
+        clock: &mut StageClock,
+        p: &LbmParams,
+        flags: &CudaSlice<u8>,
+        src: &CudaSlice<f32>,
+        step: u64,
+    ) -> Result<(), FluidError> {
+        if self.records.next_slot().is_none() {
+            self.drain(gpu)?;
+        }
+        let slot = self.records.next_slot().unwrap_or(0) as u64;
+        let solids = self.plan.states(step);
+        let n_samples = self.plan.body.len() as u64;
+        let items = self.plan.band_items();
+        {
+            let mut l = gpu.launch();
+            let a = IbClear {
+                table: l.write(&mut self.table),
+                counter: l.write(&mut self.counter),
+                // SAFETY: `slot < RING_STEPS`, so the record lies inside the ring.
+                record: unsafe {
+                    l.write(&mut self.ring)
+                        .range(slot * RECORD_FLOATS as u64, RECORD_FLOATS as u64)
+                },
+            };
+            // SAFETY: one thread per element of the cleared buffers.
+            unsafe { l.run(a, Shape::per_item(clear_items(&a), BLOCK_SIZE)) }?;
+            clock.mark(&gpu.stream, "ib_clear")?;
+        }
+        {
+            let mut l = gpu.launch();
+            let a = IbMark {
+                domain: self.plan.domain,
+                flags: l.read(flags),
+                samples: SampleSet {
+                    body: l.read(&self.body),
+                    solid: l.read(&self.solid_of),
+                },
+                band: self.band(&mut l),
+                solids,
+            };
+            // SAFETY: one thread per sample; claims are atomic.
+            unsafe { l.run(a, Shape::per_item(n_samples, BLOCK_SIZE)) }?;
+            clock.mark(&gpu.stream, "ib_mark")?;
+        }
+        {
+            let mut l = gpu.launch();
+            let a = IbVelocity {
+                p: *p,
+                flags: l.read(flags),
+                src: l.read(src),
+                band: self.band(&mut l),
+            };
+            // SAFETY: one thread per band cell, each writing its own values.
+            unsafe { l.run(a, Shape::per_item(items, BLOCK_SIZE)) }?;
+            clock.mark(&gpu.stream, "ib_velocity")?;
+        }
+        for pass in 0..self.plan.passes {
+            let mut l = gpu.launch();
+            let a = IbForce {
+                domain: self.plan.domain,
+                pass,
+                passes: self.plan.passes,
+                flags: l.read(flags),
+                samples: SampleSet {
+                    body: l.read(&self.body),
+                    solid: l.read(&self.solid_of),
+                },
+                band: self.band(&mut l),
+                // SAFETY: as for the clear.
+                record: unsafe {
+                    l.write(&mut self.ring)
+                        .range(slot * RECORD_FLOATS as u64, RECORD_FLOATS as u64)
+                },
+                sample_force: l.write(&mut self.sample_force),
+                solids,
+            };
+            // SAFETY: one thread per sample (whole warps take part in the reduction); shared
+            // values are added atomically.
+            unsafe { l.run(a, Shape::per_item(n_samples, BLOCK_SIZE)) }?;
+            clock.mark(&gpu.stream, "ib_force")?;
+            if self.plan.passes > 1 {
+                let mut l = gpu.launch();
+                let a = IbUpdate {
+                    band: self.band(&mut l),
+                };
+                // SAFETY: one thread per band cell.
+                unsafe { l.run(a, Shape::per_item(items, BLOCK_SIZE)) }?;
+                clock.mark(&gpu.stream, "ib_update")?;
+            }
+        }
+        self.records.pending.push(step);
+        Ok(())
+    }
 }
 
 /// Opens the CUDA backend on GPU 0 with `setup` uploaded and initialised.
@@ -70,7 +249,15 @@ impl CudaFluid {
         // SAFETY: fields holds 4 n floats, f a time level; one thread per cell.
         unsafe { launch.run(args, Shape::per_item(n as u64, BLOCK_SIZE)) }?;
         let clock = StageClock::new(&gpu.ctx);
+        let ib = match IbPlan::new(l, &setup.immersed) {
+            Some(plan) => Some(CudaIb::new(&gpu, plan)?),
+            None => None,
+        };
+        let health = gpu.zeros(word::WORDS)?;
         Ok(CudaFluid {
+            step: 0,
+            ib,
+            health,
             gpu,
             model: setup.model,
             params: setup.params,
@@ -93,13 +280,24 @@ impl CudaFluid {
     {
         let cells = p.lattice.cells() as u64;
         let mut l = self.gpu.launch();
+        let band = match self.ib.as_ref() {
+            Some(ib) => BandRef {
+                bricks: ib.plan.bricks,
+                active: 1,
+                _pad: 0,
+                table: l.read(&ib.table),
+                pool: l.read(&ib.pool),
+            },
+            None => BandRef::NONE,
+        };
         let step = StreamCollide::<M>::new(
             p,
             l.read(&self.flags),
             l.read(&self.f_src),
             l.write(&mut self.f_dst),
             l.write(&mut self.fields),
-        );
+        )
+        .with_band(band);
         // SAFETY: flags holds n bytes, src and dst a time level each (distinct buffers), fields
         // 4 n floats; one thread per cell.
         unsafe { l.run(step, Shape::per_item(cells, BLOCK_SIZE)) }?;
@@ -143,11 +341,71 @@ impl FluidBackend for CudaFluid {
     fn step(&mut self, store_fields: bool) -> Result<(), FluidError> {
         let mut p = self.params;
         p.store_fields = store_fields as u32;
+        let step = self.step + 1;
         self.clock.begin(&self.gpu.stream)?;
+        if let Some(ib) = self.ib.as_mut() {
+            ib.stages(
+                &self.gpu,
+                &mut self.clock,
+                &p,
+                &self.flags,
+                &self.f_src,
+                step,
+            )?;
+        }
         with_model!(self.model, M => self.stream_collide::<M>(p))?;
         self.clock.end();
+        self.step = step;
         std::mem::swap(&mut self.f_src, &mut self.f_dst);
         Ok(())
+    }
+
+    fn step_count(&self) -> u64 {
+        self.step
+    }
+
+    fn take_forces(&mut self) -> Result<Vec<ForceRow>, FluidError> {
+        let Some(ib) = self.ib.as_mut() else {
+            return Ok(Vec::new());
+        };
+        ib.drain(&self.gpu)?;
+        ib.check_overflow(&self.gpu)?;
+        Ok(std::mem::take(&mut ib.taken))
+    }
+
+    fn samples(&mut self) -> Result<Option<SampleSnapshot>, FluidError> {
+        let Some(ib) = self.ib.as_ref() else {
+            return Ok(None);
+        };
+        let force = self.gpu.download(&ib.sample_force)?;
+        Ok(Some(ib.plan.snapshot(self.step, &force)))
+    }
+
+    fn health(&mut self, bounds: &health::Bounds) -> Result<Option<Report>, FluidError> {
+        if let Some(ib) = self.ib.as_ref() {
+            ib.check_overflow(&self.gpu)?;
+        }
+        self.gpu
+            .stream
+            .memset_zeros(&mut self.health)
+            .ctx("clearing the health words")?;
+        let mut l = self.gpu.launch();
+        let a = Health {
+            lattice: self.params.lattice,
+            bounds: *bounds,
+            flags: l.read(&self.flags),
+            fields: l.read(&self.fields),
+            out: l.write(&mut self.health),
+        };
+        // SAFETY: one thread per cell; the words are reduced with atomic maxima.
+        unsafe {
+            l.run(
+                a,
+                Shape::per_item(self.params.lattice.cells() as u64, BLOCK_SIZE),
+            )
+        }?;
+        let w = self.gpu.download(&self.health)?;
+        Ok(Report::decode([w[0], w[1], w[2], w[3]]))
     }
 
     fn fields(&mut self) -> Result<Fields, FluidError> {

@@ -1,7 +1,9 @@
 //! The run driver: picks a backend, steps it with a progress bar, checks for NaN, hands fields
 //! to the output and reports figures.
 
+use super::immersed::{ForceRow, SampleSnapshot};
 use super::{cpu::CpuFluid, Fields, FluidBackend, FluidError, Setup};
+use murmur_common::lbm::health::{self, Bounds, Report};
 use murmur_common::lbm::layout::BYTES_PER_CELL_STORED;
 use std::time::{Duration, Instant};
 
@@ -28,7 +30,7 @@ pub fn open_cpu(setup: &Setup) -> Result<CpuFluid, FluidError> {
     CpuFluid::new(setup)
 }
 
-/// The last state whose fields were checked finite.
+/// The last output that passed the health check.
 #[derive(Clone, Debug)]
 pub struct Checkpoint {
     pub step: u64,
@@ -39,11 +41,41 @@ pub struct Checkpoint {
 #[derive(Clone, Copy, Debug)]
 pub struct RunOptions {
     pub steps: u64,
-    /// NaN check every this many steps (0: never).
+    /// Health check every this many steps (0: only on output steps).
     pub check_every: u64,
-    /// Call the output every this many steps (0: only after the last step).
+    /// Hand the fields to the output every this many steps (0: only after the last step).
     pub output_every: u64,
+    /// Hand the solids' forces to the output every this many steps (0: only after the last
+    /// step); the backends keep them meanwhile.
+    pub forces_every: u64,
+    /// Bounds of the health check.
+    pub health: Bounds,
     pub progress: bool,
+}
+
+/// Where a run's results go.
+pub trait Sink {
+    /// The fields of an output step (they passed the health check), with the solids' samples.
+    fn fields(
+        &mut self,
+        step: u64,
+        fields: &Fields,
+        samples: Option<&SampleSnapshot>,
+    ) -> Result<(), FluidError>;
+    /// Forces on the solids, oldest first (lattice units).
+    fn forces(&mut self, rows: &[ForceRow]) -> Result<(), FluidError> {
+        let _ = rows;
+        Ok(())
+    }
+}
+
+/// A sink that keeps nothing.
+pub struct Discard;
+
+impl Sink for Discard {
+    fn fields(&mut self, _: u64, _: &Fields, _: Option<&SampleSnapshot>) -> Result<(), FluidError> {
+        Ok(())
+    }
 }
 
 /// Figures of one run.
@@ -54,6 +86,8 @@ pub struct RunReport {
     pub wall: Duration,
     pub gpu_ms_per_step: Option<f64>,
     pub stages: String,
+    /// What the last health check found.
+    pub health: Option<Report>,
 }
 
 impl RunReport {
@@ -80,54 +114,81 @@ impl RunReport {
     }
 }
 
-/// Runs `opts.steps` steps. Fields are stored and checked every `check_every` steps; a finite
-/// check updates `last_good`, a failed one stops the run with [`FluidError::NonFinite`] naming
-/// the step (the caller saves `last_good`). `output(step, fields)` gets the fields every
-/// `output_every` steps and after the last step (with 0 steps: the initial fields).
+/// Describes why a cell failed the health check.
+fn describe(bounds: &Bounds, rho: f32, u: [f32; 3]) -> String {
+    let ma = health::mach(u);
+    if !(rho.is_finite() && u.iter().all(|v| v.is_finite())) {
+        format!("non-finite value (density {rho}, velocity {u:?})")
+    } else if (rho - 1.0).abs() > bounds.max_density_deviation {
+        format!(
+            "density {rho:.4} (bound |rho - 1| <= {})",
+            bounds.max_density_deviation
+        )
+    } else {
+        format!("local Mach number {ma:.3} (bound {})", bounds.max_mach)
+    }
+}
+
+/// Runs `opts.steps` steps. Every `check_every` steps and on output steps the backend reduces
+/// the fields' health (on the GPU: a few words come back); a cell out of bounds stops the run
+/// with [`FluidError::Unhealthy`] naming the step, the cell and the quantity, before that
+/// step's output is written, so every output written passed. `last_good` holds the last output
+/// handed to the sink. Forces go to the sink every `forces_every` steps and at the end.
 pub fn run(
     backend: &mut dyn FluidBackend,
-    flags: &[u8],
     opts: RunOptions,
     last_good: &mut Option<Checkpoint>,
-    mut output: impl FnMut(u64, &Fields) -> Result<(), FluidError>,
+    sink: &mut dyn Sink,
 ) -> Result<RunReport, FluidError> {
     let bar = crate::backend::step_bar(opts.steps, opts.progress);
-    if last_good.is_none() {
-        *last_good = Some(Checkpoint {
-            step: 0,
-            fields: backend.fields()?,
-        });
-    }
     if opts.steps == 0 {
-        if let Some(c) = last_good.as_ref() {
-            output(c.step, &c.fields)?;
-        }
+        let fields = backend.fields()?;
+        let samples = backend.samples()?;
+        sink.fields(backend.step_count(), &fields, samples.as_ref())?;
+        *last_good = Some(Checkpoint {
+            step: backend.step_count(),
+            fields,
+        });
     }
     let lattice = backend.lattice();
     backend.reset_times();
+    let first = backend.step_count();
+    let mut report = None;
     let t0 = Instant::now();
-    for step in 1..=opts.steps {
-        let check = opts.check_every > 0 && step % opts.check_every == 0;
-        let out = step == opts.steps || (opts.output_every > 0 && step % opts.output_every == 0);
+    for i in 1..=opts.steps {
+        let step = first + i;
+        let check = opts.check_every > 0 && i % opts.check_every == 0;
+        let out = i == opts.steps || (opts.output_every > 0 && i % opts.output_every == 0);
         backend.step(check || out)?;
         if check || out {
-            let fields = backend.fields()?;
-            if let Some(cell) = fields.first_non_finite(flags) {
+            report = backend.health(&opts.health)?;
+            if let Some(cell) = report.and_then(|r| r.first_bad) {
                 bar.finish_and_clear();
-                let (x, y, z) = lattice.coords(cell);
-                return Err(FluidError::NonFinite {
+                let fields = backend.fields()?;
+                let c = cell as usize;
+                let (x, y, z) = lattice.coords(c);
+                return Err(FluidError::Unhealthy {
                     step,
-                    last_good: last_good.as_ref().map_or(0, |c| c.step),
                     every: opts.check_every,
                     x,
                     y,
                     z,
+                    what: describe(&opts.health, fields.rho(c), fields.u(c)),
+                    last_output: last_good.as_ref().map(|c| c.step),
                 });
             }
             if out {
-                output(step, &fields)?;
+                let fields = backend.fields()?;
+                let samples = backend.samples()?;
+                sink.fields(step, &fields, samples.as_ref())?;
+                *last_good = Some(Checkpoint { step, fields });
             }
-            *last_good = Some(Checkpoint { step, fields });
+        }
+        if i == opts.steps || (opts.forces_every > 0 && i % opts.forces_every == 0) {
+            let rows = backend.take_forces()?;
+            if !rows.is_empty() {
+                sink.forces(&rows)?;
+            }
         }
         bar.inc(1);
     }
@@ -141,5 +202,6 @@ pub fn run(
         wall,
         gpu_ms_per_step: gpu,
         stages: backend.times()?.summary(),
+        health: report,
     })
 }

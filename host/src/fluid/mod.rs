@@ -11,6 +11,7 @@ pub mod cpu;
 pub mod cuda;
 pub mod driver;
 pub mod ib;
+pub mod immersed;
 pub mod output;
 pub mod scene;
 pub mod validate;
@@ -140,6 +141,18 @@ pub trait FluidBackend {
     /// Measured memory bandwidth in bytes/s: a copy of the population buffer into the scratch
     /// buffer (bytes read + written over time). Leaves the state unchanged.
     fn memory_bandwidth(&mut self) -> Result<f64, FluidError>;
+    /// Steps done since the start.
+    fn step_count(&self) -> u64;
+    /// The forces on the solids of every step since the last call (lattice units, oldest
+    /// first); empty without solids.
+    fn take_forces(&mut self) -> Result<Vec<immersed::ForceRow>, FluidError>;
+    /// The solids' samples after the last step, with their forces (`None` without solids).
+    fn samples(&mut self) -> Result<Option<immersed::SampleSnapshot>, FluidError>;
+    /// The health of the fields the last step stored (`None` when no fluid cell exists).
+    fn health(
+        &mut self,
+        bounds: &murmur_common::lbm::health::Bounds,
+    ) -> Result<Option<murmur_common::lbm::health::Report>, FluidError>;
     /// Waits until all submitted work is done.
     fn synchronize(&mut self) -> Result<(), FluidError> {
         Ok(())
@@ -173,5 +186,22 @@ pub enum FluidError {
         x: u32,
         y: u32,
         z: u32,
+    },
+    #[error(
+        "the flow left its bounds at step {step}, cell ({x}, {y}, {z}): {what} (checked every \
+         {every} steps and on output steps; {})",
+        match last_output {
+            Some(s) => format!("the last output written, step {s}, passed"),
+            None => "no output was written".to_string(),
+        }
+    )]
+    Unhealthy {
+        step: u64,
+        every: u64,
+        x: u32,
+        y: u32,
+        z: u32,
+        what: String,
+        last_output: Option<u64>,
     },
 }

@@ -1,0 +1,362 @@
+//! The immersed-boundary band: the cells near solid samples, the only cells that hold an
+//! immersed-boundary force. The lattice keeps its bytes per cell: the band lives in bricks of
+//! [`BRICK`]^3 cells, a table of one `u32` per brick (its slot in the pool, or [`EMPTY`]; 1/16
+//! byte per cell) and a pool of slots, each holding [`slot::FLOATS`] values for each of its
+//! cells. A brick joins the band when a sample's stencil touches one of its cells
+//! ([`claim`]); the table is rebuilt every step, so the band follows moving solids.
+//!
+//! Pool layout: value `v` of cell `local` of slot `s` at `(s * FLOATS + v) * BRICK_CELLS +
+//! local` (neighbouring threads, neighbouring cells of one brick, touch consecutive floats).
+
+use super::Lattice;
+use crate::kernel::{DevSlice, DevSliceMut};
+
+/// Edge of a brick, cells.
+pub const BRICK: u32 = 4;
+/// Cells per brick.
+pub const BRICK_CELLS: usize = (BRICK * BRICK * BRICK) as usize;
+/// Table entry of a brick outside the band.
+pub const EMPTY: u32 = u32::MAX;
+/// Table entry of a brick being claimed (its slot number follows in the same launch).
+pub const CLAIMED: u32 = u32::MAX - 1;
+
+/// What a pool slot holds per cell.
+pub mod slot {
+    /// Density `rho` (0 for a cell that is not fluid or lies outside the lattice).
+    pub const RHO: usize = 0;
+    /// `u*`: the velocity before this step's immersed-boundary force (3 values).
+    pub const U: usize = 1;
+    /// The immersed-boundary force density of this step, summed over passes (3 values).
+    pub const FORCE: usize = 4;
+    /// The force density of the current multi-direct-forcing pass (3 values).
+    pub const PASS: usize = 7;
+    /// Values per cell.
+    pub const FLOATS: usize = 10;
+}
+
+/// Counter words of the band: slots in use and the overflow flag.
+pub mod counter {
+    /// Slots claimed this step (may exceed the capacity: see [`OVERFLOW`]).
+    pub const USED: usize = 0;
+    /// Non-zero when a claim found the pool full.
+    pub const OVERFLOW: usize = 1;
+    /// Words.
+    pub const WORDS: usize = 2;
+}
+
+/// How the lattice is cut into bricks. `#[repr(C)]`: part of kernel arguments.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Bricks {
+    pub lattice: Lattice,
+    /// Bricks along x, y, z (the last ones may stick out of the lattice).
+    pub dims: [u32; 3],
+}
+
+impl Bricks {
+    #[inline(always)]
+    pub const fn new(lattice: Lattice) -> Self {
+        Bricks {
+            lattice,
+            dims: [
+                lattice.nx.div_ceil(BRICK),
+                lattice.ny.div_ceil(BRICK),
+                lattice.nz.div_ceil(BRICK),
+            ],
+        }
+    }
+
+    /// Number of bricks (the table's length).
+    #[inline(always)]
+    pub const fn count(&self) -> usize {
+        self.dims[0] as usize * self.dims[1] as usize * self.dims[2] as usize
+    }
+
+    /// Brick number and cell within it of the cell at `(x, y, z)`.
+    #[inline(always)]
+    pub const fn locate(&self, x: u32, y: u32, z: u32) -> (usize, usize) {
+        let (bx, by, bz) = (x / BRICK, y / BRICK, z / BRICK);
+        let brick = bx as usize
+            + self.dims[0] as usize * (by as usize + self.dims[1] as usize * bz as usize);
+        let local = (x % BRICK) + BRICK * ((y % BRICK) + BRICK * (z % BRICK));
+        (brick, local as usize)
+    }
+
+    /// Brick and local index of a cell number.
+    #[inline(always)]
+    pub const fn locate_cell(&self, cell: usize) -> (usize, usize) {
+        let (x, y, z) = self.lattice.coords(cell);
+        self.locate(x, y, z)
+    }
+
+    /// Cell number of cell `local` of `brick`, or `None` where the brick sticks out of the
+    /// lattice.
+    #[inline(always)]
+    pub const fn cell(&self, brick: usize, local: usize) -> Option<usize> {
+        let b = brick as u32;
+        let (bx, byz) = (b % self.dims[0], b / self.dims[0]);
+        let (by, bz) = (byz % self.dims[1], byz / self.dims[1]);
+        let l = local as u32;
+        let x = bx * BRICK + l % BRICK;
+        let y = by * BRICK + (l / BRICK) % BRICK;
+        let z = bz * BRICK + l / (BRICK * BRICK);
+        let lat = &self.lattice;
+        if x < lat.nx && y < lat.ny && z < lat.nz {
+            Some(lat.index(x, y, z))
+        } else {
+            None
+        }
+    }
+}
+
+/// Index of value `v` of cell `local` of `slot` in the pool.
+#[inline(always)]
+pub const fn pool_index(slot: u32, v: usize, local: usize) -> usize {
+    (slot as usize * slot::FLOATS + v) * BRICK_CELLS + local
+}
+
+/// Floats of a pool of `capacity` slots.
+#[inline(always)]
+pub const fn pool_len(capacity: u32) -> usize {
+    capacity as usize * slot::FLOATS * BRICK_CELLS
+}
+
+/// The band, written by the immersed-boundary stages.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct BandMut {
+    pub bricks: Bricks,
+    /// Slots the pool holds.
+    pub capacity: u32,
+    pub _pad: u32,
+    /// Slot of each brick, or [`EMPTY`] (`bricks.count()` entries).
+    pub table: DevSliceMut<u32>,
+    /// Brick of each slot (`capacity` entries).
+    pub brick_of: DevSliceMut<u32>,
+    /// `capacity` slots of [`slot::FLOATS`] x [`BRICK_CELLS`] floats.
+    pub pool: DevSliceMut<f32>,
+    /// [`counter::WORDS`] words.
+    pub counter: DevSliceMut<u32>,
+}
+
+/// The band as the stream-collide step reads it: the force density of band cells.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct BandRef {
+    pub bricks: Bricks,
+    /// 0: there is no band (no solids); the step adds no immersed-boundary force.
+    pub active: u32,
+    pub _pad: u32,
+    pub table: DevSlice<u32>,
+    pub pool: DevSlice<f32>,
+}
+
+impl BandRef {
+    /// No band.
+    pub const NONE: BandRef = BandRef {
+        bricks: Bricks {
+            lattice: Lattice::new(0, 0, 0),
+            dims: [0; 3],
+        },
+        active: 0,
+        _pad: 0,
+        table: DevSlice::empty(),
+        pool: DevSlice::empty(),
+    };
+
+    /// The immersed-boundary force density at `cell`, if the cell is in the band.
+    ///
+    /// # Safety
+    /// `table` holds `bricks.count()` entries whose slots index `pool`; `cell < cells`.
+    #[inline(always)]
+    pub unsafe fn force(&self, cell: usize) -> Option<[f32; 3]> {
+        let (brick, local) = self.bricks.locate_cell(cell);
+        let s = self.table.read(brick);
+        if s >= CLAIMED {
+            return None;
+        }
+        Some([
+            self.pool.read(pool_index(s, slot::FORCE, local)),
+            self.pool.read(pool_index(s, slot::FORCE + 1, local)),
+            self.pool.read(pool_index(s, slot::FORCE + 2, local)),
+        ])
+    }
+}
+
+impl BandMut {
+    /// The read view the stream-collide step takes.
+    #[inline(always)]
+    pub const fn as_ref(&self) -> BandRef {
+        BandRef {
+            bricks: self.bricks,
+            active: 1,
+            _pad: 0,
+            table: self.table.as_const(),
+            pool: self.pool.as_const(),
+        }
+    }
+
+    /// Slots in use this step (at most the capacity).
+    ///
+    /// # Safety
+    /// `counter` holds [`counter::WORDS`] words, not written during the launch.
+    #[inline(always)]
+    pub unsafe fn used(&self) -> u32 {
+        let n = self.counter.read(counter::USED);
+        if n < self.capacity {
+            n
+        } else {
+            self.capacity
+        }
+    }
+
+    /// The slot of the brick holding `cell`, if it is in the band.
+    ///
+    /// # Safety
+    /// As [`BandRef::force`], with no claim running in the same launch.
+    #[inline(always)]
+    pub unsafe fn slot_of(&self, cell: usize) -> Option<(u32, usize)> {
+        let (brick, local) = self.bricks.locate_cell(cell);
+        let s = self.table.read(brick);
+        if s >= CLAIMED {
+            None
+        } else {
+            Some((s, local))
+        }
+    }
+
+    /// Value `v` of a band cell.
+    ///
+    /// # Safety
+    /// `slot < capacity`, `v < FLOATS`, `local < BRICK_CELLS`.
+    #[inline(always)]
+    pub unsafe fn get(&self, slot: u32, v: usize, local: usize) -> f32 {
+        self.pool.read(pool_index(slot, v, local))
+    }
+
+    /// Sets value `v` of a band cell.
+    ///
+    /// # Safety
+    /// As [`BandMut::get`], and no other thread accesses the value in the launch.
+    #[inline(always)]
+    pub unsafe fn set(&self, slot: u32, v: usize, local: usize, value: f32) {
+        self.pool.write(pool_index(slot, v, local), value)
+    }
+}
+
+/// Puts the brick holding `cell` into the band: the first claim of a brick takes the next free
+/// slot (atomically, so concurrent claims of one brick take one slot) and records the brick
+/// for it; when the pool is full the overflow flag is raised and the brick stays out.
+///
+/// # Safety
+/// The band's buffers are sized as documented on [`BandMut`]; the table was cleared to
+/// [`EMPTY`] and the counter to 0 before the launch; `cell < cells`.
+#[inline(always)]
+pub unsafe fn claim(band: &BandMut, cell: usize) {
+    use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
+    let (brick, _) = band.bricks.locate_cell(cell);
+    let entry = AtomicU32::from_ptr(band.table.at(brick));
+    if entry.load(Relaxed) != EMPTY {
+        return;
+    }
+    if entry
+        .compare_exchange(EMPTY, CLAIMED, Relaxed, Relaxed)
+        .is_err()
+    {
+        return;
+    }
+    let s = band.counter.fetch_add(counter::USED, 1);
+    if s < band.capacity {
+        band.brick_of.write(s as usize, brick as u32);
+        entry.store(s, Relaxed);
+    } else {
+        entry.store(EMPTY, Relaxed);
+        band.counter.write(counter::OVERFLOW, 1);
+    }
+}
+
+/// Slots a band needs for solids of bounding radii `radii` (cells) on `bricks`: for each
+/// solid the bricks of the cube of side `2 r + 3` cells (the solid and its stencils) wherever
+/// it sits, capped by the lattice's bricks along each axis.
+pub fn capacity_for(bricks: &Bricks, radii: impl IntoIterator<Item = f32>) -> u32 {
+    let mut total: u64 = 0;
+    for r in radii {
+        let side = 2.0 * r + 3.0;
+        let mut n: u64 = 1;
+        for a in 0..3 {
+            let per = (side / BRICK as f32) as u64 + 2;
+            n *= if per < bricks.dims[a] as u64 {
+                per
+            } else {
+                bricks.dims[a] as u64
+            };
+        }
+        total += n;
+    }
+    let all = bricks.count() as u64;
+    let cap = if total < all { total } else { all };
+    if cap > u32::MAX as u64 - 2 {
+        u32::MAX - 2
+    } else {
+        cap as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bricks_locate_and_back() {
+        let l = Lattice::new(10, 7, 5);
+        let b = Bricks::new(l);
+        assert_eq!(b.dims, [3, 2, 2]);
+        for cell in 0..l.cells() {
+            let (brick, local) = b.locate_cell(cell);
+            assert!(brick < b.count() && local < BRICK_CELLS);
+            assert_eq!(b.cell(brick, local), Some(cell));
+        }
+        // The last brick along x covers x = 8..12, of which 10 and 11 lie outside.
+        let (brick, _) = b.locate(9, 0, 0);
+        assert_eq!(b.cell(brick, 2), None);
+    }
+
+    #[test]
+    fn claims_take_one_slot_per_brick_and_flag_overflow() {
+        let l = Lattice::new(8, 8, 8);
+        let bricks = Bricks::new(l);
+        let mut table = std::vec![EMPTY; bricks.count()];
+        let mut brick_of = std::vec![0u32; 1];
+        let mut pool = std::vec![0f32; pool_len(1)];
+        let mut count = std::vec![0u32; counter::WORDS];
+        let band = unsafe {
+            BandMut {
+                bricks,
+                capacity: 1,
+                _pad: 0,
+                table: DevSliceMut::from_raw(table.as_mut_ptr(), table.len() as u64),
+                brick_of: DevSliceMut::from_raw(brick_of.as_mut_ptr(), 1),
+                pool: DevSliceMut::from_raw(pool.as_mut_ptr(), pool.len() as u64),
+                counter: DevSliceMut::from_raw(count.as_mut_ptr(), 2),
+            }
+        };
+        unsafe {
+            claim(&band, l.index(1, 1, 1));
+            claim(&band, l.index(2, 3, 0));
+            assert_eq!(band.slot_of(l.index(3, 3, 3)), Some((0, 63)));
+            claim(&band, l.index(5, 1, 1));
+            assert_eq!(band.slot_of(l.index(5, 1, 1)), None);
+        }
+        assert_eq!(count, [2, 1]);
+        assert_eq!(brick_of[0], 0);
+        let _ = (&mut table, &mut pool);
+    }
+
+    #[test]
+    fn capacity_covers_a_sphere_anywhere() {
+        let bricks = Bricks::new(Lattice::new(64, 64, 1));
+        // r = 6: side 15 cells = 3.75 bricks, at most 5 bricks touched per axis (z capped at 1).
+        assert_eq!(capacity_for(&bricks, [6.0]), 25);
+        assert_eq!(capacity_for(&bricks, [100.0]), bricks.count() as u32);
+    }
+}

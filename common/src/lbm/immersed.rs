@@ -1,0 +1,252 @@
+//! The immersed-boundary stages of one step, per thread, for the CPU reference and the kernels
+//! alike (the math is [`super::ib`], the band storage [`super::band`]). In step order:
+//!
+//! 1. [`clear`]: empty the band table, reset its counter and this step's force record;
+//! 2. [`mark`] (per sample): the solid's state gives the sample's position; every fluid node of
+//!    its stencil puts its brick into the band;
+//! 3. [`band_velocity`] (per band cell): `rho` and `u* = (j + F_ext / 2) / rho` from the
+//!    populations the cell pulls this step (the velocity before this step's forcing), the
+//!    force values zeroed;
+//! 4. per multi-direct-forcing pass: [`sample_force`] (per sample: interpolate `u*` and `rho`,
+//!    `F_s = 2 rho (u_b - u*)`, spread `F_s dA_s` into the band, add the reaction to the
+//!    solid's force and torque) and, with more than one pass, [`band_update`] (per band cell:
+//!    `u* += f / (2 rho)`, the pass's force into the step's);
+//! 5. the stream-collide step adds the band's force to the body force of band cells
+//!    ([`super::band::BandRef::force`]).
+//!
+//! Spreading and the solid sums add into shared values: the kernels with atomics, the CPU in
+//! sample order; callers pass the addition.
+
+use super::abi::{IbClear, IbForce, IbMark, IbUpdate, IbVelocity, FORCE_RECORD};
+use super::band::{claim, slot, BRICK_CELLS};
+use super::boundary::{FLUID, KIND_MASK};
+use super::ib::{force_density, interpolate, interpolate_scalar, spread, Stencil};
+use super::{moments, stream};
+
+/// Stage `ib_clear`, element `i`: table entry `i`, the counter (thread 0) and force-record
+/// value `i`.
+///
+/// # Safety
+/// The buffers as documented on [`IbClear`]; each `i` is handled once.
+#[inline(always)]
+pub unsafe fn clear(a: &IbClear, i: usize) {
+    if (i as u64) < a.table.len() {
+        a.table.write(i, super::band::EMPTY);
+    }
+    if (i as u64) < a.counter.len() {
+        a.counter.write(i, 0);
+    }
+    if (i as u64) < a.record.len() {
+        a.record.write(i, 0.0);
+    }
+}
+
+/// Elements [`clear`] covers.
+pub fn clear_items(a: &IbClear) -> u64 {
+    let m = if a.table.len() > a.record.len() {
+        a.table.len()
+    } else {
+        a.record.len()
+    };
+    if m > a.counter.len() {
+        m
+    } else {
+        a.counter.len()
+    }
+}
+
+/// The world position, lever arm and area of sample `s`, and its solid's index.
+///
+/// # Safety
+/// `s < samples.body.len()`.
+#[inline(always)]
+unsafe fn place(
+    samples: &super::abi::SampleSet,
+    solids: &super::abi::Solids,
+    s: usize,
+) -> ([f32; 3], [f32; 3], f32, usize) {
+    let b = samples.body.read(s);
+    let solid = samples.solid.read(s) as usize;
+    let state = &solids.states[if solid < solids.states.len() {
+        solid
+    } else {
+        0
+    }];
+    let arm = state.arm([b[0], b[1], b[2]]);
+    let pos = [
+        state.center[0] + arm[0],
+        state.center[1] + arm[1],
+        state.center[2] + arm[2],
+    ];
+    (pos, arm, b[3], solid)
+}
+
+/// Stage `ib_mark`, sample `s`: claims the bricks of its stencil's fluid nodes.
+///
+/// # Safety
+/// The buffers as documented on [`IbMark`]; `s < samples`.
+#[inline(always)]
+pub unsafe fn mark(a: &IbMark, s: usize) {
+    let (pos, _, _, _) = place(&a.samples, &a.solids, s);
+    let stencil = Stencil::new(&a.domain, pos);
+    unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7] => {
+        if stencil.is_present(i) {
+            let cell = stencil.cell(i);
+            if a.flags.read(cell) & KIND_MASK == FLUID {
+                claim(&a.band, cell);
+            }
+        }
+    });
+}
+
+/// Stage `ib_velocity`, element `i` of `capacity x 64` (slot `i / 64`, cell `i % 64`):
+/// `rho` and `u*` of the band cell, its forces zeroed; cells outside the lattice or not fluid
+/// get `rho = 0`, which the interpolation reads as absent.
+///
+/// # Safety
+/// The buffers as documented on [`IbVelocity`]; each `i` is handled once.
+#[inline(always)]
+pub unsafe fn band_velocity(a: &IbVelocity, i: usize) {
+    let band = &a.band;
+    let s = (i / BRICK_CELLS) as u32;
+    if s >= band.used() {
+        return;
+    }
+    let local = i % BRICK_CELLS;
+    let brick = band.brick_of.read(s as usize) as usize;
+    let (mut rho, mut u) = (0.0f32, [0.0f32; 3]);
+    if let Some(cell) = band.bricks.cell(brick, local) {
+        if a.flags.read(cell) & KIND_MASK == FLUID {
+            let f = stream::pull_cell(&a.p, a.flags, a.src, cell);
+            let (r, j) = moments::density_momentum(&f);
+            rho = r;
+            u = moments::velocity(r, j, a.p.force);
+        }
+    }
+    band.set(s, slot::RHO, local, rho);
+    for (c, &uc) in u.iter().enumerate() {
+        band.set(s, slot::U + c, local, uc);
+        band.set(s, slot::FORCE + c, local, 0.0);
+        band.set(s, slot::PASS + c, local, 0.0);
+    }
+}
+
+/// What one sample adds to its solid: the reaction `-F_s dA_s` and its torque about the
+/// solid's centre.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Reaction {
+    pub solid: u32,
+    pub force: [f32; 3],
+    pub torque: [f32; 3],
+}
+
+/// Stage `ib_force`, sample `s`, one pass: interpolates `u*` and `rho` over the stencil's
+/// fluid band nodes (renormalised), computes `F_s = 2 rho (u_b - u*)`, spreads `F_s dA_s`
+/// into the band (the step's force with one pass, the pass's force otherwise) through
+/// `add(pointer, value)`, adds the reaction `-F_s dA_s` to the sample's record and returns it for
+/// the solid. A sample with no fluid node left exerts nothing.
+///
+/// # Safety
+/// The buffers as documented on [`IbForce`]; `s < samples`; `add` adds atomically when
+/// samples run concurrently.
+#[inline(always)]
+pub unsafe fn sample_force(a: &IbForce, s: usize, add: impl Fn(*mut f32, f32)) -> Reaction {
+    let (pos, arm, area, solid) = place(&a.samples, &a.solids, s);
+    let band = &a.band;
+    let mut stencil = Stencil::new(&a.domain, pos);
+    let present = |cell: usize| {
+        a.flags.read(cell) & KIND_MASK == FLUID
+            && match band.slot_of(cell) {
+                Some((sl, local)) => band.get(sl, slot::RHO, local) > 0.0,
+                None => false,
+            }
+    };
+    let mut reaction = Reaction {
+        solid: solid as u32,
+        ..Reaction::default()
+    };
+    if stencil.renormalise(present).is_none() {
+        return reaction;
+    }
+    let value = |cell: usize, v: usize| match band.slot_of(cell) {
+        Some((sl, local)) => band.get(sl, v, local),
+        None => 0.0,
+    };
+    let u_star = interpolate(&stencil, |cell| {
+        [
+            value(cell, slot::U),
+            value(cell, slot::U + 1),
+            value(cell, slot::U + 2),
+        ]
+    });
+    let rho = interpolate_scalar(&stencil, |cell| value(cell, slot::RHO));
+    let u_b = a.solids.states[solid].velocity_at(arm);
+    let f_s = force_density(rho, u_b, u_star);
+    let target = if a.passes > 1 {
+        slot::PASS
+    } else {
+        slot::FORCE
+    };
+    spread(&stencil, f_s, area, |cell, g| {
+        if let Some((sl, local)) = band.slot_of(cell) {
+            for (c, &gc) in g.iter().enumerate() {
+                add(band.pool.at(super::band::pool_index(sl, target + c, local)), gc);
+            }
+        }
+    });
+    let g = [-f_s[0] * area, -f_s[1] * area, -f_s[2] * area];
+    for (c, &gc) in g.iter().enumerate() {
+        let p = a.sample_force.at(3 * s + c);
+        let before = if a.pass == 0 { 0.0 } else { *p };
+        *p = before + gc;
+    }
+    reaction.force = g;
+    reaction.torque = [
+        arm[1] * g[2] - arm[2] * g[1],
+        arm[2] * g[0] - arm[0] * g[2],
+        arm[0] * g[1] - arm[1] * g[0],
+    ];
+    reaction
+}
+
+/// Index of value `c` (force x, y, z, torque x, y, z) of `solid` in a step's force record.
+#[inline(always)]
+pub const fn record_index(solid: u32, c: usize) -> usize {
+    solid as usize * FORCE_RECORD + c
+}
+
+/// Stage `ib_update`, element `i` of `capacity x 64`: between passes, `u* += f / (2 rho)` and
+/// the pass's force joins the step's.
+///
+/// # Safety
+/// The buffers as documented on [`IbUpdate`]; each `i` is handled once.
+#[inline(always)]
+pub unsafe fn band_update(a: &IbUpdate, i: usize) {
+    let band = &a.band;
+    let s = (i / BRICK_CELLS) as u32;
+    if s >= band.used() {
+        return;
+    }
+    let local = i % BRICK_CELLS;
+    let rho = band.get(s, slot::RHO, local);
+    if rho <= 0.0 {
+        return;
+    }
+    let h = 0.5 / rho;
+    for c in 0..3 {
+        let f = band.get(s, slot::PASS + c, local);
+        band.set(
+            s,
+            slot::U + c,
+            local,
+            band.get(s, slot::U + c, local) + h * f,
+        );
+        band.set(
+            s,
+            slot::FORCE + c,
+            local,
+            band.get(s, slot::FORCE + c, local) + f,
+        );
+        band.set(s, slot::PASS + c, local, 0.0);
+    }
+}

@@ -1,0 +1,175 @@
+//! The host side of the immersed boundary, shared by both backends: the samples packed for the
+//! stages, the band's size, the solids' states of each step (computed here once, so the CPU
+//! reference and the kernels see the same values), and the decoding of the force records into
+//! forces on the solids.
+
+use super::ib::{Immersed, Solid};
+use murmur_common::lbm::abi::{Solids, FORCE_RECORD, RECORD_FLOATS};
+use murmur_common::lbm::band::{capacity_for, pool_len, Bricks, BRICK_CELLS};
+use murmur_common::lbm::ib::{Domain, MAX_SOLIDS};
+use murmur_common::lbm::Lattice;
+
+/// Multi-direct-forcing passes `k` per step. Fixed for every scene (see docs/fluid.md for the
+/// case it was chosen on).
+pub const PASSES: u32 = 3;
+
+/// Steps of force records the backends keep before they must be read ([`RecordRing`]).
+pub const RING_STEPS: usize = 1024;
+
+/// The forces on one solid at one step, lattice units: the reaction of the immersed-boundary
+/// force plus, for accelerating closed solids, the inertia of the fluid inside.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ForceRow {
+    /// The step the force acted in (1 = the first step).
+    pub step: u64,
+    pub solid: usize,
+    pub force: [f64; 3],
+    /// About the solid's centre.
+    pub torque: [f64; 3],
+}
+
+/// Every sample's state at one step, lattice units.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SampleSnapshot {
+    pub step: u64,
+    pub positions: Vec<[f32; 3]>,
+    /// The solid's velocity at the sample.
+    pub velocity: Vec<[f32; 3]>,
+    /// The force the fluid exerts on the solid at the sample, `-F_s dA_s` over all passes.
+    pub force: Vec<[f32; 3]>,
+    pub area: Vec<f32>,
+    pub solid: Vec<u32>,
+}
+
+/// The immersed boundary of a backend, ready to run.
+#[derive(Clone, Debug)]
+pub struct IbPlan {
+    pub solids: Vec<Solid>,
+    /// `(x, y, z, dA)` per sample, solid after solid.
+    pub body: Vec<[f32; 4]>,
+    pub solid_of: Vec<u32>,
+    pub domain: Domain,
+    pub bricks: Bricks,
+    /// Band slots.
+    pub capacity: u32,
+    pub passes: u32,
+}
+
+impl IbPlan {
+    /// The plan of `immersed` on `lattice`, or `None` without samples.
+    pub fn new(lattice: Lattice, immersed: &Immersed) -> Option<IbPlan> {
+        if immersed.is_empty() {
+            return None;
+        }
+        let mut body = Vec::with_capacity(immersed.samples());
+        let mut solid_of = Vec::with_capacity(immersed.samples());
+        for (i, s) in immersed.solids.iter().enumerate().take(MAX_SOLIDS) {
+            for (b, &a) in s.body.iter().zip(&s.area) {
+                body.push([b[0], b[1], b[2], a]);
+                solid_of.push(i as u32);
+            }
+        }
+        let bricks = Bricks::new(lattice);
+        let capacity = capacity_for(&bricks, immersed.solids.iter().map(|s| s.radius as f32));
+        Some(IbPlan {
+            solids: immersed.solids.clone(),
+            body,
+            solid_of,
+            domain: Domain::new(lattice, immersed.periodic),
+            bricks,
+            capacity,
+            passes: PASSES,
+        })
+    }
+
+    /// Bytes of device memory the plan needs: samples, their forces, the band.
+    pub fn bytes(&self) -> u64 {
+        let samples = self.body.len() as u64 * (16 + 4 + 12);
+        let band = self.bricks.count() as u64 * 4
+            + self.capacity as u64 * 4
+            + pool_len(self.capacity) as u64 * 4;
+        samples + band + (RING_STEPS * RECORD_FLOATS * 4) as u64
+    }
+
+    /// Threads of the per-band-cell stages.
+    pub fn band_items(&self) -> u64 {
+        self.capacity as u64 * BRICK_CELLS as u64
+    }
+
+    /// The solids' states during step `step` (1-based: step 1 starts at time 0).
+    pub fn states(&self, step: u64) -> Solids {
+        let mut out = Solids::default();
+        for (i, s) in self.solids.iter().enumerate().take(MAX_SOLIDS) {
+            out.states[i] = s.state(step.saturating_sub(1));
+        }
+        out
+    }
+
+    /// The forces of one step from its record (lattice units), with the inner fluid's
+    /// inertia added for accelerating closed solids (reference density 1).
+    pub fn rows(&self, step: u64, record: &[f32]) -> Vec<ForceRow> {
+        self.solids
+            .iter()
+            .enumerate()
+            .take(MAX_SOLIDS)
+            .map(|(i, s)| {
+                let r = &record[i * FORCE_RECORD..(i + 1) * FORCE_RECORD];
+                let (fi, ti) = s.inner_inertia(step.saturating_sub(1), 1.0);
+                ForceRow {
+                    step,
+                    solid: i,
+                    force: [0, 1, 2].map(|a| r[a] as f64 + fi[a]),
+                    torque: [0, 1, 2].map(|a| r[3 + a] as f64 + ti[a]),
+                }
+            })
+            .collect()
+    }
+
+    /// The samples at step `step` with their forces (`3` floats per sample).
+    pub fn snapshot(&self, step: u64, sample_force: &[f32]) -> SampleSnapshot {
+        let states = self.states(step);
+        let mut s = SampleSnapshot {
+            step,
+            ..SampleSnapshot::default()
+        };
+        for (i, b) in self.body.iter().enumerate() {
+            let st = &states.states[self.solid_of[i] as usize];
+            let arm = st.arm([b[0], b[1], b[2]]);
+            s.positions.push(st.position([b[0], b[1], b[2]]));
+            s.velocity.push(st.velocity_at(arm));
+            s.force.push([0, 1, 2].map(|c| sample_force[3 * i + c]));
+            s.area.push(b[3]);
+            s.solid.push(self.solid_of[i]);
+        }
+        s
+    }
+}
+
+/// Force records of up to [`RING_STEPS`] steps, one [`RECORD_FLOATS`] slice per step, with the
+/// step each slice belongs to. Both backends keep their records in one (the CUDA one mirrors a
+/// device ring), so reading them never waits on a step.
+#[derive(Clone, Debug, Default)]
+pub struct RecordRing {
+    /// Steps recorded and not yet read, oldest first.
+    pub pending: Vec<u64>,
+}
+
+impl RecordRing {
+    /// Slot of the next step's record, or `None` when the ring is full (read it first).
+    pub fn next_slot(&self) -> Option<usize> {
+        (self.pending.len() < RING_STEPS).then_some(self.pending.len())
+    }
+
+    /// Decodes the pending records from the ring's floats and empties the ring.
+    pub fn drain(&mut self, plan: &IbPlan, ring: &[f32]) -> Vec<ForceRow> {
+        let mut rows = Vec::new();
+        for (slot, &step) in self.pending.iter().enumerate() {
+            rows.extend(plan.rows(
+                step,
+                &ring[slot * RECORD_FLOATS..(slot + 1) * RECORD_FLOATS],
+            ));
+        }
+        self.pending.clear();
+        rows
+    }
+}
