@@ -190,7 +190,10 @@ pub unsafe fn sample_force(a: &IbForce, s: usize, add: impl Fn(*mut f32, f32)) -
     spread(&stencil, f_s, area, |cell, g| {
         if let Some((sl, local)) = band.slot_of(cell) {
             for (c, &gc) in g.iter().enumerate() {
-                add(band.pool.at(super::band::pool_index(sl, target + c, local)), gc);
+                add(
+                    band.pool.at(super::band::pool_index(sl, target + c, local)),
+                    gc,
+                );
             }
         }
     });

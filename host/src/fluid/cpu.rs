@@ -45,6 +45,8 @@ struct CpuIb {
     sample_force: Vec<f32>,
     ring: Vec<f32>,
     records: RecordRing,
+    /// Rows read from a full ring and not yet taken.
+    taken: Vec<ForceRow>,
 }
 
 impl CpuIb {
@@ -57,6 +59,7 @@ impl CpuIb {
             sample_force: vec![0.0; 3 * plan.body.len()],
             ring: vec![0.0; super::immersed::RING_STEPS * RECORD_FLOATS],
             records: RecordRing::default(),
+            taken: Vec::new(),
             plan,
         }
     }
@@ -152,11 +155,11 @@ impl CpuFluid {
         let Some(ib) = self.ib.as_mut() else {
             return Ok(());
         };
-        let Some(slot) = ib.records.next_slot() else {
-            return Err(FluidError::Invalid(
-                "the force records were not read for too many steps".into(),
-            ));
-        };
+        if ib.records.next_slot().is_none() {
+            let rows = ib.records.drain(&ib.plan, &ib.ring);
+            ib.taken.extend(rows);
+        }
+        let slot = ib.records.next_slot().unwrap_or(0);
         let solids = ib.plan.states(step);
         let samples = SampleSet {
             body: view(&ib.plan.body),
@@ -318,7 +321,12 @@ impl FluidBackend for CpuFluid {
 
     fn take_forces(&mut self) -> Result<Vec<ForceRow>, FluidError> {
         Ok(match self.ib.as_mut() {
-            Some(ib) => ib.records.drain(&ib.plan, &ib.ring),
+            Some(ib) => {
+                let rows = ib.records.drain(&ib.plan, &ib.ring);
+                let mut all = std::mem::take(&mut ib.taken);
+                all.extend(rows);
+                all
+            }
             None => Vec::new(),
         })
     }

@@ -200,6 +200,65 @@ pub struct Solid {
 }
 
 impl Solid {
+    /// A solid from a surface `mesh` given in its own frame about its centre (cells): placed at
+    /// `center` with `orientation` (unit quaternion, body -> world), sampled there by
+    /// Poisson-disk dart throwing at spacing `spacing` (cells) from `seed`, with the periodic
+    /// lengths `periodic` (0 for walls). Sample offsets are stored in the body frame (minimum
+    /// image across periodic axes).
+    #[allow(clippy::too_many_arguments)]
+    pub fn sampled(
+        name: &str,
+        mesh: &super::TriangleMesh,
+        center: [f64; 3],
+        orientation: [f64; 4],
+        motion: Motion,
+        spacing: f64,
+        seed: u64,
+        periodic: [f64; 3],
+        max_samples: usize,
+    ) -> Result<(Solid, super::Samples), super::SamplingError> {
+        let pose = super::Pose::new(center, orientation, 1.0)?;
+        let world = mesh.transformed(&pose);
+        let any_periodic = periodic.iter().any(|&p| p > 0.0);
+        let samples = super::poisson_disk(
+            &world,
+            spacing,
+            seed,
+            any_periodic.then_some(periodic),
+            max_samples,
+        )?;
+        let r = quat_matrix(pose.rotation);
+        let body = samples
+            .positions
+            .iter()
+            .map(|p| {
+                let d = super::sampling::delta(*p, center, periodic);
+                // R^T d: back into the body frame.
+                [0, 1, 2].map(|j| (r[0][j] * d[0] + r[1][j] * d[1] + r[2][j] * d[2]) as f32)
+            })
+            .collect();
+        let (lo, hi) = mesh.bounds();
+        let radius = (0..3)
+            .map(|a| lo[a].abs().max(hi[a].abs()).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        let mass = mesh.mass_properties().map(|(_, m)| m);
+        Ok((
+            Solid {
+                name: name.to_string(),
+                body,
+                area: samples.area.iter().map(|&a| a as f32).collect(),
+                center,
+                orientation: pose.rotation,
+                motion,
+                radius,
+                mass,
+                reference_area: 1.0,
+            },
+            samples,
+        ))
+    }
+
     /// The solid's state at step `step` (time `t = step` in steps): pose, velocity and angular
     /// velocity, rounded to `f32` once.
     pub fn state(&self, step: u64) -> SolidState {
