@@ -34,12 +34,14 @@ fn cylinder_box(
         7,
         [n as f64, n as f64, 1.0],
         1 << 20,
+        murmur::fluid::immersed::RETRACTION,
     )
     .unwrap();
     assert!(samples.len() > 20, "{}", samples.summary());
     setup.immersed = Immersed {
         solids: vec![solid],
         periodic: [true; 3],
+        passes: 0,
     };
     setup
 }
@@ -121,4 +123,25 @@ fn a_moving_cylinder_carries_the_fluid_at_its_surface() {
             && (inside[1] as f64 - u[1]).abs() < 0.05 * speed,
         "fluid inside moves at {inside:?}, the solid at {u:?}"
     );
+}
+
+#[test]
+#[ignore = "the study behind immersed::PASSES; prints a table (about a minute on 2 cores)"]
+fn couette_study_of_the_forcing_passes() {
+    use murmur::fluid::validate_ib::Couette;
+    for retraction in [0.0, 0.2, 0.25, 0.3] {
+        for passes in [1, 2, 3] {
+            let case = Couette {
+                passes,
+                retraction,
+                ..Couette::STUDY
+            };
+            let setup = case.setup(CollisionModel::Bgk).unwrap();
+            let mut b = CpuFluid::new(&setup).unwrap();
+            let (l2, radial) = case.run(&mut b).unwrap();
+            eprintln!(
+                "retraction {retraction} passes {passes}: L2 error {l2:.4}, max radial {radial:.2e}"
+            );
+        }
+    }
 }

@@ -2,17 +2,18 @@
 //! point per collision model (so each is compiled with only its own registers). Arguments are
 //! `murmur_common::lbm::abi`; all math, and every population access, is `murmur_common::lbm`.
 
-use crate::thread::{ballot, index, index_below, red_add_f32, shfl_idx, warp_max, warp_sum_f32};
+use crate::thread::{ballot, index, index_below, red_add_u64, shfl_idx, warp_max, warp_sum_u64};
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use murmur_common::lbm::abi::{
     Boundary, Health, IbClear, IbForce, IbMark, IbUpdate, IbVelocity, Init, StreamCollide,
-    FORCE_RECORD,
+    StreamCollideBand, FORCE_RECORD,
 };
 use murmur_common::lbm::band::BRICK_CELLS;
 use murmur_common::lbm::health::{cell_words, word};
-use murmur_common::lbm::immersed::{self, record_index, Reaction};
+use murmur_common::lbm::immersed::{self, record_fixed, record_index, Reaction};
 use murmur_common::lbm::{
-    init_cell, stream_collide_cell, stream_collide_interior, AcmMrt, Bgk, RmMrt,
+    init_cell, stream_collide_cell, stream_collide_interior, stream_collide_interior_band,
+    AcmMrt, Bgk, RmMrt,
 };
 
 /// Stage `init`: every cell's populations = the equilibrium of its fields.
@@ -25,7 +26,7 @@ pub unsafe extern "ptx-kernel" fn lbm_init(a: Init) {
 }
 
 macro_rules! stream_collide_kernels {
-    ($interior:ident, $boundary:ident, $model:ty) => {
+    ($interior:ident, $band:ident, $boundary:ident, $model:ty) => {
         /// Stage `stream_collide` (pull), interior cells: every cell, returning at once unless it
         /// is fluid with only fluid neighbours.
         #[no_mangle]
@@ -34,6 +35,16 @@ macro_rules! stream_collide_kernels {
                 return;
             };
             stream_collide_interior(&a, cell);
+        }
+
+        /// Stage `stream_collide` with immersed solids: the interior cells, band cells adding
+        /// the immersed-boundary force.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $band(a: StreamCollideBand<$model>) {
+            let Some(cell) = index_below(a.step.p.lattice.cells() as u64) else {
+                return;
+            };
+            stream_collide_interior_band(&a.step, cell);
         }
 
         /// Stage `stream_collide`, the listed cells: non-fluid cells and the fluid cells next to
@@ -48,9 +59,24 @@ macro_rules! stream_collide_kernels {
     };
 }
 
-stream_collide_kernels!(lbm_stream_collide_bgk, lbm_boundary_bgk, Bgk);
-stream_collide_kernels!(lbm_stream_collide_rm_mrt, lbm_boundary_rm_mrt, RmMrt);
-stream_collide_kernels!(lbm_stream_collide_acm_mrt, lbm_boundary_acm_mrt, AcmMrt);
+stream_collide_kernels!(
+    lbm_stream_collide_bgk,
+    lbm_stream_collide_band_bgk,
+    lbm_boundary_bgk,
+    Bgk
+);
+stream_collide_kernels!(
+    lbm_stream_collide_rm_mrt,
+    lbm_stream_collide_band_rm_mrt,
+    lbm_boundary_rm_mrt,
+    RmMrt
+);
+stream_collide_kernels!(
+    lbm_stream_collide_acm_mrt,
+    lbm_stream_collide_band_acm_mrt,
+    lbm_boundary_acm_mrt,
+    AcmMrt
+);
 
 /// Stage `health`: the fields of every fluid cell reduced into `out` (maximum of each word,
 /// [`murmur_common::lbm::health`]): a warp reduction, then one atomic per warp and word.
@@ -100,15 +126,16 @@ pub unsafe extern "ptx-kernel" fn ib_velocity(a: IbVelocity) {
     immersed::band_velocity(&a, i);
 }
 
-/// Stage `ib_force`: one thread per sample; spreading with atomic adds; the reactions summed
-/// per warp when all its lanes hold samples of one solid (samples are stored solid by solid),
-/// else per lane, into this step's force record.
+/// Stage `ib_force`: one thread per sample; spreading with atomic fixed-point adds; the
+/// reactions summed per warp (fixed point, so in any order to the same total) when all its
+/// lanes hold samples of one solid (samples are stored solid by solid), else per lane, into
+/// this step's force record.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn ib_force(a: IbForce) {
     let s = index();
     let active = (s as u64) < a.samples.body.len();
     let r = if active {
-        immersed::sample_force(&a, s, |p, v| red_add_f32(p, v))
+        immersed::sample_force(&a, s, |p, v| red_add_u64(p, v))
     } else {
         Reaction {
             solid: u32::MAX,
@@ -123,13 +150,14 @@ pub unsafe extern "ptx-kernel" fn ib_force(a: IbForce) {
     let lane = crate::thread::tid() & 31;
     let mut c = 0;
     while c < FORCE_RECORD {
+        let v = if active { record_fixed(values[c]) } else { 0 };
         if uniform {
-            let total = warp_sum_f32(values[c]);
+            let total = warp_sum_u64(v);
             if lane == 0 {
-                red_add_f32(a.record.at(record_index(first, c)), total);
+                red_add_u64(a.record.at(record_index(first, c)), total);
             }
         } else if active {
-            red_add_f32(a.record.at(record_index(r.solid, c)), values[c]);
+            red_add_u64(a.record.at(record_index(r.solid, c)), v);
         }
         c += 1;
     }

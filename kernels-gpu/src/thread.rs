@@ -17,8 +17,8 @@ extern "C" {
     fn nvvm_redux_add(value: u32, mask: u32) -> u32;
     #[link_name = "llvm.nvvm.redux.sync.umax"]
     fn nvvm_redux_umax(value: u32, mask: u32) -> u32;
-    #[link_name = "llvm.nvvm.shfl.sync.bfly.f32"]
-    fn nvvm_shfl_bfly_f32(mask: u32, value: f32, lane_mask: u32, clamp: u32) -> f32;
+    #[link_name = "llvm.nvvm.shfl.sync.bfly.i32"]
+    fn nvvm_shfl_bfly(mask: u32, value: u32, lane_mask: u32, clamp: u32) -> u32;
     #[link_name = "llvm.nvvm.vote.ballot.sync"]
     fn nvvm_ballot(mask: u32, predicate: bool) -> u32;
     #[link_name = "llvm.nvvm.bar.warp.sync"]
@@ -53,28 +53,32 @@ pub unsafe fn warp_max(value: u32) -> u32 {
     nvvm_redux_umax(value, 0xffff_ffff)
 }
 
-/// Sum of `value` over the full warp, by butterfly shuffles (every lane gets the sum).
+/// Wrapping sum of `value` over the full warp, by butterfly shuffles of its two halves (every
+/// lane gets the sum).
 ///
 /// # Safety
 /// All 32 lanes of the warp call it together (full mask).
 #[inline(always)]
-pub unsafe fn warp_sum_f32(mut value: f32) -> f32 {
+pub unsafe fn warp_sum_u64(mut value: u64) -> u64 {
     let mut m = 16;
     while m > 0 {
-        value += nvvm_shfl_bfly_f32(0xffff_ffff, value, m, 0x1f);
+        let lo = nvvm_shfl_bfly(0xffff_ffff, value as u32, m, 0x1f);
+        let hi = nvvm_shfl_bfly(0xffff_ffff, (value >> 32) as u32, m, 0x1f);
+        value = value.wrapping_add((hi as u64) << 32 | lo as u64);
         m >>= 1;
     }
     value
 }
 
-/// `red.add.f32`: adds `value` to the float at `p` atomically, without returning the old value.
+/// `red.add.u64`: adds `value` to the word at `p` atomically (wrapping), without returning the
+/// old value.
 ///
 /// # Safety
-/// `p` points to a 4-byte aligned `f32` in global memory; every concurrent access to it is
+/// `p` points to an 8-byte aligned `u64` in global memory; every concurrent access to it is
 /// atomic.
 #[inline(always)]
-pub unsafe fn red_add_f32(p: *mut f32, value: f32) {
-    core::arch::asm!("red.add.f32 [{p}], {v};", p = in(reg64) p, v = in(reg32) value,
+pub unsafe fn red_add_u64(p: *mut u64, value: u64) {
+    core::arch::asm!("red.add.u64 [{p}], {v};", p = in(reg64) p, v = in(reg64) value,
         options(nostack));
 }
 

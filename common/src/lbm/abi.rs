@@ -34,6 +34,14 @@ pub struct StreamCollide<M> {
     pub model: Variant<M>,
 }
 
+/// The same step for interior cells, adding the band's immersed-boundary force (the plain
+/// interior kernel ignores the band, so scenes without solids pay nothing for it).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct StreamCollideBand<M> {
+    pub step: StreamCollide<M>,
+}
+
 /// The same step over the listed cells `cells` (non-fluid cells and the fluid cells next to
 /// them), boundary conditions applied while pulling.
 #[repr(C)]
@@ -71,10 +79,13 @@ impl<M: Model> StreamCollide<M> {
 }
 
 /// Values of one solid in a step's force record: force x, y, z, torque x, y, z (the reaction
-/// on the solid, lattice units, about its centre).
+/// on the solid, lattice units, about its centre), each a fixed-point sum
+/// ([`RECORD_SCALE`]) so the total does not depend on the order samples add in.
 pub const FORCE_RECORD: usize = 6;
 /// Floats of one step's force record: [`FORCE_RECORD`] per solid slot.
 pub const RECORD_FLOATS: usize = FORCE_RECORD * MAX_SOLIDS;
+/// Scale of the fixed-point force records: `2^32` (resolution `2.3e-10`, totals up to `2^31`).
+pub const RECORD_SCALE: f32 = (1u64 << 32) as f32;
 
 /// The solids' states of one step, by value (see [`SolidState`]).
 #[repr(C)]
@@ -99,7 +110,7 @@ pub struct SampleSet {
 pub struct IbClear {
     pub table: DevSliceMut<u32>,
     pub counter: DevSliceMut<u32>,
-    pub record: DevSliceMut<f32>,
+    pub record: DevSliceMut<u64>,
 }
 
 /// `ib_mark`: one thread per sample claims the bricks of its stencil's fluid nodes.
@@ -136,7 +147,7 @@ pub struct IbForce {
     pub flags: DevSlice<u8>,
     pub samples: SampleSet,
     pub band: BandMut,
-    pub record: DevSliceMut<f32>,
+    pub record: DevSliceMut<u64>,
     pub sample_force: DevSliceMut<f32>,
     pub solids: Solids,
 }

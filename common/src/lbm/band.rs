@@ -7,6 +7,11 @@
 //!
 //! Pool layout: value `v` of cell `local` of slot `s` at `(s * FLOATS + v) * BRICK_CELLS +
 //! local` (neighbouring threads, neighbouring cells of one brick, touch consecutive floats).
+//!
+//! The force a pass spreads is summed in fixed point ([`to_fixed`], `i64` per component, in
+//! the `pass` buffer laid out like the pool with 3 values per cell): integer addition is
+//! associative, so the sum does not depend on the order in which samples add, and the GPU's
+//! atomic sums equal the CPU's sequential ones bit for bit.
 
 use super::Lattice;
 use crate::kernel::{DevSlice, DevSliceMut};
@@ -28,10 +33,39 @@ pub mod slot {
     pub const U: usize = 1;
     /// The immersed-boundary force density of this step, summed over passes (3 values).
     pub const FORCE: usize = 4;
-    /// The force density of the current multi-direct-forcing pass (3 values).
-    pub const PASS: usize = 7;
     /// Values per cell.
-    pub const FLOATS: usize = 10;
+    pub const FLOATS: usize = 7;
+    /// Fixed-point values per cell in the `pass` buffer: the force density of the current pass.
+    pub const PASS_VALUES: usize = 3;
+}
+
+/// Scale of the fixed-point force sums: `2^40` (resolution `9e-13` in lattice force density;
+/// values up to `2^23` fit an `i64`).
+pub const FIXED_SCALE: f32 = (1u64 << 40) as f32;
+
+/// `v` in fixed point (truncated toward zero; the scale is a power of two, so the product is
+/// exact).
+#[inline(always)]
+pub fn to_fixed(v: f32) -> u64 {
+    ((v * FIXED_SCALE) as i64) as u64
+}
+
+/// A fixed-point sum back as a float.
+#[inline(always)]
+pub fn from_fixed(v: u64) -> f32 {
+    (v as i64) as f32 * (1.0 / FIXED_SCALE)
+}
+
+/// Index of component `c` of cell `local` of `slot` in the `pass` buffer.
+#[inline(always)]
+pub const fn pass_index(slot: u32, c: usize, local: usize) -> usize {
+    (slot as usize * slot::PASS_VALUES + c) * BRICK_CELLS + local
+}
+
+/// Words of a `pass` buffer of `capacity` slots.
+#[inline(always)]
+pub const fn pass_len(capacity: u32) -> usize {
+    capacity as usize * slot::PASS_VALUES * BRICK_CELLS
 }
 
 /// Counter words of the band: slots in use and the overflow flag.
@@ -135,6 +169,8 @@ pub struct BandMut {
     pub brick_of: DevSliceMut<u32>,
     /// `capacity` slots of [`slot::FLOATS`] x [`BRICK_CELLS`] floats.
     pub pool: DevSliceMut<f32>,
+    /// `capacity` slots of [`slot::PASS_VALUES`] x [`BRICK_CELLS`] fixed-point sums.
+    pub pass: DevSliceMut<u64>,
     /// [`counter::WORDS`] words.
     pub counter: DevSliceMut<u32>,
 }
@@ -328,6 +364,7 @@ mod tests {
         let mut table = std::vec![EMPTY; bricks.count()];
         let mut brick_of = std::vec![0u32; 1];
         let mut pool = std::vec![0f32; pool_len(1)];
+        let mut pass = std::vec![0u64; pass_len(1)];
         let mut count = std::vec![0u32; counter::WORDS];
         let band = unsafe {
             BandMut {
@@ -337,6 +374,7 @@ mod tests {
                 table: DevSliceMut::from_raw(table.as_mut_ptr(), table.len() as u64),
                 brick_of: DevSliceMut::from_raw(brick_of.as_mut_ptr(), 1),
                 pool: DevSliceMut::from_raw(pool.as_mut_ptr(), pool.len() as u64),
+                pass: DevSliceMut::from_raw(pass.as_mut_ptr(), pass.len() as u64),
                 counter: DevSliceMut::from_raw(count.as_mut_ptr(), 2),
             }
         };
@@ -349,7 +387,20 @@ mod tests {
         }
         assert_eq!(count, [2, 1]);
         assert_eq!(brick_of[0], 0);
-        let _ = (&mut table, &mut pool);
+        let _ = (&mut table, &mut pool, &mut pass);
+    }
+
+    #[test]
+    fn fixed_point_sums_do_not_depend_on_order() {
+        let v = [1.25e-3f32, -7.5e-7, 3.3e-2, 1e-9, -2.2e-2];
+        let a = v.iter().fold(0u64, |s, &x| s.wrapping_add(to_fixed(x)));
+        let b = v
+            .iter()
+            .rev()
+            .fold(0u64, |s, &x| s.wrapping_add(to_fixed(x)));
+        assert_eq!(a, b);
+        let exact: f64 = v.iter().map(|&x| x as f64).sum();
+        assert!((from_fixed(a) as f64 - exact).abs() < 1e-9);
     }
 
     #[test]

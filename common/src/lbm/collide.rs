@@ -108,16 +108,7 @@ pub(crate) fn relax_moments(
 /// `f + S/2 -> collide -> + S/2`. Returns `(rho, u)`.
 #[inline(always)]
 pub fn collide<M: Model>(f: &mut [f32; Q], p: &LbmParams) -> (f32, [f32; 3]) {
-    let (rho, j) = moments::density_momentum(f);
-    let u = moments::velocity(rho, j, p.force);
-    if p.has_force != 0 {
-        forcing::add_half_source(f, u, p.force);
-    }
-    M::collide(f, rho, u, &p.rates);
-    if p.has_force != 0 {
-        forcing::add_half_source(f, u, p.force);
-    }
-    (rho, u)
+    collide_with::<M>(f, &p.rates, p.force, p.has_force != 0)
 }
 
 /// [`collide`] with the body force density `force` in place of `p.force` (the external force
@@ -128,10 +119,26 @@ pub fn collide_forced<M: Model>(
     p: &LbmParams,
     force: [f32; 3],
 ) -> (f32, [f32; 3]) {
+    collide_with::<M>(f, &p.rates, force, true)
+}
+
+/// The collision with rates `rates` and body force density `force`, its source term applied
+/// when `has_force`.
+#[inline(always)]
+pub fn collide_with<M: Model>(
+    f: &mut [f32; Q],
+    rates: &Rates,
+    force: [f32; 3],
+    has_force: bool,
+) -> (f32, [f32; 3]) {
     let (rho, j) = moments::density_momentum(f);
     let u = moments::velocity(rho, j, force);
-    forcing::add_half_source(f, u, force);
-    M::collide(f, rho, u, &p.rates);
-    forcing::add_half_source(f, u, force);
+    if has_force {
+        forcing::add_half_source(f, u, force);
+    }
+    M::collide(f, rho, u, rates);
+    if has_force {
+        forcing::add_half_source(f, u, force);
+    }
     (rho, u)
 }

@@ -9,16 +9,16 @@
 //!    force values zeroed;
 //! 4. per multi-direct-forcing pass: [`sample_force`] (per sample: interpolate `u*` and `rho`,
 //!    `F_s = 2 rho (u_b - u*)`, spread `F_s dA_s` into the band, add the reaction to the
-//!    solid's force and torque) and, with more than one pass, [`band_update`] (per band cell:
-//!    `u* += f / (2 rho)`, the pass's force into the step's);
+//!    solid's force and torque) and [`band_update`] (per band cell: the pass's force into the
+//!    step's, `u* += f / (2 rho)` for the next pass);
 //! 5. the stream-collide step adds the band's force to the body force of band cells
 //!    ([`super::band::BandRef::force`]).
 //!
 //! Spreading and the solid sums add into shared values: the kernels with atomics, the CPU in
 //! sample order; callers pass the addition.
 
-use super::abi::{IbClear, IbForce, IbMark, IbUpdate, IbVelocity, FORCE_RECORD};
-use super::band::{claim, slot, BRICK_CELLS};
+use super::abi::{IbClear, IbForce, IbMark, IbUpdate, IbVelocity, FORCE_RECORD, RECORD_SCALE};
+use super::band::{claim, from_fixed, pass_index, slot, to_fixed, BRICK_CELLS};
 use super::boundary::{FLUID, KIND_MASK};
 use super::ib::{force_density, interpolate, interpolate_scalar, spread, Stencil};
 use super::{moments, stream};
@@ -37,7 +37,7 @@ pub unsafe fn clear(a: &IbClear, i: usize) {
         a.counter.write(i, 0);
     }
     if (i as u64) < a.record.len() {
-        a.record.write(i, 0.0);
+        a.record.write(i, 0);
     }
 }
 
@@ -55,6 +55,21 @@ pub fn clear_items(a: &IbClear) -> u64 {
     }
 }
 
+/// The state of solid `i` (solid 0 for an index out of range). Selected with constant
+/// indices: a runtime index into the by-value kernel argument would copy all states to local
+/// memory on the GPU.
+#[inline(always)]
+pub fn state_of(solids: &super::abi::Solids, i: usize) -> super::ib::SolidState {
+    const _: () = assert!(super::ib::MAX_SOLIDS == 8);
+    let mut st = solids.states[0];
+    unroll!(k in [1, 2, 3, 4, 5, 6, 7] => {
+        if i == k {
+            st = solids.states[k];
+        }
+    });
+    st
+}
+
 /// The world position, lever arm and area of sample `s`, and its solid's index.
 ///
 /// # Safety
@@ -67,11 +82,7 @@ unsafe fn place(
 ) -> ([f32; 3], [f32; 3], f32, usize) {
     let b = samples.body.read(s);
     let solid = samples.solid.read(s) as usize;
-    let state = &solids.states[if solid < solids.states.len() {
-        solid
-    } else {
-        0
-    }];
+    let state = &state_of(solids, solid);
     let arm = state.arm([b[0], b[1], b[2]]);
     let pos = [
         state.center[0] + arm[0],
@@ -127,7 +138,7 @@ pub unsafe fn band_velocity(a: &IbVelocity, i: usize) {
     for (c, &uc) in u.iter().enumerate() {
         band.set(s, slot::U + c, local, uc);
         band.set(s, slot::FORCE + c, local, 0.0);
-        band.set(s, slot::PASS + c, local, 0.0);
+        band.pass.write(pass_index(s, c, local), 0);
     }
 }
 
@@ -142,15 +153,15 @@ pub struct Reaction {
 
 /// Stage `ib_force`, sample `s`, one pass: interpolates `u*` and `rho` over the stencil's
 /// fluid band nodes (renormalised), computes `F_s = 2 rho (u_b - u*)`, spreads `F_s dA_s`
-/// into the band (the step's force with one pass, the pass's force otherwise) through
-/// `add(pointer, value)`, adds the reaction `-F_s dA_s` to the sample's record and returns it for
+/// into the band's fixed-point pass sums through `add(pointer, value)` (a wrapping `u64`
+/// addition), adds the reaction `-F_s dA_s` to the sample's record and returns it for
 /// the solid. A sample with no fluid node left exerts nothing.
 ///
 /// # Safety
 /// The buffers as documented on [`IbForce`]; `s < samples`; `add` adds atomically when
 /// samples run concurrently.
 #[inline(always)]
-pub unsafe fn sample_force(a: &IbForce, s: usize, add: impl Fn(*mut f32, f32)) -> Reaction {
+pub unsafe fn sample_force(a: &IbForce, s: usize, add: impl Fn(*mut u64, u64)) -> Reaction {
     let (pos, arm, area, solid) = place(&a.samples, &a.solids, s);
     let band = &a.band;
     let mut stencil = Stencil::new(&a.domain, pos);
@@ -180,20 +191,12 @@ pub unsafe fn sample_force(a: &IbForce, s: usize, add: impl Fn(*mut f32, f32)) -
         ]
     });
     let rho = interpolate_scalar(&stencil, |cell| value(cell, slot::RHO));
-    let u_b = a.solids.states[solid].velocity_at(arm);
+    let u_b = state_of(&a.solids, solid).velocity_at(arm);
     let f_s = force_density(rho, u_b, u_star);
-    let target = if a.passes > 1 {
-        slot::PASS
-    } else {
-        slot::FORCE
-    };
     spread(&stencil, f_s, area, |cell, g| {
         if let Some((sl, local)) = band.slot_of(cell) {
             for (c, &gc) in g.iter().enumerate() {
-                add(
-                    band.pool.at(super::band::pool_index(sl, target + c, local)),
-                    gc,
-                );
+                add(band.pass.at(pass_index(sl, c, local)), to_fixed(gc));
             }
         }
     });
@@ -218,8 +221,20 @@ pub const fn record_index(solid: u32, c: usize) -> usize {
     solid as usize * FORCE_RECORD + c
 }
 
-/// Stage `ib_update`, element `i` of `capacity x 64`: between passes, `u* += f / (2 rho)` and
-/// the pass's force joins the step's.
+/// A reaction value in the record's fixed point.
+#[inline(always)]
+pub fn record_fixed(v: f32) -> u64 {
+    ((v * RECORD_SCALE) as i64) as u64
+}
+
+/// A record's fixed-point total as a float (`f64`: the host reads it).
+#[inline(always)]
+pub fn record_value(v: u64) -> f64 {
+    (v as i64) as f64 / RECORD_SCALE as f64
+}
+
+/// Stage `ib_update`, element `i` of `capacity x 64`, after each pass: the pass's
+/// fixed-point force `f` joins the step's force and `u* += f / (2 rho)` for the next pass.
 ///
 /// # Safety
 /// The buffers as documented on [`IbUpdate`]; each `i` is handled once.
@@ -237,7 +252,8 @@ pub unsafe fn band_update(a: &IbUpdate, i: usize) {
     }
     let h = 0.5 / rho;
     for c in 0..3 {
-        let f = band.get(s, slot::PASS + c, local);
+        let k = pass_index(s, c, local);
+        let f = from_fixed(band.pass.read(k));
         band.set(
             s,
             slot::U + c,
@@ -250,6 +266,6 @@ pub unsafe fn band_update(a: &IbUpdate, i: usize) {
             local,
             band.get(s, slot::FORCE + c, local) + f,
         );
-        band.set(s, slot::PASS + c, local, 0.0);
+        band.pass.write(k, 0);
     }
 }

@@ -59,13 +59,13 @@ pub mod units;
 pub use access::Populations;
 pub use boundary::CellKind;
 pub(crate) use collide::relax_moments;
-pub use collide::{collide, collide_forced, AcmMrt, Bgk, Model, RmMrt};
+pub use collide::{collide, collide_forced, collide_with, AcmMrt, Bgk, Model, RmMrt};
 pub use d3q27::Q;
 pub use layout::Lattice;
 pub use params::{LbmParams, Rates};
 pub use stream::{
     boundary_fields, init_cell, pull_cell, store_fields, stream_collide_cell,
-    stream_collide_interior,
+    stream_collide_interior, stream_collide_interior_band,
 };
 pub use units::Units;
 

@@ -7,7 +7,7 @@ use super::access::{neighbour, Populations};
 use super::boundary::{
     anti_bounce_back, moving_bounce_back, FLUID, KIND_MASK, NEAR_BOUNDARY, OUTLET,
 };
-use super::collide::{collide, collide_forced, Model};
+use super::collide::{collide_with, Model};
 use super::params::LbmParams;
 use super::{moments, CellKind, Q};
 use crate::kernel::{DevSlice, DevSliceMut};
@@ -40,7 +40,7 @@ pub unsafe fn stream_collide_cell<M: Model>(a: &StreamCollide<M>, cell: usize) {
     }
     let pops = Populations::new(p.lattice);
     let mut f = pull_cell(p, a.flags, a.src, cell);
-    finish::<M>(a, pops, cell, &mut f);
+    finish::<M, true>(a, pops, cell, &mut f);
 }
 
 /// The 27 populations fluid cell `cell` pulls from `src` this step, boundary conditions
@@ -70,33 +70,51 @@ pub unsafe fn pull_cell(
 /// As [`stream_collide_cell`].
 #[inline(always)]
 pub unsafe fn stream_collide_interior<M: Model>(a: &StreamCollide<M>, cell: usize) {
+    interior::<M, false>(a, cell)
+}
+
+/// [`stream_collide_interior`] adding the band's immersed-boundary force to band cells.
+///
+/// # Safety
+/// As [`stream_collide_cell`], with `a.band` valid when active.
+#[inline(always)]
+pub unsafe fn stream_collide_interior_band<M: Model>(a: &StreamCollide<M>, cell: usize) {
+    interior::<M, true>(a, cell)
+}
+
+#[inline(always)]
+unsafe fn interior<M: Model, const BAND: bool>(a: &StreamCollide<M>, cell: usize) {
     if a.flags.read(cell) != FLUID {
         return;
     }
     let pops = Populations::new(a.p.lattice);
     let mut f = pops.pull(a.src, cell);
-    finish::<M>(a, pops, cell, &mut f);
+    finish::<M, BAND>(a, pops, cell, &mut f);
 }
 
-/// Collide the gathered populations, store them and (when asked) the fields.
+/// Collide the gathered populations, store them and (when asked) the fields. With `BAND`, a
+/// band cell's immersed-boundary force joins the body force.
 #[inline(always)]
-unsafe fn finish<M: Model>(a: &StreamCollide<M>, pops: Populations, cell: usize, f: &mut [f32; Q]) {
-    let ib = if a.band.active != 0 {
+unsafe fn finish<M: Model, const BAND: bool>(
+    a: &StreamCollide<M>,
+    pops: Populations,
+    cell: usize,
+    f: &mut [f32; Q],
+) {
+    let p = &a.p;
+    let ib = if BAND && a.band.active != 0 {
         a.band.force(cell)
     } else {
         None
     };
-    let (rho, u) = match ib {
-        None => collide::<M>(f, &a.p),
-        Some(g) => {
-            let p = &a.p;
-            collide_forced::<M>(
-                f,
-                p,
-                [p.force[0] + g[0], p.force[1] + g[1], p.force[2] + g[2]],
-            )
-        }
+    let (force, has_force) = match ib {
+        None => (p.force, p.has_force != 0),
+        Some(g) => (
+            [p.force[0] + g[0], p.force[1] + g[1], p.force[2] + g[2]],
+            true,
+        ),
     };
+    let (rho, u) = collide_with::<M>(f, &p.rates, force, has_force);
     pops.store(a.dst, cell, f);
     if a.p.store_fields != 0 {
         store_fields(a.fields, a.p.lattice.cells(), cell, rho, u);

@@ -392,10 +392,7 @@ pub fn force_difference(
         |r: &super::immersed::ForceRow| r.force,
         |r: &super::immersed::ForceRow| r.torque,
     ] {
-        let scale = b
-            .iter()
-            .flat_map(|r| pick(r))
-            .fold(0.0f64, |m, v| m.max(v.abs()));
+        let scale = b.iter().flat_map(&pick).fold(0.0f64, |m, v| m.max(v.abs()));
         let diff = a
             .iter()
             .zip(b)
@@ -458,6 +455,7 @@ fn moving_sphere(model: CollisionModel) -> Result<Setup, FluidError> {
         1,
         [n as f64; 3],
         1 << 20,
+        super::immersed::RETRACTION,
     )
     .map_err(|e| FluidError::Invalid(e.to_string()))?;
     solid.reference_area = std::f64::consts::PI * 25.0;
@@ -474,6 +472,7 @@ fn moving_sphere(model: CollisionModel) -> Result<Setup, FluidError> {
     setup.immersed = Immersed {
         solids: vec![solid, spin],
         periodic: [true; 3],
+        passes: 0,
     };
     Ok(setup)
 }

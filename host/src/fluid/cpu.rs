@@ -9,9 +9,9 @@ use murmur_common::lbm::abi::{
     Health, IbClear, IbForce, IbMark, IbUpdate, IbVelocity, Init, SampleSet, StreamCollide,
     RECORD_FLOATS,
 };
-use murmur_common::lbm::band::{counter, pool_len, BandMut, BandRef, EMPTY};
+use murmur_common::lbm::band::{counter, pass_len, pool_len, BandMut, BandRef, EMPTY};
 use murmur_common::lbm::health::{self, cell_words, word, Report};
-use murmur_common::lbm::immersed::{self, record_index};
+use murmur_common::lbm::immersed::{self, record_fixed, record_index};
 use murmur_common::lbm::{
     init_cell, stream_collide_cell, CollisionModel, Lattice, LbmParams, Model, Populations,
 };
@@ -41,9 +41,10 @@ struct CpuIb {
     table: Vec<u32>,
     brick_of: Vec<u32>,
     pool: Vec<f32>,
+    pass: Vec<u64>,
     counter: Vec<u32>,
     sample_force: Vec<f32>,
-    ring: Vec<f32>,
+    ring: Vec<u64>,
     records: RecordRing,
     /// Rows read from a full ring and not yet taken.
     taken: Vec<ForceRow>,
@@ -55,9 +56,10 @@ impl CpuIb {
             table: vec![EMPTY; plan.bricks.count()],
             brick_of: vec![0; plan.capacity as usize],
             pool: vec![0.0; pool_len(plan.capacity)],
+            pass: vec![0; pass_len(plan.capacity)],
             counter: vec![0; counter::WORDS],
             sample_force: vec![0.0; 3 * plan.body.len()],
-            ring: vec![0.0; super::immersed::RING_STEPS * RECORD_FLOATS],
+            ring: vec![0; super::immersed::RING_STEPS * RECORD_FLOATS],
             records: RecordRing::default(),
             taken: Vec::new(),
             plan,
@@ -72,6 +74,7 @@ impl CpuIb {
             table: view_mut(&mut self.table),
             brick_of: view_mut(&mut self.brick_of),
             pool: view_mut(&mut self.pool),
+            pass: view_mut(&mut self.pass),
             counter: view_mut(&mut self.counter),
         }
     }
@@ -225,28 +228,30 @@ impl CpuFluid {
                 };
                 for s in 0..n_samples {
                     // SAFETY: one sample at a time: plain additions are the atomic ones.
-                    let r = unsafe { immersed::sample_force(&a, s, |p, v| *p += v) };
+                    let r =
+                        unsafe { immersed::sample_force(&a, s, |p, v| *p = (*p).wrapping_add(v)) };
                     for c in 0..3 {
+                        // SAFETY: the record holds every solid's values.
                         unsafe {
-                            *record.at(record_index(r.solid, c)) += r.force[c];
-                            *record.at(record_index(r.solid, 3 + c)) += r.torque[c];
+                            let f = record.at(record_index(r.solid, c));
+                            *f = (*f).wrapping_add(record_fixed(r.force[c]));
+                            let t = record.at(record_index(r.solid, 3 + c));
+                            *t = (*t).wrapping_add(record_fixed(r.torque[c]));
                         }
                     }
                 }
             });
-            if ib.plan.passes > 1 {
-                stage(times, "ib_update", || {
-                    let a = Shared(IbUpdate { band });
-                    (0..items)
-                        .into_par_iter()
-                        .with_min_len(CHUNK)
-                        .for_each(|i| {
-                            let a = &a;
-                            // SAFETY: each band cell updates only its own values.
-                            unsafe { immersed::band_update(&a.0, i) };
-                        });
-                });
-            }
+            stage(times, "ib_update", || {
+                let a = Shared(IbUpdate { band });
+                (0..items)
+                    .into_par_iter()
+                    .with_min_len(CHUNK)
+                    .for_each(|i| {
+                        let a = &a;
+                        // SAFETY: each band cell updates only its own values.
+                        unsafe { immersed::band_update(&a.0, i) };
+                    });
+            });
         }
         if ib.counter[counter::OVERFLOW] != 0 {
             return Err(band_overflow(ib.plan.capacity));

@@ -10,9 +10,9 @@ use crate::timing::StageTimes;
 use cudarc::driver::CudaSlice;
 use murmur_common::lbm::abi::{
     Boundary, Health, IbClear, IbForce, IbMark, IbUpdate, IbVelocity, Init, SampleSet,
-    StreamCollide, RECORD_FLOATS,
+    StreamCollide, StreamCollideBand, RECORD_FLOATS,
 };
-use murmur_common::lbm::band::{counter, pool_len, BandMut, BandRef};
+use murmur_common::lbm::band::{counter, pass_len, pool_len, BandMut, BandRef};
 use murmur_common::lbm::boundary::FLUID;
 use murmur_common::lbm::health::{self, word, Report};
 use murmur_common::lbm::immersed::clear_items;
@@ -53,9 +53,10 @@ struct CudaIb {
     table: CudaSlice<u32>,
     brick_of: CudaSlice<u32>,
     pool: CudaSlice<f32>,
+    pass: CudaSlice<u64>,
     counter: CudaSlice<u32>,
     /// [`RING_STEPS`] force records.
-    ring: CudaSlice<f32>,
+    ring: CudaSlice<u64>,
     records: RecordRing,
     /// Rows read from a full ring and not yet taken.
     taken: Vec<ForceRow>,
@@ -71,6 +72,7 @@ impl CudaIb {
             table: gpu.zeros(plan.bricks.count())?,
             brick_of: gpu.zeros(plan.capacity as usize)?,
             pool: gpu.zeros(pool_len(plan.capacity))?,
+            pass: gpu.zeros(pass_len(plan.capacity))?,
             counter: gpu.zeros(counter::WORDS)?,
             ring: gpu.zeros(RING_STEPS * RECORD_FLOATS)?,
             records: RecordRing::default(),
@@ -107,6 +109,7 @@ impl CudaIb {
             table: l.write(&mut self.table),
             brick_of: l.write(&mut self.brick_of),
             pool: l.write(&mut self.pool),
+            pass: l.write(&mut self.pass),
             counter: l.write(&mut self.counter),
         }
     }
@@ -195,15 +198,13 @@ impl CudaIb {
             // values are added atomically.
             unsafe { l.run(a, Shape::per_item(n_samples, BLOCK_SIZE)) }?;
             clock.mark(&gpu.stream, "ib_force")?;
-            if self.plan.passes > 1 {
-                let mut l = gpu.launch();
-                let a = IbUpdate {
-                    band: self.band(&mut l),
-                };
-                // SAFETY: one thread per band cell.
-                unsafe { l.run(a, Shape::per_item(items, BLOCK_SIZE)) }?;
-                clock.mark(&gpu.stream, "ib_update")?;
-            }
+            let mut l = gpu.launch();
+            let a = IbUpdate {
+                band: self.band(&mut l),
+            };
+            // SAFETY: one thread per band cell.
+            unsafe { l.run(a, Shape::per_item(items, BLOCK_SIZE)) }?;
+            clock.mark(&gpu.stream, "ib_update")?;
         }
         self.records.pending.push(step);
         Ok(())
@@ -276,6 +277,7 @@ impl CudaFluid {
     fn stream_collide<M: Model>(&mut self, p: LbmParams) -> Result<(), FluidError>
     where
         StreamCollide<M>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+        StreamCollideBand<M>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
         Boundary<M>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     {
         let cells = p.lattice.cells() as u64;
@@ -299,8 +301,17 @@ impl CudaFluid {
         )
         .with_band(band);
         // SAFETY: flags holds n bytes, src and dst a time level each (distinct buffers), fields
-        // 4 n floats; one thread per cell.
-        unsafe { l.run(step, Shape::per_item(cells, BLOCK_SIZE)) }?;
+        // 4 n floats, the band's table and pool their plan's sizes; one thread per cell.
+        unsafe {
+            if band.active != 0 {
+                l.run(
+                    StreamCollideBand { step },
+                    Shape::per_item(cells, BLOCK_SIZE),
+                )
+            } else {
+                l.run(step, Shape::per_item(cells, BLOCK_SIZE))
+            }
+        }?;
         self.clock.mark(&self.gpu.stream, "stream_collide")?;
         if self.boundary_count > 0 {
             let mut l = self.gpu.launch();

@@ -5,13 +5,19 @@
 
 use super::ib::{Immersed, Solid};
 use murmur_common::lbm::abi::{Solids, FORCE_RECORD, RECORD_FLOATS};
-use murmur_common::lbm::band::{capacity_for, pool_len, Bricks, BRICK_CELLS};
+use murmur_common::lbm::band::{capacity_for, pass_len, pool_len, Bricks, BRICK_CELLS};
 use murmur_common::lbm::ib::{Domain, MAX_SOLIDS};
+use murmur_common::lbm::immersed::record_value;
 use murmur_common::lbm::Lattice;
 
-/// Multi-direct-forcing passes `k` per step. Fixed for every scene (see docs/fluid.md for the
-/// case it was chosen on).
+/// Multi-direct-forcing passes `k` per step. Fixed for every scene, chosen with
+/// [`RETRACTION`] on cylindrical Couette flow (`validate_ib::Couette`, docs/fluid.md).
 pub const PASSES: u32 = 3;
+
+/// How far (cells) samples sit inside their solid, along the inward surface normal: the
+/// diffuse interface of the 2-point kernel puts the effective wall outside the samples. Fixed
+/// for every scene, chosen with [`PASSES`] on cylindrical Couette flow.
+pub const RETRACTION: f64 = 0.25;
 
 /// Steps of force records the backends keep before they must be read ([`RecordRing`]).
 pub const RING_STEPS: usize = 1024;
@@ -78,7 +84,11 @@ impl IbPlan {
             domain: Domain::new(lattice, immersed.periodic),
             bricks,
             capacity,
-            passes: PASSES,
+            passes: if immersed.passes == 0 {
+                PASSES
+            } else {
+                immersed.passes
+            },
         })
     }
 
@@ -87,8 +97,9 @@ impl IbPlan {
         let samples = self.body.len() as u64 * (16 + 4 + 12);
         let band = self.bricks.count() as u64 * 4
             + self.capacity as u64 * 4
-            + pool_len(self.capacity) as u64 * 4;
-        samples + band + (RING_STEPS * RECORD_FLOATS * 4) as u64
+            + pool_len(self.capacity) as u64 * 4
+            + pass_len(self.capacity) as u64 * 8;
+        samples + band + (RING_STEPS * RECORD_FLOATS * 8) as u64
     }
 
     /// Threads of the per-band-cell stages.
@@ -105,9 +116,9 @@ impl IbPlan {
         out
     }
 
-    /// The forces of one step from its record (lattice units), with the inner fluid's
-    /// inertia added for accelerating closed solids (reference density 1).
-    pub fn rows(&self, step: u64, record: &[f32]) -> Vec<ForceRow> {
+    /// The forces of one step from its fixed-point record (lattice units), with the inner
+    /// fluid's inertia added for accelerating closed solids (reference density 1).
+    pub fn rows(&self, step: u64, record: &[u64]) -> Vec<ForceRow> {
         self.solids
             .iter()
             .enumerate()
@@ -118,8 +129,8 @@ impl IbPlan {
                 ForceRow {
                     step,
                     solid: i,
-                    force: [0, 1, 2].map(|a| r[a] as f64 + fi[a]),
-                    torque: [0, 1, 2].map(|a| r[3 + a] as f64 + ti[a]),
+                    force: [0, 1, 2].map(|a| record_value(r[a]) + fi[a]),
+                    torque: [0, 1, 2].map(|a| record_value(r[3 + a]) + ti[a]),
                 }
             })
             .collect()
@@ -161,7 +172,7 @@ impl RecordRing {
     }
 
     /// Decodes the pending records from the ring's floats and empties the ring.
-    pub fn drain(&mut self, plan: &IbPlan, ring: &[f32]) -> Vec<ForceRow> {
+    pub fn drain(&mut self, plan: &IbPlan, ring: &[u64]) -> Vec<ForceRow> {
         let mut rows = Vec::new();
         for (slot, &step) in self.pending.iter().enumerate() {
             rows.extend(plan.rows(

@@ -15,6 +15,7 @@ pub mod immersed;
 pub mod output;
 pub mod scene;
 pub mod validate;
+pub mod validate_ib;
 
 use crate::timing::StageTimes;
 use murmur_common::lbm::{CellKind, CollisionModel, Lattice, LbmParams};

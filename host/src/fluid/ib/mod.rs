@@ -24,6 +24,9 @@ pub struct Immersed {
     pub solids: Vec<Solid>,
     /// Axes that wrap for the stencils: the scene's periodic faces.
     pub periodic: [bool; 3],
+    /// Multi-direct-forcing passes per step; 0: the fixed default
+    /// ([`crate::fluid::immersed::PASSES`]). Only the study that chose the default sets it.
+    pub passes: u32,
 }
 
 impl Immersed {

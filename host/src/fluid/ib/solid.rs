@@ -204,7 +204,8 @@ impl Solid {
     /// `center` with `orientation` (unit quaternion, body -> world), sampled there by
     /// Poisson-disk dart throwing at spacing `spacing` (cells) from `seed`, with the periodic
     /// lengths `periodic` (0 for walls). Sample offsets are stored in the body frame (minimum
-    /// image across periodic axes).
+    /// image across periodic axes), moved `retraction` cells into the solid along the surface's
+    /// inward normal (see [`crate::fluid::immersed::RETRACTION`]).
     #[allow(clippy::too_many_arguments)]
     pub fn sampled(
         name: &str,
@@ -216,6 +217,7 @@ impl Solid {
         seed: u64,
         periodic: [f64; 3],
         max_samples: usize,
+        retraction: f64,
     ) -> Result<(Solid, super::Samples), super::SamplingError> {
         let pose = super::Pose::new(center, orientation, 1.0)?;
         let world = mesh.transformed(&pose);
@@ -228,14 +230,24 @@ impl Solid {
             max_samples,
         )?;
         let r = quat_matrix(pose.rotation);
-        let body = samples
+        let offsets: Vec<[f64; 3]> = samples
             .positions
             .iter()
             .map(|p| {
                 let d = super::sampling::delta(*p, center, periodic);
                 // R^T d: back into the body frame.
-                [0, 1, 2].map(|j| (r[0][j] * d[0] + r[1][j] * d[1] + r[2][j] * d[2]) as f32)
+                [0, 1, 2].map(|j| r[0][j] * d[0] + r[1][j] * d[1] + r[2][j] * d[2])
             })
+            .collect();
+        let normals = if retraction != 0.0 {
+            surface_normals(mesh, &offsets, spacing)
+        } else {
+            vec![[0.0; 3]; offsets.len()]
+        };
+        let body = offsets
+            .iter()
+            .zip(&normals)
+            .map(|(o, n)| [0, 1, 2].map(|a| (o[a] - retraction * n[a]) as f32))
             .collect();
         let (lo, hi) = mesh.bounds();
         let radius = (0..3)
@@ -313,6 +325,118 @@ impl Solid {
     pub fn is_empty(&self) -> bool {
         self.body.is_empty()
     }
+}
+
+/// The outward unit normal of the triangle of `mesh` nearest to each of `points` (all in the
+/// mesh's frame; the points lie on the surface), found through a hash grid of the triangles'
+/// bounding boxes with cells of `max(2 spacing, 1)`.
+pub fn surface_normals(
+    mesh: &super::TriangleMesh,
+    points: &[[f64; 3]],
+    spacing: f64,
+) -> Vec<[f64; 3]> {
+    use std::collections::HashMap;
+    let h = (2.0 * spacing).max(1.0);
+    let key = |p: [f64; 3]| p.map(|c| (c / h).floor() as i64);
+    let mut grid: HashMap<[i64; 3], Vec<u32>> = HashMap::new();
+    for t in 0..mesh.triangles.len() {
+        let c = mesh.corners(t);
+        let lo = key([0, 1, 2].map(|a| c[0][a].min(c[1][a]).min(c[2][a])));
+        let hi = key([0, 1, 2].map(|a| c[0][a].max(c[1][a]).max(c[2][a])));
+        for x in lo[0]..=hi[0] {
+            for y in lo[1]..=hi[1] {
+                for z in lo[2]..=hi[2] {
+                    grid.entry([x, y, z]).or_default().push(t as u32);
+                }
+            }
+        }
+    }
+    points
+        .iter()
+        .map(|&p| {
+            let k = key(p);
+            let mut best = (f64::INFINITY, [0.0; 3]);
+            for dx in -1..=1 {
+                for dy in -1..=1 {
+                    for dz in -1..=1 {
+                        let Some(list) = grid.get(&[k[0] + dx, k[1] + dy, k[2] + dz]) else {
+                            continue;
+                        };
+                        for &t in list {
+                            let c = mesh.corners(t as usize);
+                            let d = point_triangle_distance2(p, c);
+                            if d < best.0 {
+                                best = (d, triangle_normal(c));
+                            }
+                        }
+                    }
+                }
+            }
+            best.1
+        })
+        .collect()
+}
+
+fn sub3(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
+    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+}
+
+fn dot3(a: [f64; 3], b: [f64; 3]) -> f64 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+}
+
+fn cross3(a: [f64; 3], b: [f64; 3]) -> [f64; 3] {
+    [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ]
+}
+
+/// Unit normal of a counter-clockwise triangle (outward for the meshes here).
+fn triangle_normal(c: [[f64; 3]; 3]) -> [f64; 3] {
+    let n = cross3(sub3(c[1], c[0]), sub3(c[2], c[0]));
+    let l = norm(n);
+    if l > 0.0 {
+        n.map(|v| v / l)
+    } else {
+        [0.0; 3]
+    }
+}
+
+/// Squared distance from `p` to the triangle `c` (Ericson, "Real-Time Collision Detection",
+/// 2005, Sec. 5.1.5: the closest point by Voronoi regions of the vertices and edges).
+fn point_triangle_distance2(p: [f64; 3], c: [[f64; 3]; 3]) -> f64 {
+    let [a, b, cc] = c;
+    let (ab, ac, ap) = (sub3(b, a), sub3(cc, a), sub3(p, a));
+    let (d1, d2) = (dot3(ab, ap), dot3(ac, ap));
+    let closest = if d1 <= 0.0 && d2 <= 0.0 {
+        a
+    } else {
+        let bp = sub3(p, b);
+        let (d3, d4) = (dot3(ab, bp), dot3(ac, bp));
+        let cp = sub3(p, cc);
+        let (d5, d6) = (dot3(ab, cp), dot3(ac, cp));
+        let (vc, vb, va) = (d1 * d4 - d3 * d2, d5 * d2 - d1 * d6, d3 * d6 - d5 * d4);
+        let lerp = |o: [f64; 3], e: [f64; 3], t: f64| [0, 1, 2].map(|i| o[i] + t * e[i]);
+        if d3 >= 0.0 && d4 <= d3 {
+            b
+        } else if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
+            lerp(a, ab, d1 / (d1 - d3))
+        } else if d6 >= 0.0 && d5 <= d6 {
+            cc
+        } else if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
+            lerp(a, ac, d2 / (d2 - d6))
+        } else if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
+            lerp(b, sub3(cc, b), (d4 - d3) / ((d4 - d3) + (d5 - d6)))
+        } else {
+            let denom = 1.0 / (va + vb + vc);
+            let (v, w) = (vb * denom, vc * denom);
+            [0, 1, 2].map(|i| a[i] + ab[i] * v + ac[i] * w)
+        }
+    };
+    let d = sub3(p, closest);
+    dot3(d, d)
 }
 
 fn norm(v: [f64; 3]) -> f64 {
