@@ -61,6 +61,58 @@ impl Units {
         t / self.dt
     }
 
+    /// Steps to seconds.
+    pub fn time_to_si(&self, steps: f64) -> f64 {
+        steps * self.dt
+    }
+
+    /// Cells to metres.
+    pub fn length_to_si(&self, cells: f64) -> f64 {
+        cells * self.dx
+    }
+
+    /// Metres to cells.
+    pub fn length_to_lattice(&self, m: f64) -> f64 {
+        m / self.dx
+    }
+
+    /// Cells^2 to m^2.
+    pub fn area_to_si(&self, cells2: f64) -> f64 {
+        cells2 * self.dx * self.dx
+    }
+
+    /// m^2 to cells^2.
+    pub fn area_to_lattice(&self, m2: f64) -> f64 {
+        m2 / (self.dx * self.dx)
+    }
+
+    /// Lattice force (lattice density x `dx^4 / dt^2`: a force density `rho dx / dt^2` times a
+    /// volume in cells) to newtons: `F rho_0 dx^4 / dt^2`.
+    pub fn force_to_si(&self, f: f64) -> f64 {
+        f * self.rho0 * self.dx * self.dx * self.dx * self.dx / (self.dt * self.dt)
+    }
+
+    /// Newtons to lattice force (the inverse of [`Units::force_to_si`]).
+    pub fn force_to_lattice(&self, f: f64) -> f64 {
+        f * self.dt * self.dt / (self.rho0 * self.dx * self.dx * self.dx * self.dx)
+    }
+
+    /// Lattice torque (lattice force times cells, `rho dx^5 / dt^2`) to N m:
+    /// `T rho_0 dx^5 / dt^2`.
+    pub fn torque_to_si(&self, t: f64) -> f64 {
+        self.force_to_si(t) * self.dx
+    }
+
+    /// A rate in 1/step (a velocity gradient or vorticity in lattice units) to 1/s.
+    pub fn rate_to_si(&self, r: f64) -> f64 {
+        r / self.dt
+    }
+
+    /// A squared rate in 1/step^2 (e.g. the Q-criterion in lattice units) to 1/s^2.
+    pub fn rate_squared_to_si(&self, r2: f64) -> f64 {
+        r2 / (self.dt * self.dt)
+    }
+
     /// Lattice density to kg/m^3.
     pub fn density_to_si(&self, rho: f64) -> f64 {
         rho * self.rho0
@@ -95,5 +147,32 @@ mod tests {
         assert!((nu - 0.1 * 64.0 / 100.0).abs() < 1e-12, "Re = u N / nu");
         assert!((Units::tau(nu) - (3.0 * 0.064 + 0.5)).abs() < 1e-12);
         assert!((u.velocity_to_si(0.1) - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn force_torque_and_rate_conversions_by_hand() {
+        // dx = 0.01 m, dt = 0.001 s, rho0 = 1000 kg/m^3:
+        // one lattice force unit = 1000 * 1e-8 / 1e-6 = 10 N; torque unit = 10 N * 0.01 m.
+        let u = Units {
+            dx: 0.01,
+            dt: 0.001,
+            rho0: 1000.0,
+        };
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs().max(1.0);
+        assert!(close(u.force_to_si(1.0), 10.0));
+        assert!(close(u.force_to_si(-0.25), -2.5));
+        assert!(close(u.force_to_lattice(10.0), 1.0));
+        assert!(close(u.torque_to_si(2.0), 0.2));
+        assert!(close(u.area_to_si(100.0), 0.01));
+        assert!(close(u.area_to_lattice(0.01), 100.0));
+        assert!(close(u.length_to_si(50.0), 0.5));
+        assert!(close(u.length_to_lattice(0.5), 50.0));
+        assert!(close(u.time_to_si(2000.0), 2.0));
+        assert!(close(u.rate_to_si(0.01), 10.0));
+        assert!(close(u.rate_squared_to_si(1e-4), 100.0));
+        // Lattice units convert to themselves.
+        let l = Units::LATTICE;
+        assert_eq!(l.force_to_si(0.3), 0.3);
+        assert_eq!(l.torque_to_si(0.3), 0.3);
     }
 }
