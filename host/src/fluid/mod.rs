@@ -16,6 +16,7 @@ pub mod ib;
 pub mod immersed;
 pub mod output;
 pub mod scene;
+pub mod sink;
 pub mod validate;
 pub mod validate_ib;
 

@@ -1,0 +1,134 @@
+//! Where a scene run's results go: fields (`.vti` and `.npz`, with vorticity and Q computed once
+//! per output), the solids' samples (`.vtp`) and the forces (CSV time series and summary).
+
+use super::driver::Sink;
+use super::forces::{ForceSample, ForceSeries, ForceSummary};
+use super::immersed::{ForceRow, SampleSnapshot};
+use super::output::{write_vtp, SampleSlices, Snapshot};
+use super::{Fields, FluidError};
+use murmur_common::lbm::Units;
+use std::path::{Path, PathBuf};
+
+/// Where fields go.
+#[derive(Clone, Debug)]
+pub enum Out {
+    /// Nowhere (figures only).
+    None,
+    /// The final fields to one `.vti` or `.npz` file.
+    File(PathBuf),
+    /// `NAME_STEP.vti`, `.npz` and (with solids) `.vtp` every output step, and
+    /// `NAME_forces.csv`.
+    Dir(PathBuf),
+}
+
+impl Out {
+    /// The forces CSV of a run named `name`: beside the output file, in the output folder, or
+    /// none.
+    pub fn forces_csv(&self, name: &str) -> Option<PathBuf> {
+        match self {
+            Out::None => None,
+            Out::File(p) => {
+                let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or(name);
+                Some(p.with_file_name(format!("{stem}_forces.csv")))
+            }
+            Out::Dir(d) => Some(d.join(format!("{name}_forces.csv"))),
+        }
+    }
+}
+
+/// Writes a scene run's outputs.
+pub struct RunSink {
+    pub name: String,
+    pub flags: Vec<u8>,
+    pub units: Units,
+    /// Axes that wrap, for the velocity gradients.
+    pub periodic: [bool; 3],
+    pub out: Out,
+    /// Files written, in order.
+    pub written: Vec<PathBuf>,
+    /// The forces' time series (None without solids).
+    pub forces: Option<ForceSeries>,
+}
+
+impl RunSink {
+    /// Closes the force series (the CSV holds every row) and returns the summaries.
+    pub fn finish(&mut self) -> Result<Vec<ForceSummary>, FluidError> {
+        match self.forces.take() {
+            Some(series) => {
+                if let Some(p) = series.csv_path() {
+                    self.written.push(p.to_path_buf());
+                }
+                series.finish()
+            }
+            None => Ok(Vec::new()),
+        }
+    }
+
+    fn samples(&mut self, path: &Path, s: &SampleSnapshot, time_s: f64) -> Result<(), FluidError> {
+        // The writer takes the force density the solid exerts on the fluid, `F_s`; the
+        // snapshot holds the reaction `-F_s dA_s`.
+        let density: Vec<[f32; 3]> = s
+            .force
+            .iter()
+            .zip(&s.area)
+            .map(|(f, &a)| f.map(|c| if a > 0.0 { -c / a } else { 0.0 }))
+            .collect();
+        let slices = SampleSlices {
+            position: &s.positions,
+            velocity: &s.velocity,
+            force_density: &density,
+            area: &s.area,
+            solid: &s.solid,
+        };
+        write_vtp(path, &slices, &self.units, time_s)?;
+        self.written.push(path.to_path_buf());
+        Ok(())
+    }
+}
+
+impl Sink for RunSink {
+    fn fields(
+        &mut self,
+        step: u64,
+        f: &Fields,
+        samples: Option<&SampleSnapshot>,
+    ) -> Result<(), FluidError> {
+        let t = step as f64 * self.units.dt;
+        match self.out.clone() {
+            Out::None => {}
+            Out::File(p) => {
+                Snapshot::new(f, &self.flags, &self.units, t, self.periodic)?.write(&p)?;
+                self.written.push(p);
+            }
+            Out::Dir(d) => {
+                let snapshot = Snapshot::new(f, &self.flags, &self.units, t, self.periodic)?;
+                for ext in ["vti", "npz"] {
+                    let p = d.join(format!("{}_{step:07}.{ext}", self.name));
+                    snapshot.write(&p)?;
+                    self.written.push(p);
+                }
+                if let Some(s) = samples {
+                    let p = d.join(format!("{}_{step:07}.vtp", self.name));
+                    self.samples(&p, s, t)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn forces(&mut self, rows: &[ForceRow]) -> Result<(), FluidError> {
+        if let Some(series) = self.forces.as_mut() {
+            let batch: Vec<ForceSample> = rows
+                .iter()
+                .map(|r| ForceSample {
+                    step: r.step,
+                    solid: r.solid,
+                    force: r.force,
+                    torque: r.torque,
+                })
+                .collect();
+            series.record(&batch)?;
+        }
+        Ok(())
+    }
+}
