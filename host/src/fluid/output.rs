@@ -3,6 +3,7 @@
 
 use super::{Fields, FluidError};
 use crate::atomic_file::write_atomic;
+use murmur_common::lbm::boundary::KIND_MASK;
 use murmur_common::lbm::Units;
 use ndarray::{Array1, Array3, Array4};
 use ndarray_npy::NpzWriter;
@@ -34,13 +35,19 @@ fn to_si(fields: &Fields, units: &Units) -> Si {
     s
 }
 
+/// The `CellKind` of every cell byte (without its face and marker bits).
+fn kinds(flags: &[u8]) -> Vec<u8> {
+    flags.iter().map(|&b| b & KIND_MASK).collect()
+}
+
 fn write_error(path: &Path, e: impl std::fmt::Display) -> FluidError {
     FluidError::Invalid(format!("cannot write {}: {e}", path.display()))
 }
 
 /// Writes `.vti` (VTK ImageData, appended raw little-endian data, UInt64 block headers): point
 /// data `density` (kg/m^3), `pressure` (Pa, deviation from the reference), `velocity` (m/s),
-/// `cell_type` (0 fluid, 1 wall, 2 moving wall, 3 inlet, 4 outlet); spacing `dx` metres.
+/// `cell_type` (the `CellKind`: 0 fluid, 1 wall, 2 moving wall, 3 inlet, 4 outlet, 5 free-slip
+/// wall); spacing `dx` metres.
 pub fn write_vti(
     path: &Path,
     fields: &Fields,
@@ -55,7 +62,7 @@ pub fn write_vti(
         ("density", "Float32", 1, as_bytes(&si.density)),
         ("pressure", "Float32", 1, as_bytes(&si.pressure)),
         ("velocity", "Float32", 3, as_bytes(&si.velocity)),
-        ("cell_type", "UInt8", 1, flags.to_vec()),
+        ("cell_type", "UInt8", 1, kinds(flags)),
     ];
     let extent = format!("0 {} 0 {} 0 {}", l.nx - 1, l.ny - 1, l.nz - 1);
     let mut header = String::new();
@@ -109,7 +116,7 @@ pub fn write_npz(
     let pressure = Array3::from_shape_vec(shape, si.pressure).map_err(bad)?;
     let velocity =
         Array4::from_shape_vec((shape.0, shape.1, shape.2, 3), si.velocity).map_err(bad)?;
-    let cell_type = Array3::from_shape_vec(shape, flags.to_vec()).map_err(bad)?;
+    let cell_type = Array3::from_shape_vec(shape, kinds(flags)).map_err(bad)?;
     write_atomic(path, |w| {
         let mut npz = NpzWriter::new(w);
         let e = |e: ndarray_npy::WriteNpzError| std::io::Error::other(e.to_string());

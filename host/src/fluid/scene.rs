@@ -3,7 +3,8 @@
 //! validation cases, and the stability checks every entry point goes through.
 
 use super::{Fields, FluidError, Setup};
-use murmur_common::lbm::{CellKind, CollisionModel, Lattice, LbmParams, Rates, Units};
+use murmur_common::lbm::boundary::cell_byte;
+use murmur_common::lbm::{CellKind, CollisionModel, Face, Lattice, LbmParams, Rates, Units};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -328,17 +329,7 @@ pub fn check_rates(r: &Rates) -> Result<(), FluidError> {
 
 /// Parameters for a lattice with viscosity `nu` and no force or boundary velocities.
 pub fn base_params(lattice: Lattice, nu: f32) -> LbmParams {
-    LbmParams {
-        lattice,
-        store_fields: 0,
-        rates: Rates::from_viscosity(nu),
-        force: [0.0; 3],
-        has_force: 0,
-        wall_velocity: [0.0; 3],
-        outlet_density: 1.0,
-        inlet_velocity: [0.0; 3],
-        _pad: 0,
-    }
+    LbmParams::new(lattice, Rates::from_viscosity(nu))
 }
 
 fn lattice_checked(nx: u32, ny: u32, nz: u32) -> Result<Lattice, FluidError> {
@@ -369,13 +360,13 @@ pub fn cavity(
     for (cell, f) in flags.iter_mut().enumerate() {
         let (x, y, _) = lattice.coords(cell);
         if y == n + 1 {
-            *f = CellKind::MovingWall as u8;
+            *f = cell_byte(CellKind::MovingWall, 3);
         } else if x == 0 || x == n + 1 || y == 0 {
             *f = CellKind::Wall as u8;
         }
     }
     let mut params = base_params(lattice, nu);
-    params.wall_velocity = [u_lid, 0.0, 0.0];
+    params.faces[3] = Face::moving([u_lid, 0.0, 0.0]);
     Ok(Setup {
         model,
         params,
@@ -460,9 +451,9 @@ pub fn obstacle(
             let d = [x as f32 + 0.5, y as f32 + 0.5, z as f32 + 0.5];
             let r2: f32 = (0..3).map(|a| (d[a] - center[a]).powi(2)).sum();
             if x == 0 {
-                CellKind::Inlet as u8
+                cell_byte(CellKind::Inlet, 0)
             } else if x == nx - 1 {
-                CellKind::Outlet as u8
+                cell_byte(CellKind::Outlet, 1)
             } else if y == 0 || y == ny - 1 || z == 0 || z == nz - 1 || r2 <= radius * radius {
                 CellKind::Wall as u8
             } else {
@@ -471,8 +462,8 @@ pub fn obstacle(
         })
         .collect();
     let mut params = base_params(lattice, nu);
-    params.inlet_velocity = [u_in, 0.0, 0.0];
-    params.outlet_density = 1.0;
+    params.faces[0] = Face::moving([u_in, 0.0, 0.0]);
+    params.faces[1] = Face::outlet(1.0);
     Ok(Setup {
         model,
         params,
