@@ -124,7 +124,7 @@ fn every_shipped_scene_parses_and_builds() {
     }
     assert!(count >= 5, "expected the five scenes, found {count}");
     // Unknown keys are errors.
-    let bad = "name = \"x\"\nflow = { kind = \"poiseuille\" }\nphysical = { length = 1.0, velocity = 1.0, viscosity = 0.01 }\nlattice = { resolution = 8, typo = 1 }\n";
+    let bad = "name = \"x\"\nphysical = { length = 1.0, velocity = 1.0, viscosity = 0.01 }\nlattice = { resolution = 8, typo = 1 }\ndomain = { cells = [8, 8, 8] }\n";
     assert!(toml::from_str::<SceneFile>(bad).is_err());
 }
 
@@ -146,6 +146,7 @@ fn a_nan_stops_the_run_naming_the_step_and_keeps_the_last_good_state() {
         check_every: 10,
         output_every: 0,
         progress: false,
+        inlet_ramp: 0.0,
     };
     let err = driver::run(&mut b, &setup.flags, opts, &mut last, |_, _| Ok(())).unwrap_err();
     match err {

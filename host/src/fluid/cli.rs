@@ -3,12 +3,12 @@
 
 use super::bench::{bench_one, BenchResult};
 use super::driver::{self, BackendChoice, Checkpoint, RunOptions};
-use super::scene::{self, SceneFile};
+use super::scene::{self, Boundary, SceneFile};
 use super::validate::{self, Opener, Sizes};
 use super::{FluidBackend, FluidError, Setup};
 use anyhow::{bail, Result};
 use murmur_common::lbm::layout::BYTES_PER_CELL_STORED;
-use murmur_common::lbm::{CollisionModel, Units};
+use murmur_common::lbm::{CollisionModel, Rates, Units};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
@@ -131,18 +131,25 @@ fn run_scene(a: &RunArgs) -> Result<()> {
     if let Some(m) = a.model {
         file.collision = m;
     }
+    let in_scene = |e: FluidError| match e {
+        FluidError::Invalid(m) => FluidError::Invalid(format!("scene {}: {m}", a.scene.display())),
+        e => e,
+    };
     if a.backend == BackendChoice::Cpu {
         // The CPU lattice and the setup it is built from, before either exists.
-        let [nx, ny, nz] = file.dims()?;
+        let [nx, ny, nz] = file.dims().map_err(in_scene)?;
         let cells = nx as u64 * ny as u64 * nz as u64;
         crate::preflight::check_host_memory(
             &format!("the CPU lattice of {nx} x {ny} x {nz} cells"),
             cells * (BYTES_PER_CELL_STORED + scene::SETUP_BYTES_PER_CELL),
         )?;
     }
-    let scene = file.build()?;
+    let scene = file.build().map_err(in_scene)?;
     for w in &scene.warnings {
         eprintln!("murmur: warning: {w}");
+    }
+    for line in &scene.info {
+        println!("{line}");
     }
     let out = match &a.out {
         None => Out::None,
@@ -198,6 +205,7 @@ fn run_scene(a: &RunArgs) -> Result<()> {
             _ => 0,
         },
         progress: !a.quiet && std::io::stderr().is_terminal(),
+        inlet_ramp: scene.inlet_ramp_steps,
     };
     let mut last_good: Option<Checkpoint> = None;
     let mut written = Vec::new();
@@ -357,6 +365,22 @@ fn parity_cmd(a: &ParityArgs) -> Result<()> {
 
 /// Small scenes that exercise every boundary type and the forcing.
 pub fn parity_setups(model: CollisionModel) -> Result<Vec<(&'static str, Setup)>, FluidError> {
+    let mut duct = scene::Geometry {
+        fluid: [40, 16, 16],
+        faces: [
+            Boundary::Inlet {
+                velocity: [0.05, 0.0, 0.0],
+                parabolic: 0b100,
+            },
+            Boundary::Outlet(1.0),
+            Boundary::FreeSlip,
+            Boundary::FreeSlip,
+            Boundary::Wall,
+            Boundary::Wall,
+        ],
+    }
+    .setup(Rates::from_viscosity(0.02), model)?;
+    duct.params.inlet_scale = 0.7;
     Ok(vec![
         (
             "taylor-green 32x32x8",
@@ -371,5 +395,6 @@ pub fn parity_setups(model: CollisionModel) -> Result<Vec<(&'static str, Setup)>
             "obstacle 48x24x24 (inlet/outlet)",
             scene::obstacle([48, 24, 24], [12.0, 12.0, 12.0], 4.0, 0.05, 0.01, model)?,
         ),
+        ("duct 42x18x18 (parabolic inlet at 0.7, free-slip)", duct),
     ])
 }

@@ -161,4 +161,8 @@ impl FluidBackend for CpuFluid {
     fn reset_times(&mut self) {
         self.times.reset();
     }
+
+    fn set_inlet_scale(&mut self, scale: f32) {
+        self.params.inlet_scale = scale;
+    }
 }

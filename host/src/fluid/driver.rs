@@ -2,6 +2,7 @@
 //! to the output and reports figures.
 
 use super::{cpu::CpuFluid, Fields, FluidBackend, FluidError, Setup};
+use murmur_common::lbm::boundary::inlet_scale;
 use murmur_common::lbm::layout::BYTES_PER_CELL_STORED;
 use std::time::{Duration, Instant};
 
@@ -43,6 +44,9 @@ pub struct RunOptions {
     pub check_every: u64,
     /// Call the output every this many steps (0: only after the last step).
     pub output_every: u64,
+    /// Steps over which the inlets ramp up (0: none): before step `k` the inlet scale is set to
+    /// `murmur_common::lbm::boundary::inlet_scale(k, inlet_ramp)`.
+    pub inlet_ramp: f64,
     pub progress: bool,
 }
 
@@ -109,6 +113,9 @@ pub fn run(
     for step in 1..=opts.steps {
         let check = opts.check_every > 0 && step % opts.check_every == 0;
         let out = step == opts.steps || (opts.output_every > 0 && step % opts.output_every == 0);
+        if opts.inlet_ramp > 0.0 {
+            backend.set_inlet_scale(inlet_scale(step, opts.inlet_ramp));
+        }
         backend.step(check || out)?;
         if check || out {
             let fields = backend.fields()?;
