@@ -40,8 +40,8 @@ fn bad_input_gives_one_line_errors() {
     let scene = dir.join("unstable.toml");
     std::fs::write(
         &scene,
-        "name = \"u\"\n[flow]\nkind = \"cavity\"\n[physical]\nlength = 1.0\nvelocity = 1.0\n\
-         viscosity = 1e-9\n[lattice]\nresolution = 16\n",
+        "name = \"u\"\n[physical]\nlength = 1.0\nvelocity = 1.0\nviscosity = 1e-9\n\
+         [lattice]\nresolution = 16\n[domain]\ncells = [16, 16, 1]\n",
     )
     .unwrap();
     let (ok, _, err) = murmur(&["fluid", "run", scene.to_str().unwrap(), "--backend", "cpu"]);
@@ -67,8 +67,11 @@ fn a_lattice_larger_than_memory_is_refused_before_allocating() {
     let scene = dir.join("big.toml");
     std::fs::write(
         &scene,
-        "name = \"big\"\n[flow]\nkind = \"taylor-green\"\ndepth_cells = 500\n[physical]\n\
-         length = 1.0\nvelocity = 1.0\nviscosity = 0.001\n[lattice]\nresolution = 500\n",
+        "name = \"big\"\n[physical]\nlength = 1.0\nvelocity = 1.0\nviscosity = 0.001\n\
+         [lattice]\nresolution = 500\n[domain]\ncells = [500, 500, 500]\n[faces]\n\
+         x_min = { type = \"periodic\" }\nx_max = { type = \"periodic\" }\n\
+         y_min = { type = \"periodic\" }\ny_max = { type = \"periodic\" }\n\
+         z_min = { type = \"periodic\" }\nz_max = { type = \"periodic\" }\n",
     )
     .unwrap();
     let needed = 500u64.pow(3) * 250;
@@ -153,6 +156,203 @@ fn output_paths_are_checked_before_any_step() {
         assert!(!ok && stdout.is_empty(), "{out}: {stdout}");
         assert!(err.contains(expect), "{out}: expected {expect:?} in {err}");
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A small valid scene: a 2 x 1 x 1 m channel (32 x 16 x 16 cells) with an inlet at -x and an
+/// outlet at +x, plus `extra` (faces and solids).
+fn channel_scene(dir: &Path, file: &str, faces: &str, extra: &str) -> String {
+    let path = dir.join(file);
+    std::fs::write(
+        &path,
+        format!(
+            "name = \"t\"\n[physical]\nlength = 1.0\nvelocity = 1.0\nviscosity = 0.05\n\
+             [lattice]\nresolution = 16\n[domain]\nsize = [2.0, 1.0, 1.0]\n[faces]\n\
+             x_min = {{ type = \"inlet\" }}\nx_max = {{ type = \"outlet\" }}\n{faces}\n{extra}"
+        ),
+    )
+    .unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+fn sphere(position: &str, more: &str) -> String {
+    format!(
+        "[[solids]]\nshape = {{ type = \"sphere\", radius = 0.2 }}\nposition = {position}\n{more}\n"
+    )
+}
+
+#[test]
+fn a_scene_with_an_immersed_solid_runs_and_reports_its_samples() {
+    let dir = support::tmp("fluid-solid", "");
+    let scene = channel_scene(
+        &dir,
+        "ok.toml",
+        "y_min = { type = \"free-slip\" }\ny_max = { type = \"free-slip\" }",
+        &sphere("[0.6, 0.5, 0.5]", "spacing = 0.7"),
+    );
+    // The inlet ramps up: an impulsive start would trip the health check at the inlet corner.
+    let text = std::fs::read_to_string(&scene).unwrap();
+    let ramped = "x_min = { type = \"inlet\", ramp = 0.5 }";
+    std::fs::write(&scene, text.replace("x_min = { type = \"inlet\" }", ramped)).unwrap();
+    let (ok, stdout, err) = murmur(&[
+        "fluid",
+        "run",
+        &scene,
+        "--backend",
+        "cpu",
+        "--steps",
+        "5",
+        "--quiet",
+    ]);
+    assert!(ok, "{err}");
+    assert!(
+        stdout.contains("solid sphere: ") && stdout.contains("surface samples"),
+        "{stdout}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn scene_errors_are_one_line_and_come_before_any_step() {
+    let dir = support::tmp("fluid-scene-bad", "");
+    let cases: Vec<(&str, String, String, &str)> = vec![
+        (
+            "typo.toml",
+            String::new(),
+            "[[solids]]\nshape = { type = \"sphere\", raduis = 0.2 }\nposition = [1, 0.5, 0.5]"
+                .into(),
+            "unknown field `raduis`",
+        ),
+        (
+            "typo-top.toml",
+            String::new(),
+            "[run]\nstesp = 3".into(),
+            "at run.stesp",
+        ),
+        (
+            "one-periodic.toml",
+            "y_min = { type = \"periodic\" }".into(),
+            String::new(),
+            "faces.y_min is periodic but faces.y_max is not",
+        ),
+        (
+            "outside.toml",
+            String::new(),
+            sphere("[5.0, 0.5, 0.5]", ""),
+            "outside the domain",
+        ),
+        (
+            "inlet.toml",
+            String::new(),
+            sphere("[0.1, 0.5, 0.5]", ""),
+            "reaches into an inlet at faces.x_min",
+        ),
+        (
+            "outlet.toml",
+            String::new(),
+            sphere(
+                "[1.7, 0.5, 0.5]",
+                "motion = { type = \"oscillate\", amplitude = [0.2, 0, 0], frequency = 0.1 }",
+            ),
+            "reaches into an outlet at faces.x_max",
+        ),
+        (
+            "samples.toml",
+            String::new(),
+            sphere("[1.0, 0.5, 0.5]", "spacing = 0.001"),
+            "over the limit of 4194304 samples per scene",
+        ),
+        (
+            "fast.toml",
+            String::new(),
+            sphere(
+                "[1.0, 0.5, 0.5]",
+                "motion = { type = \"rotate\", axis = [0, 0, 1], rate = 100.0 }",
+            ),
+            "lattice Mach",
+        ),
+        (
+            "nine.toml",
+            String::new(),
+            (0..9)
+                .map(|i| sphere(&format!("[{}, 0.5, 0.5]", 0.5 + 0.1 * i as f64), ""))
+                .collect(),
+            "9 solids, at most 8",
+        ),
+        (
+            "missing-mesh.toml",
+            String::new(),
+            "[[solids]]\nshape = { type = \"mesh\", file = \"no-such-mesh.obj\" }\n\
+             position = [1, 0.5, 0.5]\nreference_area = 0.1"
+                .into(),
+            "no-such-mesh.obj",
+        ),
+        (
+            "empty-mesh.toml",
+            String::new(),
+            "[[solids]]\nshape = { type = \"mesh\", file = \"empty.stl\" }\n\
+             position = [1, 0.5, 0.5]\nreference_area = 0.1"
+                .into(),
+            "empty.stl",
+        ),
+        (
+            "open.toml",
+            String::new(),
+            "[[solids]]\nshape = { type = \"cylinder\", radius = 0.2, length = 0.5, caps = false }\n\
+             position = [1, 0.5, 0.5]\n\
+             motion = { type = \"oscillate\", amplitude = [0, 0.1, 0], frequency = 0.05 }"
+                .into(),
+            "not closed",
+        ),
+        (
+            "profile.toml",
+            "x_min = { type = \"inlet\", profile = \"dfg-3d\" }\nz_min = { type = \"periodic\" }\n\
+             z_max = { type = \"periodic\" }"
+                .into(),
+            String::new(),
+            "dfg-3d profile needs walls on both axes",
+        ),
+        (
+            "backwards.toml",
+            "x_max = { type = \"inlet\", velocity = [1.0, 0, 0] }".into(),
+            String::new(),
+            "must point into the domain (-x here)",
+        ),
+    ];
+    std::fs::write(dir.join("empty.stl"), b"").unwrap();
+    for (file, faces, extra, expect) in cases {
+        // A face given twice is a TOML error, so replace the base's x faces when a case sets one.
+        let path = if faces.contains("x_min") || faces.contains("x_max") {
+            let path = dir.join(file);
+            let base = channel_scene(&dir, file, "", &extra);
+            let text = std::fs::read_to_string(&base).unwrap();
+            let mut text = text.replace(
+                if faces.contains("x_min") {
+                    "x_min = { type = \"inlet\" }\n"
+                } else {
+                    "x_max = { type = \"outlet\" }\n"
+                },
+                "",
+            );
+            text = text.replace("[faces]\n", &format!("[faces]\n{faces}\n"));
+            std::fs::write(&path, text).unwrap();
+            path.to_str().unwrap().to_string()
+        } else {
+            channel_scene(&dir, file, &faces, &extra)
+        };
+        support::assert_one_line_failure(
+            &[
+                "fluid",
+                "run",
+                &path,
+                "--backend",
+                "cpu",
+                "--steps",
+                "100000000",
+            ],
+            expect,
+        );
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

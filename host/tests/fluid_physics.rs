@@ -125,7 +125,7 @@ fn every_shipped_scene_parses_and_builds() {
     }
     assert!(count >= 5, "expected the five scenes, found {count}");
     // Unknown keys are errors.
-    let bad = "name = \"x\"\nflow = { kind = \"poiseuille\" }\nphysical = { length = 1.0, velocity = 1.0, viscosity = 0.01 }\nlattice = { resolution = 8, typo = 1 }\n";
+    let bad = "name = \"x\"\nphysical = { length = 1.0, velocity = 1.0, viscosity = 0.01 }\nlattice = { resolution = 8, typo = 1 }\ndomain = { cells = [8, 8, 8] }\n";
     assert!(toml::from_str::<SceneFile>(bad).is_err());
 }
 
@@ -149,6 +149,7 @@ fn a_nan_stops_the_run_naming_the_step_cell_and_quantity() {
         forces_every: 0,
         health: Bounds::DEFAULT,
         progress: false,
+        inlet_ramp: 0.0,
     };
     let err = driver::run(&mut b, opts, &mut last, &mut driver::Discard).unwrap_err();
     let text = err.to_string();
@@ -187,6 +188,7 @@ fn a_density_excursion_stops_the_run_after_keeping_the_outputs_that_passed() {
         forces_every: 0,
         health: Bounds::DEFAULT,
         progress: false,
+        inlet_ramp: 0.0,
     };
     let r = driver::run(&mut b, opts, &mut last, &mut driver::Discard).unwrap();
     let h = r.health.unwrap();

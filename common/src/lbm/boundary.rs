@@ -4,18 +4,33 @@
 //!   between the fluid cell and the wall cell;
 //! - [`CellKind::MovingWall`] and [`CellKind::Inlet`]: bounce-back with the wall-velocity term
 //!   `f_q(x) = f*_opp(q)(x) + 2 w_q rho_w (c_q . u_w) / c_s^2` (Eq. 5.27, `rho_w = 1`): a lid, or
-//!   a velocity inlet imposing `u_w` halfway (Sec. 5.3.3);
+//!   a velocity inlet imposing `u_w` halfway (Sec. 5.3.3); an inlet's `u_w` is its face's
+//!   velocity times its [`profile`] at the link's wall point `x - c_q / 2` and the ramp factor
+//!   [`inlet_scale`];
 //! - [`CellKind::Outlet`]: anti-bounce-back pressure boundary (Eq. 5.53),
 //!   `f_q(x) = -f*_opp(q)(x) + 2 w_q rho_w [1 + (c_q . u)^2 / (2 c_s^4) - u^2 / (2 c_s^2)]`, with
 //!   `rho_w` the outlet density and `u` the fluid cell's own velocity (zeroth-order extrapolation);
+//! - [`CellKind::FreeSlip`]: specular reflection at the halfway plane (Krüger Sec. 5.3.4): the
+//!   population arriving at `x` along `c_q` from a free-slip cell whose face has normal axis `a`
+//!   is the one that left `x - c_q + c_{q,a} e_a` (the cell beside `x` along the wall) along the
+//!   mirror image of `c_q` ([`mirrored`]), when that cell is fluid; otherwise (corners, cells of
+//!   no face) plain bounce-back. The normal momentum bounces, the tangential momentum passes:
+//!   no shear stress on the wall;
 //! - periodic: every axis wraps in the index math, so any axis without boundary cells is periodic.
 //!
 //! `f*` are post-collision populations of the previous step, which the pull scheme reads from the
 //! source buffer at the fluid cell itself.
+//!
+//! The cell byte: bits 0-2 the [`CellKind`] ([`KIND_MASK`]), bits 3-5 the domain face the cell
+//! belongs to (0..5 = `-x, +x, -y, +y, -z, +z`, the index into `LbmParams::faces`; [`NO_FACE`]
+//! for cells of no face, e.g. a voxel wall inside the domain), bit 6 reserved, bit 7
+//! [`NEAR_BOUNDARY`]. Fluid cells have face bits 0, so an interior fluid cell's byte is exactly
+//! [`FLUID`].
 
-use super::d3q27::{velocity_f32, weight};
+use super::d3q27::{velocity, velocity_f32, weight};
+use super::params::{Face, LbmParams};
 
-/// What a cell is. Stored as one byte per cell (`u8`), the same on CPU and GPU.
+/// What a cell is. Stored in the low bits of one byte per cell (`u8`), the same on CPU and GPU.
 #[repr(u8)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum CellKind {
@@ -24,12 +39,14 @@ pub enum CellKind {
     Fluid = 0,
     /// Resting solid wall (bounce-back).
     Wall = 1,
-    /// Wall moving tangentially with `LbmParams::wall_velocity` (e.g. a cavity lid).
+    /// Wall moving tangentially with its face's velocity (e.g. a cavity lid).
     MovingWall = 2,
-    /// Velocity inlet at `LbmParams::inlet_velocity`.
+    /// Velocity inlet: its face's velocity, profile and the inlet scale.
     Inlet = 3,
-    /// Pressure outlet at density `LbmParams::outlet_density`.
+    /// Pressure outlet at its face's density.
     Outlet = 4,
+    /// Free-slip wall (specular reflection) with its face's normal.
+    FreeSlip = 5,
 }
 
 impl CellKind {
@@ -41,6 +58,7 @@ impl CellKind {
             2 => CellKind::MovingWall,
             3 => CellKind::Inlet,
             4 => CellKind::Outlet,
+            5 => CellKind::FreeSlip,
             _ => CellKind::Wall,
         }
     }
@@ -48,6 +66,12 @@ impl CellKind {
 
 /// Bits of a cell byte that hold its [`CellKind`].
 pub const KIND_MASK: u8 = 0x07;
+/// First bit of the face index in a cell byte.
+pub const FACE_SHIFT: u32 = 3;
+/// Bits of a cell byte that hold its face index.
+pub const FACE_MASK: u8 = 0x38;
+/// Face index of a cell that belongs to no domain face.
+pub const NO_FACE: u8 = 7;
 /// Bit set (by [`mark_near_boundary`]) on fluid cells with at least one non-fluid neighbour:
 /// only those take the boundary path of the stream-collide step.
 pub const NEAR_BOUNDARY: u8 = 0x80;
@@ -56,6 +80,95 @@ pub const NEAR_BOUNDARY: u8 = 0x80;
 pub const FLUID: u8 = CellKind::Fluid as u8;
 /// Byte of an outlet cell.
 pub const OUTLET: u8 = CellKind::Outlet as u8;
+/// Byte of an inlet cell.
+pub const INLET: u8 = CellKind::Inlet as u8;
+
+/// Names of the faces in index order (the order of `LbmParams::faces`).
+pub const FACE_NAMES: [&str; 6] = ["-x", "+x", "-y", "+y", "-z", "+z"];
+
+/// The face index (0..5, or [`NO_FACE`]) of a cell byte.
+#[inline(always)]
+pub const fn face_of(byte: u8) -> u8 {
+    (byte & FACE_MASK) >> FACE_SHIFT
+}
+
+/// The byte of a cell of `kind` on face `face` (0..5, or [`NO_FACE`]). Fluid cells are
+/// [`FLUID`] whatever the face.
+#[inline(always)]
+pub const fn cell_byte(kind: CellKind, face: u8) -> u8 {
+    match kind {
+        CellKind::Fluid => FLUID,
+        _ => kind as u8 | ((face << FACE_SHIFT) & FACE_MASK),
+    }
+}
+
+/// The normal axis (0, 1, 2 for x, y, z) of face `face` (0..5).
+#[inline(always)]
+pub const fn face_axis(face: u8) -> usize {
+    (face / 2) as usize
+}
+
+/// The direction of `c_q` with its component along `axis` negated: the mirror image of `c_q`
+/// at a wall of normal `axis` (`q = 9 (cz+1) + 3 (cy+1) + (cx+1)`, so negating `c_a` moves
+/// `q` by `-2 c_a` times the axis stride 1, 3, 9).
+#[inline(always)]
+pub const fn mirrored(q: usize, axis: usize) -> usize {
+    let c = velocity(q);
+    let stride = match axis {
+        0 => 1,
+        1 => 3,
+        _ => 9,
+    };
+    let c_a = match axis {
+        0 => c[0],
+        1 => c[1],
+        _ => c[2],
+    };
+    (q as i32 - 2 * stride * c_a) as usize
+}
+
+/// The inlet ramp at `step`: rises smoothly from 0 at step 0 to 1 at `ramp_steps` (the smoothstep
+/// `s^2 (3 - 2 s)`, `s = step / ramp_steps`: zero slope at both ends, so the inflow starts and
+/// stops accelerating without a jump), 1 from then on and without a ramp (`ramp_steps <= 0`).
+/// The host sets [`LbmParams::inlet_scale`] to it before each step.
+pub fn inlet_scale(step: u64, ramp_steps: f64) -> f32 {
+    if ramp_steps.is_nan() || ramp_steps <= 0.0 || step as f64 >= ramp_steps {
+        return 1.0;
+    }
+    let s = step as f64 / ramp_steps;
+    (s * s * (3.0 - 2.0 * s)) as f32
+}
+
+/// The inlet profile of `face` at lattice position `pos`: the product of the parabolas of its
+/// [`Face::parabolic`] axes, each `max(0, 1 - ((pos_a - center_a) inv_half_width_a)^2)`; 1 for
+/// a uniform inlet. Two parabolic axes with the wall planes at `0` and `H` give the DFG 3D
+/// profile `16 y z (H - y) (H - z) / H^4`.
+#[inline(always)]
+pub fn profile(face: &Face, pos: [f32; 3]) -> f32 {
+    let mut s = 1.0f32;
+    let mut a = 0;
+    while a < 3 {
+        if face.parabolic & (1 << a) != 0 {
+            let t = (pos[a] - face.center[a]) * face.inv_half_width[a];
+            let p = 1.0 - t * t;
+            s *= if p > 0.0 { p } else { 0.0 };
+        }
+        a += 1;
+    }
+    s
+}
+
+/// The velocity an inlet face imposes at lattice position `pos`: its velocity times its
+/// [`profile`] and the step's [`LbmParams::inlet_scale`].
+#[inline(always)]
+pub fn inlet_velocity(p: &LbmParams, face: &Face, pos: [f32; 3]) -> [f32; 3] {
+    let s = p.inlet_scale * profile(face, pos);
+    [
+        face.velocity[0] * s,
+        face.velocity[1] * s,
+        face.velocity[2] * s,
+    ]
+}
 
 /// Bounce-back with a wall velocity: the population entering the fluid along `c_q` from a wall
 /// moving at `uw`, given the post-collision population `f_out` that left along `-c_q`.
@@ -75,7 +188,8 @@ pub fn anti_bounce_back(q: usize, f_out: f32, rho_w: f32, u: [f32; 3]) -> f32 {
 }
 
 /// Sets [`NEAR_BOUNDARY`] on every fluid cell of `flags` that has a non-fluid cell among its 26
-/// neighbours (periodic wrap), and clears it elsewhere. Backends call it once on upload.
+/// neighbours (periodic wrap), and clears it on the other fluid cells; other bits stay. Backends
+/// call it once on upload.
 pub fn mark_near_boundary(lattice: &super::Lattice, flags: &mut [u8]) {
     let n = lattice.cells();
     let mut cell = 0;
@@ -88,7 +202,7 @@ pub fn mark_near_boundary(lattice: &super::Lattice, flags: &mut [u8]) {
                 near |= flags[super::access::neighbour(&o, q)] & KIND_MASK != FLUID;
                 q += 1;
             }
-            flags[cell] = if near { FLUID | NEAR_BOUNDARY } else { FLUID };
+            flags[cell] = (flags[cell] & !NEAR_BOUNDARY) | if near { NEAR_BOUNDARY } else { 0 };
         }
         cell += 1;
     }
@@ -97,9 +211,253 @@ pub fn mark_near_boundary(lattice: &super::Lattice, flags: &mut [u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::{DevSlice, DevSliceMut};
+    use crate::lbm::abi::StreamCollide;
     use crate::lbm::d3q27::{opposite, velocity, Q};
     use crate::lbm::equilibrium::equilibrium;
-    use crate::lbm::Lattice;
+    use crate::lbm::{init_cell, stream_collide_cell, Bgk, Lattice, LbmParams, Populations, Rates};
+    use std::vec;
+    use std::vec::Vec;
+
+    /// A lattice stepped on the CPU with the cell function the kernels run.
+    struct Run {
+        p: LbmParams,
+        flags: Vec<u8>,
+        src: Vec<f32>,
+        dst: Vec<f32>,
+        fields: Vec<f32>,
+    }
+
+    impl Run {
+        /// Starts from `fields` (`rho, ux, uy, uz` arrays) at equilibrium.
+        fn new(p: LbmParams, mut flags: Vec<u8>, fields: Vec<f32>) -> Run {
+            mark_near_boundary(&p.lattice, &mut flags);
+            let mut src = vec![0.0f32; Populations::new(p.lattice).len()];
+            let init = crate::lbm::abi::Init {
+                lattice: p.lattice,
+                _pad: 0,
+                // SAFETY: the views cover the vectors, which outlive them.
+                fields: unsafe { DevSlice::from_raw(fields.as_ptr(), fields.len() as u64) },
+                f: unsafe { DevSliceMut::from_raw(src.as_mut_ptr(), src.len() as u64) },
+            };
+            for cell in 0..p.lattice.cells() {
+                // SAFETY: buffers sized for the lattice.
+                unsafe { init_cell(&init, cell) };
+            }
+            Run {
+                p,
+                flags,
+                dst: src.clone(),
+                src,
+                fields,
+            }
+        }
+
+        fn steps(&mut self, n: usize) {
+            for _ in 0..n {
+                let mut p = self.p;
+                p.store_fields = 1;
+                // SAFETY: the views cover the vectors; src and dst are different buffers.
+                let a = unsafe {
+                    StreamCollide::<Bgk>::new(
+                        p,
+                        DevSlice::from_raw(self.flags.as_ptr(), self.flags.len() as u64),
+                        DevSlice::from_raw(self.src.as_ptr(), self.src.len() as u64),
+                        DevSliceMut::from_raw(self.dst.as_mut_ptr(), self.dst.len() as u64),
+                        DevSliceMut::from_raw(self.fields.as_mut_ptr(), self.fields.len() as u64),
+                    )
+                };
+                for cell in 0..p.lattice.cells() {
+                    // SAFETY: as above; one cell at a time.
+                    unsafe { stream_collide_cell(&a, cell) };
+                }
+                core::mem::swap(&mut self.src, &mut self.dst);
+            }
+        }
+
+        /// Total mass of the fluid cells' populations.
+        fn mass(&self) -> f64 {
+            let n = self.p.lattice.cells();
+            (0..n)
+                .filter(|&c| self.flags[c] & KIND_MASK == FLUID)
+                .map(|c| (0..Q).map(|q| self.src[q * n + c] as f64).sum::<f64>())
+                .sum()
+        }
+
+        fn u(&self, cell: usize) -> [f32; 3] {
+            let n = self.p.lattice.cells();
+            [1, 2, 3].map(|a| self.fields[a * n + cell])
+        }
+    }
+
+    /// A channel periodic along x and z with walls of `kind` on the y faces (layers y = 0 and
+    /// y = ny - 1), every cell at velocity `u(y)`.
+    fn channel(kind: CellKind, u: impl Fn(u32) -> [f32; 3]) -> Run {
+        let l = Lattice::new(5, 10, 3);
+        let flags = (0..l.cells())
+            .map(|c| match l.coords(c).1 {
+                0 => cell_byte(kind, 2),
+                9 => cell_byte(kind, 3),
+                _ => FLUID,
+            })
+            .collect();
+        let n = l.cells();
+        let mut fields = vec![0.0f32; 4 * n];
+        for c in 0..n {
+            let v = u(l.coords(c).1);
+            fields[c] = 1.0;
+            for a in 0..3 {
+                fields[(a + 1) * n + c] = v[a];
+            }
+        }
+        Run::new(
+            LbmParams::new(l, Rates::from_viscosity(0.05)),
+            flags,
+            fields,
+        )
+    }
+
+    #[test]
+    fn uniform_flow_along_free_slip_walls_stays_uniform() {
+        let u0 = [0.05f32, 0.0, -0.02];
+        let mut run = channel(CellKind::FreeSlip, |_| u0);
+        let m0 = run.mass();
+        run.steps(200);
+        // FP32 rounding alone moves the mass of a fully periodic box by about 1e-6 over as many
+        // steps; a leak through the walls would show at once (30 wall links per step and row).
+        assert!(
+            (run.mass() - m0).abs() < 1e-5 * m0,
+            "mass {m0} -> {}",
+            run.mass()
+        );
+        for cell in 0..run.p.lattice.cells() {
+            if run.flags[cell] & KIND_MASK == FLUID {
+                let u = run.u(cell);
+                for a in 0..3 {
+                    assert!((u[a] - u0[a]).abs() < 1e-6, "cell {cell}: {u:?}");
+                }
+            }
+        }
+        // The same flow between no-slip walls is sheared: the wall rows slow down.
+        let mut run = channel(CellKind::Wall, |_| u0);
+        run.steps(200);
+        let l = run.p.lattice;
+        assert!(run.u(l.index(2, 1, 1))[0] < 0.8 * u0[0]);
+    }
+
+    #[test]
+    fn free_slip_conserves_mass_and_tangential_momentum_of_any_flow() {
+        // A sheared flow with wall-normal motion: specular reflection maps every population that
+        // leaves toward a wall onto exactly one that enters, flipping only its normal component.
+        let mut run = channel(CellKind::FreeSlip, |y| {
+            let s = (y as f32 * 0.7).sin();
+            [0.03 * s, 0.02 * (y as f32 * 1.3).cos(), 0.01 * s]
+        });
+        let tangential = |run: &Run| {
+            let n = run.p.lattice.cells();
+            let mut j = [0.0f64; 2];
+            for c in (0..n).filter(|&c| run.flags[c] & KIND_MASK == FLUID) {
+                for q in 0..Q {
+                    let v = velocity(q);
+                    j[0] += v[0] as f64 * run.src[q * n + c] as f64;
+                    j[1] += v[2] as f64 * run.src[q * n + c] as f64;
+                }
+            }
+            j
+        };
+        let (m0, j0) = (run.mass(), tangential(&run));
+        run.steps(100);
+        let (m1, j1) = (run.mass(), tangential(&run));
+        assert!((m1 - m0).abs() < 1e-5 * m0, "mass {m0} -> {m1}");
+        for a in 0..2 {
+            assert!(
+                (j1[a] - j0[a]).abs() < 1e-5,
+                "momentum {a}: {j0:?} -> {j1:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn mirrored_negates_one_component() {
+        for q in 0..Q {
+            for axis in 0..3 {
+                let mut c = velocity(q);
+                c[axis] = -c[axis];
+                assert_eq!(velocity(mirrored(q, axis)), c, "q {q} axis {axis}");
+            }
+        }
+    }
+
+    #[test]
+    fn cell_bytes_carry_kind_and_face() {
+        for face in 0..6u8 {
+            let b = cell_byte(CellKind::FreeSlip, face);
+            assert_eq!(
+                (CellKind::from_u8(b), face_of(b)),
+                (CellKind::FreeSlip, face)
+            );
+            assert_eq!(b & NEAR_BOUNDARY, 0);
+        }
+        assert_eq!(face_of(cell_byte(CellKind::Wall, NO_FACE)), NO_FACE);
+        assert_eq!(cell_byte(CellKind::Fluid, 3), FLUID);
+        assert_eq!(face_axis(5), 2);
+    }
+
+    #[test]
+    fn parabolic_profiles_vanish_at_the_walls_and_peak_between() {
+        // Walls at 0.5 and 8.5 along y: the 2D channel profile 4 s (1 - s).
+        let face = Face::moving([0.1, 0.0, 0.0]).with_parabola(1, 0.5, 8.5);
+        for (y, want) in [(0.5, 0.0), (4.5, 1.0), (2.5, 0.75), (-3.0, 0.0), (8.5, 0.0)] {
+            let got = profile(&face, [7.0, y, -2.0]);
+            assert!((got - want).abs() < 1e-6, "y {y}: {got}");
+        }
+        // Both tangential axes of an x face: the DFG 3D profile 16 y z (H - y) (H - z) / H^4.
+        let h = 16.0f32;
+        let face = Face::moving([0.1, 0.0, 0.0])
+            .with_parabola(1, 0.5, 0.5 + h)
+            .with_parabola(2, 0.5, 0.5 + h);
+        for (y, z) in [(3.0f32, 7.0f32), (8.0, 8.0), (1.0, 15.5), (12.25, 4.75)] {
+            let want = 16.0 * y * z * (h - y) * (h - z) / h.powi(4);
+            let got = profile(&face, [0.0, y + 0.5, z + 0.5]);
+            assert!((got - want).abs() < 1e-6, "({y}, {z}): {got} vs {want}");
+        }
+        let mut p = LbmParams::new(Lattice::new(1, 1, 1), Rates::from_viscosity(0.1));
+        p.inlet_scale = 0.5;
+        let u = inlet_velocity(&p, &face, [0.0, 8.5, 8.5]);
+        assert!((u[0] - 0.05).abs() < 1e-7 && u[1] == 0.0 && u[2] == 0.0);
+        assert_eq!(profile(&Face::moving([1.0; 3]), [3.0, 4.0, 5.0]), 1.0);
+    }
+
+    #[test]
+    fn inlet_scale_ramps_smoothly_to_one() {
+        assert_eq!(inlet_scale(0, 100.0), 0.0);
+        assert_eq!(inlet_scale(50, 100.0), 0.5);
+        assert_eq!(inlet_scale(100, 100.0), 1.0);
+        assert_eq!(inlet_scale(1000, 100.0), 1.0);
+        assert_eq!(inlet_scale(0, 0.0), 1.0);
+        assert_eq!(inlet_scale(3, f64::NAN), 1.0);
+        let s: Vec<f32> = (0..=100).map(|t| inlet_scale(t, 100.0)).collect();
+        assert!(s.windows(2).all(|w| w[1] >= w[0]));
+        // Zero slope at both ends: the first and last steps change it by far less than 1/100.
+        assert!(s[1] < 1e-3 && 1.0 - s[99] < 1e-3);
+    }
+
+    #[test]
+    fn inlet_cells_report_their_profile() {
+        let l = Lattice::new(3, 6, 1);
+        let mut p = LbmParams::new(l, Rates::from_viscosity(0.1));
+        p.faces[0] = Face::moving([0.08, 0.0, 0.0]).with_parabola(1, 0.5, 4.5);
+        let cell = l.index(0, 2, 0);
+        let (rho, u) = crate::lbm::boundary_fields(&p, cell_byte(CellKind::Inlet, 0), cell);
+        // y = 2 is 1.5 cells from the wall plane at 0.5: 1 - (0.5 / 2)^2 of the peak.
+        assert_eq!(rho, 1.0);
+        assert!((u[0] - 0.08 * 0.9375).abs() < 1e-7, "{u:?}");
+        let (rho, _) = crate::lbm::boundary_fields(&p, cell_byte(CellKind::Outlet, 1), cell);
+        assert_eq!(rho, 1.0);
+        p.faces[1] = Face::outlet(1.02);
+        let (rho, _) = crate::lbm::boundary_fields(&p, cell_byte(CellKind::Outlet, 1), cell);
+        assert_eq!(rho, 1.02);
+    }
 
     #[test]
     fn resting_wall_bounces_back_unchanged() {

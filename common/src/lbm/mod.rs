@@ -62,7 +62,7 @@ pub(crate) use collide::relax_moments;
 pub use collide::{collide, collide_forced, collide_with, AcmMrt, Bgk, Model, RmMrt};
 pub use d3q27::Q;
 pub use layout::Lattice;
-pub use params::{LbmParams, Rates};
+pub use params::{Face, LbmParams, Rates};
 pub use stream::{
     boundary_fields, init_cell, pull_cell, store_fields, stream_collide_cell,
     stream_collide_interior, stream_collide_interior_band,
@@ -116,21 +116,16 @@ mod tests {
     use super::*;
 
     fn params(force: [f32; 3]) -> LbmParams {
+        let rates = Rates {
+            shear: 1.7,
+            bulk: 1.2,
+            high: 1.1,
+            lambda: 1e-2,
+        };
         LbmParams {
-            lattice: Lattice::new(1, 1, 1),
-            store_fields: 0,
-            rates: Rates {
-                shear: 1.7,
-                bulk: 1.2,
-                high: 1.1,
-                lambda: 1e-2,
-            },
             force,
             has_force: (force != [0.0; 3]) as u32,
-            wall_velocity: [0.0; 3],
-            outlet_density: 1.0,
-            inlet_velocity: [0.0; 3],
-            _pad: 0,
+            ..LbmParams::new(Lattice::new(1, 1, 1), rates)
         }
     }
 

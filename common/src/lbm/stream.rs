@@ -3,12 +3,14 @@
 //! [`Populations`].
 
 use super::abi::StreamCollide;
-use super::access::{neighbour, Populations};
+use super::access::{neighbour, neighbour_in_plane, Populations};
 use super::boundary::{
-    anti_bounce_back, moving_bounce_back, FLUID, KIND_MASK, NEAR_BOUNDARY, OUTLET,
+    anti_bounce_back, face_axis, face_of, inlet_velocity, mirrored, moving_bounce_back, FLUID,
+    INLET, KIND_MASK, NEAR_BOUNDARY, OUTLET,
 };
 use super::collide::{collide_with, Model};
-use super::params::LbmParams;
+use super::d3q27::velocity_f32;
+use super::params::{LbmParams, FACES};
 use super::{moments, CellKind, Q};
 use crate::kernel::{DevSlice, DevSliceMut};
 
@@ -33,7 +35,7 @@ pub unsafe fn stream_collide_cell<M: Model>(a: &StreamCollide<M>, cell: usize) {
     let flag = a.flags.read(cell);
     if flag & KIND_MASK != FLUID {
         if p.store_fields != 0 {
-            let (rho, u) = boundary_fields(p, flag);
+            let (rho, u) = boundary_fields(p, flag, cell);
             store_fields(a.fields, p.lattice.cells(), cell, rho, u);
         }
         return;
@@ -122,7 +124,8 @@ unsafe fn finish<M: Model, const BAND: bool>(
 }
 
 /// Pulls the 27 populations of a cell next to non-fluid cells: fluid neighbours are pulled,
-/// boundary neighbours apply their condition.
+/// boundary neighbours apply their condition with their face's data
+/// ([`super::boundary`]).
 ///
 /// # Safety
 /// As [`stream_collide_cell`].
@@ -135,11 +138,11 @@ unsafe fn pull_with_boundaries(
     src: DevSlice<f32>,
 ) -> [f32; Q] {
     let o = p.lattice.pull_offsets(cell);
-    let mut kinds = [0u8; Q];
+    let mut bytes = [0u8; Q];
     let mut mask = 0u32;
     for_q!(q => {
-        kinds[q] = flags.read(neighbour(&o, q)) & KIND_MASK;
-        mask |= 1 << kinds[q];
+        bytes[q] = flags.read(neighbour(&o, q));
+        mask |= 1 << (bytes[q] & KIND_MASK);
     });
     // Own velocity for the outlet (from this cell's post-collision populations).
     let mut u_own = [0.0f32; 3];
@@ -149,31 +152,62 @@ unsafe fn pull_with_boundaries(
         let h = [-p.force[0], -p.force[1], -p.force[2]];
         u_own = moments::velocity(rho, j, h);
     }
+    // Position of the cell, for inlet profiles.
+    let mut x = [0.0f32; 3];
+    if mask & (1 << INLET) != 0 {
+        let (cx, cy, cz) = p.lattice.coords(cell);
+        x = [cx as f32, cy as f32, cz as f32];
+    }
     let mut f = [0.0f32; Q];
     for_q!(q => {
-        f[q] = if kinds[q] == FLUID {
+        let kind = bytes[q] & KIND_MASK;
+        f[q] = if kind == FLUID {
             pops.streamed(src, q, neighbour(&o, q))
         } else {
             let f_out = pops.reflected(src, q, cell);
-            match CellKind::from_u8(kinds[q]) {
-                CellKind::MovingWall => moving_bounce_back(q, f_out, p.wall_velocity),
-                CellKind::Inlet => moving_bounce_back(q, f_out, p.inlet_velocity),
-                CellKind::Outlet => anti_bounce_back(q, f_out, p.outlet_density, u_own),
-                CellKind::Fluid | CellKind::Wall => f_out,
+            let face = face_of(bytes[q]);
+            match CellKind::from_u8(kind) {
+                CellKind::MovingWall => moving_bounce_back(q, f_out, p.face(face).velocity),
+                CellKind::Inlet => {
+                    // The wall point of the link, halfway to the inlet cell.
+                    let c = velocity_f32(q);
+                    let at = [x[0] - 0.5 * c[0], x[1] - 0.5 * c[1], x[2] - 0.5 * c[2]];
+                    moving_bounce_back(q, f_out, inlet_velocity(p, &p.face(face), at))
+                }
+                CellKind::Outlet => anti_bounce_back(q, f_out, p.face(face).density, u_own),
+                CellKind::FreeSlip if (face as usize) < FACES => {
+                    let axis = face_axis(face);
+                    let from = neighbour_in_plane(&o, q, axis);
+                    if flags.read(from) & KIND_MASK == FLUID {
+                        pops.streamed(src, mirrored(q, axis), from)
+                    } else {
+                        f_out
+                    }
+                }
+                CellKind::Fluid | CellKind::Wall | CellKind::FreeSlip => f_out,
             }
         };
     });
     f
 }
 
-/// The fields reported for a non-fluid cell: density 1 (outlet: its density), its velocity.
+/// The fields reported for a non-fluid cell of byte `byte` at `cell`: density 1 and its face's
+/// velocity (moving walls; inlets: times the profile at the cell's centre and the inlet scale),
+/// the face's density and velocity 0 at outlets, density 1 and velocity 0 at walls.
 #[inline(always)]
-pub fn boundary_fields(p: &LbmParams, kind: u8) -> (f32, [f32; 3]) {
-    match CellKind::from_u8(kind) {
-        CellKind::MovingWall => (1.0, p.wall_velocity),
-        CellKind::Inlet => (1.0, p.inlet_velocity),
-        CellKind::Outlet => (p.outlet_density, [0.0; 3]),
-        CellKind::Fluid | CellKind::Wall => (1.0, [0.0; 3]),
+pub fn boundary_fields(p: &LbmParams, byte: u8, cell: usize) -> (f32, [f32; 3]) {
+    let face = p.face(face_of(byte));
+    match CellKind::from_u8(byte) {
+        CellKind::MovingWall => (1.0, face.velocity),
+        CellKind::Inlet => {
+            let (x, y, z) = p.lattice.coords(cell);
+            (
+                1.0,
+                inlet_velocity(p, &face, [x as f32, y as f32, z as f32]),
+            )
+        }
+        CellKind::Outlet => (face.density, [0.0; 3]),
+        CellKind::Fluid | CellKind::Wall | CellKind::FreeSlip => (1.0, [0.0; 3]),
     }
 }
 

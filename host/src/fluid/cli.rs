@@ -3,12 +3,13 @@
 
 use super::bench::{bench_one, BenchResult};
 use super::driver::{self, BackendChoice, Checkpoint, RunOptions};
-use super::scene::{self, SceneFile};
+use super::scene::{self, Boundary, SceneFile};
+use super::sink::{Out, RunSink};
 use super::validate::{self, Opener, Sizes};
 use super::{FluidBackend, FluidError, Setup};
 use anyhow::{bail, Result};
 use murmur_common::lbm::layout::BYTES_PER_CELL_STORED;
-use murmur_common::lbm::{CollisionModel, Units};
+use murmur_common::lbm::{CollisionModel, Rates, Units};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -121,30 +122,30 @@ fn opener(
     }
 }
 
-/// Where the fields go.
-enum Out {
-    None,
-    File(PathBuf),
-    Dir(PathBuf),
-}
-
 fn run_scene(a: &RunArgs) -> Result<()> {
     let mut file = SceneFile::load(&a.scene)?;
     if let Some(m) = a.model {
         file.collision = m;
     }
+    let in_scene = |e: FluidError| match e {
+        FluidError::Invalid(m) => FluidError::Invalid(format!("scene {}: {m}", a.scene.display())),
+        e => e,
+    };
     if a.backend == BackendChoice::Cpu {
         // The CPU lattice and the setup it is built from, before either exists.
-        let [nx, ny, nz] = file.dims()?;
+        let [nx, ny, nz] = file.dims().map_err(in_scene)?;
         let cells = nx as u64 * ny as u64 * nz as u64;
         crate::preflight::check_host_memory(
             &format!("the CPU lattice of {nx} x {ny} x {nz} cells"),
             cells * (BYTES_PER_CELL_STORED + scene::SETUP_BYTES_PER_CELL),
         )?;
     }
-    let scene = file.build()?;
+    let scene = file.build().map_err(in_scene)?;
     for w in &scene.warnings {
         eprintln!("murmur: warning: {w}");
+    }
+    for line in &scene.info {
+        println!("{line}");
     }
     let out = match &a.out {
         None => Out::None,
@@ -197,73 +198,49 @@ fn run_scene(a: &RunArgs) -> Result<()> {
             Out::Dir(_) => scene.file.run.output_every.unwrap_or(0),
             _ => 0,
         },
-        forces_every: 0,
-        health: murmur_common::lbm::health::Bounds::DEFAULT,
+        forces_every: scene.forces.every,
+        health: murmur_common::lbm::health::Bounds {
+            max_density_deviation: scene.health.max_density_deviation as f32,
+            max_mach: scene.health.max_mach as f32,
+        },
         progress: !a.quiet && std::io::stderr().is_terminal(),
+        inlet_ramp: scene.inlet_ramp_steps,
     };
-    let mut sink = SceneSink {
+    let csv = out.forces_csv(&scene.file.name);
+    if let Some(p) = &csv {
+        crate::preflight::check_output_file(p)?;
+    }
+    let mut sink = RunSink {
         name: scene.file.name.clone(),
         flags: scene.setup.flags.clone(),
         units,
+        periodic: scene.setup.immersed.periodic,
         out,
         written: Vec::new(),
+        forces: super::sink::force_series(&scene, csv.as_deref())?,
     };
     let mut last_good: Option<Checkpoint> = None;
     let result = driver::run(backend.as_mut(), opts, &mut last_good, &mut sink);
-    match result {
-        Ok(report) => {
-            println!("{}", report.summary(&backend.describe()));
-            if !report.stages.is_empty() {
-                println!("stages (mean per step): {}", report.stages);
-            }
-            if let Some(h) = report.health {
-                println!(
-                    "health at the end: density {:.4} .. {:.4}, max local Mach {:.3}",
-                    h.min_rho, h.max_rho, h.max_mach
-                );
-            }
-            for p in sink.written.iter().rev().take(2) {
-                println!("wrote {}", p.display());
-            }
-            Ok(())
-        }
-        Err(e) => Err(e.into()),
+    // The force file keeps every row handed over, also when the run stops early.
+    let summaries = sink.finish();
+    let report = result?;
+    println!("{}", report.summary(&backend.describe()));
+    if !report.stages.is_empty() {
+        println!("stages (mean per step): {}", report.stages);
     }
-}
-
-/// Writes a scene run's outputs.
-struct SceneSink {
-    name: String,
-    flags: Vec<u8>,
-    units: Units,
-    out: Out,
-    written: Vec<PathBuf>,
-}
-
-impl driver::Sink for SceneSink {
-    fn fields(
-        &mut self,
-        step: u64,
-        f: &super::Fields,
-        _samples: Option<&super::immersed::SampleSnapshot>,
-    ) -> Result<(), FluidError> {
-        let t = step as f64 * self.units.dt;
-        match &self.out {
-            Out::None => {}
-            Out::File(p) => {
-                super::output::write(p, f, &self.flags, &self.units, t)?;
-                self.written.push(p.clone());
-            }
-            Out::Dir(d) => {
-                for ext in ["vti", "npz"] {
-                    let p = d.join(format!("{}_{step:07}.{ext}", self.name));
-                    super::output::write(&p, f, &self.flags, &self.units, t)?;
-                    self.written.push(p);
-                }
-            }
-        }
-        Ok(())
+    if let Some(h) = report.health {
+        println!(
+            "health at the end: density {:.4} .. {:.4}, max local Mach {:.3}",
+            h.min_rho, h.max_rho, h.max_mach
+        );
     }
+    for s in summaries? {
+        println!("{s}");
+    }
+    for p in sink.written.iter().rev().take(3) {
+        println!("wrote {}", p.display());
+    }
+    Ok(())
 }
 
 fn validate_cmd(a: &ValidateArgs) -> Result<()> {
@@ -410,6 +387,22 @@ pub fn force_difference(
 
 /// Small scenes that exercise every boundary type and the forcing.
 pub fn parity_setups(model: CollisionModel) -> Result<Vec<(&'static str, Setup)>, FluidError> {
+    let mut duct = scene::Geometry {
+        fluid: [40, 16, 16],
+        faces: [
+            Boundary::Inlet {
+                velocity: [0.05, 0.0, 0.0],
+                parabolic: 0b100,
+            },
+            Boundary::Outlet(1.0),
+            Boundary::FreeSlip,
+            Boundary::FreeSlip,
+            Boundary::Wall,
+            Boundary::Wall,
+        ],
+    }
+    .setup(Rates::from_viscosity(0.02), model)?;
+    duct.params.inlet_scale = 0.7;
     Ok(vec![
         (
             "taylor-green 32x32x8",
@@ -424,6 +417,7 @@ pub fn parity_setups(model: CollisionModel) -> Result<Vec<(&'static str, Setup)>
             "obstacle 48x24x24 (inlet/outlet)",
             scene::obstacle([48, 24, 24], [12.0, 12.0, 12.0], 4.0, 0.05, 0.01, model)?,
         ),
+        ("duct 42x18x18 (parabolic inlet at 0.7, free-slip)", duct),
         (
             "sphere moving through a periodic 32^3 box (IB)",
             moving_sphere(model)?,

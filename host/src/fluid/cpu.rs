@@ -399,6 +399,10 @@ impl FluidBackend for CpuFluid {
     fn reset_times(&mut self) {
         self.times.reset();
     }
+
+    fn set_inlet_scale(&mut self, scale: f32) {
+        self.params.inlet_scale = scale;
+    }
 }
 
 /// The error of a band that outgrew its pool (a solid larger than its bounding radius says).

@@ -460,6 +460,10 @@ impl FluidBackend for CudaFluid {
         let _ = self.clock.reset();
     }
 
+    fn set_inlet_scale(&mut self, scale: f32) {
+        self.params.inlet_scale = scale;
+    }
+
     fn gpu_ms_per_step(&mut self) -> Option<f64> {
         self.clock.mean_step_ms().ok().flatten()
     }

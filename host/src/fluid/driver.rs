@@ -3,6 +3,7 @@
 
 use super::immersed::{ForceRow, SampleSnapshot};
 use super::{cpu::CpuFluid, Fields, FluidBackend, FluidError, Setup};
+use murmur_common::lbm::boundary::inlet_scale;
 use murmur_common::lbm::health::{self, Bounds, Report};
 use murmur_common::lbm::layout::BYTES_PER_CELL_STORED;
 use std::time::{Duration, Instant};
@@ -50,6 +51,9 @@ pub struct RunOptions {
     pub forces_every: u64,
     /// Bounds of the health check.
     pub health: Bounds,
+    /// Steps over which the inlets ramp up (0: none): before step `k` the inlet scale is set to
+    /// `murmur_common::lbm::boundary::inlet_scale(k, inlet_ramp)`.
+    pub inlet_ramp: f64,
     pub progress: bool,
 }
 
@@ -159,6 +163,9 @@ pub fn run(
         let step = first + i;
         let check = opts.check_every > 0 && i % opts.check_every == 0;
         let out = i == opts.steps || (opts.output_every > 0 && i % opts.output_every == 0);
+        if opts.inlet_ramp > 0.0 {
+            backend.set_inlet_scale(inlet_scale(step, opts.inlet_ramp));
+        }
         backend.step(check || out)?;
         if check || out {
             report = backend.health(&opts.health)?;

@@ -164,6 +164,9 @@ pub trait FluidBackend {
     /// Per-stage times accumulated since the last `reset_times`.
     fn times(&mut self) -> Result<StageTimes, FluidError>;
     fn reset_times(&mut self);
+    /// Sets the factor on every inlet velocity for the following steps
+    /// (`LbmParams::inlet_scale`: the inlet ramp).
+    fn set_inlet_scale(&mut self, scale: f32);
     /// Mean GPU time per step from CUDA events since `reset_times` (None on the CPU).
     fn gpu_ms_per_step(&mut self) -> Option<f64> {
         None

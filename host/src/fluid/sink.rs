@@ -50,6 +50,35 @@ pub struct RunSink {
     pub forces: Option<ForceSeries>,
 }
 
+/// The force series of a scene's solids (None without solids): coefficients on the scene's
+/// reference velocity, each solid's reference area, and the scene's characteristic length as
+/// the Strouhal number's length; the CSV at `csv`.
+pub fn force_series(
+    scene: &super::scene::Scene,
+    csv: Option<&Path>,
+) -> Result<Option<ForceSeries>, FluidError> {
+    let solids = &scene.setup.immersed.solids;
+    if solids.is_empty() {
+        return Ok(None);
+    }
+    let units = scene.units;
+    let length = scene.file.physical.length;
+    let infos = solids
+        .iter()
+        .map(|s| super::forces::SolidInfo {
+            name: s.name.clone(),
+            reference_area_m2: units.area_to_si(s.reference_area),
+            reference_length_m: length,
+        })
+        .collect();
+    let f = &scene.forces;
+    let mut config =
+        super::forces::ForceConfig::new(units, infos, units.velocity_to_si(f.reference_velocity));
+    config.drag_axis = f.drag_axis;
+    config.lift_axis = f.lift_axis;
+    Ok(Some(ForceSeries::new(config.validated()?, csv)?))
+}
+
 impl RunSink {
     /// Closes the force series (the CSV holds every row) and returns the summaries.
     pub fn finish(&mut self) -> Result<Vec<ForceSummary>, FluidError> {

@@ -1,0 +1,407 @@
+//! From a scene file to a [`Scene`]: units, the domain and its faces, parameters, the initial
+//! state, force output, health bounds and the immersed solids, every value checked on the way.
+
+use super::file::{FaceConfig, Profile, SceneFile, FACE_KEYS};
+use super::geometry::{Boundary, Geometry};
+use super::{
+    check_rates, check_stability, solids, ForceSettings, Health, Scene, MAX_MACH, WARN_MACH,
+};
+use crate::fluid::FluidError;
+use murmur_common::lbm::boundary::FLUID;
+use murmur_common::lbm::{Rates, Units};
+
+const AXES: [&str; 3] = ["x", "y", "z"];
+
+fn invalid(message: String) -> FluidError {
+    FluidError::Invalid(message)
+}
+
+fn finite_vec<const N: usize>(what: &str, v: [f64; N]) -> Result<(), FluidError> {
+    if v.iter().all(|x| x.is_finite()) {
+        Ok(())
+    } else {
+        Err(invalid(format!("{what} must be finite, got {v:?}")))
+    }
+}
+
+fn norm(v: [f64; 3]) -> f64 {
+    (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
+}
+
+/// `v / |v|`, or an error naming `what` for zero or non-finite vectors.
+pub(super) fn unit(what: &str, v: [f64; 3]) -> Result<[f64; 3], String> {
+    let n = norm(v);
+    if n > 0.0 && n.is_finite() {
+        Ok(v.map(|x| x / n))
+    } else {
+        Err(format!("{what} must be a non-zero vector, got {v:?}"))
+    }
+}
+
+/// Refuses a boundary or initial speed (m/s) whose lattice Mach number exceeds [`MAX_MACH`];
+/// warns above [`WARN_MACH`].
+fn check_speed(
+    what: &str,
+    speed: f64,
+    units: &Units,
+    warnings: &mut Vec<String>,
+) -> Result<(), FluidError> {
+    let mach = Units::mach(units.velocity_to_lattice(speed));
+    if mach > MAX_MACH {
+        return Err(invalid(format!(
+            "{what}: {speed:.4} m/s is lattice Mach {mach:.3} > {MAX_MACH}: compressibility \
+             errors and instability; lower it or lattice.velocity"
+        )));
+    }
+    if mach > WARN_MACH {
+        warnings.push(format!(
+            "{what}: {speed:.4} m/s is lattice Mach {mach:.3} > {WARN_MACH}: expect \
+             compressibility errors"
+        ));
+    }
+    Ok(())
+}
+
+impl SceneFile {
+    /// The unit conversion, after checking the physical scales and the resolution.
+    pub fn units(&self) -> Result<Units, FluidError> {
+        let ph = &self.physical;
+        for (name, v) in [
+            ("physical.length", ph.length),
+            ("physical.velocity", ph.velocity),
+            ("physical.viscosity", ph.viscosity),
+            ("physical.density", ph.density),
+            ("lattice.velocity", self.lattice.velocity),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(invalid(format!(
+                    "{name} must be a finite number > 0, got {v}"
+                )));
+            }
+        }
+        let n = self.lattice.resolution;
+        if n < 4 {
+            return Err(invalid(format!(
+                "lattice.resolution must be at least 4 cells, got {n}"
+            )));
+        }
+        Ok(Units::from_scales(
+            ph.length,
+            n as f64,
+            ph.velocity,
+            self.lattice.velocity,
+            ph.density,
+        ))
+    }
+
+    /// The domain and its faces in lattice units, the warnings they raise, and the inlet ramp
+    /// (seconds, 0 for none).
+    pub fn geometry(&self, units: &Units) -> Result<(Geometry, Vec<String>, f64), FluidError> {
+        let mut warnings = Vec::new();
+        let fluid = match (self.domain.size, self.domain.cells) {
+            (Some(_), Some(_)) => {
+                return Err(invalid(
+                    "domain: give its size (m) or its cells, not both".into(),
+                ))
+            }
+            (None, None) => return Err(invalid("domain: give its size (m) or its cells".into())),
+            (None, Some(cells)) => cells,
+            (Some(size), None) => {
+                let mut n = [0u32; 3];
+                for a in 0..3 {
+                    let cells = size[a] / units.dx;
+                    if !(cells.is_finite() && cells >= 0.5 && cells < u32::MAX as f64 / 2.0) {
+                        return Err(invalid(format!(
+                            "domain.size: {} = {} m is {cells} cells of dx = {:.4e} m; it must \
+                             hold at least one cell",
+                            AXES[a], size[a], units.dx
+                        )));
+                    }
+                    let rounded = cells.round();
+                    if (cells - rounded).abs() > 1e-3 {
+                        warnings.push(format!(
+                            "domain.size: {} = {} m is {cells:.3} cells of dx = {:.4e} m; using \
+                             {rounded}",
+                            AXES[a], size[a], units.dx
+                        ));
+                    }
+                    n[a] = rounded as u32;
+                }
+                n
+            }
+        };
+        let configs = self.faces.all();
+        let periodic = [0, 1, 2].map(|a| matches!(configs[2 * a], FaceConfig::Periodic {}));
+        for a in 0..3 {
+            if periodic[a] != matches!(configs[2 * a + 1], FaceConfig::Periodic {}) {
+                let (p, other) = if periodic[a] {
+                    (2 * a, 2 * a + 1)
+                } else {
+                    (2 * a + 1, 2 * a)
+                };
+                return Err(invalid(format!(
+                    "faces.{} is periodic but faces.{} is not: periodic must be on both faces \
+                     of an axis or on neither",
+                    FACE_KEYS[p], FACE_KEYS[other]
+                )));
+            }
+        }
+        let mut faces = [Boundary::Wall; 6];
+        let mut ramp: Option<(usize, f64)> = None;
+        for (i, config) in configs.into_iter().enumerate() {
+            let key = format!("faces.{}", FACE_KEYS[i]);
+            let axis = i / 2;
+            let inward = if i % 2 == 0 { 1.0 } else { -1.0 };
+            let lattice = |v: [f64; 3]| v.map(|c| units.velocity_to_lattice(c) as f32);
+            faces[i] = match config {
+                FaceConfig::Periodic {} => Boundary::Periodic,
+                FaceConfig::Wall {} => Boundary::Wall,
+                FaceConfig::FreeSlip {} => Boundary::FreeSlip,
+                FaceConfig::MovingWall { velocity } => {
+                    finite_vec(&format!("{key}.velocity"), *velocity)?;
+                    if velocity[axis] != 0.0 {
+                        return Err(invalid(format!(
+                            "{key}: a moving wall moves in its own plane, but its velocity has \
+                             {} component {} m/s",
+                            AXES[axis], velocity[axis]
+                        )));
+                    }
+                    check_speed(&key, norm(*velocity), units, &mut warnings)?;
+                    Boundary::Moving(lattice(*velocity))
+                }
+                FaceConfig::Inlet {
+                    velocity,
+                    profile,
+                    ramp: seconds,
+                } => {
+                    let mut v = [0.0; 3];
+                    v[axis] = inward * self.physical.velocity;
+                    let v = velocity.unwrap_or(v);
+                    finite_vec(&format!("{key}.velocity"), v)?;
+                    if v[axis] * inward <= 0.0 {
+                        return Err(invalid(format!(
+                            "{key}: an inlet's velocity must point into the domain ({}{} here), \
+                             got {v:?} m/s",
+                            if inward > 0.0 { "+" } else { "-" },
+                            AXES[axis]
+                        )));
+                    }
+                    check_speed(&key, norm(v), units, &mut warnings)?;
+                    let across: Vec<usize> =
+                        (0..3).filter(|&t| t != axis && !periodic[t]).collect();
+                    let bits = across.iter().fold(0u32, |b, &t| b | 1 << t);
+                    let names = || {
+                        (0..3)
+                            .filter(|&t| t != axis)
+                            .map(|t| AXES[t])
+                            .collect::<Vec<_>>()
+                            .join(" and ")
+                    };
+                    let parabolic = match profile {
+                        Profile::Uniform => 0,
+                        Profile::Parabolic if bits == 0 => {
+                            return Err(invalid(format!(
+                                "{key}: a parabolic profile needs walls across the face, but {} \
+                                 are periodic",
+                                names()
+                            )))
+                        }
+                        Profile::Dfg3d if across.len() != 2 => {
+                            return Err(invalid(format!(
+                                "{key}: the dfg-3d profile needs walls on both axes across the \
+                                 face ({}), but one is periodic",
+                                names()
+                            )))
+                        }
+                        Profile::Parabolic | Profile::Dfg3d => bits,
+                    };
+                    if !(seconds.is_finite() && *seconds >= 0.0) {
+                        return Err(invalid(format!(
+                            "{key}.ramp must be a time >= 0 s, got {seconds}"
+                        )));
+                    }
+                    match ramp {
+                        Some((other, r)) if r != *seconds => {
+                            return Err(invalid(format!(
+                                "{key}.ramp = {seconds} s differs from faces.{}.ramp = {r} s: \
+                                 every inlet ramps up together",
+                                FACE_KEYS[other]
+                            )))
+                        }
+                        _ => ramp = Some((i, *seconds)),
+                    }
+                    Boundary::Inlet {
+                        velocity: lattice(v),
+                        parabolic,
+                    }
+                }
+                FaceConfig::Outlet { density } => {
+                    let rho = density.unwrap_or(self.physical.density);
+                    if !(rho.is_finite() && rho > 0.0) {
+                        return Err(invalid(format!(
+                            "{key}.density must be a finite number > 0, got {rho}"
+                        )));
+                    }
+                    Boundary::Outlet((rho / self.physical.density) as f32)
+                }
+            };
+        }
+        let geometry = Geometry { fluid, faces };
+        geometry.check()?;
+        Ok((geometry, warnings, ramp.map_or(0.0, |(_, r)| r)))
+    }
+
+    /// The lattice's size in cells (x, y, z), without building anything: what the memory
+    /// checks count before the setup's arrays exist.
+    pub fn dims(&self) -> Result<[u32; 3], FluidError> {
+        let units = self.units()?;
+        self.geometry(&units)?.0.dims()
+    }
+
+    /// Converts to lattice units, checks stability and every value, and builds the setup and
+    /// its solids.
+    pub fn build(&self) -> Result<Scene, FluidError> {
+        let units = self.units()?;
+        let ph = &self.physical;
+        let u = units.velocity_to_lattice(ph.velocity);
+        let nu = units.viscosity_to_lattice(ph.viscosity);
+        let mut rates = Rates::from_viscosity(nu as f32);
+        rates.bulk = self.lattice.bulk_rate;
+        rates.high = self.lattice.high_rate;
+        rates.lambda = self.lattice.acm_lambda;
+        let mut warnings = check_stability(nu, u, self.collision)?;
+        check_rates(&rates)?;
+        let (geometry, w, ramp) = self.geometry(&units)?;
+        warnings.extend(w);
+        let mut setup = geometry.setup(rates, self.collision)?;
+
+        let a = self.body_force.acceleration;
+        finite_vec("body_force.acceleration", a)?;
+        let force = a.map(|c| units.acceleration_to_lattice(c) as f32);
+        if force != [0.0; 3] {
+            setup.params.force = force;
+            setup.params.has_force = 1;
+        }
+        self.initial_state(&units, &geometry, &mut setup, &mut warnings)?;
+
+        let forces = self.force_settings(&units)?;
+        let health = Health {
+            max_density_deviation: self.health.max_density_deviation,
+            max_mach: self.health.max_mach,
+        };
+        for (name, v) in [
+            ("health.max_density_deviation", health.max_density_deviation),
+            ("health.max_mach", health.max_mach),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(invalid(format!(
+                    "{name} must be a finite number > 0, got {v}"
+                )));
+            }
+        }
+
+        let built = solids::build(self, &units, &geometry, &forces)?;
+        setup.immersed.solids = built.solids;
+        warnings.extend(built.warnings);
+
+        if self.run.output_every == Some(0) {
+            return Err(invalid(
+                "run.output_every must be at least 1 (leave it out to write only at the end)"
+                    .into(),
+            ));
+        }
+        if self.run.check_every == 0 {
+            warnings.push("run.check_every = 0: the NaN check is off".into());
+        }
+        Ok(Scene {
+            file: self.clone(),
+            units,
+            setup,
+            warnings,
+            info: built.info,
+            forces,
+            health,
+            inlet_ramp_steps: units.time_to_steps(ramp),
+        })
+    }
+
+    /// Writes the initial velocity (uniform plus the Taylor-Green vortex) into the fluid cells.
+    fn initial_state(
+        &self,
+        units: &Units,
+        geometry: &Geometry,
+        setup: &mut crate::fluid::Setup,
+        warnings: &mut Vec<String>,
+    ) -> Result<(), FluidError> {
+        let init = &self.initial;
+        finite_vec("initial.velocity", init.velocity)?;
+        let mut peak = norm(init.velocity);
+        let vortex = match &init.taylor_green {
+            None => None,
+            Some(tg) => {
+                let wavelength = tg.wavelength.unwrap_or(self.physical.length);
+                if !(tg.amplitude.is_finite() && wavelength.is_finite() && wavelength > 0.0) {
+                    return Err(invalid(format!(
+                        "initial.taylor_green: amplitude must be finite and wavelength > 0, got \
+                         {} m/s and {wavelength} m",
+                        tg.amplitude
+                    )));
+                }
+                peak += tg.amplitude.abs();
+                let k = 2.0 * std::f64::consts::PI / wavelength;
+                Some((units.velocity_to_lattice(tg.amplitude), k))
+            }
+        };
+        check_speed("initial velocity", peak, units, warnings)?;
+        if peak == 0.0 {
+            return Ok(());
+        }
+        let v = init.velocity.map(|c| units.velocity_to_lattice(c));
+        let l = setup.lattice();
+        for cell in 0..l.cells() {
+            if setup.flags[cell] != FLUID {
+                continue;
+            }
+            let (x, y, _) = l.coords(cell);
+            let phys = |a: usize, c: u32| (c as f64 - geometry.offset(a)) * units.dx;
+            let (mut rho, mut u) = (1.0, v);
+            if let Some((amp, k)) = vortex {
+                let (kx, ky) = (k * phys(0, x), k * phys(1, y));
+                u[0] += amp * kx.sin() * ky.cos();
+                u[1] -= amp * kx.cos() * ky.sin();
+                rho -= 0.75 * amp * amp * ((2.0 * kx).cos() + (2.0 * ky).cos());
+            }
+            setup.init.set(cell, rho as f32, u.map(|c| c as f32));
+        }
+        Ok(())
+    }
+
+    /// The force output in lattice units.
+    fn force_settings(&self, units: &Units) -> Result<ForceSettings, FluidError> {
+        let f = &self.forces;
+        let reference = f.reference_velocity.unwrap_or(self.physical.velocity);
+        if !(reference.is_finite() && reference > 0.0) {
+            return Err(invalid(format!(
+                "forces.reference_velocity must be a finite number > 0, got {reference}"
+            )));
+        }
+        let drag = unit("forces.drag_axis", f.drag_axis).map_err(invalid)?;
+        let lift = unit("forces.lift_axis", f.lift_axis).map_err(invalid)?;
+        let dot: f64 = (0..3).map(|a| drag[a] * lift[a]).sum();
+        if dot.abs() > 1e-6 {
+            return Err(invalid(format!(
+                "forces.lift_axis {:?} must be perpendicular to forces.drag_axis {:?}",
+                f.lift_axis, f.drag_axis
+            )));
+        }
+        if f.every == 0 {
+            return Err(invalid("forces.every must be at least 1".into()));
+        }
+        Ok(ForceSettings {
+            reference_velocity: units.velocity_to_lattice(reference),
+            drag_axis: drag,
+            lift_axis: lift,
+            every: f.every,
+        })
+    }
+}

@@ -1,0 +1,509 @@
+//! The scene file: typed TOML, physical (SI) units, every table closed to unknown keys. Errors
+//! name the key path (`solids[0].shape`) and the line.
+
+use super::super::FluidError;
+use murmur_common::lbm::{CollisionModel, Rates};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// A fluid scene file (`assets/fluid/*.toml`; the format is documented in `docs/fluid.md`,
+/// section Scenes).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SceneFile {
+    /// Short name, used for output file names.
+    pub name: String,
+    /// What the scene shows.
+    #[serde(default)]
+    pub description: String,
+    /// Collision operator: `bgk`, `rm-mrt`, `acm-mrt`.
+    #[serde(default)]
+    pub collision: CollisionModel,
+    pub physical: Physical,
+    pub lattice: LatticeConfig,
+    pub domain: DomainConfig,
+    /// Boundary of each face; faces left out are no-slip walls.
+    #[serde(default)]
+    pub faces: Faces,
+    #[serde(default)]
+    pub initial: Initial,
+    #[serde(default)]
+    pub body_force: BodyForce,
+    /// Immersed solids (at most `murmur_common::lbm::ib::MAX_SOLIDS`).
+    #[serde(default)]
+    pub solids: Vec<SolidConfig>,
+    #[serde(default)]
+    pub forces: ForcesConfig,
+    #[serde(default)]
+    pub health: HealthConfig,
+    #[serde(default)]
+    pub run: RunConfig,
+    /// Folder of the scene file: mesh paths are relative to it.
+    #[serde(skip)]
+    pub dir: PathBuf,
+}
+
+/// Physical scales (SI).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Physical {
+    /// Characteristic length `L`, m (`lattice.resolution` cells across it).
+    pub length: f64,
+    /// Characteristic velocity `U`, m/s (represented by `lattice.velocity`).
+    pub velocity: f64,
+    /// Kinematic viscosity `nu`, m^2/s (`Re = U L / nu`).
+    pub viscosity: f64,
+    /// Reference density, kg/m^3 (lattice density 1).
+    #[serde(default = "water")]
+    pub density: f64,
+}
+
+fn water() -> f64 {
+    1000.0
+}
+
+/// Lattice choices.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LatticeConfig {
+    /// Cells across `L`.
+    pub resolution: u32,
+    /// Lattice velocity representing `U` (sets the time step; Mach = u sqrt 3).
+    #[serde(default = "default_u_lb")]
+    pub velocity: f64,
+    /// Bulk relaxation rate of the MRT models.
+    #[serde(default = "default_bulk")]
+    pub bulk_rate: f32,
+    /// Rate of the moments of order 3-6 in RM-MRT.
+    #[serde(default = "default_high")]
+    pub high_rate: f32,
+    /// ACM-MRT limiter lambda.
+    #[serde(default = "default_lambda")]
+    pub acm_lambda: f32,
+}
+
+fn default_u_lb() -> f64 {
+    0.1
+}
+fn default_bulk() -> f32 {
+    Rates::DEFAULT_BULK
+}
+fn default_high() -> f32 {
+    Rates::DEFAULT_HIGH
+}
+fn default_lambda() -> f32 {
+    Rates::DEFAULT_LAMBDA
+}
+
+/// The fluid box: its size in metres or in cells (one of the two), boundary layers not counted.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DomainConfig {
+    /// Size along x, y, z, m (rounded to whole cells of `dx = L / resolution`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<[f64; 3]>,
+    /// Fluid cells along x, y, z.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cells: Option<[u32; 3]>,
+}
+
+/// The boundary of each face.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Faces {
+    #[serde(default)]
+    pub x_min: FaceConfig,
+    #[serde(default)]
+    pub x_max: FaceConfig,
+    #[serde(default)]
+    pub y_min: FaceConfig,
+    #[serde(default)]
+    pub y_max: FaceConfig,
+    #[serde(default)]
+    pub z_min: FaceConfig,
+    #[serde(default)]
+    pub z_max: FaceConfig,
+}
+
+/// Keys of the faces in index order (`-x, +x, -y, +y, -z, +z`).
+pub const FACE_KEYS: [&str; 6] = ["x_min", "x_max", "y_min", "y_max", "z_min", "z_max"];
+
+impl Faces {
+    /// The faces in index order.
+    pub fn all(&self) -> [&FaceConfig; 6] {
+        [
+            &self.x_min,
+            &self.x_max,
+            &self.y_min,
+            &self.y_max,
+            &self.z_min,
+            &self.z_max,
+        ]
+    }
+}
+
+/// The boundary of one face.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum FaceConfig {
+    /// Wraps to the opposite face (which must be periodic too).
+    Periodic {},
+    /// No-slip wall at rest.
+    Wall {},
+    /// Free-slip wall: no flow through it, no shear stress on it.
+    FreeSlip {},
+    /// Wall moving in its own plane.
+    MovingWall {
+        /// m/s, tangential to the face.
+        velocity: [f64; 3],
+    },
+    /// Velocity inlet.
+    Inlet {
+        /// m/s, pointing into the domain; the peak of a parabolic profile. Default: `U` along
+        /// the inward normal.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        velocity: Option<[f64; 3]>,
+        #[serde(default)]
+        profile: Profile,
+        /// Seconds over which the inflow rises smoothly from 0 (0: at once). Every inlet of a
+        /// scene has the same ramp.
+        #[serde(default)]
+        ramp: f64,
+    },
+    /// Pressure outlet.
+    Outlet {
+        /// kg/m^3. Default: `physical.density`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        density: Option<f64>,
+    },
+}
+
+impl Default for FaceConfig {
+    fn default() -> Self {
+        FaceConfig::Wall {}
+    }
+}
+
+/// The velocity profile of an inlet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Profile {
+    /// The same velocity over the whole face.
+    #[default]
+    Uniform,
+    /// A parabola across every wall-bounded axis of the face, zero on the wall planes: one such
+    /// axis (a 2D channel) gives `4 U s (1 - s)`, two give `16 U s t (1 - s) (1 - t)`.
+    Parabolic,
+    /// The DFG 3D benchmark's `16 U_m y z (H - y) (H - z) / H^4`: the parabolic profile, with
+    /// both axes across the face required to be wall-bounded.
+    #[serde(rename = "dfg-3d")]
+    Dfg3d,
+}
+
+/// The initial state: density 1 (lattice), velocity `velocity` plus an optional Taylor-Green
+/// vortex.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Initial {
+    /// Uniform velocity, m/s.
+    #[serde(default)]
+    pub velocity: [f64; 3],
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub taylor_green: Option<TaylorGreen>,
+}
+
+/// A Taylor-Green vortex in the xy plane: `ux = A sin(kx) cos(ky)`, `uy = -A cos(kx) sin(ky)`,
+/// `k = 2 pi / wavelength` (physical coordinates), with the pressure of the exact solution.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaylorGreen {
+    /// Peak velocity `A`, m/s.
+    pub amplitude: f64,
+    /// m. Default: `physical.length`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wavelength: Option<f64>,
+}
+
+/// A uniform body force, as the acceleration it gives the fluid.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BodyForce {
+    /// m/s^2.
+    #[serde(default)]
+    pub acceleration: [f64; 3],
+}
+
+/// An immersed solid.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SolidConfig {
+    /// Name in messages and outputs. Default: the shape's type or the mesh file's stem.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub shape: ShapeConfig,
+    /// Centre, m from the domain's origin (a mesh is centred on its centre of mass when
+    /// closed, on its bounding box's centre otherwise).
+    pub position: [f64; 3],
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub orientation: Option<Orientation>,
+    /// Uniform scale of the shape (for meshes: file units to metres).
+    #[serde(default = "unit")]
+    pub scale: f64,
+    #[serde(default)]
+    pub motion: MotionConfig,
+    /// Reference area of the force coefficients, m^2. Default: the projected frontal area
+    /// along the drag axis, for spheres and for cylinders across or along it; required
+    /// otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_area: Option<f64>,
+    /// Smallest distance between surface samples, lattice cells. Default 0.5.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spacing: Option<f64>,
+    /// Samples per cell^2 of surface instead of `spacing` (10 to 100 are usual).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples_per_cell: Option<f64>,
+    /// Seed of the sampling.
+    #[serde(default = "one_u64")]
+    pub seed: u64,
+}
+
+fn unit() -> f64 {
+    1.0
+}
+fn one_u64() -> u64 {
+    1
+}
+fn z_axis() -> [f64; 3] {
+    [0.0, 0.0, 1.0]
+}
+fn yes() -> bool {
+    true
+}
+
+/// A solid's shape, lengths in m (times `scale`). Round shapes have their axis along `axis`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum ShapeConfig {
+    Sphere {
+        radius: f64,
+    },
+    Cylinder {
+        radius: f64,
+        length: f64,
+        /// Flat end caps (false: an open tube).
+        #[serde(default = "yes")]
+        caps: bool,
+        #[serde(default = "z_axis")]
+        axis: [f64; 3],
+    },
+    Box {
+        /// Edge lengths along the solid's own x, y, z.
+        size: [f64; 3],
+    },
+    Torus {
+        major_radius: f64,
+        minor_radius: f64,
+        #[serde(default = "z_axis")]
+        axis: [f64; 3],
+    },
+    Capsule {
+        radius: f64,
+        /// Length of the straight part.
+        length: f64,
+        #[serde(default = "z_axis")]
+        axis: [f64; 3],
+    },
+    /// A triangle mesh file (OBJ or STL), path relative to the scene file.
+    Mesh {
+        file: PathBuf,
+    },
+}
+
+/// A rotation: `axis` and `angle` (degrees), or a `quaternion` `[w, x, y, z]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Orientation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub axis: Option<[f64; 3]>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub angle: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quaternion: Option<[f64; 4]>,
+}
+
+/// How a solid moves; `ramp` (s, 0 for none) raises its velocity linearly from 0.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum MotionConfig {
+    Fixed {},
+    /// Constant velocity, m/s.
+    Translate {
+        velocity: [f64; 3],
+        #[serde(default)]
+        ramp: f64,
+    },
+    /// Rotation about `axis` through the centre at `rate` rad/s.
+    Rotate {
+        axis: [f64; 3],
+        rate: f64,
+        #[serde(default)]
+        ramp: f64,
+    },
+    /// Translation `amplitude sin(2 pi frequency t)`, amplitude in m, frequency in Hz.
+    Oscillate {
+        amplitude: [f64; 3],
+        frequency: f64,
+        #[serde(default)]
+        ramp: f64,
+    },
+    /// Rotation about `axis` by `amplitude sin(2 pi frequency t)`, amplitude in degrees.
+    OscillateRotation {
+        axis: [f64; 3],
+        amplitude: f64,
+        frequency: f64,
+        #[serde(default)]
+        ramp: f64,
+    },
+}
+
+impl Default for MotionConfig {
+    fn default() -> Self {
+        MotionConfig::Fixed {}
+    }
+}
+
+/// Force output.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForcesConfig {
+    /// Velocity of the force coefficients, m/s. Default: `physical.velocity`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_velocity: Option<f64>,
+    /// Direction of the drag (normalised).
+    #[serde(default = "x_axis")]
+    pub drag_axis: [f64; 3],
+    /// Direction of the lift (normalised; perpendicular to the drag).
+    #[serde(default = "y_axis")]
+    pub lift_axis: [f64; 3],
+    /// Steps between writes of the force file.
+    #[serde(default = "default_forces_every")]
+    pub every: u64,
+}
+
+fn x_axis() -> [f64; 3] {
+    [1.0, 0.0, 0.0]
+}
+fn y_axis() -> [f64; 3] {
+    [0.0, 1.0, 0.0]
+}
+fn default_forces_every() -> u64 {
+    100
+}
+
+impl Default for ForcesConfig {
+    fn default() -> Self {
+        ForcesConfig {
+            reference_velocity: None,
+            drag_axis: x_axis(),
+            lift_axis: y_axis(),
+            every: default_forces_every(),
+        }
+    }
+}
+
+/// Bounds a healthy run keeps (lattice units).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HealthConfig {
+    /// Largest `|rho - 1|`.
+    #[serde(default = "default_max_drho")]
+    pub max_density_deviation: f64,
+    /// Largest lattice Mach number `|u| sqrt 3`.
+    #[serde(default = "default_max_mach")]
+    pub max_mach: f64,
+}
+
+fn default_max_drho() -> f64 {
+    0.1
+}
+fn default_max_mach() -> f64 {
+    0.5
+}
+
+impl Default for HealthConfig {
+    fn default() -> Self {
+        HealthConfig {
+            max_density_deviation: default_max_drho(),
+            max_mach: default_max_mach(),
+        }
+    }
+}
+
+/// Run length and output.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConfig {
+    /// Steps to run (overridden by `--steps`).
+    pub steps: u64,
+    /// Write fields every this many steps (at least 1) when the output is a folder; left out:
+    /// only at the end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output_every: Option<u64>,
+    /// Check the fields for NaN every this many steps.
+    pub check_every: u64,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            steps: 1000,
+            output_every: None,
+            check_every: 100,
+        }
+    }
+}
+
+impl SceneFile {
+    /// Reads a TOML scene; mesh paths will resolve relative to its folder.
+    pub fn load(path: &Path) -> Result<SceneFile, FluidError> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            FluidError::Invalid(format!("cannot read scene {}: {e}", path.display()))
+        })?;
+        let mut file = SceneFile::parse(&text)
+            .map_err(|e| FluidError::Invalid(format!("scene {}: {e}", path.display())))?;
+        file.dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        Ok(file)
+    }
+
+    /// Parses a scene's text (mesh paths relative to the working folder). The error is one
+    /// line naming the key path and line: "unknown field `raduis`, expected `radius` at
+    /// solids[0].shape (line 12)".
+    pub fn parse(text: &str) -> Result<SceneFile, String> {
+        let de = toml::Deserializer::parse(text).map_err(|e| describe(text, &e, None))?;
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            describe(text, e.inner(), Some(path))
+        })
+    }
+}
+
+/// One line from a TOML error: its message, the key path when known and the line.
+fn describe(text: &str, e: &toml::de::Error, path: Option<String>) -> String {
+    let message = e
+        .message()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
+    let line = e
+        .span()
+        .and_then(|s| text.get(..s.start))
+        .map(|before| before.matches('\n').count() + 1);
+    match (path.filter(|p| !p.is_empty() && p != "."), line) {
+        (Some(p), Some(l)) => format!("{message} at {p} (line {l})"),
+        (Some(p), None) => format!("{message} at {p}"),
+        (None, Some(l)) => format!("{message} at line {l}"),
+        (None, None) => message,
+    }
+}
