@@ -1,48 +1,79 @@
 #!/usr/bin/env bash
 # The immersed-boundary GPU round, in one call on the GPU machine, from the repository root:
-#   bash scripts/gpu-ib.sh
-# Prints: the device; ptxas registers/spills of the lattice and immersed-boundary kernels (when
-# ptxas is there); `murmur fluid parity` (CPU vs CUDA after 100 steps, every model, including
-# moving immersed solids: fields within 1e-5, forces within 1e-4); compute-sanitizer memcheck of
-# a short parity run; `murmur fluid bench` at 256^3 (throughput without solids, against the
-# baseline binary in dist/base when present); the GPU tests. Logs go to $OUT as well.
+#   bash scripts/gpu-ib.sh [all|parity|bench|stability|cases|tests]...   (default: all)
+# - parity: `murmur fluid parity` (CPU vs CUDA after 100 steps, every model, moving immersed
+#   solids included) and compute-sanitizer memcheck of a short parity run;
+# - bench: `murmur fluid bench` at 256^3 (no solids) beside the baseline binary in dist/base when
+#   present, and the stage times of the Re 10,000 sphere scene;
+# - stability: the sphere of assets/fluid/sphere-re10000.toml (24 cells per diameter, lattice
+#   velocity 0.05) at several Reynolds numbers, 20,000 steps, every model: the step each run
+#   stopped at, or that it finished;
+# - cases: `murmur fluid case` for the DFG benchmarks, the Galilean check and Couette flow;
+# - tests: the GPU test binaries of dist/gpu/tests.
+# Logs go to $OUT as well.
 set -u -o pipefail
 M=${MURMUR:-dist/gpu/murmur}
-PTX=${PTX:-dist/gpu/murmur_kernels.ptx}
 LOG=${OUT:-gpu-logs}
 mkdir -p "$LOG"
 status=0
 section() { echo; echo "=== $* ($(date +%T)) ==="; }
+want() { [ $# -eq 0 ] || [[ " $WANT " == *" all "* ]] || [[ " $WANT " == *" $1 "* ]]; }
+WANT=" ${*:-all} "
 
 section device
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv,noheader
 
-PTXAS=${PTXAS:-$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)}
-if [ -x "$PTXAS" ] && [ -f "$PTX" ]; then
-  section "ptxas -v of the lattice and immersed-boundary kernels"
-  tail -n +2 "$PTX" > "$LOG/kernels.ptx"
-  "$PTXAS" -arch=sm_90 -v "$LOG/kernels.ptx" -o /dev/null 2>&1 \
-    | grep -A3 -E "entry function '(lbm_|ib_)" | grep -E "Compiling|registers|spill" | tee "$LOG/ptxas.txt"
+if want parity; then
+  section "fluid parity (CPU vs CUDA, 100 steps)"
+  "$M" fluid parity --steps 100 2>&1 | tee "$LOG/fluid-parity.md" || status=1
+  if command -v compute-sanitizer >/dev/null; then
+    section "compute-sanitizer memcheck (parity, 3 steps)"
+    compute-sanitizer --tool memcheck --error-exitcode 9 "$M" fluid parity --steps 3 --models acm-mrt \
+      > "$LOG/memcheck.txt" 2>&1; rc=$?
+    tail -2 "$LOG/memcheck.txt"; [ $rc -eq 0 ] || { echo "memcheck rc $rc"; status=1; }
+  fi
 fi
 
-section "fluid parity (CPU vs CUDA, 100 steps)"
-"$M" fluid parity --steps 100 2>&1 | tee "$LOG/fluid-parity.md" || status=1
-
-if command -v compute-sanitizer >/dev/null; then
-  section "compute-sanitizer memcheck (parity, 3 steps)"
-  compute-sanitizer --tool memcheck --error-exitcode 9 "$M" fluid parity --steps 3 --models acm-mrt \
-    > "$LOG/memcheck.txt" 2>&1; rc=$?
-  tail -3 "$LOG/memcheck.txt"; [ $rc -eq 0 ] || { echo "memcheck rc $rc"; status=1; }
+if want bench; then
+  section "fluid bench 256^3 without solids (new, then the baseline)"
+  for m in bgk rm-mrt acm-mrt; do
+    "$M" fluid bench --backend cuda --sizes 256 --models $m 2>&1 | tail -1
+    [ -x dist/base/murmur ] && dist/base/murmur fluid bench --backend cuda --sizes 256 --models $m 2>&1 | tail -1
+  done
+  section "stage times with an immersed sphere (sphere-re10000, 2000 steps)"
+  "$M" fluid run assets/fluid/sphere-re10000.toml --backend cuda --steps 2000 --quiet 2>&1 | grep -E "steps of|stages|solid sphere"
 fi
 
-section "fluid bench 256^3 (new, then the baseline)"
-for m in bgk acm-mrt; do
-  "$M" fluid bench --backend cuda --sizes 256 --models $m 2>&1 | tail -3
-  [ -x dist/base/murmur ] && dist/base/murmur fluid bench --backend cuda --sizes 256 --models $m 2>&1 | tail -3
-done
+if want stability; then
+  section "stability: sphere, 24 cells per diameter, u 0.05, 20000 steps"
+  for m in bgk rm-mrt acm-mrt; do
+    for re in 300 1000 3000 10000 30000 100000; do
+      nu=$(python3 -c "print(0.1/$re)")
+      sed -e "s/^viscosity = .*/viscosity = $nu/" -e "s/^collision = .*/collision = \"$m\"/" \
+        assets/fluid/sphere-re10000.toml > "$LOG/sphere.toml"
+      out=$("$M" fluid run "$LOG/sphere.toml" --backend cuda --steps 20000 --quiet 2>&1)
+      line=$(echo "$out" | grep -E "flow left|steps of" | head -1 | cut -c1-150)
+      h=$(echo "$out" | grep -E "^health" | head -1)
+      cd=$(echo "$out" | grep -E "^sphere:" | head -1 | cut -c1-90)
+      echo "| $m | Re $re | $line | $h | $cd |"
+    done
+  done 2>&1 | tee "$LOG/stability.md"
+fi
 
-if [ -x dist/gpu/tests/run.sh ]; then
+if want cases; then
+  section "immersed-boundary cases"
+  C() { echo "--- fluid case $*"; "$M" fluid case "$@" --backend cuda 2>&1 | tail -3; }
+  C couette
+  C dfg-2d-1 --cells-per-d 20
+  C dfg-2d-1 --cells-per-d 40
+  C dfg-2d-2 --cells-per-d 20
+  C dfg-2d-2 --cells-per-d 40
+  C dfg-3d-1z --cells-per-d 20
+  C galilean --cells-per-d 16
+fi 2>&1 | tee "$LOG/cases.md"
+
+if want tests && [ -x dist/gpu/tests/run.sh ]; then
   section "GPU tests"
-  bash dist/gpu/tests/run.sh 2>&1 | tail -15 || status=1
+  bash dist/gpu/tests/run.sh 2>&1 | tail -12 || status=1
 fi
 exit $status

@@ -145,3 +145,42 @@ fn couette_study_of_the_forcing_passes() {
         }
     }
 }
+
+#[test]
+#[ignore = "probe"]
+fn dfg_probe() {
+    use murmur::fluid::validate_ib::{dfg, Dfg, DfgRun};
+    let secs: f64 = std::env::var("DFG_SECONDS").map(|s| s.parse().unwrap()).unwrap_or(10.0);
+    let d: u32 = std::env::var("DFG_D").map(|s| s.parse().unwrap()).unwrap_or(20);
+    let run = DfgRun {
+        case: Dfg::TwoD1,
+        cells_per_d: d,
+        u_lb: 0.05,
+        seconds: secs,
+        model: CollisionModel::AcmMrt,
+    };
+    let mut open = |s: &murmur::fluid::Setup| -> Result<Box<dyn FluidBackend>, murmur::fluid::FluidError> {
+        Ok(Box::new(CpuFluid::new(s)?))
+    };
+    let r = dfg(run, &mut open).unwrap();
+    eprintln!("{r:?}");
+}
+
+#[test]
+#[ignore = "probe"]
+fn galilean_probe() {
+    use murmur::fluid::validate_ib::Galilean;
+    let g = Galilean {
+        cells_per_d: 8,
+        u_lb: 0.05,
+        width: 20.0,
+        travel: 4.0,
+        window: 2.0,
+        model: CollisionModel::AcmMrt,
+    };
+    let mut open = |s: &murmur::fluid::Setup| -> Result<Box<dyn FluidBackend>, murmur::fluid::FluidError> {
+        Ok(Box::new(CpuFluid::new(s)?))
+    };
+    let r = g.run(&mut open).unwrap();
+    eprintln!("{r:?}");
+}

@@ -38,6 +38,53 @@ pub enum FluidCmd {
     /// CPU vs CUDA: largest relative field difference after some steps on small scenes.
     #[command(hide = true)]
     Parity(ParityArgs),
+    /// One immersed-boundary validation case at a chosen resolution: the DFG cylinder
+    /// benchmarks (Schaefer & Turek 1996), the Galilean check, cylindrical Couette flow. Prints
+    /// the measured figures beside the reference values.
+    Case(CaseArgs),
+}
+
+/// An immersed-boundary validation case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CaseName {
+    /// DFG 2D-1: Re 20, steady; C_D and the front-back pressure difference.
+    #[value(name = "dfg-2d-1")]
+    Dfg2d1,
+    /// DFG 2D-2: Re 100, vortex shedding; St, max C_D, max C_L.
+    #[value(name = "dfg-2d-2")]
+    Dfg2d2,
+    /// DFG 3D-1Z: Re 20 in a square channel; C_D.
+    #[value(name = "dfg-3d-1z")]
+    Dfg3d1z,
+    /// A cylinder moving through fluid at rest vs the fixed cylinder in a uniform flow.
+    Galilean,
+    /// Cylindrical Couette flow between two immersed cylinders (the study behind k and the
+    /// retraction).
+    Couette,
+}
+
+#[derive(clap::Args)]
+pub struct CaseArgs {
+    #[arg(value_enum)]
+    pub case: CaseName,
+    /// Cells per cylinder diameter.
+    #[arg(long, default_value_t = 20)]
+    pub cells_per_d: u32,
+    /// Physical time simulated, seconds (DFG cases) [default: 30 for 2D-1 and 3D-1Z, 12 for 2D-2].
+    #[arg(long)]
+    pub seconds: Option<f64>,
+    /// Diameters travelled before the averaging window (Galilean check).
+    #[arg(long, default_value_t = 30.0)]
+    pub travel: f64,
+    /// Lattice velocity of the peak inflow (DFG) or of the cylinder's speed (Galilean).
+    #[arg(long, default_value_t = 0.05)]
+    pub u_lb: f64,
+    /// Collision model.
+    #[arg(long, value_enum, default_value = "acm-mrt")]
+    pub model: CollisionModel,
+    /// Where to run.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: BackendChoice,
 }
 
 #[derive(clap::Args)]
@@ -109,6 +156,7 @@ pub fn run(cmd: &FluidCmd) -> Result<()> {
         FluidCmd::Validate(a) => validate_cmd(a),
         FluidCmd::Bench(a) => bench_cmd(a),
         FluidCmd::Parity(a) => parity_cmd(a),
+        FluidCmd::Case(a) => case_cmd(a),
     }
 }
 
@@ -469,4 +517,95 @@ fn moving_sphere(model: CollisionModel) -> Result<Setup, FluidError> {
         passes: 0,
     };
     Ok(setup)
+}
+
+fn case_cmd(a: &CaseArgs) -> Result<()> {
+    use super::validate_ib::{dfg, Couette, Dfg, DfgRun, Galilean};
+    let mut open = opener(a.backend);
+    let dfg_case = match a.case {
+        CaseName::Dfg2d1 => Some(Dfg::TwoD1),
+        CaseName::Dfg2d2 => Some(Dfg::TwoD2),
+        CaseName::Dfg3d1z => Some(Dfg::ThreeD1Z),
+        _ => None,
+    };
+    if let Some(case) = dfg_case {
+        let run = DfgRun {
+            case,
+            cells_per_d: a.cells_per_d,
+            u_lb: a.u_lb,
+            seconds: a
+                .seconds
+                .unwrap_or(if case == Dfg::TwoD2 { 12.0 } else { 30.0 }),
+            model: a.model,
+        };
+        let r = dfg(run, &mut open as &mut Opener)?;
+        println!(
+            "{}: D = {} cells, u_lb {}, {}, {} steps in {:.1} s: C_D {:.4} (max {:.4}), C_L {:.4} \
+             (max {:.4}), St {}, dp {:.4} Pa",
+            case.name(),
+            a.cells_per_d,
+            a.u_lb,
+            a.model.name(),
+            r.steps,
+            r.wall_s,
+            r.cd,
+            r.max_cd,
+            r.cl,
+            r.max_cl,
+            r.strouhal.map_or("-".into(), |s| format!("{s:.4}")),
+            r.dp
+        );
+        println!(
+            "reference (Schaefer & Turek 1996): {}",
+            match case {
+                Dfg::TwoD1 => "C_D 5.57-5.59, C_L 0.0104-0.0110, dp 0.1172-0.1176 Pa",
+                Dfg::TwoD2 => "C_D,max 3.22-3.24, C_L,max 0.99-1.01, St 0.295-0.305",
+                Dfg::ThreeD1Z => "C_D 6.05-6.25, C_L 0.008-0.010",
+            }
+        );
+        return Ok(());
+    }
+    match a.case {
+        CaseName::Galilean => {
+            let g = Galilean {
+                cells_per_d: a.cells_per_d,
+                u_lb: a.u_lb,
+                width: 20.0,
+                travel: a.travel,
+                window: 10.0,
+                model: a.model,
+            };
+            let r = g.run(&mut open as &mut Opener)?;
+            println!(
+                "Galilean check: D = {} cells, u_lb {}, {}, {} steps per frame in {:.1} s: moving \
+                 C_D {:.4}, fixed C_D {:.4}, difference {:.2} %",
+                a.cells_per_d,
+                a.u_lb,
+                a.model.name(),
+                r.steps,
+                r.wall_s,
+                r.moving_cd,
+                r.fixed_cd,
+                100.0 * (r.moving_cd / r.fixed_cd - 1.0)
+            );
+        }
+        _ => {
+            let c = Couette::STUDY;
+            let setup = c.setup(a.model)?;
+            let t0 = std::time::Instant::now();
+            let mut b = open(&setup)?;
+            let (l2, radial) = c.run(b.as_mut())?;
+            println!(
+                "Couette: radii {} and {} cells, {} steps in {:.1} s: L2 error {:.4}, max radial \
+                 velocity {:.2e} of the surface speed",
+                c.r1,
+                c.r2,
+                c.steps,
+                t0.elapsed().as_secs_f64(),
+                l2,
+                radial
+            );
+        }
+    }
+    Ok(())
 }

@@ -382,6 +382,14 @@ impl ForceSeries {
         last - (len.floor() as u64).min(last - first)
     }
 
+    /// Sets the summary window to the last `fraction` of the recorded steps (kept within
+    /// `(0, 1]`).
+    pub fn set_window_fraction(&mut self, fraction: f64) {
+        if fraction > 0.0 && fraction <= 1.0 {
+            self.config.window_fraction = fraction;
+        }
+    }
+
     /// The summary of every solid over the window so far.
     pub fn summary(&self) -> Vec<ForceSummary> {
         let window = self.span.map(|s| (self.window_start(s), s.1));

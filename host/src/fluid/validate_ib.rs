@@ -130,3 +130,354 @@ impl Couette {
         Ok(((num / den).sqrt(), radial))
     }
 }
+
+/// The DFG benchmark cases of Schaefer & Turek, "Benchmark computations of laminar flow around a
+/// cylinder", Notes on Numerical Fluid Mechanics 52 (1996) 547-566: a cylinder of diameter
+/// `D = 0.1 m` in a channel of height `H = 0.41 m`, `nu = 1e-3 m^2/s`, `rho = 1 kg/m^3`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dfg {
+    /// 2D-1: Re 20, steady, parabolic inflow with `U_m = 0.3 m/s`.
+    TwoD1,
+    /// 2D-2: Re 100, periodic shedding, `U_m = 1.5 m/s`.
+    TwoD2,
+    /// 3D-1Z: Re 20, square channel, `U_m = 0.45 m/s`, the cylinder spanning it along z.
+    ThreeD1Z,
+}
+
+/// A DFG run: the case, cells per diameter, lattice velocity of `U_m`, steps, collision model.
+#[derive(Clone, Copy, Debug)]
+pub struct DfgRun {
+    pub case: Dfg,
+    pub cells_per_d: u32,
+    pub u_lb: f64,
+    /// Physical time simulated (s).
+    pub seconds: f64,
+    pub model: CollisionModel,
+}
+
+/// What a DFG run measured.
+#[derive(Clone, Debug)]
+pub struct DfgResult {
+    pub run: DfgRun,
+    pub steps: u64,
+    pub wall_s: f64,
+    /// Mean drag and lift coefficients over the last quarter of the run.
+    pub cd: f64,
+    pub cl: f64,
+    pub max_cd: f64,
+    pub max_cl: f64,
+    pub strouhal: Option<f64>,
+    /// Pressure difference between the cylinder's front and back points (Pa).
+    pub dp: f64,
+}
+
+impl Dfg {
+    pub fn name(self) -> &'static str {
+        match self {
+            Dfg::TwoD1 => "DFG 2D-1",
+            Dfg::TwoD2 => "DFG 2D-2",
+            Dfg::ThreeD1Z => "DFG 3D-1Z",
+        }
+    }
+
+    /// Peak inflow `U_m` (m/s).
+    fn u_max(self) -> f64 {
+        match self {
+            Dfg::TwoD1 => 0.3,
+            Dfg::TwoD2 => 1.5,
+            Dfg::ThreeD1Z => 0.45,
+        }
+    }
+
+    /// Mean inflow velocity, the coefficients' reference: `2/3 U_m` in 2D, `4/9 U_m` in 3D.
+    fn u_mean(self) -> f64 {
+        match self {
+            Dfg::ThreeD1Z => 4.0 / 9.0 * self.u_max(),
+            _ => 2.0 / 3.0 * self.u_max(),
+        }
+    }
+
+    /// The scene file of this case at `cells_per_d` cells per diameter, lattice velocity `u_lb`
+    /// for `U_m`, collision `model`. 2D cases are one periodic cell deep.
+    pub fn scene(self, cells_per_d: u32, u_lb: f64, model: CollisionModel) -> String {
+        let dx = 0.1 / cells_per_d as f64;
+        let (size, profile, depth_faces, length, center_z) = match self {
+            Dfg::ThreeD1Z => (
+                "[2.5, 0.41, 0.41]".to_string(),
+                "dfg-3d",
+                String::new(),
+                0.41,
+                0.205,
+            ),
+            _ => (
+                format!("[2.2, 0.41, {dx}]"),
+                "parabolic",
+                "z_min = { type = \"periodic\" }\nz_max = { type = \"periodic\" }\n".to_string(),
+                dx,
+                0.5 * dx,
+            ),
+        };
+        let x = if self == Dfg::ThreeD1Z { 0.5 } else { 0.2 };
+        format!(
+            "name = \"{name}\"\ncollision = \"{model}\"\n\
+             [physical]\nlength = 0.1\nvelocity = {um}\nviscosity = 1e-3\ndensity = 1.0\n\
+             [lattice]\nresolution = {cells_per_d}\nvelocity = {u_lb}\n\
+             [domain]\nsize = {size}\n\
+             [faces]\nx_min = {{ type = \"inlet\", profile = \"{profile}\", ramp = {ramp} }}\n\
+             x_max = {{ type = \"outlet\" }}\n{depth_faces}\
+             [[solids]]\nname = \"cylinder\"\n\
+             shape = {{ type = \"cylinder\", radius = 0.05, length = {length}, caps = false }}\n\
+             position = [{x}, 0.2, {center_z}]\n\
+             [forces]\nreference_velocity = {umean}\nevery = 1000\n",
+            name = self.name().replace(' ', "-").to_lowercase(),
+            model = model.name(),
+            um = self.u_max(),
+            umean = self.u_mean(),
+            ramp = 1.0,
+        )
+    }
+}
+
+/// Bilinear-in-x-y (trilinear) interpolation of the density at a point (lattice coordinates),
+/// periodic wrap of the cell indices.
+fn density_at(f: &super::Fields, p: [f64; 3]) -> f64 {
+    let l = f.lattice;
+    let i0 = p.map(|c| c.floor());
+    let t = [0, 1, 2].map(|a| p[a] - i0[a]);
+    let dims = [l.nx as i64, l.ny as i64, l.nz as i64];
+    let mut s = 0.0;
+    for corner in 0..8 {
+        let o = [corner & 1, corner >> 1 & 1, corner >> 2 & 1];
+        let mut w = 1.0;
+        let mut idx = [0u32; 3];
+        for a in 0..3 {
+            w *= if o[a] == 1 { t[a] } else { 1.0 - t[a] };
+            idx[a] = (i0[a] as i64 + o[a] as i64).rem_euclid(dims[a]) as u32;
+        }
+        if w != 0.0 {
+            s += w * f.rho(l.index(idx[0], idx[1], idx[2])) as f64;
+        }
+    }
+    s
+}
+
+/// Runs a DFG case on a backend from `open`.
+pub fn dfg(run: DfgRun, open: &mut super::validate::Opener) -> Result<DfgResult, FluidError> {
+    let text = run.case.scene(run.cells_per_d, run.u_lb, run.model);
+    let file = super::scene::SceneFile::parse(&text).map_err(FluidError::Invalid)?;
+    let scene = file.build()?;
+    let units = scene.units;
+    let steps = units.time_to_steps(run.seconds).ceil() as u64;
+    let (geometry, _, _) = file.geometry(&units)?;
+    let mut backend = open(&scene.setup)?;
+    let mut series = super::sink::force_series(&scene, None)?
+        .ok_or_else(|| FluidError::Invalid("the DFG scene has no solid".into()))?;
+    let t0 = std::time::Instant::now();
+    let mut opts = super::driver::RunOptions {
+        steps,
+        check_every: 1000,
+        output_every: 0,
+        forces_every: 1000,
+        health: murmur_common::lbm::health::Bounds::DEFAULT,
+        progress: false,
+        inlet_ramp: scene.inlet_ramp_steps,
+    };
+    opts.output_every = steps;
+    struct Keep<'a> {
+        series: &'a mut super::forces::ForceSeries,
+        last: Option<super::Fields>,
+    }
+    impl super::driver::Sink for Keep<'_> {
+        fn fields(
+            &mut self,
+            _: u64,
+            f: &super::Fields,
+            _: Option<&super::immersed::SampleSnapshot>,
+        ) -> Result<(), FluidError> {
+            self.last = Some(f.clone());
+            Ok(())
+        }
+        fn forces(&mut self, rows: &[super::immersed::ForceRow]) -> Result<(), FluidError> {
+            let batch: Vec<_> = rows
+                .iter()
+                .map(|r| super::forces::ForceSample {
+                    step: r.step,
+                    solid: r.solid,
+                    force: r.force,
+                    torque: r.torque,
+                })
+                .collect();
+            self.series.record(&batch)
+        }
+    }
+    let mut keep = Keep {
+        series: &mut series,
+        last: None,
+    };
+    let mut last_good = None;
+    super::driver::run(backend.as_mut(), opts, &mut last_good, &mut keep)?;
+    let fields = keep
+        .last
+        .take()
+        .ok_or_else(|| FluidError::Invalid("no fields after the run".into()))?;
+    let mut series = series;
+    series.set_window_fraction(if run.case == Dfg::TwoD2 { 0.3 } else { 0.25 });
+    let summary = series.summary().remove(0);
+    // Front and back points: along the x axis through the centre, 1.5 and 2.5 cells outside
+    // the surface, extrapolated linearly to it.
+    let c = [
+        (if run.case == Dfg::ThreeD1Z { 0.5 } else { 0.2 }) / units.dx + geometry.offset(0),
+        0.2 / units.dx + geometry.offset(1),
+        0.0,
+    ];
+    let cz = fields.lattice.nz as f64 / 2.0 - 0.5;
+    let r = 0.05 / units.dx;
+    let p = |dxs: f64| {
+        let rho = density_at(&fields, [c[0] + dxs, c[1], cz]);
+        units.pressure_to_si(rho)
+    };
+    let front = p(-(r + 1.5)) + 1.5 * (p(-(r + 1.5)) - p(-(r + 2.5)));
+    let back = p(r + 1.5) + 1.5 * (p(r + 1.5) - p(r + 2.5));
+    Ok(DfgResult {
+        run,
+        steps,
+        wall_s: t0.elapsed().as_secs_f64(),
+        cd: summary.mean_cd,
+        cl: summary.mean_cl,
+        max_cd: summary.max_cd,
+        max_cl: summary.max_cl,
+        strouhal: summary.strouhal.as_ref().ok().map(|s| s.value),
+        dp: front - back,
+    })
+}
+
+/// The Galilean check: a cylinder moving at `U` through fluid at rest must feel the drag of the
+/// fixed cylinder in a uniform flow `U`, in the same box (lateral faces periodic, `width`
+/// diameters apart; one periodic cell deep), Re 20 on `U`.
+#[derive(Clone, Copy, Debug)]
+pub struct Galilean {
+    pub cells_per_d: u32,
+    pub u_lb: f64,
+    /// Lateral period (diameters).
+    pub width: f64,
+    /// Travel (diameters) before the averaging window, after the ramp.
+    pub travel: f64,
+    /// Averaging window (diameters travelled, a whole number of cells).
+    pub window: f64,
+    pub model: CollisionModel,
+}
+
+/// Mean drag coefficients of the two frames.
+#[derive(Clone, Debug)]
+pub struct GalileanResult {
+    pub run: Galilean,
+    pub steps: u64,
+    pub moving_cd: f64,
+    pub fixed_cd: f64,
+    pub wall_s: f64,
+}
+
+impl Galilean {
+    /// The scene of one frame: the moving cylinder starts `4 D` from the `-x` free-slip wall
+    /// of a box `travel + window + 14 D` long and crosses it at `U` (ramped over `2 D` of
+    /// travel); the fixed one sits `10 D` behind a uniform inlet (ramped over the same time).
+    fn scene(&self, moving: bool) -> String {
+        let d = 1.0;
+        let length = self.travel + self.window + 14.0;
+        let dx = d / self.cells_per_d as f64;
+        // Linear ramp over T: the solid travels U T / 2 = 2 D meanwhile.
+        let ramp_time = 4.0 * d;
+        let (faces, x, motion) = if moving {
+            (
+                "x_min = { type = \"free-slip\" }\nx_max = { type = \"free-slip\" }\n",
+                4.0,
+                format!(
+                    "motion = {{ type = \"translate\", velocity = [1.0, 0, 0], ramp = {ramp_time} }}\n"
+                ),
+            )
+        } else {
+            (
+                "x_min = { type = \"inlet\", ramp = 4.0 }\nx_max = { type = \"outlet\" }\n",
+                10.0,
+                String::new(),
+            )
+        };
+        format!(
+            "name = \"galilean-{frame}\"\ncollision = \"{model}\"\n\
+             [physical]\nlength = 1.0\nvelocity = 1.0\nviscosity = 0.05\ndensity = 1.0\n\
+             [lattice]\nresolution = {n}\nvelocity = {u}\n\
+             [domain]\nsize = [{length}, {width}, {dx}]\n\
+             [faces]\n{faces}y_min = {{ type = \"periodic\" }}\ny_max = {{ type = \"periodic\" }}\n\
+             z_min = {{ type = \"periodic\" }}\nz_max = {{ type = \"periodic\" }}\n\
+             [[solids]]\nname = \"cylinder\"\n\
+             shape = {{ type = \"cylinder\", radius = 0.5, length = {dx}, caps = false }}\n\
+             position = [{x}, {y}, {z}]\n{motion}\
+             [forces]\ndrag_axis = [{sign}1, 0, 0]\n",
+            sign = if moving { "-" } else { "" },
+            frame = if moving { "moving" } else { "fixed" },
+            model = self.model.name(),
+            n = self.cells_per_d,
+            u = self.u_lb,
+            width = self.width,
+            y = 0.5 * self.width,
+            z = 0.5 * dx,
+        )
+    }
+
+    /// Runs both frames; the mean drag over the last `window` diameters of travel.
+    pub fn run(&self, open: &mut super::validate::Opener) -> Result<GalileanResult, FluidError> {
+        let t0 = std::time::Instant::now();
+        // Steps for 2 D of ramp (travelled in 4 D / U), `travel` and `window` diameters.
+        let per_d = self.cells_per_d as f64 / self.u_lb;
+        let window_steps = (self.window * per_d).round() as u64;
+        let steps = ((4.0 + self.travel) * per_d).round() as u64 + window_steps;
+        let mut cd = [0.0; 2];
+        for (i, moving) in [true, false].into_iter().enumerate() {
+            let file = super::scene::SceneFile::parse(&self.scene(moving))
+                .map_err(FluidError::Invalid)?;
+            let scene = file.build()?;
+            let mut b = open(&scene.setup)?;
+            let mut series = super::sink::force_series(&scene, None)?
+                .ok_or_else(|| FluidError::Invalid("no solid".into()))?;
+            for s in 1..=steps {
+                if scene.inlet_ramp_steps > 0.0 {
+                    b.set_inlet_scale(murmur_common::lbm::boundary::inlet_scale(
+                        s,
+                        scene.inlet_ramp_steps,
+                    ));
+                }
+                b.step(s % 1000 == 0 || s == steps)?;
+                if s % 1000 == 0 || s == steps {
+                    if let Some(bad) = b
+                        .health(&murmur_common::lbm::health::Bounds::DEFAULT)?
+                        .and_then(|h| h.first_bad)
+                    {
+                        return Err(FluidError::Invalid(format!(
+                            "Galilean check: the flow left its bounds at step {s}, cell {bad}"
+                        )));
+                    }
+                    let rows: Vec<_> = b
+                        .take_forces()?
+                        .iter()
+                        .map(|r| super::forces::ForceSample {
+                            step: r.step,
+                            solid: r.solid,
+                            force: r.force,
+                            torque: r.torque,
+                        })
+                        .collect();
+                    series.record(&rows)?;
+                }
+            }
+            series.set_window_fraction(window_steps as f64 / (steps - 1) as f64);
+            cd[i] = series.summary()[0].mean_cd;
+        }
+        Ok(GalileanResult {
+            run: *self,
+            steps,
+            moving_cd: cd[0],
+            fixed_cd: cd[1],
+            wall_s: t0.elapsed().as_secs_f64(),
+        })
+    }
+}

@@ -5,6 +5,8 @@
 //! before any step: inside the domain and clear of inlets and outlets, slow enough for the
 //! lattice, a volume when it accelerates, a sample count that fits.
 
+use crate::fluid::ib::solid::surface_normals;
+use crate::fluid::immersed::RETRACTION;
 use super::build::unit;
 use super::file::{MotionConfig, Orientation, SceneFile, ShapeConfig, SolidConfig, FACE_KEYS};
 use super::geometry::{Boundary, Geometry};
@@ -189,6 +191,9 @@ impl Builder<'_> {
                  compressibility errors"
             ));
         }
+        if body.mass.is_none() {
+            body.mass = periodic_tube_mass(&body, orientation, &self.geometry);
+        }
         if accelerates(&motion) && body.mass.is_none() {
             return Err(
                 "its surface is not closed, but its motion accelerates: the fluid inside an \
@@ -216,14 +221,22 @@ impl Builder<'_> {
         )
         .map_err(|e| e.to_string())?;
         let r = quat_matrix(orientation);
-        let body_offsets = samples
+        let offsets: Vec<[f64; 3]> = samples
             .positions
             .iter()
             .map(|&p| {
                 let w = delta(p, center, period);
                 // body = R^T world
-                [0, 1, 2].map(|i| (r[0][i] * w[0] + r[1][i] * w[1] + r[2][i] * w[2]) as f32)
+                [0, 1, 2].map(|i| r[0][i] * w[0] + r[1][i] * w[1] + r[2][i] * w[2])
             })
+            .collect();
+        // Each sample moves RETRACTION cells into the solid, along the inward normal of the
+        // surface (the diffuse interface puts the effective wall outside the samples).
+        let normals = surface_normals(&own, &offsets, d);
+        let body_offsets = offsets
+            .iter()
+            .zip(&normals)
+            .map(|(o, n)| [0, 1, 2].map(|a| (o[a] - RETRACTION * n[a]) as f32))
             .collect();
         let reference_area = self.reference_area(&body, r)?;
         let solid = Solid {
@@ -617,6 +630,33 @@ fn accelerates(m: &Motion) -> bool {
 
 /// Volume and inertia about the centre (own frame, unit density) of a closed primitive; `None`
 /// for an open tube.
+/// The mass properties of an open cylinder that runs through a periodic axis over exactly the
+/// period: its periodic images close it, so it encloses the volume of a capped cylinder.
+fn periodic_tube_mass(body: &Body, orientation: [f64; 4], geometry: &Geometry) -> Option<MassProperties> {
+    let Some(Primitive::Cylinder {
+        radius,
+        length,
+        caps: false,
+    }) = body.primitive
+    else {
+        return None;
+    };
+    let r = quat_matrix(orientation);
+    let axis = [r[0][2], r[1][2], r[2][2]];
+    let periodic = geometry.periodic();
+    (0..3).find_map(|a| {
+        let along = axis[a].abs() > 1.0 - 1e-9;
+        let period = geometry.fluid[a] as f64;
+        (along && periodic[a] && (length - period).abs() <= 1e-6 * period).then(|| {
+            primitive_mass(&Primitive::Cylinder {
+                radius,
+                length,
+                caps: true,
+            })
+        })?
+    })
+}
+
 fn primitive_mass(p: &Primitive) -> Option<MassProperties> {
     let diag = |v: f64, ixx: f64, iyy: f64, izz: f64| MassProperties {
         volume: v,
