@@ -119,13 +119,13 @@ pub fn neighbour(o: &[[u32; 3]; 3], q: usize) -> usize {
     (o[0][(c[0] + 1) as usize] + o[1][(c[1] + 1) as usize] + o[2][(c[2] + 1) as usize]) as usize
 }
 
-/// Cell number of `x - c_q` without the component of `c_q` along `axis`: the cell beside `x`
-/// along a wall of normal `axis` from which a specular reflection sends a population to `x`
-/// along `c_q`.
+/// Cell number of `x - c_q` without the components of `c_q` along the axes of bit mask `axes`
+/// (bit `a` for axis `a`): the cell a reflection off walls of those normals sends a population
+/// to `x` from.
 #[inline(always)]
-pub fn neighbour_in_plane(o: &[[u32; 3]; 3], q: usize, axis: usize) -> usize {
+pub fn neighbour_without(o: &[[u32; 3]; 3], q: usize, axes: u32) -> usize {
     let c = velocity(q);
-    let pick = |a: usize| if a == axis { 1 } else { (c[a] + 1) as usize };
+    let pick = |a: usize| if axes >> a & 1 != 0 { 1 } else { (c[a] + 1) as usize };
     (o[0][pick(0)] + o[1][pick(1)] + o[2][pick(2)]) as usize
 }
 

@@ -117,7 +117,12 @@ pub struct LbmParams {
     /// Factor on every inlet velocity: the ramp of the current step
     /// ([`super::boundary::inlet_scale`]), 1 without one.
     pub inlet_scale: f32,
-    pub _pad: u32,
+    /// The outlet layer ([`super::boundary::SPONGE`] cells): the axis it runs along (3: none).
+    pub sponge_axis: u32,
+    /// Coordinate along `sponge_axis` where the layer starts (strength 0).
+    pub sponge_start: f32,
+    /// One over the layer's signed thickness: strength `((x - start) inv)^2`, 1 at the outlet.
+    pub sponge_inv: f32,
 }
 
 const _: () = assert!(core::mem::size_of::<Face>() == 48);
@@ -134,7 +139,9 @@ impl LbmParams {
             has_force: 0,
             faces: [Face::REST; FACES],
             inlet_scale: 1.0,
-            _pad: 0,
+            sponge_axis: 3,
+            sponge_start: 0.0,
+            sponge_inv: 0.0,
         }
     }
 

@@ -3,13 +3,14 @@
 //! [`Populations`].
 
 use super::abi::StreamCollide;
-use super::access::{neighbour, neighbour_in_plane, Populations};
+use super::access::{neighbour, neighbour_without, Populations};
 use super::boundary::{
-    anti_bounce_back, face_axis, face_of, inlet_velocity, mirrored, moving_bounce_back, FLUID,
+    anti_bounce_back, face_axis, face_of, inlet_velocity, mirrored, moving_bounce_back,
+    sponge_rates, FLUID, SPONGE,
     INLET, KIND_MASK, NEAR_BOUNDARY, OUTLET,
 };
 use super::collide::{collide_with, Model};
-use super::d3q27::velocity_f32;
+use super::d3q27::{velocity, velocity_f32};
 use super::params::{LbmParams, FACES};
 use super::{moments, CellKind, Q};
 use crate::kernel::{DevSlice, DevSliceMut};
@@ -42,7 +43,13 @@ pub unsafe fn stream_collide_cell<M: Model>(a: &StreamCollide<M>, cell: usize) {
     }
     let pops = Populations::new(p.lattice);
     let mut f = pull_cell(p, a.flags, a.src, cell);
-    finish::<M, true>(a, pops, cell, &mut f);
+    let rates = if flag & SPONGE != 0 {
+        let (x, y, z) = p.lattice.coords(cell);
+        sponge_rates(p, [x, y, z])
+    } else {
+        p.rates
+    };
+    finish::<M, true>(a, pops, cell, &mut f, &rates);
 }
 
 /// The 27 populations fluid cell `cell` pulls from `src` this step, boundary conditions
@@ -91,7 +98,7 @@ unsafe fn interior<M: Model, const BAND: bool>(a: &StreamCollide<M>, cell: usize
     }
     let pops = Populations::new(a.p.lattice);
     let mut f = pops.pull(a.src, cell);
-    finish::<M, BAND>(a, pops, cell, &mut f);
+    finish::<M, BAND>(a, pops, cell, &mut f, &a.p.rates);
 }
 
 /// Collide the gathered populations, store them and (when asked) the fields. With `BAND`, a
@@ -102,6 +109,7 @@ unsafe fn finish<M: Model, const BAND: bool>(
     pops: Populations,
     cell: usize,
     f: &mut [f32; Q],
+    rates: &super::Rates,
 ) {
     let p = &a.p;
     let ib = if BAND && a.band.active != 0 {
@@ -116,7 +124,7 @@ unsafe fn finish<M: Model, const BAND: bool>(
             true,
         ),
     };
-    let (rho, u) = collide_with::<M>(f, &p.rates, force, has_force);
+    let (rho, u) = collide_with::<M>(f, rates, force, has_force);
     pops.store(a.dst, cell, f);
     if a.p.store_fields != 0 {
         store_fields(a.fields, a.p.lattice.cells(), cell, rho, u);
@@ -176,10 +184,33 @@ unsafe fn pull_with_boundaries(
                 }
                 CellKind::Outlet => anti_bounce_back(q, f_out, p.face(face).density, u_own),
                 CellKind::FreeSlip if (face as usize) < FACES => {
-                    let axis = face_axis(face);
-                    let from = neighbour_in_plane(&o, q, axis);
+                    // Specular reflection off the wall of this face and off every other
+                    // free-slip wall the link crosses (edges and corners where free-slip faces
+                    // meet): those normal components are mirrored and the population comes
+                    // from the cell beside `x` along the remaining ones.
+                    let c = velocity(q);
+                    let mut axes = 1u32 << face_axis(face);
+                    let mut a = 0;
+                    while a < 3 {
+                        if c[a] != 0 && axes >> a & 1 == 0 {
+                            let beside = neighbour_without(&o, q, 7 & !(1 << a));
+                            if flags.read(beside) & KIND_MASK == CellKind::FreeSlip as u8 {
+                                axes |= 1 << a;
+                            }
+                        }
+                        a += 1;
+                    }
+                    let from = neighbour_without(&o, q, axes);
                     if flags.read(from) & KIND_MASK == FLUID {
-                        pops.streamed(src, mirrored(q, axis), from)
+                        let mut m = q;
+                        let mut b = 0;
+                        while b < 3 {
+                            if axes >> b & 1 != 0 {
+                                m = mirrored(m, b);
+                            }
+                            b += 1;
+                        }
+                        pops.streamed(src, m, from)
                     } else {
                         f_out
                     }

@@ -53,7 +53,7 @@ impl Setup {
     pub fn fluid_cells(&self) -> usize {
         self.flags
             .iter()
-            .filter(|&&k| k == CellKind::Fluid as u8)
+            .filter(|&&k| k & murmur_common::lbm::boundary::KIND_MASK == CellKind::Fluid as u8)
             .count()
     }
 }

@@ -380,7 +380,8 @@ pub struct GalileanResult {
 impl Galilean {
     /// The scene of one frame: the moving cylinder starts `4 D` from the `-x` free-slip wall
     /// of a box `travel + window + 14 D` long and crosses it at `U` (ramped over `2 D` of
-    /// travel); the fixed one sits `10 D` behind a uniform inlet (ramped over the same time).
+    /// travel); the fixed one sits where the moving one is in the middle of the averaging
+    /// window, behind a uniform inlet ramped up over the same time, before a pressure outlet.
     fn scene(&self, moving: bool) -> String {
         let d = 1.0;
         let length = self.travel + self.window + 14.0;
@@ -396,9 +397,11 @@ impl Galilean {
                 ),
             )
         } else {
+            // Both x faces impose the velocity U, as the moving frame's walls do relative to
+            // the cylinder; it sits where the moving one is in the middle of the window.
             (
                 "x_min = { type = \"inlet\", ramp = 4.0 }\nx_max = { type = \"outlet\" }\n",
-                10.0,
+                4.0 + 2.0 + self.travel + 0.5 * self.window,
                 String::new(),
             )
         };
@@ -453,7 +456,9 @@ impl Galilean {
                         .and_then(|h| h.first_bad)
                     {
                         return Err(FluidError::Invalid(format!(
-                            "Galilean check: the flow left its bounds at step {s}, cell {bad}"
+                            "Galilean check, {} frame: the flow left its bounds at step {s}, \
+                             cell {bad}",
+                            if moving { "moving" } else { "fixed" }
                         )));
                     }
                     let rows: Vec<_> = b

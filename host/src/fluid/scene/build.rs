@@ -7,7 +7,7 @@ use super::{
     check_rates, check_stability, solids, ForceSettings, Health, Scene, MAX_MACH, WARN_MACH,
 };
 use crate::fluid::FluidError;
-use murmur_common::lbm::boundary::FLUID;
+use murmur_common::lbm::boundary::{FLUID, SPONGE};
 use murmur_common::lbm::{Rates, Units};
 
 const AXES: [&str; 3] = ["x", "y", "z"];
@@ -235,7 +235,7 @@ impl SceneFile {
                         parabolic,
                     }
                 }
-                FaceConfig::Outlet { density } => {
+                FaceConfig::Outlet { density, .. } => {
                     let rho = density.unwrap_or(self.physical.density);
                     if !(rho.is_finite() && rho > 0.0) {
                         return Err(invalid(format!(
@@ -249,6 +249,61 @@ impl SceneFile {
         let geometry = Geometry { fluid, faces };
         geometry.check()?;
         Ok((geometry, warnings, ramp.map_or(0.0, |(_, r)| r)))
+    }
+
+    /// Marks the outlet layer (`faces.*.sponge`): the fluid cells within the thickness of the
+    /// outlet's boundary layer get [`SPONGE`], and the parameters its axis and ramp.
+    fn outlet_layer(&self, units: &Units, setup: &mut crate::fluid::Setup) -> Result<(), FluidError> {
+        let mut found = None;
+        for (i, face) in self.faces.all().iter().enumerate() {
+            if let FaceConfig::Outlet {
+                sponge: Some(t), ..
+            } = face
+            {
+                if !(t.is_finite() && *t > 0.0) {
+                    return Err(invalid(format!(
+                        "faces.{}.sponge must be a finite thickness > 0 (m), got {t}",
+                        FACE_KEYS[i]
+                    )));
+                }
+                if found.is_some() {
+                    return Err(invalid(
+                        "only one outlet may have an outlet layer (sponge)".to_string(),
+                    ));
+                }
+                found = Some((i, *t));
+            }
+        }
+        let Some((face, thickness)) = found else {
+            return Ok(());
+        };
+        let l = setup.lattice();
+        let axis = face / 2;
+        let n = [l.nx, l.ny, l.nz][axis];
+        let cells = (thickness / units.dx).round().max(1.0) as u32;
+        if cells + 2 >= n {
+            return Err(invalid(format!(
+                "faces.{}.sponge = {thickness} m is {cells} cells, more than the domain holds",
+                FACE_KEYS[face]
+            )));
+        }
+        // High face: the outlet layer is cell n - 1, the sponge the `cells` before it; low
+        // face: the outlet is cell 0 and the sponge cells 1..=cells.
+        let (start, inv, range) = if face % 2 == 1 {
+            ((n - 1 - cells) as f32, 1.0 / cells as f32, n - 1 - cells..n - 1)
+        } else {
+            ((cells + 1) as f32, -1.0 / cells as f32, 1..cells + 1)
+        };
+        setup.params.sponge_axis = axis as u32;
+        setup.params.sponge_start = start;
+        setup.params.sponge_inv = inv;
+        for (cell, byte) in setup.flags.iter_mut().enumerate() {
+            let (x, y, z) = l.coords(cell);
+            if *byte == FLUID && range.contains(&[x, y, z][axis]) {
+                *byte |= SPONGE;
+            }
+        }
+        Ok(())
     }
 
     /// The lattice's size in cells (x, y, z), without building anything: what the memory
@@ -283,6 +338,7 @@ impl SceneFile {
             setup.params.has_force = 1;
         }
         self.initial_state(&units, &geometry, &mut setup, &mut warnings)?;
+        self.outlet_layer(&units, &mut setup)?;
 
         let forces = self.force_settings(&units)?;
         let health = Health {

@@ -175,6 +175,11 @@ pub enum FaceConfig {
         /// kg/m^3. Default: `physical.density`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         density: Option<f64>,
+        /// Thickness (m) of the outlet layer before this face, whose viscosity rises toward
+        /// `nu = 1/6` (lattice units) at the outlet to damp vortices leaving the domain. Left
+        /// out: none. At most one outlet may have one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sponge: Option<f64>,
     },
 }
 
