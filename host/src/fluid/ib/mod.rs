@@ -309,6 +309,56 @@ mod tests {
         }
     }
 
+    /// User plus system CPU time of the process so far (s): steadier than wall time on a
+    /// shared machine.
+    fn cpu_seconds() -> f64 {
+        // SAFETY: getrusage writes the struct it is given.
+        let usage = unsafe {
+            let mut usage = std::mem::zeroed::<libc::rusage>();
+            libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+            usage
+        };
+        let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+        secs(usage.ru_utime) + secs(usage.ru_stime)
+    }
+
+    /// Sampling timings (release: `cargo test --release -p murmur sampling_timings -- --ignored
+    /// --nocapture`): the mesh build and the sampling, apart.
+    #[test]
+    #[ignore]
+    fn sampling_timings() {
+        let cases = [
+            ("sphere r = 12", Primitive::Sphere { radius: 12.0 }, 0.5),
+            ("sphere r = 12", Primitive::Sphere { radius: 12.0 }, 0.25),
+            ("sphere r = 12", Primitive::Sphere { radius: 12.0 }, 0.1),
+            (
+                "torus R = 30 r = 8",
+                Primitive::Torus {
+                    major: 30.0,
+                    minor: 8.0,
+                },
+                0.1,
+            ),
+        ];
+        for (name, shape, d) in cases {
+            let start = std::time::Instant::now();
+            let mesh = shape.mesh(d).unwrap();
+            let meshed = start.elapsed();
+            let (start, cpu) = (std::time::Instant::now(), cpu_seconds());
+            let s = poisson_disk(&mesh, d, 1, None, 1 << 26).unwrap();
+            let (sampled, cpu) = (start.elapsed(), cpu_seconds() - cpu);
+            println!(
+                "{name} d = {d}: mesh {} triangles in {meshed:.2?}, {} samples in {sampled:.2?} \
+                 (CPU {cpu:.2} s; {:.3} per d^2, nearest min {:.4} max {:.4})",
+                mesh.triangles.len(),
+                s.len(),
+                s.density(),
+                s.min_spacing,
+                s.max_nearest,
+            );
+        }
+    }
+
     #[test]
     fn a_pose_moves_scales_and_turns_the_samples() {
         let centre = [10.0, -20.0, 30.0];
