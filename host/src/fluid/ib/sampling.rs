@@ -1399,10 +1399,8 @@ mod tests {
                 for j in 0..i {
                     nearest = nearest.min(dist2(s.positions[i], s.positions[j], period).sqrt());
                 }
-                for k in 0..3 {
-                    if period[k] > 0.0 {
-                        prop_assert!((0.0..period[k]).contains(&s.positions[i][k]));
-                    }
+                for (&x, &p) in s.positions[i].iter().zip(&period) {
+                    prop_assert!(p == 0.0 || (0.0..p).contains(&x));
                 }
             }
             prop_assert!(nearest >= d, "{nearest} < {d}");
