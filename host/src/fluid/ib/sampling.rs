@@ -16,18 +16,29 @@
 //! Tiles (locality, parallelism, determinism): one stream of darts over the whole surface
 //! misses the cache twice per dart (the triangle it lands on, the grid cells around it), about
 //! 1 us a dart once the mesh and grid outgrow the cache. Instead the grid is cut into tiles of
-//! [`TILE`]^3 cells and every triangle is clipped into per-tile pieces; a tile's darts are drawn
-//! on its own pieces, from a random stream of its own, and touch only its pieces and the grid
-//! cells around it. The tiles are coloured by the parities of their coordinates (8 colours, the
-//! phase groups of Wei, "Parallel Poisson disk sampling", ACM TOG 27(3), 2008): two tiles of
-//! one colour are a whole tile (at least `d`) apart, so their darts cannot conflict, and the
-//! tiles of a colour run in parallel against the samples of the colours before, their new
-//! samples joined in tile order: the samples depend on the seed only, not on the threads.
-//! Every tile's darts are spread over [`PASSES`] passes through the colours, so that no region
-//! jams long before its neighbours (Wei throws one dart per cell per pass for the same reason);
-//! each point of the surface still receives darts at the same rate, `CANDIDATES_PER_D2 / d^2`
-//! per unit area, in an order random up to the colouring, and the counts and spacing statistics
-//! match the single stream's (0.653 samples per `d^2` for both on a sphere of radius 12).
+//! [`TILE`]^3 cells and every triangle is clipped into per-tile pieces (Sutherland-Hodgman); a
+//! tile's darts are drawn on its own pieces, from a random stream of its own. The tiles are
+//! coloured by the parities of their coordinates (8 colours, the phase groups of Wei, "Parallel
+//! Poisson disk sampling", ACM TOG 27(3), 2008): two tiles of one colour are a whole tile (at
+//! least `d`) apart, so their darts cannot conflict, and the tiles of a colour run in parallel
+//! against the samples of the colours before, each job owning its tile's samples: the samples
+//! depend on the seed only, not on the threads. Every tile's darts are spread over [`PASSES`]
+//! passes through the colours, so that no region jams long before its neighbours (Wei throws
+//! one dart per cell per pass for the same reason); each point of the surface still receives
+//! darts at the same rate, `CANDIDATES_PER_D2 / d^2` per unit area, in an order random up to
+//! the colouring, and the densities match the single stream's (0.654 and 0.653 per `d^2` on a
+//! sphere of radius 12 at `d` = 0.1; one pass would give 0.666, four 0.660: tiles jammed before
+//! their neighbours pack the seams tighter).
+//!
+//! A job works in a few kilobytes: its tile's pieces and alias table copied in one sequential
+//! read, and a grid over the tile and two cells around it filled with the samples there. Each
+//! sample records which faces of its tile it lies within two cells of, so a neighbour lends
+//! only those samples without their positions being read.
+//!
+//! Timings (one core, the CPU time of `sampling_timings` in `ib::tests`; the single-stream
+//! sampler before it): a sphere of radius 12 at `d` = 0.5, 0.25, 0.1: 0.06, 0.25, 1.7 s (was
+//! 0.09, 1.0, 11.0 s); a torus of radii 30 and 8 at 0.1: 8.6 s (was 72.6 s). The pieces cost
+//! about 80 bytes per mesh triangle (cut triangles count two or three times).
 //!
 //! Periodic axes use the minimum image for distances and hold the sample positions in
 //! `[0, L)`.
@@ -50,14 +61,14 @@ const DENSE_GRID_CELLS: usize = 1 << 22;
 /// Edge of a grid block, in cells, in the blocked table.
 const BLOCK: usize = 8;
 
-/// Edge of a tile, in grid cells (`8 d / sqrt(3)` = 4.6 `d`): large enough that few triangles
-/// are cut and a tile's colour neighbours are far apart, small enough that a tile's pieces and
-/// grid cells stay in the cache and that there are many tiles to share among threads.
+/// Edge of a tile, in grid cells (`8 d / sqrt(3)` = 4.6 `d`): large enough that not too many
+/// triangles are cut, small enough that a job's pieces and grid stay in the cache and that
+/// there are many tiles to share among threads (16 measured no faster).
 pub const TILE: usize = 8;
 
 /// Passes over the tiles; each throws `1 / PASSES` of every tile's darts. At 16, a pass is 4
-/// darts per `d^2` (about 3 per exclusion disk), and the counts match the single stream's to
-/// 0.1 %.
+/// darts per `d^2` (about 3 per exclusion disk), and the density matches the single stream's
+/// (module docs).
 pub const PASSES: u64 = 16;
 
 /// Largest dense tile index (16 MiB) before the occupied tiles are found through a hash map.
@@ -229,7 +240,9 @@ enum Table {
     Sparse(HashMap<u64, u32, BuildHasherDefault<MixHasher>>),
 }
 
-/// Uniform background grid over the samples: at most one sample per cell.
+/// Uniform background grid over the samples: at most one sample per cell. Its geometry is
+/// the tiling's; its table, filled once sampling is done, serves the nearest-neighbour
+/// statistics (the darts use each job's local grid).
 struct Grid {
     origin: [f64; 3],
     cell: [f64; 3],
@@ -447,7 +460,7 @@ fn dist2(p: [f64; 3], q: [f64; 3], period: [f64; 3]) -> f64 {
 /// Uniform points on a mesh: a triangle picked with probability proportional to its area by
 /// Walker's alias method (Vose's construction: O(1) per draw, one random table access instead of
 /// a binary search through the cumulative areas), then a uniform point in it. The sampler draws
-/// per tile instead ([`Tiles`]); this whole-surface draw serves coverage probes.
+/// per tile instead (module docs); this whole-surface draw serves coverage probes.
 pub struct SurfaceDraw {
     /// Per triangle: the chance of keeping it when its column is drawn, and the alias taken
     /// otherwise.
@@ -530,11 +543,11 @@ pub fn max_count(area: f64, d: f64) -> u64 {
     (area * 2.0 / (3f64.sqrt() * d * d)).ceil() as u64
 }
 
-/// Samples per `d^2` that [`poisson_disk`] reaches on smooth surfaces much larger than `d`
-/// (measured, [`Samples::density`]: 0.653 on spheres of radius 12 at `d` = 0.5, 0.25 and
-/// 0.1 and on a torus at 0.1, seeds 1 to 8, spread below 0.003), 94 % of the jamming limit 0.697
-/// that the fixed budget of [`CANDIDATES_PER_D2`] approaches (module docs). Small or strongly
-/// curved solids come out a little denser per `d^2`: chords are shorter than geodesics.
+/// Samples per `d^2` that [`poisson_disk`] reaches on smooth surfaces ([`Samples::density`],
+/// means over seeds 1 to 8: 0.651 to 0.655 on spheres of radius 3 and 12 and a torus at `d`
+/// = 0.25 and 0.5, each seed within 0.005 of the mean; 0.654 at `d` = 0.1), 94 % of the
+/// jamming limit 0.697 that the fixed budget of [`CANDIDATES_PER_D2`] approaches (module
+/// docs). Sharp edges lower it (0.646 on a box): a sample's ball reaches both faces.
 pub const PACKING_DENSITY: f64 = 0.653;
 
 /// The spacing `d` (cells) that gives `samples_per_cell` samples per cell^2 of surface (the
@@ -762,8 +775,10 @@ impl TileIndex {
 /// corner and the two edges from it) and an alias table over them by area.
 struct Tiles {
     axes: [Axis; 3],
-    /// Occupied tile of each tile key.
-    index: TileIndex,
+    /// Per occupied tile: the occupied tiles around it, `(dz + 1) * 9 + (dy + 1) * 3 + dx + 1`
+    /// for the neighbour at offset `(dx, dy, dz)` (across a wrap: the periodic copy's tile),
+    /// [`NO_TILE`] where there is none.
+    neighbours: Vec<[u32; 27]>,
     /// Per occupied tile: its coordinates in the tiling.
     coords: Vec<[usize; 3]>,
     /// Per occupied tile, its first piece; then the piece count.
@@ -842,9 +857,35 @@ impl Tiles {
             area.push(areas.iter().sum());
             alias_table(&areas, &mut alias[w[0]..w[1]]);
         }
+        // Every tile's neighbours, looked up once rather than in each of the passes.
+        let neighbours = coords
+            .iter()
+            .map(|&c| {
+                let mut around = [NO_TILE; 27];
+                for (slot, entry) in around.iter_mut().enumerate() {
+                    let offset = [slot % 3, slot / 3 % 3, slot / 9].map(|o| o as i64 - 1);
+                    let mut at = [0usize; 3];
+                    let mut inside = true;
+                    for k in 0..3 {
+                        let (tiles, j) = (axes[k].tiles() as i64, c[k] as i64 + offset[k]);
+                        if axes[k].wrap > 0.0 {
+                            at[k] = j.rem_euclid(tiles) as usize;
+                        } else if (0..tiles).contains(&j) {
+                            at[k] = j as usize;
+                        } else {
+                            inside = false;
+                        }
+                    }
+                    if inside {
+                        *entry = index.get(key(at)).unwrap_or(NO_TILE);
+                    }
+                }
+                around
+            })
+            .collect();
         Tiles {
             axes,
-            index,
+            neighbours,
             coords,
             offsets,
             pieces,
@@ -855,11 +896,6 @@ impl Tiles {
 
     fn len(&self) -> usize {
         self.coords.len()
-    }
-
-    fn key(&self, t: [usize; 3]) -> u64 {
-        let n = self.axes.each_ref().map(|a| a.tiles() as u64);
-        (t[2] as u64 * n[1] + t[1] as u64) * n[0] + t[0] as u64
     }
 
     /// Throws `count` darts on tile `tile`, appending the accepted ones to `own` (the tile's
@@ -873,8 +909,8 @@ impl Tiles {
         tile: usize,
         count: u64,
         rng: &mut SplitMix64,
-        own: &mut Vec<[f64; 3]>,
-        lists: &[Vec<[f64; 3]>],
+        own: &mut Vec<Kept>,
+        lists: &[Vec<Kept>],
         d2: f64,
         local: &mut LocalGrid,
     ) {
@@ -891,70 +927,69 @@ impl Tiles {
         local.reset(width.map(|w| w + 2 * HALO), base, cell);
 
         // The samples of the 27 tiles around (wrapping axes: through the period), moved into
-        // this tile's periodic copy.
-        for dz in -1..=1i64 {
-            for dy in -1..=1i64 {
-                for dx in -1..=1i64 {
-                    let mut shift = [0.0; 3];
-                    let mut at = [0usize; 3];
-                    let mut outside = false;
-                    for (k, dk) in [dx, dy, dz].into_iter().enumerate() {
-                        let a = &self.axes[k];
-                        let (tiles, j) = (a.tiles() as i64, c[k] as i64 + dk);
-                        if a.wrap > 0.0 {
-                            at[k] = j.rem_euclid(tiles) as usize;
-                            shift[k] = j.div_euclid(tiles) as f64 * a.wrap;
-                        } else if (0..tiles).contains(&j) {
-                            at[k] = j as usize;
-                        } else {
-                            outside = true;
-                        }
-                    }
-                    if outside {
-                        continue;
-                    }
-                    let Some(other) = self.index.get(self.key(at)) else {
-                        continue;
-                    };
-                    let list = if other as usize == tile {
-                        &own[..]
-                    } else {
-                        &lists[other as usize][..]
-                    };
-                    for &p in list {
-                        local.insert_if_inside([0, 1, 2].map(|k| p[k] + shift[k]));
-                    }
+        // this tile's periodic copy; of a neighbour, only those its mask puts within the halo
+        // of the shared faces (most of its samples are further: an integer test skips them).
+        for (slot, &other) in self.neighbours[tile].iter().enumerate() {
+            if other == NO_TILE {
+                continue;
+            }
+            let offset = [slot % 3, slot / 3 % 3, slot / 9].map(|o| o as i64 - 1);
+            let mut shift = [0.0; 3];
+            let mut need = 0u8;
+            for k in 0..3 {
+                let a = &self.axes[k];
+                if a.wrap > 0.0 {
+                    let j = c[k] as i64 + offset[k];
+                    shift[k] = j.div_euclid(a.tiles() as i64) as f64 * a.wrap;
+                }
+                // A neighbour below along k lends its samples near its upper face, and so on.
+                need |= match offset[k] {
+                    -1 => 2 << (2 * k),
+                    1 => 1 << (2 * k),
+                    _ => 0,
+                };
+            }
+            let list = if other as usize == tile {
+                &own[..]
+            } else {
+                &lists[other as usize][..]
+            };
+            for &(p, near) in list {
+                if near & need == need {
+                    local.insert_if_inside([0, 1, 2].map(|k| p[k] + shift[k]));
                 }
             }
         }
 
-        // Darts are drawn a batch ahead of their tests: the pieces they land on (a cache miss
-        // each on a fine mesh: a pass has about as many darts as the tile has pieces) are then
-        // fetched independently, their latencies overlapping.
+        // The tile's pieces and alias table, copied in one sequential read: a pass throws about
+        // as many darts on a tile as a fine mesh gives it pieces, so drawing from the shared
+        // arrays would miss the cache once a dart.
+        let range = self.offsets[tile]..self.offsets[tile + 1];
+        local.pieces.clear();
+        local.pieces.extend_from_slice(&self.pieces[range.clone()]);
+        local.alias.clear();
+        local.alias.extend_from_slice(&self.alias[range]);
         let offsets = local.conflict_offsets();
-        let mut left = count as usize;
-        let mut picks = [(0, 0.0, 0.0); DART_BATCH];
-        let mut batch = [[0.0; 3]; DART_BATCH];
-        while left > 0 {
-            let n = left.min(DART_BATCH);
-            for pick in &mut picks[..n] {
-                *pick = self.pick(tile, rng);
-            }
-            for (p, &pick) in batch[..n].iter_mut().zip(&picks[..n]) {
-                *p = self.point(pick);
-            }
-            for &p in &batch[..n] {
-                let at = local.inner_slot(p);
-                let conflict = offsets.iter().any(|&o| {
-                    let s = local.slots[(at as isize + o) as usize];
-                    s != 0 && dist2_plain(p, local.points[s as usize - 1]) < d2
-                });
-                if !conflict {
-                    local.put(at, p);
-                    own.push(p);
+        for _ in 0..count {
+            let p = dart(&local.pieces, &local.alias, rng);
+            let cell = local.inner_cell(p);
+            let at = local.slot(cell);
+            let conflict = offsets.iter().any(|&o| {
+                let s = local.slots[(at as isize + o) as usize];
+                s != 0 && dist2_plain(p, local.points[s as usize - 1]) < d2
+            });
+            if !conflict {
+                local.put(at, p);
+                // Which faces of its tile the sample lies within the halo of (bits 2k and
+                // 2k + 1: the lower and upper face across axis k).
+                let mut near = 0u8;
+                for k in 0..3 {
+                    let inner = cell[k] - HALO;
+                    near |= u8::from(inner < HALO) << (2 * k);
+                    near |= u8::from(inner + HALO >= width[k]) << (2 * k + 1);
                 }
+                own.push((p, near));
             }
-            left -= n;
         }
         local.clear();
     }
@@ -977,37 +1012,36 @@ impl Tiles {
     fn area(&self, tile: usize) -> f64 {
         self.area[tile]
     }
-
-    /// A uniform dart on the tile's surface, in two steps: the piece (by the tile's alias
-    /// table, which stays in the cache) with the dart's coordinates in it, then the point.
-    fn pick(&self, tile: usize, rng: &mut SplitMix64) -> (usize, f64, f64) {
-        let (start, end) = (self.offsets[tile], self.offsets[tile + 1]);
-        let x = rng.next_f64() * (end - start) as f64;
-        let column = (x as usize).min(end - start - 1);
-        let (keep, other) = self.alias[start + column];
-        let i = if x - (column as f64) < keep as f64 {
-            column
-        } else {
-            other as usize
-        };
-        let (mut u, mut v) = (rng.next_f64(), rng.next_f64());
-        if u + v > 1.0 {
-            (u, v) = (1.0 - u, 1.0 - v);
-        }
-        (start + i, u, v)
-    }
-
-    fn point(&self, (piece, u, v): (usize, f64, f64)) -> [f64; 3] {
-        let [a, e1, e2] = self.pieces[piece];
-        [0, 1, 2].map(|k| a[k] + u * e1[k] + v * e2[k])
-    }
 }
 
-/// Darts drawn ahead of their conflict tests (see [`Tiles::throw`]).
-const DART_BATCH: usize = 16;
+/// A uniform point on `pieces` (corner and edges), picked by their alias table.
+#[inline(always)]
+fn dart(pieces: &[[[f64; 3]; 3]], alias: &[(f32, u32)], rng: &mut SplitMix64) -> [f64; 3] {
+    let x = rng.next_f64() * pieces.len() as f64;
+    let column = (x as usize).min(pieces.len() - 1);
+    let (keep, other) = alias[column];
+    let i = if x - (column as f64) < keep as f64 {
+        column
+    } else {
+        other as usize
+    };
+    let (mut u, mut v) = (rng.next_f64(), rng.next_f64());
+    if u + v > 1.0 {
+        (u, v) = (1.0 - u, 1.0 - v);
+    }
+    let [a, e1, e2] = pieces[i];
+    [0, 1, 2].map(|k| a[k] + u * e1[k] + v * e2[k])
+}
 
 /// Grid cells around a tile searched for conflicts: at most 2 cells away (module docs).
 const HALO: usize = 2;
+
+/// No occupied tile there.
+const NO_TILE: u32 = u32::MAX;
+
+/// A sample and the faces of its tile it lies within [`HALO`] cells of (bit `2k`: the lower
+/// face across axis `k`, bit `2k + 1`: the upper one).
+type Kept = ([f64; 3], u8);
 
 /// A job's grid over its tile and [`HALO`] cells around: the sample (plus one; 0 = none) of
 /// each cell, indexing the job's own list of points. Reused between jobs, emptied after each.
@@ -1022,6 +1056,9 @@ struct LocalGrid {
     points: Vec<[f64; 3]>,
     /// The slots set, to empty them afterwards without clearing the whole grid.
     used: Vec<usize>,
+    /// The job's tile's pieces and alias table (copies, see [`Tiles::throw`]).
+    pieces: Vec<[[f64; 3]; 3]>,
+    alias: Vec<(f32, u32)>,
 }
 
 impl LocalGrid {
@@ -1051,15 +1088,14 @@ impl LocalGrid {
         self.put(at, p);
     }
 
-    /// The slot of a point of the tile, clamped to the tile's cells (a point on a tile face
+    /// The cell of a point of the tile, clamped to the tile's cells (a point on a tile face
     /// may round to just outside), so every conflict offset stays in the grid.
-    fn inner_slot(&self, p: [f64; 3]) -> usize {
-        let c = [0, 1, 2].map(|k| {
+    fn inner_cell(&self, p: [f64; 3]) -> [usize; 3] {
+        [0, 1, 2].map(|k| {
             // Truncation is the floor here: negatives are clamped first.
             let x = ((p[k] - self.base[k]) * self.scale[k]).max(HALO as f64);
             (x as usize).min(self.dims[k] - 1 - HALO)
-        });
-        self.slot(c)
+        })
     }
 
     fn put(&mut self, at: usize, p: [f64; 3]) {
@@ -1204,12 +1240,12 @@ fn sample(
     }
 
     let d2 = d * d;
-    let mut lists: Vec<Vec<[f64; 3]>> = vec![Vec::new(); tiles.len()];
+    let mut lists: Vec<Vec<Kept>> = vec![Vec::new(); tiles.len()];
     for pass in 0..PASSES {
         for colour in &colours {
             // The tiles of a colour cannot conflict with each other: each job owns its tile's
             // samples and reads the other colours' (the samples depend on the seed only).
-            let mut jobs: Vec<(usize, Vec<[f64; 3]>)> = colour
+            let mut jobs: Vec<(usize, Vec<Kept>)> = colour
                 .iter()
                 .map(|&t| (t, std::mem::take(&mut lists[t])))
                 .collect();
@@ -1224,7 +1260,7 @@ fn sample(
             }
         }
     }
-    let points: Vec<[f64; 3]> = lists.into_iter().flatten().collect();
+    let points: Vec<[f64; 3]> = lists.into_iter().flatten().map(|(p, _)| p).collect();
     for (i, &p) in points.iter().enumerate() {
         grid.insert(grid.cell_of(p), i);
     }
