@@ -48,8 +48,8 @@ pub enum MeshProblem {
     /// A vertex coordinate is NaN or infinite.
     #[error("non-finite vertex {0:?}")]
     NonFinite([f64; 3]),
-    /// A face refers to a vertex the file does not have.
-    #[error("a face refers to a vertex past the {0} the file defines")]
+    /// A face refers to a vertex the file does not have (the count it has).
+    #[error("a face refers to a vertex the file does not define (it defines {0})")]
     IndexOutOfRange(usize),
 }
 
@@ -93,12 +93,17 @@ fn parse_error(format: &'static str, reason: impl std::fmt::Display) -> MeshProb
 /// The triangles of an OBJ file's faces (every object and group; points and lines ignored).
 fn read_obj(bytes: &[u8]) -> Result<Vec<[[f64; 3]; 3]>, MeshProblem> {
     // tobj reads lines of text; say where the text stops being UTF-8 rather than "read error".
-    if let Err(e) = std::str::from_utf8(bytes) {
-        return Err(parse_error(
-            "OBJ",
-            format!("not UTF-8 text at byte {}", e.valid_up_to()),
-        ));
-    }
+    let text = match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => {
+            return Err(parse_error(
+                "OBJ",
+                format!("not UTF-8 text at byte {}", e.valid_up_to()),
+            ))
+        }
+    };
+    let text = positions_only(text);
+    let bytes = text.as_bytes();
     let options = tobj::LoadOptions {
         triangulate: true,
         ignore_points: true,
@@ -137,13 +142,38 @@ fn read_obj(bytes: &[u8]) -> Result<Vec<[[f64; 3]; 3]>, MeshProblem> {
     Ok(triangles)
 }
 
+/// The OBJ text with what a solid does not need left out: texture coordinates and normals
+/// (`vt`, `vn` lines, and the `/vt/vn` parts of face corners). Besides saving tobj the work, this
+/// keeps it off its texture and normal index arithmetic, which is unchecked (a huge index
+/// overflows in a debug build). Line numbers are kept.
+fn positions_only(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split('\n') {
+        let mut words = line.split_whitespace();
+        match words.next() {
+            Some("vt" | "vn") => {}
+            Some(first @ ("f" | "l" | "p")) => {
+                out.push_str(first);
+                for corner in words {
+                    out.push(' ');
+                    out.push_str(corner.split('/').next().unwrap_or(""));
+                }
+            }
+            _ => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// The triangles of an STL file, ASCII or binary.
 ///
 /// A binary STL is an 80-byte header, a little-endian `u32` triangle count and 50 bytes per
 /// triangle, so a file of exactly `84 + 50 n` bytes is binary whatever its header says; other
 /// files beginning with `solid` are ASCII. `stl_io` decides by the word `solid` alone, so a
-/// binary header is blanked before it is handed over, and an ASCII first line is normalised to
-/// `solid mesh` (`stl_io` wants a name after `solid`, which the format leaves optional).
+/// binary header is blanked before it is handed over, and an ASCII block's first line is
+/// normalised to `solid mesh` (`stl_io` wants a name after `solid`, which the format leaves
+/// optional).
 fn read_stl(mut bytes: Vec<u8>) -> Result<Vec<[[f64; 3]; 3]>, MeshProblem> {
     let declared = (bytes.len() >= 84)
         .then(|| u32::from_le_bytes([bytes[80], bytes[81], bytes[82], bytes[83]]) as u64);
@@ -152,34 +182,56 @@ fn read_stl(mut bytes: Vec<u8>) -> Result<Vec<[[f64; 3]; 3]>, MeshProblem> {
         bytes.trim_ascii_start().starts_with(b"solid") && binary_size != Some(bytes.len() as u64);
     let format = if ascii { "ASCII STL" } else { "binary STL" };
     if ascii {
+        // Each `solid ... endsolid` block (exporters write one per body) on its own, as
+        // `stl_io` stops at the first `endsolid`.
         let text = bytes.trim_ascii_start();
-        let body = text
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(&[][..], |end| &text[end + 1..]);
-        bytes = [b"solid mesh\n".as_slice(), body].concat();
-    } else {
-        match binary_size {
-            None => {
-                return Err(parse_error(
-                    format,
-                    format!("{} bytes, shorter than the 84-byte header", bytes.len()),
-                ))
+        let mut starts: Vec<usize> = Vec::new();
+        let mut at = 0;
+        for line in text.split(|&b| b == b'\n') {
+            if line.trim_ascii_start().starts_with(b"solid") {
+                starts.push(at);
             }
-            Some(size) if size > bytes.len() as u64 => {
-                return Err(parse_error(
-                    format,
-                    format!(
-                        "the header promises {} triangles ({size} bytes) but the file has {} \
-                         bytes",
-                        declared.unwrap_or(0),
-                        bytes.len()
-                    ),
-                ))
-            }
-            Some(_) => bytes[..80].fill(0),
+            at += line.len() + 1;
         }
+        starts.push(text.len());
+        let mut triangles = Vec::new();
+        for w in starts.windows(2) {
+            let block = &text[w[0]..w[1]];
+            let body = block
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(&[][..], |end| &block[end + 1..]);
+            triangles.extend(stl_triangles(
+                [b"solid mesh\n".as_slice(), body].concat(),
+                format,
+            )?);
+        }
+        return Ok(triangles);
     }
+    match binary_size {
+        None => {
+            return Err(parse_error(
+                format,
+                format!("{} bytes, shorter than the 84-byte header", bytes.len()),
+            ))
+        }
+        Some(size) if size > bytes.len() as u64 => {
+            return Err(parse_error(
+                format,
+                format!(
+                    "the header promises {} triangles ({size} bytes) but the file has {} bytes",
+                    declared.unwrap_or(0),
+                    bytes.len()
+                ),
+            ))
+        }
+        Some(_) => bytes[..80].fill(0),
+    }
+    stl_triangles(bytes, format)
+}
+
+/// The triangles `stl_io` reads from `bytes` (prepared by [`read_stl`]).
+fn stl_triangles(bytes: Vec<u8>, format: &'static str) -> Result<Vec<[[f64; 3]; 3]>, MeshProblem> {
     let mut cursor = Cursor::new(bytes);
     let reader = stl_io::create_stl_reader(&mut cursor).map_err(|e| parse_error(format, e))?;
     reader
