@@ -38,6 +38,12 @@ pub enum ShapeError {
     /// A mesh with no triangles, a zero total area, non-finite vertices or indices out of range.
     #[error("degenerate mesh: {0}")]
     BadMesh(String),
+    /// A mesh file that cannot be read or holds no usable surface.
+    #[error("mesh file {path}: {problem}")]
+    MeshFile {
+        path: String,
+        problem: super::mesh::MeshProblem,
+    },
 }
 
 /// A triangle mesh in lattice units (cells); triangles are counter-clockwise seen from outside.
