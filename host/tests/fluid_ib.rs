@@ -150,8 +150,12 @@ fn couette_study_of_the_forcing_passes() {
 #[ignore = "probe"]
 fn dfg_probe() {
     use murmur::fluid::validate_ib::{dfg, Dfg, DfgRun};
-    let secs: f64 = std::env::var("DFG_SECONDS").map(|s| s.parse().unwrap()).unwrap_or(10.0);
-    let d: u32 = std::env::var("DFG_D").map(|s| s.parse().unwrap()).unwrap_or(20);
+    let secs: f64 = std::env::var("DFG_SECONDS")
+        .map(|s| s.parse().unwrap())
+        .unwrap_or(10.0);
+    let d: u32 = std::env::var("DFG_D")
+        .map(|s| s.parse().unwrap())
+        .unwrap_or(20);
     let run = DfgRun {
         case: Dfg::TwoD1,
         cells_per_d: d,
@@ -159,9 +163,10 @@ fn dfg_probe() {
         seconds: secs,
         model: CollisionModel::AcmMrt,
     };
-    let mut open = |s: &murmur::fluid::Setup| -> Result<Box<dyn FluidBackend>, murmur::fluid::FluidError> {
-        Ok(Box::new(CpuFluid::new(s)?))
-    };
+    let mut open =
+        |s: &murmur::fluid::Setup| -> Result<Box<dyn FluidBackend>, murmur::fluid::FluidError> {
+            Ok(Box::new(CpuFluid::new(s)?))
+        };
     let r = dfg(run, &mut open).unwrap();
     eprintln!("{r:?}");
 }
@@ -178,9 +183,10 @@ fn galilean_probe() {
         window: 2.0,
         model: CollisionModel::AcmMrt,
     };
-    let mut open = |s: &murmur::fluid::Setup| -> Result<Box<dyn FluidBackend>, murmur::fluid::FluidError> {
-        Ok(Box::new(CpuFluid::new(s)?))
-    };
+    let mut open =
+        |s: &murmur::fluid::Setup| -> Result<Box<dyn FluidBackend>, murmur::fluid::FluidError> {
+            Ok(Box::new(CpuFluid::new(s)?))
+        };
     let r = g.run(&mut open).unwrap();
     eprintln!("{r:?}");
 }

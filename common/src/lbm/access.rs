@@ -125,7 +125,13 @@ pub fn neighbour(o: &[[u32; 3]; 3], q: usize) -> usize {
 #[inline(always)]
 pub fn neighbour_without(o: &[[u32; 3]; 3], q: usize, axes: u32) -> usize {
     let c = velocity(q);
-    let pick = |a: usize| if axes >> a & 1 != 0 { 1 } else { (c[a] + 1) as usize };
+    let pick = |a: usize| {
+        if axes >> a & 1 != 0 {
+            1
+        } else {
+            (c[a] + 1) as usize
+        }
+    };
     (o[0][pick(0)] + o[1][pick(1)] + o[2][pick(2)]) as usize
 }
 

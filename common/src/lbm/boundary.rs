@@ -88,7 +88,13 @@ pub fn sponge_rates(p: &LbmParams, pos: [u32; 3]) -> super::Rates {
     let a = p.sponge_axis as usize;
     if a < 3 {
         let t = (pos[a] as f32 - p.sponge_start) * p.sponge_inv;
-        let t = if t < 0.0 { 0.0 } else if t > 1.0 { 1.0 } else { t };
+        let t = if t < 0.0 {
+            0.0
+        } else if t > 1.0 {
+            1.0
+        } else {
+            t
+        };
         r.shear += t * t * (SPONGE_RATE - r.shear);
     }
     r
@@ -392,13 +398,21 @@ mod tests {
             fields[c] = 1.0;
             fields[n + c] = u0[0];
         }
-        let mut run = Run::new(LbmParams::new(l, Rates::from_viscosity(0.05)), flags, fields);
+        let mut run = Run::new(
+            LbmParams::new(l, Rates::from_viscosity(0.05)),
+            flags,
+            fields,
+        );
         run.steps(200);
         for cell in 0..n {
             if run.flags[cell] & KIND_MASK == FLUID {
                 let u = run.u(cell);
                 for a in 0..3 {
-                    assert!((u[a] - u0[a]).abs() < 1e-6, "cell {:?}: {u:?}", l.coords(cell));
+                    assert!(
+                        (u[a] - u0[a]).abs() < 1e-6,
+                        "cell {:?}: {u:?}",
+                        l.coords(cell)
+                    );
                 }
             }
         }

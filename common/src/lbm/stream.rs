@@ -6,8 +6,7 @@ use super::abi::StreamCollide;
 use super::access::{neighbour, neighbour_without, Populations};
 use super::boundary::{
     anti_bounce_back, face_axis, face_of, inlet_velocity, mirrored, moving_bounce_back,
-    sponge_rates, FLUID, SPONGE,
-    INLET, KIND_MASK, NEAR_BOUNDARY, OUTLET,
+    sponge_rates, FLUID, INLET, KIND_MASK, NEAR_BOUNDARY, OUTLET, SPONGE,
 };
 use super::collide::{collide_with, Model};
 use super::d3q27::{velocity, velocity_f32};

@@ -118,9 +118,13 @@ pub struct ValidateArgs {
     /// Small grids (about a minute on a 2-core CPU); the full sizes are meant for a GPU.
     #[arg(long)]
     pub quick: bool,
-    /// Collision models, comma separated [default: all].
+    /// Collision models, comma separated [default: all] (the immersed-boundary cases run
+    /// ACM-MRT).
     #[arg(long, value_enum, value_delimiter = ',')]
     pub models: Vec<CollisionModel>,
+    /// Skip the immersed-boundary cases (Couette, DFG, Galilean).
+    #[arg(long)]
+    pub no_ib: bool,
 }
 
 #[derive(clap::Args)]
@@ -309,6 +313,20 @@ fn validate_cmd(a: &ValidateArgs) -> Result<()> {
             r.seconds
         )
     })?;
+    let mut results = results;
+    if !a.no_ib {
+        eprintln!("immersed-boundary cases (ACM-MRT):");
+        results.extend(super::validate_ib::run_all(
+            &mut open as &mut Opener,
+            a.quick,
+            |r| {
+                eprintln!(
+                    "  {}: error {:.5} (target {}) in {:.1} s",
+                    r.case, r.error, r.target, r.seconds
+                )
+            },
+        )?);
+    }
     print!("{}", validate::table(&results));
     let failed = results.iter().filter(|r| !r.passed()).count();
     if failed > 0 {

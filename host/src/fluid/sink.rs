@@ -16,8 +16,8 @@ pub enum Out {
     None,
     /// The final fields to one `.vti` or `.npz` file.
     File(PathBuf),
-    /// `NAME_STEP.vti`, `.npz` and (with solids) `.vtp` every output step, and
-    /// `NAME_forces.csv`.
+    /// `NAME_STEP.vti`, `.npz`, `_slice.png` (vorticity in the middle z plane) and (with
+    /// solids) `.vtp` every output step, and `NAME_forces.csv`.
     Dir(PathBuf),
 }
 
@@ -93,6 +93,33 @@ impl RunSink {
         }
     }
 
+    /// The outputs of one step into folder `d`.
+    fn dir_outputs(
+        &mut self,
+        d: &Path,
+        step: u64,
+        f: &Fields,
+        flags: &[u8],
+        samples: Option<&SampleSnapshot>,
+        t: f64,
+    ) -> Result<(), FluidError> {
+        let snapshot = Snapshot::new(f, flags, &self.units, t, self.periodic)?;
+        for ext in ["vti", "npz"] {
+            let p = d.join(format!("{}_{step:07}.{ext}", self.name));
+            snapshot.write(&p)?;
+            self.written.push(p);
+        }
+        if let Some(s) = samples {
+            let p = d.join(format!("{}_{step:07}.vtp", self.name));
+            self.samples(&p, s, t)?;
+        }
+        let p = d.join(format!("{}_{step:07}_slice.png", self.name));
+        let positions = samples.map_or(&[][..], |s| &s.positions[..]);
+        super::output::write_slice_png(&p, &snapshot, f.lattice.nz / 2, positions)?;
+        self.written.push(p);
+        Ok(())
+    }
+
     fn samples(&mut self, path: &Path, s: &SampleSnapshot, time_s: f64) -> Result<(), FluidError> {
         // The writer takes the force density the solid exerts on the fluid, `F_s`; the
         // snapshot holds the reaction `-F_s dA_s`.
@@ -130,16 +157,10 @@ impl Sink for RunSink {
                 self.written.push(p);
             }
             Out::Dir(d) => {
-                let snapshot = Snapshot::new(f, &self.flags, &self.units, t, self.periodic)?;
-                for ext in ["vti", "npz"] {
-                    let p = d.join(format!("{}_{step:07}.{ext}", self.name));
-                    snapshot.write(&p)?;
-                    self.written.push(p);
-                }
-                if let Some(s) = samples {
-                    let p = d.join(format!("{}_{step:07}.vtp", self.name));
-                    self.samples(&p, s, t)?;
-                }
+                let flags = std::mem::take(&mut self.flags);
+                let result = self.dir_outputs(&d, step, f, &flags, samples, t);
+                self.flags = flags;
+                result?;
             }
         }
         Ok(())

@@ -436,8 +436,8 @@ impl Galilean {
         let steps = ((4.0 + self.travel) * per_d).round() as u64 + window_steps;
         let mut cd = [0.0; 2];
         for (i, moving) in [true, false].into_iter().enumerate() {
-            let file = super::scene::SceneFile::parse(&self.scene(moving))
-                .map_err(FluidError::Invalid)?;
+            let file =
+                super::scene::SceneFile::parse(&self.scene(moving)).map_err(FluidError::Invalid)?;
             let scene = file.build()?;
             let mut b = open(&scene.setup)?;
             let mut series = super::sink::force_series(&scene, None)?
@@ -485,4 +485,207 @@ impl Galilean {
             wall_s: t0.elapsed().as_secs_f64(),
         })
     }
+}
+
+/// Reference values of the DFG benchmark (Schaefer & Turek 1996, the middle of each range).
+pub const DFG_2D1_CD: f64 = 5.58;
+pub const DFG_2D1_DP: f64 = 0.1174;
+pub const DFG_2D2_CD_MAX: f64 = 3.23;
+pub const DFG_2D2_CL_MAX: f64 = 1.00;
+pub const DFG_2D2_ST: (f64, f64) = (0.295, 0.305);
+pub const DFG_3D1Z_CD: f64 = 6.15;
+
+/// The immersed-boundary rows of `murmur fluid validate`: `quick` is the CPU subset (coarser
+/// grids, looser targets, see docs/fluid.md), otherwise the full set meant for a GPU. Every
+/// row runs ACM-MRT.
+pub fn run_all(
+    open: &mut super::validate::Opener,
+    quick: bool,
+    mut progress: impl FnMut(&super::validate::CaseResult),
+) -> Result<Vec<super::validate::CaseResult>, FluidError> {
+    use super::immersed::{PASSES, RETRACTION};
+    use super::validate::CaseResult;
+    let model = CollisionModel::AcmMrt;
+    let mut out = Vec::new();
+    let mut push = |r: CaseResult, out: &mut Vec<CaseResult>| {
+        progress(&r);
+        out.push(r);
+    };
+    let grid = |d: u32, u: f64| format!("D {d} cells, k {PASSES}, retraction {RETRACTION}, u {u}");
+    let rel = |x: f64, want: f64| (x / want - 1.0).abs();
+
+    // Couette flow (the case the fixed choices were made on).
+    let c = Couette::STUDY;
+    let t0 = std::time::Instant::now();
+    let setup = c.setup(model)?;
+    let mut b = open(&setup)?;
+    let (l2, _) = c.run(b.as_mut())?;
+    push(
+        CaseResult {
+            case: "Couette (immersed cylinders)".into(),
+            model,
+            grid: format!("radii 8, 20 cells, k {PASSES}, retraction {RETRACTION}, u 0.02"),
+            steps: c.steps,
+            metric: "L2 of u_theta",
+            error: l2,
+            target: 0.01,
+            seconds: t0.elapsed().as_secs_f64(),
+        },
+        &mut out,
+    );
+
+    // DFG 2D-1.
+    let (d, u, (t_cd, t_dp)) = if quick {
+        (20, 0.05, (0.03, 0.05))
+    } else {
+        (40, 0.05, (0.02, 0.03))
+    };
+    let r = dfg(
+        DfgRun {
+            case: Dfg::TwoD1,
+            cells_per_d: d,
+            u_lb: u,
+            seconds: 30.0,
+            model,
+        },
+        open,
+    )?;
+    push(
+        CaseResult {
+            case: "DFG 2D-1 C_D (5.58)".into(),
+            model,
+            grid: grid(d, u),
+            steps: r.steps,
+            metric: "|C_D / 5.58 - 1|",
+            error: rel(r.cd, DFG_2D1_CD),
+            target: t_cd,
+            seconds: r.wall_s,
+        },
+        &mut out,
+    );
+    push(
+        CaseResult {
+            case: "DFG 2D-1 dp (0.1174 Pa)".into(),
+            model,
+            grid: grid(d, u),
+            steps: r.steps,
+            metric: "|dp / 0.1174 - 1|",
+            error: rel(r.dp, DFG_2D1_DP),
+            target: t_dp,
+            seconds: 0.0,
+        },
+        &mut out,
+    );
+
+    // The Galilean check.
+    let g = Galilean {
+        cells_per_d: if quick { 8 } else { 16 },
+        u_lb: 0.05,
+        width: 20.0,
+        travel: 30.0,
+        window: 10.0,
+        model,
+    };
+    let gr = g.run(open)?;
+    push(
+        CaseResult {
+            case: "Galilean: moving vs fixed C_D".into(),
+            model,
+            grid: grid(g.cells_per_d, g.u_lb),
+            steps: gr.steps,
+            metric: "|C_D,moving / C_D,fixed - 1|",
+            error: rel(gr.moving_cd, gr.fixed_cd),
+            target: if quick { 0.05 } else { 0.02 },
+            seconds: gr.wall_s,
+        },
+        &mut out,
+    );
+    if quick {
+        return Ok(out);
+    }
+
+    // DFG 2D-2.
+    let (d, u) = (40, 0.05);
+    let r = dfg(
+        DfgRun {
+            case: Dfg::TwoD2,
+            cells_per_d: d,
+            u_lb: u,
+            seconds: 12.0,
+            model,
+        },
+        open,
+    )?;
+    let st = r.strouhal.unwrap_or(f64::NAN);
+    let st_err = if st >= DFG_2D2_ST.0 && st <= DFG_2D2_ST.1 {
+        0.0
+    } else {
+        (st - 0.5 * (DFG_2D2_ST.0 + DFG_2D2_ST.1)).abs()
+    };
+    push(
+        CaseResult {
+            case: format!("DFG 2D-2 St {st:.4} (0.295-0.305)"),
+            model,
+            grid: grid(d, u),
+            steps: r.steps,
+            metric: "distance outside 0.295-0.305",
+            error: st_err,
+            target: 0.0,
+            seconds: r.wall_s,
+        },
+        &mut out,
+    );
+    push(
+        CaseResult {
+            case: "DFG 2D-2 max C_D (3.23)".into(),
+            model,
+            grid: grid(d, u),
+            steps: r.steps,
+            metric: "|max C_D / 3.23 - 1|",
+            error: rel(r.max_cd, DFG_2D2_CD_MAX),
+            target: 0.03,
+            seconds: 0.0,
+        },
+        &mut out,
+    );
+    push(
+        CaseResult {
+            case: "DFG 2D-2 max C_L (1.00)".into(),
+            model,
+            grid: grid(d, u),
+            steps: r.steps,
+            metric: "|max C_L / 1.00 - 1|",
+            error: rel(r.max_cl, DFG_2D2_CL_MAX),
+            target: 0.05,
+            seconds: 0.0,
+        },
+        &mut out,
+    );
+
+    // DFG 3D-1Z.
+    let (d, u) = (20, 0.05);
+    let r = dfg(
+        DfgRun {
+            case: Dfg::ThreeD1Z,
+            cells_per_d: d,
+            u_lb: u,
+            seconds: 30.0,
+            model,
+        },
+        open,
+    )?;
+    push(
+        CaseResult {
+            case: "DFG 3D-1Z C_D (6.15)".into(),
+            model,
+            grid: grid(d, u),
+            steps: r.steps,
+            metric: "|C_D / 6.15 - 1|",
+            error: rel(r.cd, DFG_3D1Z_CD),
+            target: 0.03,
+            seconds: r.wall_s,
+        },
+        &mut out,
+    );
+    Ok(out)
 }

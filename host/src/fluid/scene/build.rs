@@ -253,7 +253,11 @@ impl SceneFile {
 
     /// Marks the outlet layer (`faces.*.sponge`): the fluid cells within the thickness of the
     /// outlet's boundary layer get [`SPONGE`], and the parameters its axis and ramp.
-    fn outlet_layer(&self, units: &Units, setup: &mut crate::fluid::Setup) -> Result<(), FluidError> {
+    fn outlet_layer(
+        &self,
+        units: &Units,
+        setup: &mut crate::fluid::Setup,
+    ) -> Result<(), FluidError> {
         let mut found = None;
         for (i, face) in self.faces.all().iter().enumerate() {
             if let FaceConfig::Outlet {
@@ -290,7 +294,11 @@ impl SceneFile {
         // High face: the outlet layer is cell n - 1, the sponge the `cells` before it; low
         // face: the outlet is cell 0 and the sponge cells 1..=cells.
         let (start, inv, range) = if face % 2 == 1 {
-            ((n - 1 - cells) as f32, 1.0 / cells as f32, n - 1 - cells..n - 1)
+            (
+                (n - 1 - cells) as f32,
+                1.0 / cells as f32,
+                n - 1 - cells..n - 1,
+            )
         } else {
             ((cells + 1) as f32, -1.0 / cells as f32, 1..cells + 1)
         };

@@ -5,18 +5,18 @@
 //! before any step: inside the domain and clear of inlets and outlets, slow enough for the
 //! lattice, a volume when it accelerates, a sample count that fits.
 
-use crate::fluid::ib::solid::surface_normals;
-use crate::fluid::immersed::RETRACTION;
 use super::build::unit;
 use super::file::{MotionConfig, Orientation, SceneFile, ShapeConfig, SolidConfig, FACE_KEYS};
 use super::geometry::{Boundary, Geometry};
 use super::{ForceSettings, MAX_MACH, WARN_MACH};
 use crate::fluid::ib::mesh::load_mesh;
 use crate::fluid::ib::sampling::{delta, max_count};
+use crate::fluid::ib::solid::surface_normals;
 use crate::fluid::ib::solid::{quat_from_axis_angle, quat_matrix, quat_mul};
 use crate::fluid::ib::{
     poisson_disk, MassProperties, Motion, Pose, Primitive, Solid, TriangleMesh,
 };
+use crate::fluid::immersed::RETRACTION;
 use crate::fluid::FluidError;
 use murmur_common::lbm::ib::MAX_SOLIDS;
 use murmur_common::lbm::Units;
@@ -632,7 +632,11 @@ fn accelerates(m: &Motion) -> bool {
 /// for an open tube.
 /// The mass properties of an open cylinder that runs through a periodic axis over exactly the
 /// period: its periodic images close it, so it encloses the volume of a capped cylinder.
-fn periodic_tube_mass(body: &Body, orientation: [f64; 4], geometry: &Geometry) -> Option<MassProperties> {
+fn periodic_tube_mass(
+    body: &Body,
+    orientation: [f64; 4],
+    geometry: &Geometry,
+) -> Option<MassProperties> {
     let Some(Primitive::Cylinder {
         radius,
         length,
