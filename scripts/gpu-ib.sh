@@ -8,6 +8,8 @@
 # - stability: the sphere of assets/fluid/sphere-re10000.toml (24 cells per diameter, lattice
 #   velocity 0.05) at several Reynolds numbers, 20,000 steps, every model: the step each run
 #   stopped at, or that it finished;
+# - validate: `murmur fluid validate --backend cuda` (full sizes, immersed-boundary rows included);
+# - torus: the rotating-torus showcase, its slice pictures and forces copied to $OUT;
 # - cases: `murmur fluid case` for the DFG benchmarks, the Galilean check and Couette flow;
 # - tests: the GPU test binaries of dist/gpu/tests.
 # Logs go to $OUT as well.
@@ -41,7 +43,7 @@ if want bench; then
     [ -x dist/base/murmur ] && dist/base/murmur fluid bench --backend cuda --sizes 256 --models $m 2>&1 | tail -1
   done
   section "stage times with an immersed sphere (sphere-re10000, 2000 steps)"
-  "$M" fluid run assets/fluid/sphere-re10000.toml --backend cuda --steps 2000 --quiet 2>&1 | grep -E "steps of|stages|solid sphere"
+  "$M" fluid run assets/fluid/sphere-re10000.toml --backend cuda --steps 2000 --quiet 2>&1 | grep -E "steps of|stages|solid sphere|error"
 fi
 
 if want stability; then
@@ -58,6 +60,19 @@ if want stability; then
       echo "| $m | Re $re | $line | $h | $cd |"
     done
   done 2>&1 | tee "$LOG/stability.md"
+fi
+
+if want validate; then
+  section "fluid validate --backend cuda (full: core cases and the immersed-boundary rows)"
+  "$M" fluid validate --backend cuda 2>&1 | tee "$LOG/fluid-validate.md" | grep -vE "^  " || status=1
+fi
+
+if want torus; then
+  section "rotating torus (assets/fluid/rotating-torus.toml), 12000 steps"
+  tmp="$LOG/../torus-run"; rm -rf "$tmp"; mkdir -p "$tmp"
+  "$M" fluid run assets/fluid/rotating-torus.toml --backend cuda --out "$tmp" --quiet 2>&1 | tail -8
+  cp "$tmp"/*_slice.png "$tmp"/*_forces.csv "$LOG"/ 2>/dev/null
+  rm -rf "$tmp"
 fi
 
 if want cases; then
