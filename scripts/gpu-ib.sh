@@ -87,7 +87,7 @@ if want cases; then
   C galilean --cells-per-d 16
 fi 2>&1 | tee "$LOG/cases.md"
 
-if want tests && [ -x dist/gpu/tests/run.sh ]; then
+if want tests && [ -f dist/gpu/tests/run.sh ]; then
   section "GPU tests"
   bash dist/gpu/tests/run.sh 2>&1 | tail -12 || status=1
 fi

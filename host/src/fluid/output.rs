@@ -581,9 +581,9 @@ mod tests {
     }
 }
 
-/// Writes a picture of the plane `z = z_index`: the vorticity magnitude (a black-red-yellow-white
-/// ramp up to its 99th percentile in the plane), non-fluid cells grey, and the immersed
-/// solids' samples within half a cell of the plane white. `+y` points up. PNG, atomic.
+/// Writes a picture of the plane `z = z_index`: the speed `|u|` (a black-red-yellow-white ramp
+/// up to the largest speed in the plane), non-fluid cells grey, and the immersed solids'
+/// samples within half a cell of the plane white. `+y` points up. PNG, atomic.
 pub fn write_slice_png(
     path: &Path,
     snapshot: &Snapshot,
@@ -594,20 +594,15 @@ pub fn write_slice_png(
     let z = z_index.min(l.nz.saturating_sub(1));
     let (w, h) = (l.nx, l.ny);
     let magnitude = |x: u32, y: u32| {
-        let c = l.index(x, y, z);
-        let v = &snapshot.derived.vorticity[3 * c..3 * c + 3];
+        let v = snapshot.fields.u(l.index(x, y, z));
         (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
     };
-    let mut values: Vec<f32> = (0..h)
+    let top = (0..h)
         .flat_map(|y| (0..w).map(move |x| (x, y)))
+        .filter(|&(x, y)| snapshot.flags[l.index(x, y, z)] & KIND_MASK == 0)
         .map(|(x, y)| magnitude(x, y))
         .filter(|v| v.is_finite())
-        .collect();
-    values.sort_by(f32::total_cmp);
-    let top = values
-        .get(values.len().saturating_sub(1) * 99 / 100)
-        .copied()
-        .unwrap_or(1.0)
+        .fold(0.0f32, f32::max)
         .max(1e-30);
     let mut img = image::RgbImage::new(w, h);
     for y in 0..h {

@@ -16,7 +16,7 @@ pub enum Out {
     None,
     /// The final fields to one `.vti` or `.npz` file.
     File(PathBuf),
-    /// `NAME_STEP.vti`, `.npz`, `_slice.png` (vorticity in the middle z plane) and (with
+    /// `NAME_STEP.vti`, `.npz`, `_slice.png` (the speed in the middle z plane) and (with
     /// solids) `.vtp` every output step, and `NAME_forces.csv`.
     Dir(PathBuf),
 }
