@@ -41,3 +41,15 @@ fn ghia_scoring_is_zero_on_ghia_and_grows_with_a_perturbation() {
     let rms = validate::ghia_rms(&u, &validate::GHIA_V_RE100, 100);
     assert!((rms - 0.01 / 2f64.sqrt()).abs() < 1e-12, "{rms}");
 }
+
+#[test]
+fn immersed_boundary_quick_rows_meet_their_targets() {
+    // `murmur fluid validate --quick`'s immersed-boundary rows: Couette flow, DFG 2D-1 at 20
+    // cells per diameter, the Galilean check at 8 (a few minutes on 2 cores).
+    let mut open = cpu();
+    let rows = murmur::fluid::validate_ib::run_all(&mut open as &mut Opener, true, |_| {}).unwrap();
+    assert_eq!(rows.len(), 4);
+    for r in &rows {
+        assert!(r.passed(), "{r:?}");
+    }
+}

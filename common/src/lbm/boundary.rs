@@ -87,14 +87,7 @@ pub fn sponge_rates(p: &LbmParams, pos: [u32; 3]) -> super::Rates {
     let mut r = p.rates;
     let a = p.sponge_axis as usize;
     if a < 3 {
-        let t = (pos[a] as f32 - p.sponge_start) * p.sponge_inv;
-        let t = if t < 0.0 {
-            0.0
-        } else if t > 1.0 {
-            1.0
-        } else {
-            t
-        };
+        let t = ((pos[a] as f32 - p.sponge_start) * p.sponge_inv).clamp(0.0, 1.0);
         r.shear += t * t * (SPONGE_RATE - r.shear);
     }
     r

@@ -192,7 +192,7 @@ impl Builder<'_> {
             ));
         }
         if body.mass.is_none() {
-            body.mass = periodic_tube_mass(&body, orientation, &self.geometry);
+            body.mass = periodic_tube_mass(&body, orientation, self.geometry);
         }
         if accelerates(&motion) && body.mass.is_none() {
             return Err(
