@@ -12,8 +12,8 @@ use murmur_common::lbm::band::BRICK_CELLS;
 use murmur_common::lbm::health::{cell_words, word};
 use murmur_common::lbm::immersed::{self, record_fixed, record_index, Reaction};
 use murmur_common::lbm::{
-    init_cell, stream_collide_cell, stream_collide_interior, stream_collide_interior_band,
-    AcmMrt, Bgk, RmMrt,
+    init_cell, stream_collide_cell, stream_collide_interior, stream_collide_interior_band, AcmMrt,
+    Bgk, RmMrt,
 };
 
 /// Stage `init`: every cell's populations = the equilibrium of its fields.
@@ -145,7 +145,12 @@ pub unsafe extern "ptx-kernel" fn ib_force(a: IbForce) {
     let first = shfl_idx(r.solid, 0);
     let uniform = ballot(r.solid == first) == u32::MAX && first != u32::MAX;
     let values = [
-        r.force[0], r.force[1], r.force[2], r.torque[0], r.torque[1], r.torque[2],
+        r.force[0],
+        r.force[1],
+        r.force[2],
+        r.torque[0],
+        r.torque[1],
+        r.torque[2],
     ];
     let lane = crate::thread::tid() & 31;
     let mut c = 0;
