@@ -200,17 +200,25 @@ impl BandRef {
         pool: DevSlice::empty(),
     };
 
+    /// The read view of an active band over `table` and `pool`.
+    #[inline(always)]
+    pub const fn new(bricks: Bricks, table: DevSlice<u32>, pool: DevSlice<f32>) -> Self {
+        BandRef {
+            bricks,
+            active: 1,
+            _pad: 0,
+            table,
+            pool,
+        }
+    }
+
     /// The immersed-boundary force density at `cell`, if the cell is in the band.
     ///
     /// # Safety
     /// `table` holds `bricks.count()` entries whose slots index `pool`; `cell < cells`.
     #[inline(always)]
     pub unsafe fn force(&self, cell: usize) -> Option<[f32; 3]> {
-        let (brick, local) = self.bricks.locate_cell(cell);
-        let s = self.table.read(brick);
-        if s >= CLAIMED {
-            return None;
-        }
+        let (s, local) = slot_in(&self.bricks, self.table, cell)?;
         Some([
             self.pool.read(pool_index(s, slot::FORCE, local)),
             self.pool.read(pool_index(s, slot::FORCE + 1, local)),
@@ -220,18 +228,6 @@ impl BandRef {
 }
 
 impl BandMut {
-    /// The read view the stream-collide step takes.
-    #[inline(always)]
-    pub const fn as_ref(&self) -> BandRef {
-        BandRef {
-            bricks: self.bricks,
-            active: 1,
-            _pad: 0,
-            table: self.table.as_const(),
-            pool: self.pool.as_const(),
-        }
-    }
-
     /// Slots in use this step (at most the capacity).
     ///
     /// # Safety
@@ -252,13 +248,7 @@ impl BandMut {
     /// As [`BandRef::force`], with no claim running in the same launch.
     #[inline(always)]
     pub unsafe fn slot_of(&self, cell: usize) -> Option<(u32, usize)> {
-        let (brick, local) = self.bricks.locate_cell(cell);
-        let s = self.table.read(brick);
-        if s >= CLAIMED {
-            None
-        } else {
-            Some((s, local))
-        }
+        slot_in(&self.bricks, self.table.as_const(), cell)
     }
 
     /// Value `v` of a band cell.
@@ -277,6 +267,21 @@ impl BandMut {
     #[inline(always)]
     pub unsafe fn set(&self, slot: u32, v: usize, local: usize, value: f32) {
         self.pool.write(pool_index(slot, v, local), value)
+    }
+}
+
+/// The slot of the brick holding `cell` and the cell's place in it, if the brick is in the band.
+///
+/// # Safety
+/// `table` holds `bricks.count()` entries; `cell < cells`.
+#[inline(always)]
+unsafe fn slot_in(bricks: &Bricks, table: DevSlice<u32>, cell: usize) -> Option<(u32, usize)> {
+    let (brick, local) = bricks.locate_cell(cell);
+    let s = table.read(brick);
+    if s >= CLAIMED {
+        None
+    } else {
+        Some((s, local))
     }
 }
 

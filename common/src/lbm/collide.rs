@@ -111,17 +111,6 @@ pub fn collide<M: Model>(f: &mut [f32; Q], p: &LbmParams) -> (f32, [f32; 3]) {
     collide_with::<M>(f, &p.rates, p.force, p.has_force != 0)
 }
 
-/// [`collide`] with the body force density `force` in place of `p.force` (the external force
-/// plus a cell's immersed-boundary force), always applied.
-#[inline(always)]
-pub fn collide_forced<M: Model>(
-    f: &mut [f32; Q],
-    p: &LbmParams,
-    force: [f32; 3],
-) -> (f32, [f32; 3]) {
-    collide_with::<M>(f, &p.rates, force, true)
-}
-
 /// The collision with rates `rates` and body force density `force`, its source term applied
 /// when `has_force`.
 #[inline(always)]

@@ -59,7 +59,7 @@ pub mod units;
 pub use access::Populations;
 pub use boundary::CellKind;
 pub(crate) use collide::relax_moments;
-pub use collide::{collide, collide_forced, collide_with, AcmMrt, Bgk, Model, RmMrt};
+pub use collide::{collide, collide_with, AcmMrt, Bgk, Model, RmMrt};
 pub use d3q27::Q;
 pub use layout::Lattice;
 pub use params::{Face, LbmParams, Rates};

@@ -421,8 +421,8 @@ fn parity_cmd(a: &ParityArgs) -> Result<()> {
 /// `max |a - b| / max |b|` over every step, solid and component (force and torque apart);
 /// `None` without forces.
 pub fn force_difference(
-    a: &[super::immersed::ForceRow],
-    b: &[super::immersed::ForceRow],
+    a: &[super::forces::ForceSample],
+    b: &[super::forces::ForceSample],
 ) -> Option<f64> {
     if b.is_empty() {
         return None;
@@ -432,8 +432,8 @@ pub fn force_difference(
     }
     let mut worst = 0.0f64;
     for pick in [
-        |r: &super::immersed::ForceRow| r.force,
-        |r: &super::immersed::ForceRow| r.torque,
+        |r: &super::forces::ForceSample| r.force,
+        |r: &super::forces::ForceSample| r.torque,
     ] {
         let scale = b.iter().flat_map(&pick).fold(0.0f64, |m, v| m.max(v.abs()));
         let diff = a

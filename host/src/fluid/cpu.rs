@@ -2,7 +2,8 @@
 //! `murmur_common::lbm::stream_collide_cell` the kernels call. Results equal the GPU's up to
 //! floating-point contraction and summation order (the same order is used on both).
 
-use super::immersed::{ForceRow, IbPlan, RecordRing, SampleSnapshot};
+use super::forces::ForceSample;
+use super::immersed::{IbPlan, RecordRing, SampleSnapshot};
 use super::{Fields, FluidBackend, FluidError, Setup};
 use crate::timing::{stage, StageTimes};
 use murmur_common::lbm::abi::{
@@ -47,7 +48,7 @@ struct CpuIb {
     ring: Vec<u64>,
     records: RecordRing,
     /// Rows read from a full ring and not yet taken.
-    taken: Vec<ForceRow>,
+    taken: Vec<ForceSample>,
 }
 
 impl CpuIb {
@@ -80,13 +81,7 @@ impl CpuIb {
     }
 
     fn band_ref(&self) -> BandRef {
-        BandRef {
-            bricks: self.plan.bricks,
-            active: 1,
-            _pad: 0,
-            table: view(&self.table),
-            pool: view(&self.pool),
-        }
+        BandRef::new(self.plan.bricks, view(&self.table), view(&self.pool))
     }
 }
 
@@ -324,7 +319,7 @@ impl FluidBackend for CpuFluid {
         self.step
     }
 
-    fn take_forces(&mut self) -> Result<Vec<ForceRow>, FluidError> {
+    fn take_forces(&mut self) -> Result<Vec<ForceSample>, FluidError> {
         Ok(match self.ib.as_mut() {
             Some(ib) => {
                 let rows = ib.records.drain(&ib.plan, &ib.ring);

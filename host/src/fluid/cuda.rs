@@ -3,7 +3,8 @@
 //! timed with CUDA events.
 
 use super::cpu::band_overflow;
-use super::immersed::{ForceRow, IbPlan, RecordRing, SampleSnapshot, RING_STEPS};
+use super::forces::ForceSample;
+use super::immersed::{IbPlan, RecordRing, SampleSnapshot, RING_STEPS};
 use super::{Fields, FluidBackend, FluidError, Setup};
 use crate::gpu::{DriverContext, Gpu, Shape, StageClock};
 use crate::timing::StageTimes;
@@ -59,7 +60,7 @@ struct CudaIb {
     ring: CudaSlice<u64>,
     records: RecordRing,
     /// Rows read from a full ring and not yet taken.
-    taken: Vec<ForceRow>,
+    taken: Vec<ForceSample>,
 }
 
 impl CudaIb {
@@ -283,13 +284,7 @@ impl CudaFluid {
         let cells = p.lattice.cells() as u64;
         let mut l = self.gpu.launch();
         let band = match self.ib.as_ref() {
-            Some(ib) => BandRef {
-                bricks: ib.plan.bricks,
-                active: 1,
-                _pad: 0,
-                table: l.read(&ib.table),
-                pool: l.read(&ib.pool),
-            },
+            Some(ib) => BandRef::new(ib.plan.bricks, l.read(&ib.table), l.read(&ib.pool)),
             None => BandRef::NONE,
         };
         let step = StreamCollide::<M>::new(
@@ -375,7 +370,7 @@ impl FluidBackend for CudaFluid {
         self.step
     }
 
-    fn take_forces(&mut self) -> Result<Vec<ForceRow>, FluidError> {
+    fn take_forces(&mut self) -> Result<Vec<ForceSample>, FluidError> {
         let Some(ib) = self.ib.as_mut() else {
             return Ok(Vec::new());
         };

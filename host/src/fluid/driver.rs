@@ -1,7 +1,8 @@
 //! The run driver: picks a backend, steps it with a progress bar, checks for NaN, hands fields
 //! to the output and reports figures.
 
-use super::immersed::{ForceRow, SampleSnapshot};
+use super::forces::ForceSample;
+use super::immersed::SampleSnapshot;
 use super::{cpu::CpuFluid, Fields, FluidBackend, FluidError, Setup};
 use murmur_common::lbm::boundary::inlet_scale;
 use murmur_common::lbm::health::{self, Bounds, Report};
@@ -67,7 +68,7 @@ pub trait Sink {
         samples: Option<&SampleSnapshot>,
     ) -> Result<(), FluidError>;
     /// Forces on the solids, oldest first (lattice units).
-    fn forces(&mut self, rows: &[ForceRow]) -> Result<(), FluidError> {
+    fn forces(&mut self, rows: &[ForceSample]) -> Result<(), FluidError> {
         let _ = rows;
         Ok(())
     }

@@ -3,6 +3,7 @@
 //! reference and the kernels see the same values), and the decoding of the force records into
 //! forces on the solids.
 
+use super::forces::ForceSample;
 use super::ib::{Immersed, Solid};
 use murmur_common::lbm::abi::{Solids, FORCE_RECORD, RECORD_FLOATS};
 use murmur_common::lbm::band::{capacity_for, pass_len, pool_len, Bricks, BRICK_CELLS};
@@ -21,18 +22,6 @@ pub const RETRACTION: f64 = 0.25;
 
 /// Steps of force records the backends keep before they must be read ([`RecordRing`]).
 pub const RING_STEPS: usize = 1024;
-
-/// The forces on one solid at one step, lattice units: the reaction of the immersed-boundary
-/// force plus, for accelerating closed solids, the inertia of the fluid inside.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ForceRow {
-    /// The step the force acted in (1 = the first step).
-    pub step: u64,
-    pub solid: usize,
-    pub force: [f64; 3],
-    /// About the solid's centre.
-    pub torque: [f64; 3],
-}
 
 /// Every sample's state at one step, lattice units.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -116,9 +105,10 @@ impl IbPlan {
         out
     }
 
-    /// The forces of one step from its fixed-point record (lattice units), with the inner
-    /// fluid's inertia added for accelerating closed solids (reference density 1).
-    pub fn rows(&self, step: u64, record: &[u64]) -> Vec<ForceRow> {
+    /// The forces of one step from its fixed-point record (lattice units: the reaction of the
+    /// immersed-boundary force), with the inner fluid's inertia added for accelerating closed
+    /// solids (reference density 1).
+    pub fn rows(&self, step: u64, record: &[u64]) -> Vec<ForceSample> {
         self.solids
             .iter()
             .enumerate()
@@ -126,7 +116,7 @@ impl IbPlan {
             .map(|(i, s)| {
                 let r = &record[i * FORCE_RECORD..(i + 1) * FORCE_RECORD];
                 let (fi, ti) = s.inner_inertia(step.saturating_sub(1), 1.0);
-                ForceRow {
+                ForceSample {
                     step,
                     solid: i,
                     force: [0, 1, 2].map(|a| record_value(r[a]) + fi[a]),
@@ -172,7 +162,7 @@ impl RecordRing {
     }
 
     /// Decodes the pending records from the ring's floats and empties the ring.
-    pub fn drain(&mut self, plan: &IbPlan, ring: &[u64]) -> Vec<ForceRow> {
+    pub fn drain(&mut self, plan: &IbPlan, ring: &[u64]) -> Vec<ForceSample> {
         let mut rows = Vec::new();
         for (slot, &step) in self.pending.iter().enumerate() {
             rows.extend(plan.rows(

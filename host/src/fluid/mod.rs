@@ -149,7 +149,7 @@ pub trait FluidBackend {
     fn step_count(&self) -> u64;
     /// The forces on the solids of every step since the last call (lattice units, oldest
     /// first); empty without solids.
-    fn take_forces(&mut self) -> Result<Vec<immersed::ForceRow>, FluidError>;
+    fn take_forces(&mut self) -> Result<Vec<forces::ForceSample>, FluidError>;
     /// The solids' samples after the last step, with their forces (`None` without solids).
     fn samples(&mut self) -> Result<Option<immersed::SampleSnapshot>, FluidError>;
     /// The health of the fields the last step stored (`None` when no fluid cell exists).

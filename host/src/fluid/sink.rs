@@ -3,7 +3,7 @@
 
 use super::driver::Sink;
 use super::forces::{ForceSample, ForceSeries, ForceSummary};
-use super::immersed::{ForceRow, SampleSnapshot};
+use super::immersed::SampleSnapshot;
 use super::output::{write_vtp, SampleSlices, Snapshot};
 use super::{Fields, FluidError};
 use murmur_common::lbm::Units;
@@ -166,18 +166,9 @@ impl Sink for RunSink {
         Ok(())
     }
 
-    fn forces(&mut self, rows: &[ForceRow]) -> Result<(), FluidError> {
+    fn forces(&mut self, rows: &[ForceSample]) -> Result<(), FluidError> {
         if let Some(series) = self.forces.as_mut() {
-            let batch: Vec<ForceSample> = rows
-                .iter()
-                .map(|r| ForceSample {
-                    step: r.step,
-                    solid: r.solid,
-                    force: r.force,
-                    torque: r.torque,
-                })
-                .collect();
-            series.record(&batch)?;
+            series.record(rows)?;
         }
         Ok(())
     }

@@ -261,33 +261,18 @@ fn density_at(f: &super::Fields, p: [f64; 3]) -> f64 {
     s
 }
 
-/// Runs a DFG case on a backend from `open`.
-pub fn dfg(run: DfgRun, open: &mut super::validate::Opener) -> Result<DfgResult, FluidError> {
-    let text = run.case.scene(run.cells_per_d, run.u_lb, run.model);
-    let file = super::scene::SceneFile::parse(&text).map_err(FluidError::Invalid)?;
-    let scene = file.build()?;
-    let units = scene.units;
-    let steps = units.time_to_steps(run.seconds).ceil() as u64;
-    let (geometry, _, _) = file.geometry(&units)?;
-    let mut backend = open(&scene.setup)?;
-    let mut series = super::sink::force_series(&scene, None)?
-        .ok_or_else(|| FluidError::Invalid("the DFG scene has no solid".into()))?;
-    let t0 = std::time::Instant::now();
-    let mut opts = super::driver::RunOptions {
-        steps,
-        check_every: 1000,
-        output_every: 0,
-        forces_every: 1000,
-        health: murmur_common::lbm::health::Bounds::DEFAULT,
-        progress: false,
-        inlet_ramp: scene.inlet_ramp_steps,
-    };
-    opts.output_every = steps;
-    struct Keep<'a> {
-        series: &'a mut super::forces::ForceSeries,
+/// Runs a validation scene for `steps` steps through the run driver (health checked and forces
+/// read every 1000 steps): the solids' force series and the final fields.
+fn run_case(
+    scene: &super::scene::Scene,
+    steps: u64,
+    open: &mut super::validate::Opener,
+) -> Result<(super::forces::ForceSeries, super::Fields), FluidError> {
+    struct Keep {
+        series: super::forces::ForceSeries,
         last: Option<super::Fields>,
     }
-    impl super::driver::Sink for Keep<'_> {
+    impl super::driver::Sink for Keep {
         fn fields(
             &mut self,
             _: u64,
@@ -297,30 +282,42 @@ pub fn dfg(run: DfgRun, open: &mut super::validate::Opener) -> Result<DfgResult,
             self.last = Some(f.clone());
             Ok(())
         }
-        fn forces(&mut self, rows: &[super::immersed::ForceRow]) -> Result<(), FluidError> {
-            let batch: Vec<_> = rows
-                .iter()
-                .map(|r| super::forces::ForceSample {
-                    step: r.step,
-                    solid: r.solid,
-                    force: r.force,
-                    torque: r.torque,
-                })
-                .collect();
-            self.series.record(&batch)
+        fn forces(&mut self, rows: &[super::forces::ForceSample]) -> Result<(), FluidError> {
+            self.series.record(rows)
         }
     }
     let mut keep = Keep {
-        series: &mut series,
+        series: super::sink::force_series(scene, None)?
+            .ok_or_else(|| FluidError::Invalid("the validation scene has no solid".into()))?,
         last: None,
     };
-    let mut last_good = None;
-    super::driver::run(backend.as_mut(), opts, &mut last_good, &mut keep)?;
+    let mut backend = open(&scene.setup)?;
+    let opts = super::driver::RunOptions {
+        steps,
+        check_every: 1000,
+        output_every: steps,
+        forces_every: 1000,
+        health: murmur_common::lbm::health::Bounds::DEFAULT,
+        progress: false,
+        inlet_ramp: scene.inlet_ramp_steps,
+    };
+    super::driver::run(backend.as_mut(), opts, &mut None, &mut keep)?;
     let fields = keep
         .last
-        .take()
         .ok_or_else(|| FluidError::Invalid("no fields after the run".into()))?;
-    let mut series = series;
+    Ok((keep.series, fields))
+}
+
+/// Runs a DFG case on a backend from `open`.
+pub fn dfg(run: DfgRun, open: &mut super::validate::Opener) -> Result<DfgResult, FluidError> {
+    let text = run.case.scene(run.cells_per_d, run.u_lb, run.model);
+    let file = super::scene::SceneFile::parse(&text).map_err(FluidError::Invalid)?;
+    let scene = file.build()?;
+    let units = scene.units;
+    let steps = units.time_to_steps(run.seconds).ceil() as u64;
+    let (geometry, _, _) = file.geometry(&units)?;
+    let t0 = std::time::Instant::now();
+    let (mut series, fields) = run_case(&scene, steps, open)?;
     series.set_window_fraction(if run.case == Dfg::TwoD2 { 0.3 } else { 0.25 });
     let summary = series.summary().remove(0);
     // Front and back points: along the x axis through the centre, 1.5 and 2.5 cells outside
@@ -442,41 +439,7 @@ impl Galilean {
             let file =
                 super::scene::SceneFile::parse(&self.scene(moving)).map_err(FluidError::Invalid)?;
             let scene = file.build()?;
-            let mut b = open(&scene.setup)?;
-            let mut series = super::sink::force_series(&scene, None)?
-                .ok_or_else(|| FluidError::Invalid("no solid".into()))?;
-            for s in 1..=steps {
-                if scene.inlet_ramp_steps > 0.0 {
-                    b.set_inlet_scale(murmur_common::lbm::boundary::inlet_scale(
-                        s,
-                        scene.inlet_ramp_steps,
-                    ));
-                }
-                b.step(s % 1000 == 0 || s == steps)?;
-                if s % 1000 == 0 || s == steps {
-                    if let Some(bad) = b
-                        .health(&murmur_common::lbm::health::Bounds::DEFAULT)?
-                        .and_then(|h| h.first_bad)
-                    {
-                        return Err(FluidError::Invalid(format!(
-                            "Galilean check, {} frame: the flow left its bounds at step {s}, \
-                             cell {bad}",
-                            if moving { "moving" } else { "fixed" }
-                        )));
-                    }
-                    let rows: Vec<_> = b
-                        .take_forces()?
-                        .iter()
-                        .map(|r| super::forces::ForceSample {
-                            step: r.step,
-                            solid: r.solid,
-                            force: r.force,
-                            torque: r.torque,
-                        })
-                        .collect();
-                    series.record(&rows)?;
-                }
-            }
+            let (mut series, _) = run_case(&scene, steps, open)?;
             series.set_window_fraction(window_steps as f64 / (steps - 1) as f64);
             cd[i] = series.summary()[0].mean_cd;
         }

@@ -249,11 +249,11 @@ impl Solid {
             .zip(&normals)
             .map(|(o, n)| [0, 1, 2].map(|a| (o[a] - retraction * n[a]) as f32))
             .collect();
-        let (lo, hi) = mesh.bounds();
-        let radius = (0..3)
-            .map(|a| lo[a].abs().max(hi[a].abs()).powi(2))
-            .sum::<f64>()
-            .sqrt();
+        let radius = mesh
+            .vertices
+            .iter()
+            .map(|v| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt())
+            .fold(0.0, f64::max);
         let mass = mesh.mass_properties().map(|(_, m)| m);
         Ok((
             Solid {

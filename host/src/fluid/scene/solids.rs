@@ -10,12 +10,9 @@ use super::file::{MotionConfig, Orientation, SceneFile, ShapeConfig, SolidConfig
 use super::geometry::{Boundary, Geometry};
 use super::{ForceSettings, MAX_MACH, WARN_MACH};
 use crate::fluid::ib::mesh::load_mesh;
-use crate::fluid::ib::sampling::{delta, max_count};
-use crate::fluid::ib::solid::surface_normals;
+use crate::fluid::ib::sampling::max_count;
 use crate::fluid::ib::solid::{quat_from_axis_angle, quat_matrix, quat_mul};
-use crate::fluid::ib::{
-    poisson_disk, MassProperties, Motion, Pose, Primitive, Solid, TriangleMesh,
-};
+use crate::fluid::ib::{MassProperties, Motion, Pose, Primitive, Solid, TriangleMesh};
 use crate::fluid::immersed::RETRACTION;
 use crate::fluid::FluidError;
 use murmur_common::lbm::ib::MAX_SOLIDS;
@@ -212,44 +209,24 @@ impl Builder<'_> {
                 0.0
             }
         });
-        let samples = poisson_disk(
-            &world,
-            d,
-            c.seed,
-            periodic.iter().any(|&p| p).then_some(period),
-            limit,
-        )
-        .map_err(|e| e.to_string())?;
-        let r = quat_matrix(orientation);
-        let offsets: Vec<[f64; 3]> = samples
-            .positions
-            .iter()
-            .map(|&p| {
-                let w = delta(p, center, period);
-                // body = R^T world
-                [0, 1, 2].map(|i| r[0][i] * w[0] + r[1][i] * w[1] + r[2][i] * w[2])
-            })
-            .collect();
-        // Each sample moves RETRACTION cells into the solid, along the inward normal of the
-        // surface (the diffuse interface puts the effective wall outside the samples).
-        let normals = surface_normals(&own, &offsets, d);
-        let body_offsets = offsets
-            .iter()
-            .zip(&normals)
-            .map(|(o, n)| [0, 1, 2].map(|a| (o[a] - RETRACTION * n[a]) as f32))
-            .collect();
-        let reference_area = self.reference_area(&body, r)?;
-        let solid = Solid {
-            name,
-            body: body_offsets,
-            area: samples.area.iter().map(|&a| a as f32).collect(),
+        // Samples in the world pose (periodic where the domain is), kept as body-frame offsets
+        // retracted into the solid; the primitive's analytic mass properties replace the
+        // tessellation's.
+        let (mut solid, samples) = Solid::sampled(
+            &name,
+            &own,
             center,
             orientation,
             motion,
-            radius,
-            mass: body.mass,
-            reference_area,
-        };
+            d,
+            c.seed,
+            period,
+            limit,
+            RETRACTION,
+        )
+        .map_err(|e| e.to_string())?;
+        solid.mass = body.mass;
+        solid.reference_area = self.reference_area(&body, quat_matrix(solid.orientation))?;
         Ok((solid, samples.summary()))
     }
 
