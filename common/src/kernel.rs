@@ -240,7 +240,7 @@ macro_rules! kernel_table {
 
 use crate::flock::abi as flock;
 use crate::lbm::abi as lbm;
-use crate::lbm::{AcmMrt, Bgk, RmMrt};
+use crate::lbm::{AcmMrt, Bgk, Fp16C, Fp16S, Fp32, RmMrt};
 use crate::render::abi as render;
 use crate::sort::abi as sort;
 
@@ -263,20 +263,47 @@ kernel_table! {
     render::RenderClear => "render_clear",
     render::RenderSplat => "render_splat",
     render::RenderResolve => "render_resolve",
-    lbm::Init => "lbm_init",
-    lbm::StreamCollide<Bgk> => "lbm_stream_collide_bgk",
-    lbm::StreamCollide<RmMrt> => "lbm_stream_collide_rm_mrt",
-    lbm::StreamCollide<AcmMrt> => "lbm_stream_collide_acm_mrt",
-    lbm::StreamCollideBand<Bgk> => "lbm_stream_collide_band_bgk",
-    lbm::StreamCollideBand<RmMrt> => "lbm_stream_collide_band_rm_mrt",
-    lbm::StreamCollideBand<AcmMrt> => "lbm_stream_collide_band_acm_mrt",
-    lbm::Boundary<Bgk> => "lbm_boundary_bgk",
-    lbm::Boundary<RmMrt> => "lbm_boundary_rm_mrt",
-    lbm::Boundary<AcmMrt> => "lbm_boundary_acm_mrt",
-    lbm::Health => "lbm_health",
+    lbm::Init<Fp32> => "lbm_init_fp32",
+    lbm::Init<Fp16S> => "lbm_init_fp16s",
+    lbm::Init<Fp16C> => "lbm_init_fp16c",
+    lbm::StreamCollide<Bgk, Fp32> => "lbm_stream_collide_bgk_fp32",
+    lbm::StreamCollide<RmMrt, Fp32> => "lbm_stream_collide_rm_mrt_fp32",
+    lbm::StreamCollide<AcmMrt, Fp32> => "lbm_stream_collide_acm_mrt_fp32",
+    lbm::StreamCollide<Bgk, Fp16S> => "lbm_stream_collide_bgk_fp16s",
+    lbm::StreamCollide<RmMrt, Fp16S> => "lbm_stream_collide_rm_mrt_fp16s",
+    lbm::StreamCollide<AcmMrt, Fp16S> => "lbm_stream_collide_acm_mrt_fp16s",
+    lbm::StreamCollide<Bgk, Fp16C> => "lbm_stream_collide_bgk_fp16c",
+    lbm::StreamCollide<RmMrt, Fp16C> => "lbm_stream_collide_rm_mrt_fp16c",
+    lbm::StreamCollide<AcmMrt, Fp16C> => "lbm_stream_collide_acm_mrt_fp16c",
+    lbm::StreamCollideBand<Bgk, Fp32> => "lbm_stream_collide_band_bgk_fp32",
+    lbm::StreamCollideBand<RmMrt, Fp32> => "lbm_stream_collide_band_rm_mrt_fp32",
+    lbm::StreamCollideBand<AcmMrt, Fp32> => "lbm_stream_collide_band_acm_mrt_fp32",
+    lbm::StreamCollideBand<Bgk, Fp16S> => "lbm_stream_collide_band_bgk_fp16s",
+    lbm::StreamCollideBand<RmMrt, Fp16S> => "lbm_stream_collide_band_rm_mrt_fp16s",
+    lbm::StreamCollideBand<AcmMrt, Fp16S> => "lbm_stream_collide_band_acm_mrt_fp16s",
+    lbm::StreamCollideBand<Bgk, Fp16C> => "lbm_stream_collide_band_bgk_fp16c",
+    lbm::StreamCollideBand<RmMrt, Fp16C> => "lbm_stream_collide_band_rm_mrt_fp16c",
+    lbm::StreamCollideBand<AcmMrt, Fp16C> => "lbm_stream_collide_band_acm_mrt_fp16c",
+    lbm::Boundary<Bgk, Fp32> => "lbm_boundary_bgk_fp32",
+    lbm::Boundary<RmMrt, Fp32> => "lbm_boundary_rm_mrt_fp32",
+    lbm::Boundary<AcmMrt, Fp32> => "lbm_boundary_acm_mrt_fp32",
+    lbm::Boundary<Bgk, Fp16S> => "lbm_boundary_bgk_fp16s",
+    lbm::Boundary<RmMrt, Fp16S> => "lbm_boundary_rm_mrt_fp16s",
+    lbm::Boundary<AcmMrt, Fp16S> => "lbm_boundary_acm_mrt_fp16s",
+    lbm::Boundary<Bgk, Fp16C> => "lbm_boundary_bgk_fp16c",
+    lbm::Boundary<RmMrt, Fp16C> => "lbm_boundary_rm_mrt_fp16c",
+    lbm::Boundary<AcmMrt, Fp16C> => "lbm_boundary_acm_mrt_fp16c",
+    lbm::FieldsArgs<Fp32> => "lbm_fields_fp32",
+    lbm::FieldsArgs<Fp16S> => "lbm_fields_fp16s",
+    lbm::FieldsArgs<Fp16C> => "lbm_fields_fp16c",
+    lbm::Health<Fp32> => "lbm_health_fp32",
+    lbm::Health<Fp16S> => "lbm_health_fp16s",
+    lbm::Health<Fp16C> => "lbm_health_fp16c",
     lbm::IbClear => "ib_clear",
     lbm::IbMark => "ib_mark",
-    lbm::IbVelocity => "ib_velocity",
+    lbm::IbVelocity<Fp32> => "ib_velocity_fp32",
+    lbm::IbVelocity<Fp16S> => "ib_velocity_fp16s",
+    lbm::IbVelocity<Fp16C> => "ib_velocity_fp16c",
     lbm::IbForce => "ib_force",
     lbm::IbUpdate => "ib_update",
 }
@@ -310,8 +337,8 @@ mod tests {
         assert_eq!(core::mem::size_of::<DevSliceMut<u8>>(), 16);
         assert_eq!(core::mem::size_of::<Variant<u32>>(), 0);
         assert_eq!(
-            <lbm::StreamCollide<Bgk> as Kernel>::NAME,
-            "lbm_stream_collide_bgk"
+            <lbm::StreamCollide<Bgk, Fp16S> as Kernel>::NAME,
+            "lbm_stream_collide_bgk_fp16s"
         );
     }
 }

@@ -1,32 +1,39 @@
 //! CUDA against the CPU reference after 100 steps, on small scenes with every boundary type and
-//! forcing, for every model. `#[ignore]`d: it needs a CUDA GPU and the kernels' PTX, and runs
-//! with `cargo xtask gpu-test` on the GPU machine.
+//! forcing, for every model and storage. `#[ignore]`d: it needs a CUDA GPU and the kernels'
+//! PTX, and runs with `cargo xtask gpu-test` on the GPU machine.
 
 use murmur::fluid::cli::{parity_setups, PARITY_TOLERANCE};
-use murmur::fluid::cpu::CpuFluid;
-use murmur::fluid::cuda::CudaFluid;
-use murmur::fluid::FluidBackend;
-use murmur_common::lbm::CollisionModel;
+use murmur_common::lbm::{CollisionModel, Layout, StorageKind};
 
 #[test]
 #[ignore = "needs a CUDA GPU: cargo xtask gpu-test"]
 fn cuda_fields_match_the_cpu_after_100_steps() {
-    for model in CollisionModel::ALL {
-        for (name, setup) in parity_setups(model).unwrap() {
-            let mut cpu = CpuFluid::new(&setup).unwrap();
-            let mut gpu = CudaFluid::new(&setup).unwrap();
-            for s in 1..=100 {
-                cpu.step(s == 100).unwrap();
-                gpu.step(s == 100).unwrap();
+    for storage in StorageKind::ALL {
+        for layout in [Layout::SOA, Layout { alpha: 32 }] {
+            for model in CollisionModel::ALL {
+                for (name, mut setup) in parity_setups(model).unwrap() {
+                    setup.storage = storage;
+                    setup.layout = layout;
+                    let mut cpu = murmur::fluid::cpu::open(&setup).unwrap();
+                    let mut gpu = murmur::fluid::cuda::open(&setup).unwrap();
+                    for _ in 0..100 {
+                        cpu.step().unwrap();
+                        gpu.step().unwrap();
+                    }
+                    let (drho, du) = gpu
+                        .fields()
+                        .unwrap()
+                        .max_relative_difference(&cpu.fields().unwrap());
+                    let what = format!("{name} {model:?} {storage:?} {layout:?}");
+                    assert!(
+                        drho <= PARITY_TOLERANCE && du <= PARITY_TOLERANCE,
+                        "{what}: rho {drho:e}, u {du:e}"
+                    );
+                    let (a, b) = (gpu.populations().unwrap(), cpu.populations().unwrap());
+                    let differ = a.iter().zip(&b).filter(|(x, y)| x.to_bits() != y.to_bits());
+                    assert_eq!(differ.count(), 0, "{what}: populations differ in bits");
+                }
             }
-            let (drho, du) = gpu
-                .fields()
-                .unwrap()
-                .max_relative_difference(&cpu.fields().unwrap());
-            assert!(
-                drho <= PARITY_TOLERANCE && du <= PARITY_TOLERANCE,
-                "{name} {model:?}: rho {drho:e}, u {du:e}"
-            );
         }
     }
 }

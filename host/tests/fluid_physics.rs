@@ -1,7 +1,6 @@
 //! Conservation over many steps on the CPU reference, the stability checks, the NaN stop and the
 //! field writers.
 
-use murmur::fluid::cpu::CpuFluid;
 use murmur::fluid::driver::{self, Checkpoint, RunOptions};
 use murmur::fluid::scene::{self, SceneFile};
 use murmur::fluid::{output, FluidBackend, FluidError};
@@ -32,12 +31,12 @@ fn periodic_box_conserves_mass_and_momentum_and_force_adds_momentum() {
     for model in CollisionModel::ALL {
         let mut setup = scene::taylor_green(16, 4, 0.05, 0.02, model).unwrap();
         let n = setup.lattice().cells() as f64;
-        let mut b = CpuFluid::new(&setup).unwrap();
-        let (m0, p0) = totals(&mut b, &setup.flags);
+        let mut b = murmur::fluid::cpu::open(&setup).unwrap();
+        let (m0, p0) = totals(b.as_mut(), &setup.flags);
         for _ in 0..50 {
-            b.step(false).unwrap();
+            b.step().unwrap();
         }
-        let (m1, p1) = totals(&mut b, &setup.flags);
+        let (m1, p1) = totals(b.as_mut(), &setup.flags);
         assert!((m1 - m0).abs() / m0 < 1e-6, "{model:?} mass {m0} -> {m1}");
         for a in 0..3 {
             assert!(
@@ -48,11 +47,11 @@ fn periodic_box_conserves_mass_and_momentum_and_force_adds_momentum() {
         // A uniform force F adds F per cell and step (Guo forcing).
         setup.params.force = [1e-5, 0.0, -2e-5];
         setup.params.has_force = 1;
-        let mut b = CpuFluid::new(&setup).unwrap();
+        let mut b = murmur::fluid::cpu::open(&setup).unwrap();
         for _ in 0..50 {
-            b.step(false).unwrap();
+            b.step().unwrap();
         }
-        let (_, p2) = totals(&mut b, &setup.flags);
+        let (_, p2) = totals(b.as_mut(), &setup.flags);
         for a in 0..3 {
             let want = p0[a] + 50.0 * n * setup.params.force[a] as f64;
             assert!(
@@ -69,21 +68,13 @@ fn closed_box_with_resting_walls_conserves_mass() {
     for model in CollisionModel::ALL {
         // A cavity with a resting lid is a closed box: bounce-back conserves mass exactly.
         let mut setup = scene::cavity(12, 3, 0.0, 0.05, model).unwrap();
-        for cell in 0..setup.lattice().cells() {
-            let (x, y, _) = setup.lattice().coords(cell);
-            let u = [
-                0.02 * ((y as f32) * 0.5).sin(),
-                0.01 * ((x as f32) * 0.5).cos(),
-                0.0,
-            ];
-            setup.init.set(cell, 1.0, u);
-        }
-        let mut b = CpuFluid::new(&setup).unwrap();
-        let (m0, _) = totals(&mut b, &setup.flags);
+        setup.initial = murmur_common::lbm::Initial::taylor_green(0.02, 0.5);
+        let mut b = murmur::fluid::cpu::open(&setup).unwrap();
+        let (m0, _) = totals(b.as_mut(), &setup.flags);
         for _ in 0..100 {
-            b.step(false).unwrap();
+            b.step().unwrap();
         }
-        let (m1, _) = totals(&mut b, &setup.flags);
+        let (m1, _) = totals(b.as_mut(), &setup.flags);
         assert!((m1 - m0).abs() / m0 < 1e-6, "{model:?} mass {m0} -> {m1}");
     }
 }
@@ -132,15 +123,9 @@ fn every_shipped_scene_parses_and_builds() {
 #[test]
 fn a_nan_stops_the_run_naming_the_step_cell_and_quantity() {
     let mut setup = scene::taylor_green(16, 2, 0.05, 0.05, CollisionModel::Bgk).unwrap();
-    let mut b = CpuFluid::new(&setup).unwrap();
-    for _ in 0..30 {
-        b.step(false).unwrap();
-    }
-    // Poison the state after 30 good steps by restarting from fields with one NaN.
-    let mut fields = b.fields().unwrap();
-    fields.set(37, f32::NAN, [0.0; 3]);
-    setup.init = fields;
-    let mut b = CpuFluid::new(&setup).unwrap();
+    // A poisoned start: the initial velocity is NaN.
+    setup.initial.velocity[0] = f32::NAN;
+    let mut b = murmur::fluid::cpu::open(&setup).unwrap();
     let mut last: Option<Checkpoint> = None;
     let opts = RunOptions {
         steps: 100,
@@ -151,7 +136,7 @@ fn a_nan_stops_the_run_naming_the_step_cell_and_quantity() {
         progress: false,
         inlet_ramp: 0.0,
     };
-    let err = driver::run(&mut b, opts, &mut last, &mut driver::Discard).unwrap_err();
+    let err = driver::run(b.as_mut(), opts, &mut last, &mut driver::Discard).unwrap_err();
     let text = err.to_string();
     match err {
         FluidError::Unhealthy {
@@ -160,7 +145,7 @@ fn a_nan_stops_the_run_naming_the_step_cell_and_quantity() {
             what,
             ..
         } => {
-            // The NaN spreads from step 1; the first check is the first output step, 5.
+            // The state is NaN from step 1; the first check is the first output step, 5.
             assert_eq!(step, 5);
             assert_eq!(last_output, None);
             assert!(what.contains("non-finite"), "{what}");
@@ -179,7 +164,7 @@ fn a_density_excursion_stops_the_run_after_keeping_the_outputs_that_passed() {
     // A Taylor-Green vortex whose pressure field stays within |rho - 1| <= 0.1 passes; with a
     // bound tighter than its initial density variation the first check fails.
     let setup = scene::taylor_green(16, 1, 0.05, 0.05, CollisionModel::Bgk).unwrap();
-    let mut b = CpuFluid::new(&setup).unwrap();
+    let mut b = murmur::fluid::cpu::open(&setup).unwrap();
     let mut last: Option<Checkpoint> = None;
     let mut opts = RunOptions {
         steps: 20,
@@ -190,13 +175,13 @@ fn a_density_excursion_stops_the_run_after_keeping_the_outputs_that_passed() {
         progress: false,
         inlet_ramp: 0.0,
     };
-    let r = driver::run(&mut b, opts, &mut last, &mut driver::Discard).unwrap();
+    let r = driver::run(b.as_mut(), opts, &mut last, &mut driver::Discard).unwrap();
     let h = r.health.unwrap();
     assert!(h.min_rho < 1.0 && h.max_rho > 1.0 && h.first_bad.is_none());
     assert!(h.max_mach > 0.05 && h.max_mach < 0.1, "{h:?}");
     assert_eq!(last.as_ref().map(|c| c.step), Some(20));
     opts.health.max_density_deviation = 1e-4;
-    let err = driver::run(&mut b, opts, &mut last, &mut driver::Discard).unwrap_err();
+    let err = driver::run(b.as_mut(), opts, &mut last, &mut driver::Discard).unwrap_err();
     match err {
         FluidError::Unhealthy {
             step,
@@ -215,9 +200,9 @@ fn a_density_excursion_stops_the_run_after_keeping_the_outputs_that_passed() {
 #[test]
 fn vti_and_npz_are_written_and_readable() {
     let setup = scene::cavity(6, 2, 0.1, 0.05, CollisionModel::AcmMrt).unwrap();
-    let mut b = CpuFluid::new(&setup).unwrap();
-    for s in 1..=5 {
-        b.step(s == 5).unwrap();
+    let mut b = murmur::fluid::cpu::open(&setup).unwrap();
+    for _ in 0..5 {
+        b.step().unwrap();
     }
     let f = b.fields().unwrap();
     let dir = std::env::temp_dir().join(format!("murmur-fluid-out-{}", std::process::id()));

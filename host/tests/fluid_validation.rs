@@ -1,13 +1,12 @@
 //! The quick validation cases on the CPU reference: every model must meet the targets
 //! on small grids (TGV decay rate, Poiseuille profile, cavity Re 100 against Ghia et al.).
 
-use murmur::fluid::cpu::CpuFluid;
 use murmur::fluid::validate::{self, Opener, Sizes};
 use murmur::fluid::{FluidBackend, FluidError, Setup};
 use murmur_common::lbm::CollisionModel;
 
 fn cpu() -> impl FnMut(&Setup) -> Result<Box<dyn FluidBackend>, FluidError> {
-    |s: &Setup| Ok(Box::new(CpuFluid::new(s)?) as Box<dyn FluidBackend>)
+    |s: &Setup| murmur::fluid::cpu::open(s)
 }
 
 #[test]

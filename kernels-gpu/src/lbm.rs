@@ -1,37 +1,107 @@
-//! Lattice Boltzmann kernels: initialisation and the fused pull stream-collide step, one entry
-//! point per collision model (so each is compiled with only its own registers). Arguments are
-//! `murmur_common::lbm::abi`; all math, and every population access, is `murmur_common::lbm`.
+//! Lattice Boltzmann kernels: initialisation, the fused in-place stream-collide step, fields and
+//! health, one entry point per collision model and storage (so each is compiled with only its
+//! own registers). Arguments are `murmur_common::lbm::abi`; all math, and every population
+//! access, is `murmur_common::lbm`.
 
-use crate::thread::{ballot, index, index_below, red_add_u64, shfl_idx, warp_max, warp_sum_u64};
+use crate::thread::{
+    ballot, index, index_below, lattice_cell, red_add_u64, shfl_idx, warp_max, warp_sum_u64,
+};
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use murmur_common::lbm::abi::{
-    Boundary, Health, IbClear, IbForce, IbMark, IbUpdate, IbVelocity, Init, StreamCollide,
-    StreamCollideBand, FORCE_RECORD,
+    Boundary, FieldsArgs, Health, IbClear, IbForce, IbMark, IbUpdate, IbVelocity, Init,
+    StreamCollide, StreamCollideBand, FORCE_RECORD,
 };
 use murmur_common::lbm::band::BRICK_CELLS;
 use murmur_common::lbm::health::{cell_words, word};
 use murmur_common::lbm::immersed::{self, record_fixed, record_index, Reaction};
 use murmur_common::lbm::{
-    init_cell, stream_collide_cell, stream_collide_interior, stream_collide_interior_band, AcmMrt,
-    Bgk, RmMrt,
+    cell_fields, init_cell, store_fields, stream_collide_cell, stream_collide_interior,
+    stream_collide_interior_band, AcmMrt, Bgk, Fp16C, Fp16S, Fp32, RmMrt,
 };
 
-/// Stage `init`: every cell's populations = the equilibrium of its fields.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn lbm_init(a: Init) {
-    let Some(cell) = index_below(a.lattice.cells() as u64) else {
-        return;
+macro_rules! storage_kernels {
+    ($storage:ty, $init:ident, $fields:ident, $health:ident, $ib_velocity:ident) => {
+        /// Stage `init`: every cell's populations = the equilibrium of its initial fields.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $init(a: Init<$storage>) {
+            let Some(cell) = index_below(a.pops.lattice.cells() as u64) else {
+                return;
+            };
+            init_cell(&a, cell);
+        }
+
+        /// Stage `fields` (on demand): `rho, u` of every cell from the populations.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $fields(a: FieldsArgs<$storage>) {
+            let Some(cell) = index_below(a.p.lattice.cells() as u64) else {
+                return;
+            };
+            let (rho, u) = cell_fields(&a.p, &a.pops, a.flags, a.f, &a.band, cell);
+            store_fields(a.fields, a.p.lattice.cells(), cell, rho, u);
+        }
+
+        /// Stage `health`: the density and velocity of every fluid cell reduced into `out`
+        /// (maximum of each word, [`murmur_common::lbm::health`]): a warp reduction, then one
+        /// atomic per warp and word.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $health(a: Health<$storage>) {
+            let cell = index();
+            let w = if (cell as u64) < a.p.lattice.cells() as u64 {
+                cell_words(&a, cell)
+            } else {
+                [0; word::WORDS]
+            };
+            let lane = crate::thread::tid() & 31;
+            let mut i = 0;
+            while i < word::WORDS {
+                let m = warp_max(w[i]);
+                if lane == 0 && m != 0 {
+                    AtomicU32::from_ptr(a.out.at(i)).fetch_max(m, Relaxed);
+                }
+                i += 1;
+            }
+        }
+
+        /// Stage `ib_velocity`: one thread per band cell (`capacity x 64`).
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $ib_velocity(a: IbVelocity<$storage>) {
+            let Some(i) = index_below(a.band.capacity as u64 * BRICK_CELLS as u64) else {
+                return;
+            };
+            immersed::band_velocity(&a, i);
+        }
     };
-    init_cell(&a, cell);
 }
 
+storage_kernels!(
+    Fp32,
+    lbm_init_fp32,
+    lbm_fields_fp32,
+    lbm_health_fp32,
+    ib_velocity_fp32
+);
+storage_kernels!(
+    Fp16S,
+    lbm_init_fp16s,
+    lbm_fields_fp16s,
+    lbm_health_fp16s,
+    ib_velocity_fp16s
+);
+storage_kernels!(
+    Fp16C,
+    lbm_init_fp16c,
+    lbm_fields_fp16c,
+    lbm_health_fp16c,
+    ib_velocity_fp16c
+);
+
 macro_rules! stream_collide_kernels {
-    ($interior:ident, $band:ident, $boundary:ident, $model:ty) => {
-        /// Stage `stream_collide` (pull), interior cells: every cell, returning at once unless it
-        /// is fluid with only fluid neighbours.
+    ($interior:ident, $band:ident, $boundary:ident, $model:ty, $storage:ty) => {
+        /// Stage `stream_collide` (in place), interior cells: every cell, returning at once
+        /// unless it is fluid with only fluid neighbours.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $interior(a: StreamCollide<$model>) {
-            let Some(cell) = index_below(a.p.lattice.cells() as u64) else {
+        pub unsafe extern "ptx-kernel" fn $interior(a: StreamCollide<$model, $storage>) {
+            let Some(cell) = lattice_cell(&a.p.lattice, a.launch.three_d) else {
                 return;
             };
             stream_collide_interior(&a, cell);
@@ -40,64 +110,88 @@ macro_rules! stream_collide_kernels {
         /// Stage `stream_collide` with immersed solids: the interior cells, band cells adding
         /// the immersed-boundary force.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $band(a: StreamCollideBand<$model>) {
-            let Some(cell) = index_below(a.step.p.lattice.cells() as u64) else {
+        pub unsafe extern "ptx-kernel" fn $band(a: StreamCollideBand<$model, $storage>) {
+            let Some(cell) = lattice_cell(&a.step.p.lattice, a.step.launch.three_d) else {
                 return;
             };
             stream_collide_interior_band(&a.step, cell);
         }
 
-        /// Stage `stream_collide`, the listed cells: non-fluid cells and the fluid cells next to
-        /// them; boundary conditions are applied while pulling.
+        /// Stage `stream_collide`, the listed fluid cells next to non-fluid ones: boundary
+        /// conditions are applied while pulling.
         #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $boundary(a: Boundary<$model>) {
+        pub unsafe extern "ptx-kernel" fn $boundary(a: Boundary<$model, $storage>) {
             let Some(i) = index_below(a.cells.len()) else {
                 return;
             };
-            stream_collide_cell(&a.step, a.cells.read(i) as usize);
+            stream_collide_cell(&a.step, a.cells.read(i) as usize, i);
         }
     };
 }
 
 stream_collide_kernels!(
-    lbm_stream_collide_bgk,
-    lbm_stream_collide_band_bgk,
-    lbm_boundary_bgk,
-    Bgk
+    lbm_stream_collide_bgk_fp32,
+    lbm_stream_collide_band_bgk_fp32,
+    lbm_boundary_bgk_fp32,
+    Bgk,
+    Fp32
 );
 stream_collide_kernels!(
-    lbm_stream_collide_rm_mrt,
-    lbm_stream_collide_band_rm_mrt,
-    lbm_boundary_rm_mrt,
-    RmMrt
+    lbm_stream_collide_rm_mrt_fp32,
+    lbm_stream_collide_band_rm_mrt_fp32,
+    lbm_boundary_rm_mrt_fp32,
+    RmMrt,
+    Fp32
 );
 stream_collide_kernels!(
-    lbm_stream_collide_acm_mrt,
-    lbm_stream_collide_band_acm_mrt,
-    lbm_boundary_acm_mrt,
-    AcmMrt
+    lbm_stream_collide_acm_mrt_fp32,
+    lbm_stream_collide_band_acm_mrt_fp32,
+    lbm_boundary_acm_mrt_fp32,
+    AcmMrt,
+    Fp32
 );
-
-/// Stage `health`: the fields of every fluid cell reduced into `out` (maximum of each word,
-/// [`murmur_common::lbm::health`]): a warp reduction, then one atomic per warp and word.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn lbm_health(a: Health) {
-    let cell = index();
-    let w = if (cell as u64) < a.lattice.cells() as u64 {
-        cell_words(&a, cell)
-    } else {
-        [0; word::WORDS]
-    };
-    let lane = crate::thread::tid() & 31;
-    let mut i = 0;
-    while i < word::WORDS {
-        let m = warp_max(w[i]);
-        if lane == 0 && m != 0 {
-            AtomicU32::from_ptr(a.out.at(i)).fetch_max(m, Relaxed);
-        }
-        i += 1;
-    }
-}
+stream_collide_kernels!(
+    lbm_stream_collide_bgk_fp16s,
+    lbm_stream_collide_band_bgk_fp16s,
+    lbm_boundary_bgk_fp16s,
+    Bgk,
+    Fp16S
+);
+stream_collide_kernels!(
+    lbm_stream_collide_rm_mrt_fp16s,
+    lbm_stream_collide_band_rm_mrt_fp16s,
+    lbm_boundary_rm_mrt_fp16s,
+    RmMrt,
+    Fp16S
+);
+stream_collide_kernels!(
+    lbm_stream_collide_acm_mrt_fp16s,
+    lbm_stream_collide_band_acm_mrt_fp16s,
+    lbm_boundary_acm_mrt_fp16s,
+    AcmMrt,
+    Fp16S
+);
+stream_collide_kernels!(
+    lbm_stream_collide_bgk_fp16c,
+    lbm_stream_collide_band_bgk_fp16c,
+    lbm_boundary_bgk_fp16c,
+    Bgk,
+    Fp16C
+);
+stream_collide_kernels!(
+    lbm_stream_collide_rm_mrt_fp16c,
+    lbm_stream_collide_band_rm_mrt_fp16c,
+    lbm_boundary_rm_mrt_fp16c,
+    RmMrt,
+    Fp16C
+);
+stream_collide_kernels!(
+    lbm_stream_collide_acm_mrt_fp16c,
+    lbm_stream_collide_band_acm_mrt_fp16c,
+    lbm_boundary_acm_mrt_fp16c,
+    AcmMrt,
+    Fp16C
+);
 
 /// Stage `ib_clear`: the band table emptied, its counter and this step's force record zeroed.
 #[no_mangle]
@@ -115,15 +209,6 @@ pub unsafe extern "ptx-kernel" fn ib_mark(a: IbMark) {
         return;
     };
     immersed::mark(&a, s);
-}
-
-/// Stage `ib_velocity`: one thread per band cell (`capacity x 64`).
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn ib_velocity(a: IbVelocity) {
-    let Some(i) = index_below(a.band.capacity as u64 * BRICK_CELLS as u64) else {
-        return;
-    };
-    immersed::band_velocity(&a, i);
 }
 
 /// Stage `ib_force`: one thread per sample; spreading with atomic fixed-point adds; the

@@ -1,7 +1,10 @@
 //! Thread indexing, barriers, dynamic shared memory and warp intrinsics: the one place kernels
 //! touch PTX specifics (`core::arch::nvptx` plus LLVM's NVVM intrinsics).
 
-use core::arch::nvptx::{_block_dim_x, _block_idx_x, _grid_dim_x, _syncthreads, _thread_idx_x};
+use core::arch::nvptx::{
+    _block_dim_x, _block_dim_y, _block_dim_z, _block_idx_x, _block_idx_y, _block_idx_z,
+    _grid_dim_x, _syncthreads, _thread_idx_x, _thread_idx_y, _thread_idx_z,
+};
 
 // One dynamic shared-memory array for the whole module; each launch sizes it
 // (`LaunchConfig::shared_mem_bytes`) and each kernel carves it up.
@@ -105,6 +108,29 @@ pub unsafe fn ballot(predicate: bool) -> u32 {
 pub fn index() -> usize {
     // SAFETY: reading special registers has no side effects.
     unsafe { _block_idx_x() as usize * _block_dim_x() as usize + _thread_idx_x() as usize }
+}
+
+/// This thread's cell of a lattice launch: the global thread index of a 1D grid, or with
+/// `three_d` the cell at `(block index * block size + thread index)` per axis of a 3D grid;
+/// `None` for threads outside the lattice.
+#[inline(always)]
+pub fn lattice_cell(l: &murmur_common::lbm::Lattice, three_d: u32) -> Option<usize> {
+    if three_d == 0 {
+        return index_below(l.cells() as u64);
+    }
+    // SAFETY: reading special registers has no side effects.
+    let (x, y, z) = unsafe {
+        (
+            _block_idx_x() as u32 * _block_dim_x() as u32 + _thread_idx_x() as u32,
+            _block_idx_y() as u32 * _block_dim_y() as u32 + _thread_idx_y() as u32,
+            _block_idx_z() as u32 * _block_dim_z() as u32 + _thread_idx_z() as u32,
+        )
+    };
+    if x < l.nx && y < l.ny && z < l.nz {
+        Some(l.index(x, y, z))
+    } else {
+        None
+    }
 }
 
 /// This thread's element of a one-thread-per-element launch over `n` elements, or `None` for

@@ -1,72 +1,129 @@
 //! Argument structs of the lattice kernels (`kernels-gpu/src/lbm.rs`). The CPU reference builds
 //! the same structs over its own buffers and calls the same cell functions ([`super::stream`]).
 
+use super::access::{Populations, Storage};
 use super::band::{BandMut, BandRef};
 use super::collide::Model;
 use super::ib::{Domain, SolidState, MAX_SOLIDS};
+use super::init::Initial;
 use super::params::LbmParams;
 use crate::kernel::{DevSlice, DevSliceMut, Variant};
 
-/// `lbm_init`: the populations of every cell = the equilibrium of its `rho, ux, uy, uz`
-/// (`fields`: four arrays of `cells` floats), as the post-collision state of step 0.
+/// `lbm_init_*`: every cell's populations = the equilibrium of its initial fields
+/// ([`Initial`]), stored as the post-collision state of step 0 (`pops` at step 0).
 #[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct Init {
-    pub lattice: super::Lattice,
-    pub _pad: u32,
-    pub fields: DevSlice<f32>,
-    pub f: DevSliceMut<f32>,
+pub struct Init<S: Storage> {
+    pub pops: Populations<S>,
+    pub initial: Initial,
+    pub flags: DevSlice<u8>,
+    pub f: DevSliceMut<S::Elem>,
 }
 
-/// One stream-collide step of model `M`: pull from `src` (the previous step's populations),
-/// collide, write `dst` (a different buffer), and the fields `rho, ux, uy, uz` when
-/// `p.store_fields != 0`. `flags` holds one cell byte per cell, with the near-boundary bits.
+/// How the interior stream-collide kernels map threads to cells. `#[repr(C)]`: part of the
+/// kernel parameters.
 #[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct StreamCollide<M> {
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CellLaunch {
+    /// 0: a 1D grid, one thread per cell number; 1: a 3D grid of 3D blocks, the cell at
+    /// `(block index * block size + thread index)` per axis (threads outside the lattice idle).
+    pub three_d: u32,
+    pub _pad: u32,
+}
+
+/// One stream-collide step of model `M` on populations stored as `S`, in place: each fluid
+/// cell pulls from `f` (the previous step's state, `pops` at this step's parity), collides and
+/// writes back into the slots it read. `flags` holds one cell byte per cell, with the
+/// near-boundary bits; `outlet_u` the last collision velocity of the listed cells next to an
+/// outlet (three floats per list entry; empty without outlets).
+#[repr(C)]
+pub struct StreamCollide<M, S: Storage> {
     pub p: LbmParams,
+    pub pops: Populations<S>,
     pub flags: DevSlice<u8>,
-    pub src: DevSlice<f32>,
-    pub dst: DevSliceMut<f32>,
-    pub fields: DevSliceMut<f32>,
+    pub f: DevSliceMut<S::Elem>,
     /// The immersed-boundary force of band cells ([`BandRef::NONE`] without solids).
     pub band: BandRef,
+    pub outlet_u: DevSliceMut<f32>,
+    pub launch: CellLaunch,
     pub model: Variant<M>,
 }
 
 /// The same step for interior cells, adding the band's immersed-boundary force (the plain
 /// interior kernel ignores the band, so scenes without solids pay nothing for it).
 #[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct StreamCollideBand<M> {
-    pub step: StreamCollide<M>,
+pub struct StreamCollideBand<M, S: Storage> {
+    pub step: StreamCollide<M, S>,
 }
 
-/// The same step over the listed cells `cells` (non-fluid cells and the fluid cells next to
-/// them), boundary conditions applied while pulling.
+/// The same step over the listed fluid cells `cells` (those next to non-fluid cells),
+/// boundary conditions applied while pulling; list entry `i` keeps its outlet velocity at
+/// `outlet_u[3 i..]`.
 #[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct Boundary<M> {
-    pub step: StreamCollide<M>,
+pub struct Boundary<M, S: Storage> {
+    pub step: StreamCollide<M, S>,
     pub cells: DevSlice<u32>,
 }
 
-impl<M: Model> StreamCollide<M> {
+/// `lbm_fields_*`: `rho, ux, uy, uz` of every cell into `fields` (four arrays of `cells`
+/// floats) from the populations the last step left ([`super::stream::cell_fields`]).
+#[repr(C)]
+pub struct FieldsArgs<S: Storage> {
+    pub p: LbmParams,
+    pub pops: Populations<S>,
+    pub flags: DevSlice<u8>,
+    pub f: DevSlice<S::Elem>,
+    pub band: BandRef,
+    pub fields: DevSliceMut<f32>,
+}
+
+/// What the lattice kernels' argument structs share: copyable whatever the model and storage
+/// (derive would require `M: Copy`), debug output without the buffers' element types.
+macro_rules! lattice_args {
+    ($($name:ident [$($gen:tt)*] [$($arg:tt)*];)*) => {$(
+        impl<$($gen)*> Clone for $name<$($arg)*> {
+            #[inline(always)]
+            fn clone(&self) -> Self {
+                *self
+            }
+        }
+        impl<$($gen)*> Copy for $name<$($arg)*> {}
+        impl<$($gen)*> core::fmt::Debug for $name<$($arg)*> {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str(stringify!($name))
+            }
+        }
+    )*};
+}
+
+lattice_args! {
+    Init [S: Storage] [S];
+    StreamCollide [M, S: Storage] [M, S];
+    StreamCollideBand [M, S: Storage] [M, S];
+    Boundary [M, S: Storage] [M, S];
+    FieldsArgs [S: Storage] [S];
+    Health [S: Storage] [S];
+    IbVelocity [S: Storage] [S];
+}
+
+impl<M: Model, S: Storage> StreamCollide<M, S> {
     /// The step's buffers and parameters, for model `M`.
     pub fn new(
         p: LbmParams,
+        pops: Populations<S>,
         flags: DevSlice<u8>,
-        src: DevSlice<f32>,
-        dst: DevSliceMut<f32>,
-        fields: DevSliceMut<f32>,
+        f: DevSliceMut<S::Elem>,
     ) -> Self {
         StreamCollide {
             p,
+            pops,
             flags,
-            src,
-            dst,
-            fields,
+            f,
             band: BandRef::NONE,
+            outlet_u: DevSliceMut::empty(),
+            launch: CellLaunch {
+                three_d: 0,
+                _pad: 0,
+            },
             model: Variant::NEW,
         }
     }
@@ -74,6 +131,18 @@ impl<M: Model> StreamCollide<M> {
     /// The same step, adding the band's immersed-boundary force.
     pub const fn with_band(mut self, band: BandRef) -> Self {
         self.band = band;
+        self
+    }
+
+    /// The same step, launched as `launch` says.
+    pub const fn with_launch(mut self, launch: CellLaunch) -> Self {
+        self.launch = launch;
+        self
+    }
+
+    /// The same step, keeping outlet velocities in `outlet_u`.
+    pub const fn with_outlet_u(mut self, outlet_u: DevSliceMut<f32>) -> Self {
+        self.outlet_u = outlet_u;
         self
     }
 }
@@ -125,13 +194,13 @@ pub struct IbMark {
 }
 
 /// `ib_velocity`: one thread per band cell (`capacity x 64`) stores `rho` and `u*` from the
-/// populations `src` it pulls this step.
+/// populations `f` it pulls this step (`pops` at this step's parity).
 #[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct IbVelocity {
+pub struct IbVelocity<S: Storage> {
     pub p: LbmParams,
+    pub pops: Populations<S>,
     pub flags: DevSlice<u8>,
-    pub src: DevSlice<f32>,
+    pub f: DevSlice<S::Elem>,
     pub band: BandMut,
 }
 
@@ -159,14 +228,15 @@ pub struct IbUpdate {
     pub band: BandMut,
 }
 
-/// `lbm_health`: one thread per cell reduces the fields of fluid cells into `out`
-/// ([`super::health`]).
+/// `lbm_health_*`: one thread per cell reduces the density and velocity of fluid cells
+/// ([`super::stream::cell_fields`]) into `out` ([`super::health`]).
 #[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct Health {
-    pub lattice: super::Lattice,
+pub struct Health<S: Storage> {
+    pub p: LbmParams,
+    pub pops: Populations<S>,
     pub bounds: super::health::Bounds,
     pub flags: DevSlice<u8>,
-    pub fields: DevSlice<f32>,
+    pub f: DevSlice<S::Elem>,
+    pub band: BandRef,
     pub out: DevSliceMut<u32>,
 }

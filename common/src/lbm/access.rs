@@ -1,33 +1,290 @@
-//! The population-access layer: the one place that knows where population `q` of a cell lives.
+//! The population-access layer: the one place that knows where population `q` of a cell lives
+//! and how it is stored.
 //!
 //! Every CPU and GPU path reads and writes populations through [`Populations`]: the CPU
-//! reference, the kernels, initialisation and the backends' downloads. Storage today is one
-//! structure-of-arrays buffer per time level (`f[q * cells + cell]`, see [`super::layout`]),
-//! read by the pull scheme from the previous step's buffer and written to the other one; a
-//! different layout or an in-place streaming scheme changes this file, not its callers.
+//! reference, the kernels, initialisation, the fields and health stages and the backends'
+//! downloads. Three choices live here and nowhere else:
+//!
+//! - **Storage** ([`Storage`]): FP32 ([`Fp32`]), or 16 bits with FP32 arithmetic: [`Fp16S`]
+//!   (IEEE half of `(f - w_q) 32768`) and [`Fp16C`] (a custom 1-4-11 float of `f - w_q`); the
+//!   bit layouts are in [`super::half`]. Values are decoded on load and encoded on store, so
+//!   every formula (collision, boundaries) sees unshifted FP32 populations.
+//! - **Layout** ([`Layout`]): collected structure of arrays (CSoA) with granularity `alpha`:
+//!   cells are taken in groups of `alpha` consecutive cells, and a group stores its 27
+//!   populations one after the other, `alpha` values each:
+//!   `index(q, cell) = (cell / alpha) 27 alpha + q alpha + cell % alpha`. `alpha` is a power of
+//!   two; the last group is padded when the cell count is not a multiple. [`Layout::SOA`] is
+//!   its own mode (no padding): `index = q cells + cell`, the plain structure of arrays.
+//! - **In-place streaming, esoteric pull** (Lehmann 2022, after Geier & Schönherr 2017's
+//!   esoteric twist): ONE copy of the populations. Directions pair with their opposites
+//!   (`q < 13` is the "positive" member of the pair `(q, 26 - q)`). A step reads, for each
+//!   positive `q`, one slot at the cell itself and one at its neighbour `x + c_q`, and writes
+//!   the post-collision values back into the same two slots, swapped: each slot is read and
+//!   written by exactly one cell per step, so cells update in place and in parallel. Which slot
+//!   holds which direction alternates with the parity of the step ([`Populations::odd`]).
+//!
+//! Where the state lives, with `q̄ = 26 - q` and `odd` the parity of the step being computed:
+//! - `f_q` arriving at `x` is read from slot `rs(q)` of cell `x` (positive `q`) or of cell
+//!   `x - c_q` (the others), `rs(q) = q` on odd steps, `q̄` on even ones;
+//! - the post-collision `f*_q` of `x` is written to slot `ws(q)` of cell `x + c_q` (positive
+//!   `q`) or of `x` (the others), `ws(q) = q̄` on odd steps, `q` on even ones;
+//! - so during a step the previous step's `f*_q(x)` (what bounce-back reflects) sits in slot
+//!   `rs(q)` of `x + c_q` (positive) or `x` (the others): [`Populations::own`].
+//!
+//! A cell that does not run (walls, inlets, outlets) owns slots nobody else touches during a
+//! step; the boundary formulas read the reflected values from there, so no cell reads a slot
+//! another cell writes in the same step ([`Populations::own`] states when a read is safe).
 
-use super::d3q27::{opposite, velocity, Q};
+use super::d3q27::{opposite, velocity, weight, Q, REST};
+use super::half::{f16_to_f32, f16c_to_f32, f32_to_f16, f32_to_f16c};
+use super::half::{FP16S_INV_SCALE, FP16S_SCALE};
 use super::Lattice;
-use crate::kernel::{DevSlice, DevSliceMut};
+use crate::kernel::{DevSlice, DevSliceMut, Variant};
 
-/// How the populations of a lattice are stored. `#[repr(C)]`: kernels receive it inside their
-/// parameters.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Populations {
-    pub lattice: Lattice,
+/// How population values are held in memory. Decoding and encoding are the same bit operations
+/// on the CPU and the GPU, so both backends store identical bits.
+pub trait Storage: Copy + Send + Sync + 'static {
+    /// One stored value.
+    type Elem: Copy + Default + PartialEq + core::fmt::Debug + 'static;
+    /// `fp32`, `fp16s`, `fp16c`: names on the command line and in kernel names.
+    const NAME: &'static str;
+    /// The configuration value that selects this storage.
+    const KIND: StorageKind;
+    /// The stored form of population `q`'s value `f`.
+    fn encode(q: usize, f: f32) -> Self::Elem;
+    /// The value of population `q` stored as `e`.
+    fn decode(q: usize, e: Self::Elem) -> f32;
 }
 
-impl Populations {
+/// FP32: the value itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Fp32;
+
+/// FP16S: IEEE binary16 of `(f - w_q) 32768` (round to nearest even).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Fp16S;
+
+/// FP16C: the custom 1-4-11 float of `f - w_q` (round to nearest even, saturating).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Fp16C;
+
+impl Storage for Fp32 {
+    const KIND: StorageKind = StorageKind::Fp32;
+    type Elem = f32;
+    const NAME: &'static str = "fp32";
     #[inline(always)]
-    pub const fn new(lattice: Lattice) -> Self {
-        Populations { lattice }
+    fn encode(_q: usize, f: f32) -> f32 {
+        f
+    }
+    #[inline(always)]
+    fn decode(_q: usize, e: f32) -> f32 {
+        e
+    }
+}
+
+impl Storage for Fp16S {
+    const KIND: StorageKind = StorageKind::Fp16s;
+    type Elem = u16;
+    const NAME: &'static str = "fp16s";
+    #[inline(always)]
+    fn encode(q: usize, f: f32) -> u16 {
+        f32_to_f16((f - weight(q)) * FP16S_SCALE)
+    }
+    #[inline(always)]
+    fn decode(q: usize, e: u16) -> f32 {
+        f16_to_f32(e) * FP16S_INV_SCALE + weight(q)
+    }
+}
+
+impl Storage for Fp16C {
+    const KIND: StorageKind = StorageKind::Fp16c;
+    type Elem = u16;
+    const NAME: &'static str = "fp16c";
+    #[inline(always)]
+    fn encode(q: usize, f: f32) -> u16 {
+        f32_to_f16c(f - weight(q))
+    }
+    #[inline(always)]
+    fn decode(q: usize, e: u16) -> f32 {
+        f16c_to_f32(e) + weight(q)
+    }
+}
+
+/// The storage of a run, as configured; [`with_storage`](crate::with_storage) turns it into its
+/// [`Storage`] type.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum StorageKind {
+    /// 32-bit floats (4 bytes per population).
+    #[default]
+    Fp32 = 0,
+    /// IEEE half of `(f - w) 32768` (2 bytes per population).
+    Fp16s = 1,
+    /// Custom 1-4-11 float of `f - w` (2 bytes per population).
+    Fp16c = 2,
+}
+
+impl StorageKind {
+    pub const ALL: [StorageKind; 3] = [StorageKind::Fp32, StorageKind::Fp16s, StorageKind::Fp16c];
+
+    /// `fp32`, `fp16s`, `fp16c`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            StorageKind::Fp32 => Fp32::NAME,
+            StorageKind::Fp16s => Fp16S::NAME,
+            StorageKind::Fp16c => Fp16C::NAME,
+        }
     }
 
-    /// Floats one time level holds: `27 * cells`.
+    /// Bytes of one stored population.
+    pub const fn bytes(self) -> usize {
+        match self {
+            StorageKind::Fp32 => 4,
+            StorageKind::Fp16s | StorageKind::Fp16c => 2,
+        }
+    }
+}
+
+/// Runs `$body` with `$s` the [`Storage`] type of a [`StorageKind`] (exhaustive dispatch).
+#[macro_export]
+macro_rules! with_storage {
+    ($kind:expr, $s:ident => $body:expr) => {
+        match $kind {
+            $crate::lbm::StorageKind::Fp32 => {
+                type $s = $crate::lbm::Fp32;
+                $body
+            }
+            $crate::lbm::StorageKind::Fp16s => {
+                type $s = $crate::lbm::Fp16S;
+                $body
+            }
+            $crate::lbm::StorageKind::Fp16c => {
+                type $s = $crate::lbm::Fp16C;
+                $body
+            }
+        }
+    };
+}
+
+/// The CSoA layout: `lo = alpha - 1` selects a cell's place in its group, `stride` is the
+/// distance between two populations of one cell (`alpha`, or the cell count for
+/// [`Layout::SOA`], where `lo` is all ones). `#[repr(C)]`: part of the kernel parameters.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// 0 for the structure of arrays, else `alpha` (a power of two).
+    pub alpha: u32,
+}
+
+impl Layout {
+    /// The plain structure of arrays (`alpha = cells`, no padding).
+    pub const SOA: Layout = Layout { alpha: 0 };
+
+    /// CSoA with granularity `alpha`, `None` unless `alpha` is a power of two.
+    pub const fn csoa(alpha: u32) -> Option<Layout> {
+        if alpha.is_power_of_two() {
+            Some(Layout { alpha })
+        } else {
+            None
+        }
+    }
+
+    /// `"soa"` or `"csoa-<alpha>"`.
+    pub fn describe(&self) -> LayoutName {
+        LayoutName(self.alpha)
+    }
+}
+
+/// Display form of a [`Layout`].
+pub struct LayoutName(u32);
+
+impl core::fmt::Display for LayoutName {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.0 {
+            0 => write!(f, "soa"),
+            a => write!(f, "csoa-{a}"),
+        }
+    }
+}
+
+/// Where the populations of a lattice live, for one step. `#[repr(C)]`: kernels receive it
+/// inside their parameters.
+#[repr(C)]
+pub struct Populations<S> {
+    pub lattice: Lattice,
+    /// Parity of the step being computed (1: odd). Reads find the state the previous step
+    /// left; writes leave this step's.
+    pub odd: u32,
+    /// `alpha - 1`, or all ones for the structure of arrays.
+    pub lo: u32,
+    /// Distance between populations `q` and `q + 1` of a cell: `alpha` or the cell count.
+    pub stride: u32,
+    pub storage: Variant<S>,
+}
+
+impl<S> Clone for Populations<S> {
+    #[inline(always)]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<S> Copy for Populations<S> {}
+
+impl<S> core::fmt::Debug for Populations<S> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Populations")
+            .field("lattice", &self.lattice)
+            .field("odd", &self.odd)
+            .field("lo", &self.lo)
+            .field("stride", &self.stride)
+            .finish()
+    }
+}
+
+/// Whether `q` is the positive member of its pair `(q, 26 - q)`.
+#[inline(always)]
+const fn positive(q: usize) -> bool {
+    q < REST
+}
+
+impl<S: Storage> Populations<S> {
+    /// The populations of `lattice` in `layout`, during step `step` (0: initialisation).
+    #[inline(always)]
+    pub const fn new(lattice: Lattice, layout: Layout, step: u64) -> Self {
+        let (lo, stride) = if layout.alpha == 0 {
+            (u32::MAX, lattice.cells() as u32)
+        } else {
+            (layout.alpha - 1, layout.alpha)
+        };
+        Populations {
+            lattice,
+            odd: (step & 1) as u32,
+            lo,
+            stride,
+            storage: Variant::NEW,
+        }
+    }
+
+    /// The same populations during step `step`.
+    #[inline(always)]
+    pub const fn at_step(mut self, step: u64) -> Self {
+        self.odd = (step & 1) as u32;
+        self
+    }
+
+    /// Stored values of the lattice: `27 cells`, padded to whole groups of `alpha` cells.
     #[inline(always)]
     pub const fn len(&self) -> usize {
-        Q * self.lattice.cells()
+        let cells = self.lattice.cells();
+        if self.lo == u32::MAX {
+            Q * cells
+        } else {
+            let alpha = self.stride as usize;
+            Q * cells.div_ceil(alpha) * alpha
+        }
     }
 
     /// Whether the lattice has no cells.
@@ -36,79 +293,144 @@ impl Populations {
         self.lattice.cells() == 0
     }
 
-    /// Index of population `q` of `cell` within a time level.
+    /// Index of slot `slot` of `cell`.
     #[inline(always)]
-    pub const fn index(&self, q: usize, cell: usize) -> usize {
-        q * self.lattice.cells() + cell
+    pub const fn index(&self, slot: usize, cell: usize) -> usize {
+        let c = cell as u32;
+        (c & !self.lo) as usize * Q + slot * self.stride as usize + (c & self.lo) as usize
     }
 
-    /// Population `q` that `cell` itself holds (its post-collision value of the last step).
-    ///
-    /// # Safety
-    /// `f` holds [`Populations::len`] floats and `cell < cells`.
+    /// Slot that `f_q` arriving this step is read from.
     #[inline(always)]
-    pub unsafe fn own(&self, f: DevSlice<f32>, q: usize, cell: usize) -> f32 {
-        f.read(self.index(q, cell))
+    const fn read_slot(&self, q: usize) -> usize {
+        if self.odd != 0 {
+            q
+        } else {
+            opposite(q)
+        }
     }
 
-    /// All 27 populations `cell` holds.
-    ///
-    /// # Safety
-    /// As [`Populations::own`].
+    /// Slot this step's `f*_q` is written to.
     #[inline(always)]
-    pub unsafe fn own_all(&self, f: DevSlice<f32>, cell: usize) -> [f32; Q] {
-        let mut out = [0.0f32; Q];
-        for_q!(q => {
-            out[q] = self.own(f, q, cell);
-        });
-        out
+    const fn write_slot(&self, q: usize) -> usize {
+        if self.odd != 0 {
+            opposite(q)
+        } else {
+            q
+        }
     }
 
-    /// The population arriving at `cell` along `c_q` when its neighbour `x - c_q` is fluid: the
-    /// value that neighbour (cell number `from`) holds.
-    ///
-    /// # Safety
-    /// As [`Populations::own`], with `from < cells`.
     #[inline(always)]
-    pub unsafe fn streamed(&self, f: DevSlice<f32>, q: usize, from: usize) -> f32 {
-        f.read(self.index(q, from))
+    unsafe fn load(&self, f: DevSlice<S::Elem>, q: usize, slot: usize, cell: usize) -> f32 {
+        S::decode(q, f.read(self.index(slot, cell)))
     }
 
-    /// The population leaving `cell` toward a wall along `-c_q`, which bounce-back turns into
-    /// the one arriving along `c_q`.
+    /// `f_q` arriving at `cell` from its neighbour `x - c_q` when that neighbour is fluid: the
+    /// value the neighbour left last step. `o` are `cell`'s [`Lattice::pull_offsets`].
     ///
     /// # Safety
-    /// As [`Populations::own`].
+    /// `f` holds [`Populations::len`] values and `cell < cells`.
     #[inline(always)]
-    pub unsafe fn reflected(&self, f: DevSlice<f32>, q: usize, cell: usize) -> f32 {
-        self.own(f, opposite(q), cell)
+    pub unsafe fn arriving(
+        &self,
+        f: DevSlice<S::Elem>,
+        o: &[[u32; 3]; 3],
+        q: usize,
+        cell: usize,
+    ) -> f32 {
+        let at = if positive(q) { cell } else { neighbour(o, q) };
+        self.load(f, q, self.read_slot(q), at)
     }
 
-    /// The 27 populations arriving at `cell` when every neighbour is fluid (pull scheme, periodic
-    /// wrap).
+    /// The 27 populations arriving at `cell` when every neighbour is fluid (periodic wrap).
     ///
     /// # Safety
-    /// As [`Populations::own`].
+    /// As [`Populations::arriving`].
     #[inline(always)]
-    pub unsafe fn pull(&self, f: DevSlice<f32>, cell: usize) -> [f32; Q] {
+    pub unsafe fn pull(&self, f: DevSlice<S::Elem>, cell: usize) -> [f32; Q] {
         let o = self.lattice.pull_offsets(cell);
         let mut out = [0.0f32; Q];
         for_q!(q => {
-            out[q] = self.streamed(f, q, neighbour(&o, q));
+            out[q] = self.arriving(f, &o, q, cell);
         });
         out
     }
 
-    /// Stores the 27 post-collision populations of `cell`.
+    /// The previous step's post-collision `f*_q` of `cell` (what bounce-back turns around).
+    /// During a step it is safe to read when the cell `x + c_q` does not run this step (a
+    /// boundary cell), or in a stage that writes no populations.
     ///
     /// # Safety
-    /// `f` holds [`Populations::len`] floats, `cell < cells`, and no other thread writes
-    /// `cell`'s populations meanwhile (calls for different cells may run concurrently).
+    /// `f` holds [`Populations::len`] values and `cell < cells`.
     #[inline(always)]
-    pub unsafe fn store(&self, f: DevSliceMut<f32>, cell: usize, values: &[f32; Q]) {
+    pub unsafe fn own(&self, f: DevSlice<S::Elem>, q: usize, cell: usize) -> f32 {
+        let at = if positive(q) {
+            neighbour(&self.lattice.pull_offsets(cell), opposite(q))
+        } else {
+            cell
+        };
+        self.load(f, q, self.read_slot(q), at)
+    }
+
+    /// All 27 post-collision populations `cell` left last step (stages that write none).
+    ///
+    /// # Safety
+    /// As [`Populations::own`].
+    #[inline(always)]
+    pub unsafe fn own_all(&self, f: DevSlice<S::Elem>, cell: usize) -> [f32; Q] {
+        let o = self.lattice.pull_offsets(cell);
+        let mut out = [0.0f32; Q];
         for_q!(q => {
-            f.write(self.index(q, cell), values[q]);
+            let at = if positive(q) { neighbour(&o, opposite(q)) } else { cell };
+            out[q] = self.load(f, q, self.read_slot(q), at);
         });
+        out
+    }
+
+    /// The population leaving `cell` toward a boundary neighbour along `-c_q` last step, which
+    /// bounce-back turns into the one arriving along `c_q`: `f*_{q̄}(x)`, read from the slot
+    /// the boundary neighbour `x - c_q` owns.
+    ///
+    /// # Safety
+    /// As [`Populations::arriving`].
+    #[inline(always)]
+    pub unsafe fn reflected(
+        &self,
+        f: DevSlice<S::Elem>,
+        o: &[[u32; 3]; 3],
+        q: usize,
+        cell: usize,
+    ) -> f32 {
+        let r = opposite(q);
+        let at = if positive(r) { neighbour(o, q) } else { cell };
+        self.load(f, r, self.read_slot(r), at)
+    }
+
+    /// Stores this step's 27 post-collision populations of `cell` into the slots it read.
+    ///
+    /// # Safety
+    /// `f` holds [`Populations::len`] values, `cell < cells`; calls for different cells may run
+    /// concurrently (every slot belongs to one cell per step).
+    #[inline(always)]
+    pub unsafe fn store(&self, f: DevSliceMut<S::Elem>, cell: usize, values: &[f32; Q]) {
+        let o = self.lattice.pull_offsets(cell);
+        for_q!(q => {
+            let at = if positive(q) { neighbour(&o, opposite(q)) } else { cell };
+            f.write(self.index(self.write_slot(q), at), S::encode(q, values[q]));
+        });
+    }
+
+    /// The values of `f` in the canonical order `f*[q cells + cell]` (the post-collision state
+    /// the last step left), for downloads and comparisons.
+    ///
+    /// # Safety
+    /// As [`Populations::own`], for every cell.
+    pub unsafe fn canonical_into(&self, f: DevSlice<S::Elem>, out: &mut [f32], cell: usize) {
+        let n = self.lattice.cells();
+        let v = self.own_all(f, cell);
+        for (q, value) in v.iter().enumerate() {
+            out[q * n] = *value;
+        }
     }
 }
 
@@ -138,29 +460,111 @@ pub fn neighbour_without(o: &[[u32; 3]; 3], q: usize, axes: u32) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::vec::Vec;
+
+    fn view<T>(v: &[T]) -> DevSlice<T> {
+        // SAFETY: the slice outlives the view in each test.
+        unsafe { DevSlice::from_raw(v.as_ptr(), v.len() as u64) }
+    }
+
+    fn view_mut<T>(v: &mut [T]) -> DevSliceMut<T> {
+        // SAFETY: as `view`.
+        unsafe { DevSliceMut::from_raw(v.as_mut_ptr(), v.len() as u64) }
+    }
+
+    /// A value naming population `q` of `cell` at step `t` (exact in FP32).
+    fn tag(t: u64, q: usize, cell: usize) -> f32 {
+        (t * 100_000 + q as u64 * 1000 + cell as u64) as f32
+    }
+
+    /// Streams a tagged state for three steps with every cell running and checks that each
+    /// cell pulls exactly the values its upstream neighbours stored, for several layouts.
+    #[test]
+    fn in_place_streaming_pulls_the_upstream_values() {
+        let l = Lattice::new(4, 3, 5);
+        for layout in [Layout::SOA, Layout { alpha: 1 }, Layout { alpha: 8 }] {
+            let pops = Populations::<Fp32>::new(l, layout, 0);
+            let mut f = std::vec![f32::NAN; pops.len()];
+            for cell in 0..l.cells() {
+                let v: [f32; Q] = core::array::from_fn(|q| tag(0, q, cell));
+                unsafe { pops.store(view_mut(&mut f), cell, &v) };
+            }
+            for t in 1..=3u64 {
+                let p = pops.at_step(t);
+                // Every cell reads before any writes (a step's reads and writes touch the
+                // same slots, each slot belonging to one cell).
+                let pulled: Vec<[f32; Q]> = (0..l.cells())
+                    .map(|cell| unsafe { p.pull(view(&f), cell) })
+                    .collect();
+                for (cell, got) in pulled.iter().enumerate() {
+                    let (x, y, z) = l.coords(cell);
+                    for (q, &v) in got.iter().enumerate() {
+                        let c = velocity(q);
+                        let wrap =
+                            |a: u32, d: i32, n: u32| ((a as i32 - d).rem_euclid(n as i32)) as u32;
+                        let from = l.index(wrap(x, c[0], 4), wrap(y, c[1], 3), wrap(z, c[2], 5));
+                        assert_eq!(v, tag(t - 1, q, from), "{layout:?} step {t} q {q}");
+                    }
+                    // Before this step's writes, `own` and `reflected` see the last step.
+                    let o = l.pull_offsets(cell);
+                    for q in 0..Q {
+                        assert_eq!(unsafe { p.own(view(&f), q, cell) }, tag(t - 1, q, cell));
+                        assert_eq!(
+                            unsafe { p.reflected(view(&f), &o, q, cell) },
+                            tag(t - 1, opposite(q), cell)
+                        );
+                    }
+                }
+                for cell in 0..l.cells() {
+                    let v: [f32; Q] = core::array::from_fn(|q| tag(t, q, cell));
+                    unsafe { p.store(view_mut(&mut f), cell, &v) };
+                }
+            }
+        }
+    }
 
     #[test]
-    fn pull_reads_each_direction_from_the_upstream_cell() {
-        let l = Lattice::new(4, 3, 5);
-        let pops = Populations::new(l);
-        // f[q, cell] = q * 1000 + cell: the pulled value names the cell it came from.
-        let data: std::vec::Vec<f32> = (0..pops.len())
-            .map(|i| ((i / l.cells()) * 1000 + i % l.cells()) as f32)
-            .collect();
-        // SAFETY: `data` holds `pops.len()` floats and outlives the view.
-        let f = unsafe { DevSlice::from_raw(data.as_ptr(), data.len() as u64) };
-        let (x, y, z) = (0u32, 2u32, 1u32);
-        let cell = l.index(x, y, z);
-        let got = unsafe { pops.pull(f, cell) };
-        for (q, &v) in got.iter().enumerate() {
-            let c = velocity(q);
-            let wrap = |a: u32, d: i32, n: u32| ((a as i32 - d).rem_euclid(n as i32)) as u32;
-            let from = l.index(wrap(x, c[0], 4), wrap(y, c[1], 3), wrap(z, c[2], 5));
-            assert_eq!(v, (q * 1000 + from) as f32, "q = {q}");
+    fn csoa_index_is_a_bijection_onto_the_padded_buffer() {
+        let l = Lattice::new(5, 3, 3);
+        for alpha in [1u32, 2, 4, 16, 64] {
+            let pops = Populations::<Fp32>::new(l, Layout { alpha }, 0);
+            let mut seen = std::vec![false; pops.len()];
+            for cell in 0..l.cells() {
+                for q in 0..Q {
+                    let i = pops.index(q, cell);
+                    assert!(!seen[i], "alpha {alpha}: index {i} twice");
+                    seen[i] = true;
+                }
+            }
+            let groups = l.cells().div_ceil(alpha as usize);
+            assert_eq!(pops.len(), groups * alpha as usize * Q);
+            if alpha > 1 {
+                // Consecutive cells of a group are adjacent for each population.
+                assert_eq!(pops.index(3, 1), pops.index(3, 0) + 1);
+            }
         }
-        assert_eq!(
-            unsafe { pops.reflected(f, 1, cell) },
-            (opposite(1) * 1000 + cell) as f32
-        );
+        let soa = Populations::<Fp32>::new(l, Layout::SOA, 0);
+        assert_eq!(soa.index(2, 7), 2 * l.cells() + 7);
+        assert_eq!(soa.len(), Q * l.cells());
+    }
+
+    #[test]
+    fn sixteen_bit_storage_round_trips_near_the_weights() {
+        for q in 0..Q {
+            let w = weight(q);
+            for d in [0.0f32, 1e-4, -3e-3, 0.05] {
+                let f = w + d;
+                let s = Fp16S::decode(q, Fp16S::encode(q, f));
+                let c = Fp16C::decode(q, Fp16C::encode(q, f));
+                assert!(
+                    (s - f).abs() <= 1e-3 * d.abs() + 1e-7,
+                    "fp16s q {q} {f} -> {s}"
+                );
+                assert!(
+                    (c - f).abs() <= 1e-3 * d.abs() + 1e-7,
+                    "fp16c q {q} {f} -> {c}"
+                );
+            }
+        }
     }
 }

@@ -234,66 +234,84 @@ mod tests {
     use super::*;
     use crate::kernel::{DevSlice, DevSliceMut};
     use crate::lbm::abi::StreamCollide;
+    use crate::lbm::band::BandRef;
     use crate::lbm::d3q27::{opposite, velocity, Q};
     use crate::lbm::equilibrium::equilibrium;
-    use crate::lbm::{init_cell, stream_collide_cell, Bgk, Lattice, LbmParams, Populations, Rates};
+    use crate::lbm::{
+        cell_fields, initial_populations, stream_collide_cell, Bgk, Fp32, Lattice, Layout,
+        LbmParams, Populations, Rates,
+    };
     use std::vec;
     use std::vec::Vec;
 
     /// A lattice stepped on the CPU with the cell function the kernels run.
     struct Run {
         p: LbmParams,
+        pops: Populations<Fp32>,
         flags: Vec<u8>,
-        src: Vec<f32>,
-        dst: Vec<f32>,
-        fields: Vec<f32>,
+        f: Vec<f32>,
+        step: u64,
     }
 
     impl Run {
         /// Starts from `fields` (`rho, ux, uy, uz` arrays) at equilibrium.
         fn new(p: LbmParams, mut flags: Vec<u8>, fields: Vec<f32>) -> Run {
             mark_near_boundary(&p.lattice, &mut flags);
-            let mut src = vec![0.0f32; Populations::new(p.lattice).len()];
-            let init = crate::lbm::abi::Init {
-                lattice: p.lattice,
-                _pad: 0,
-                // SAFETY: the views cover the vectors, which outlive them.
-                fields: unsafe { DevSlice::from_raw(fields.as_ptr(), fields.len() as u64) },
-                f: unsafe { DevSliceMut::from_raw(src.as_mut_ptr(), src.len() as u64) },
-            };
-            for cell in 0..p.lattice.cells() {
-                // SAFETY: buffers sized for the lattice.
-                unsafe { init_cell(&init, cell) };
+            let pops = Populations::<Fp32>::new(p.lattice, Layout::SOA, 0);
+            let mut f = vec![0.0f32; pops.len()];
+            let n = p.lattice.cells();
+            for cell in 0..n {
+                let u = [1, 2, 3].map(|a| fields[a * n + cell]);
+                // SAFETY: the view covers the vector, sized for the lattice.
+                unsafe {
+                    pops.store(
+                        DevSliceMut::from_raw(f.as_mut_ptr(), f.len() as u64),
+                        cell,
+                        &initial_populations(fields[cell], u),
+                    )
+                };
             }
             Run {
                 p,
+                pops,
                 flags,
-                dst: src.clone(),
-                src,
-                fields,
+                f,
+                step: 0,
             }
         }
 
         fn steps(&mut self, n: usize) {
             for _ in 0..n {
-                let mut p = self.p;
-                p.store_fields = 1;
-                // SAFETY: the views cover the vectors; src and dst are different buffers.
+                self.step += 1;
+                // SAFETY: the views cover the vectors.
                 let a = unsafe {
-                    StreamCollide::<Bgk>::new(
-                        p,
+                    StreamCollide::<Bgk, Fp32>::new(
+                        self.p,
+                        self.pops.at_step(self.step),
                         DevSlice::from_raw(self.flags.as_ptr(), self.flags.len() as u64),
-                        DevSlice::from_raw(self.src.as_ptr(), self.src.len() as u64),
-                        DevSliceMut::from_raw(self.dst.as_mut_ptr(), self.dst.len() as u64),
-                        DevSliceMut::from_raw(self.fields.as_mut_ptr(), self.fields.len() as u64),
+                        DevSliceMut::from_raw(self.f.as_mut_ptr(), self.f.len() as u64),
                     )
                 };
-                for cell in 0..p.lattice.cells() {
-                    // SAFETY: as above; one cell at a time.
-                    unsafe { stream_collide_cell(&a, cell) };
+                for cell in 0..self.p.lattice.cells() {
+                    // SAFETY: as above; one cell at a time (no outlets: no outlet velocities).
+                    unsafe { stream_collide_cell(&a, cell, cell) };
                 }
-                core::mem::swap(&mut self.src, &mut self.dst);
             }
+        }
+
+        /// The populations as the next step finds them.
+        fn now(&self) -> Populations<Fp32> {
+            self.pops.at_step(self.step + 1)
+        }
+
+        fn view(&self) -> DevSlice<f32> {
+            // SAFETY: the view covers the vector, which outlives it.
+            unsafe { DevSlice::from_raw(self.f.as_ptr(), self.f.len() as u64) }
+        }
+
+        fn flags_view(&self) -> DevSlice<u8> {
+            // SAFETY: as `view`.
+            unsafe { DevSlice::from_raw(self.flags.as_ptr(), self.flags.len() as u64) }
         }
 
         /// Total mass of the fluid cells' populations.
@@ -301,13 +319,29 @@ mod tests {
             let n = self.p.lattice.cells();
             (0..n)
                 .filter(|&c| self.flags[c] & KIND_MASK == FLUID)
-                .map(|c| (0..Q).map(|q| self.src[q * n + c] as f64).sum::<f64>())
+                // SAFETY: the buffer holds the lattice.
+                .map(|c| {
+                    unsafe { self.now().own_all(self.view(), c) }
+                        .iter()
+                        .map(|&v| v as f64)
+                        .sum::<f64>()
+                })
                 .sum()
         }
 
         fn u(&self, cell: usize) -> [f32; 3] {
-            let n = self.p.lattice.cells();
-            [1, 2, 3].map(|a| self.fields[a * n + cell])
+            // SAFETY: the buffers hold the lattice.
+            unsafe {
+                cell_fields(
+                    &self.p,
+                    &self.now(),
+                    self.flags_view(),
+                    self.view(),
+                    &BandRef::NONE,
+                    cell,
+                )
+            }
+            .1
         }
     }
 
@@ -423,10 +457,12 @@ mod tests {
             let n = run.p.lattice.cells();
             let mut j = [0.0f64; 2];
             for c in (0..n).filter(|&c| run.flags[c] & KIND_MASK == FLUID) {
-                for q in 0..Q {
+                // SAFETY: the buffer holds the lattice.
+                let f = unsafe { run.now().own_all(run.view(), c) };
+                for (q, &fq) in f.iter().enumerate() {
                     let v = velocity(q);
-                    j[0] += v[0] as f64 * run.src[q * n + c] as f64;
-                    j[1] += v[2] as f64 * run.src[q * n + c] as f64;
+                    j[0] += v[0] as f64 * fq as f64;
+                    j[1] += v[2] as f64 * fq as f64;
                 }
             }
             j

@@ -7,7 +7,9 @@
 //! A cell is bad when `|rho - 1| > max_density_deviation`, when `Ma = |u| / c_s =
 //! sqrt(3) |u| > max_mach`, or when a value is not finite (every comparison with NaN fails).
 
+use super::access::Storage;
 use super::boundary::{FLUID, KIND_MASK};
+use super::stream::cell_fields;
 use crate::math::sqrt;
 
 /// Bounds of a healthy flow, lattice units. `#[repr(C)]`: part of the kernel arguments.
@@ -80,19 +82,13 @@ pub fn healthy(b: &Bounds, rho: f32, u: [f32; 3]) -> bool {
 /// The four words of one cell (all 0 for a non-fluid cell: the identity of the reduction).
 ///
 /// # Safety
-/// `flags` holds `n` bytes, `fields` `4 n` floats, `cell < n`.
+/// The buffers as documented on [`super::abi::Health`], `cell < cells`.
 #[inline(always)]
-pub unsafe fn cell_words(a: &super::abi::Health, cell: usize) -> [u32; word::WORDS] {
-    let n = a.lattice.cells();
+pub unsafe fn cell_words<S: Storage>(a: &super::abi::Health<S>, cell: usize) -> [u32; word::WORDS] {
     if a.flags.read(cell) & KIND_MASK != FLUID {
         return [0; word::WORDS];
     }
-    let rho = a.fields.read(cell);
-    let u = [
-        a.fields.read(n + cell),
-        a.fields.read(2 * n + cell),
-        a.fields.read(3 * n + cell),
-    ];
+    let (rho, u) = cell_fields(&a.p, &a.pops, a.flags, a.f, &a.band, cell);
     let bad = !healthy(&a.bounds, rho, u);
     [
         !key(rho),

@@ -18,6 +18,7 @@
 //! sample order; callers pass the addition.
 
 use super::abi::{IbClear, IbForce, IbMark, IbUpdate, IbVelocity, FORCE_RECORD, RECORD_SCALE};
+use super::access::Storage;
 use super::band::{claim, from_fixed, pass_index, slot, to_fixed, BRICK_CELLS};
 use super::boundary::{FLUID, KIND_MASK};
 use super::ib::{force_density, interpolate, interpolate_scalar, spread, Stencil};
@@ -117,7 +118,7 @@ pub unsafe fn mark(a: &IbMark, s: usize) {
 /// # Safety
 /// The buffers as documented on [`IbVelocity`]; each `i` is handled once.
 #[inline(always)]
-pub unsafe fn band_velocity(a: &IbVelocity, i: usize) {
+pub unsafe fn band_velocity<S: Storage>(a: &IbVelocity<S>, i: usize) {
     let band = &a.band;
     let s = (i / BRICK_CELLS) as u32;
     if s >= band.used() {
@@ -128,7 +129,7 @@ pub unsafe fn band_velocity(a: &IbVelocity, i: usize) {
     let (mut rho, mut u) = (0.0f32, [0.0f32; 3]);
     if let Some(cell) = band.bricks.cell(brick, local) {
         if a.flags.read(cell) & KIND_MASK == FLUID {
-            let f = stream::pull_cell(&a.p, a.flags, a.src, cell);
+            let f = stream::pull_cell(&a.p, &a.pops, a.flags, a.f, cell);
             let (r, j) = moments::density_momentum(&f);
             rho = r;
             u = moments::velocity(r, j, a.p.force);

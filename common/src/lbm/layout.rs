@@ -1,25 +1,12 @@
-//! Memory layout of the lattice: cell numbering and the structure-of-arrays population index.
+//! Cell numbering of the lattice.
 //!
-//! Cells are numbered x fastest: `cell = x + nx (y + ny z)`. Populations are stored as
-//! structure of arrays, `f[q * ncells + cell]`, so neighbouring GPU threads (neighbouring cells
-//! along x) read and write consecutive addresses for every `q`: every access coalesces.
-//!
-//! Memory per cell (FP32): two population buffers (pull scheme, ping-pong) `2 x 27 x 4 = 216 B`,
-//! one cell-type byte, and the optional macroscopic fields `rho, ux, uy, uz` (`16 B`), written
-//! only on the steps that ask for them. Bytes moved per cell update: 27 loads and 27 stores of
-//! 4 B plus the cell-type byte, [`BYTES_PER_CELL_UPDATE`] `= 217`.
+//! Cells are numbered x fastest: `cell = x + nx (y + ny z)`, so neighbouring GPU threads
+//! (neighbouring cells along x) touch consecutive addresses for every population in any layout
+//! of [`super::access`] (structure of arrays, or CSoA groups of at least 32 cells): accesses
+//! coalesce.
 //!
 //! All three axes wrap (periodic) in the index math; non-periodic boundaries are layers of
 //! non-fluid cells (walls, inlets, outlets) inside the grid.
-
-use super::d3q27::Q;
-
-/// Bytes read and written per cell and step by the fused stream-collide update (FP32
-/// populations and the cell-type byte; fields not stored).
-pub const BYTES_PER_CELL_UPDATE: u64 = (2 * Q * 4 + 1) as u64;
-
-/// Bytes of device memory per cell: two population buffers, the cell-type byte and the fields.
-pub const BYTES_PER_CELL_STORED: u64 = (2 * Q * 4 + 1 + 4 * 4) as u64;
 
 /// Grid dimensions in cells. `#[repr(C)]`: part of the kernel parameters.
 #[repr(C)]
@@ -101,6 +88,5 @@ mod tests {
         assert_eq!(o[0], [1, 0, 4]);
         assert_eq!(o[1], [0, 15, 10]);
         assert_eq!(o[2], [40, 20, 0]);
-        assert_eq!(BYTES_PER_CELL_UPDATE, 217);
     }
 }

@@ -46,9 +46,11 @@ pub mod collide;
 pub mod d3q27;
 pub mod equilibrium;
 pub mod forcing;
+pub mod half;
 pub mod health;
 pub mod ib;
 pub mod immersed;
+pub mod init;
 pub mod layout;
 pub mod moments;
 pub mod params;
@@ -56,15 +58,16 @@ pub mod rm_mrt;
 pub mod stream;
 pub mod units;
 
-pub use access::Populations;
+pub use access::{Fp16C, Fp16S, Fp32, Layout, Populations, Storage, StorageKind};
 pub use boundary::CellKind;
 pub(crate) use collide::relax_moments;
 pub use collide::{collide, collide_with, AcmMrt, Bgk, Model, RmMrt};
 pub use d3q27::Q;
+pub use init::Initial;
 pub use layout::Lattice;
 pub use params::{Face, LbmParams, Rates};
 pub use stream::{
-    boundary_fields, init_cell, pull_cell, store_fields, stream_collide_cell,
+    boundary_fields, cell_fields, init_cell, pull_cell, store_fields, stream_collide_cell,
     stream_collide_interior, stream_collide_interior_band,
 };
 pub use units::Units;

@@ -105,8 +105,7 @@ impl Face {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LbmParams {
     pub lattice: Lattice,
-    /// 1: write `rho, ux, uy, uz` to the fields buffer this step; 0: do not touch it.
-    pub store_fields: u32,
+    pub _pad: u32,
     pub rates: Rates,
     /// Body force density (lattice units), applied with Guo forcing.
     pub force: [f32; 3],
@@ -133,7 +132,7 @@ impl LbmParams {
     pub const fn new(lattice: Lattice, rates: Rates) -> LbmParams {
         LbmParams {
             lattice,
-            store_fields: 0,
+            _pad: 0,
             rates,
             force: [0.0; 3],
             has_force: 0,

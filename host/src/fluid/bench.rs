@@ -2,28 +2,43 @@
 //! bytes moved per cell update and the fraction of the measured memory bandwidth.
 //!
 //! The grid is a periodic box (every cell fluid, a Taylor-Green start). Bytes per cell update
-//! are [`BYTES_PER_CELL_UPDATE`] (27 loads + 27 stores of FP32 and the cell-type byte); the
-//! bandwidth reference is a device-to-device copy of the population buffer on the same backend.
+//! are 27 loads and 27 stores of one population each (4 bytes in FP32, 2 in FP16) and the
+//! cell-type byte ([`bytes_per_update`]); the bandwidth reference is the best of a few
+//! device-to-device copies of a buffer the size of the populations on the same backend.
 
 use super::scene::taylor_green;
 use super::validate::Opener;
 use super::FluidError;
-use murmur_common::lbm::layout::BYTES_PER_CELL_UPDATE;
-use murmur_common::lbm::CollisionModel;
+use murmur_common::lbm::{CollisionModel, Layout, StorageKind, Q};
 use std::time::Instant;
 
 /// Steps run before timing starts.
 pub const WARMUP_STEPS: u64 = 10;
 
+/// Bytes moved per cell update: every population read and written once, plus the cell byte.
+pub const fn bytes_per_update(storage: StorageKind) -> u64 {
+    (2 * Q * storage.bytes() + 1) as u64
+}
+
+/// Bytes of device memory per cell of a periodic box: one copy of the populations (in-place
+/// streaming) and the cell byte; nothing else scales with the lattice.
+pub const fn bytes_per_cell(storage: StorageKind) -> u64 {
+    (Q * storage.bytes() + 1) as u64
+}
+
 /// One measurement.
 #[derive(Clone, Debug)]
 pub struct BenchResult {
     pub model: CollisionModel,
+    pub storage: StorageKind,
+    pub layout: Layout,
+    /// Bytes the backend held for the lattice.
+    pub allocated: u64,
     pub n: u32,
     pub steps: u64,
     pub ms_per_step: f64,
     pub mlups: f64,
-    /// Achieved bandwidth, GB/s (`MLUPs x 217 B`).
+    /// Achieved bandwidth, GB/s (`MLUPs x` [`bytes_per_update`]).
     pub gbs: f64,
     /// Measured copy bandwidth of the backend, GB/s.
     pub copy_gbs: f64,
@@ -40,15 +55,17 @@ pub fn bench_one(
 ) -> Result<BenchResult, FluidError> {
     let setup = taylor_green(n, n, 0.05, 0.01, model)?;
     let mut b = open(&setup)?;
+    let storage = b.storage();
+    let allocated = b.allocated_bytes();
     let copy_gbs = b.memory_bandwidth()? / 1e9;
     for _ in 0..WARMUP_STEPS {
-        b.step(false)?;
+        b.step()?;
     }
     b.synchronize()?;
     b.reset_times();
     let t0 = Instant::now();
     for _ in 0..steps {
-        b.step(false)?;
+        b.step()?;
     }
     b.synchronize()?;
     let wall_ms = t0.elapsed().as_secs_f64() * 1e3 / steps as f64;
@@ -57,11 +74,14 @@ pub fn bench_one(
     let mlups = setup.lattice().cells() as f64 / ms / 1e3;
     Ok(BenchResult {
         model,
+        storage,
+        layout: b.layout(),
+        allocated,
         n,
         steps,
         ms_per_step: ms,
         mlups,
-        gbs: mlups * 1e6 * BYTES_PER_CELL_UPDATE as f64 / 1e9,
+        gbs: mlups * 1e6 * bytes_per_update(storage) as f64 / 1e9,
         copy_gbs,
         gpu_timed: gpu.is_some(),
     })
@@ -70,21 +90,55 @@ pub fn bench_one(
 /// The results as a Markdown table.
 pub fn table(results: &[BenchResult]) -> String {
     let mut s = String::from(
-        "| model | grid | steps | ms/step | MLUPs/s | B/cell update | GB/s | copy GB/s | fraction |\n\
-         |---|---|---|---|---|---|---|---|---|\n",
+        "| model | storage | layout | grid | steps | ms/step | MLUPs/s | B/cell update | GB/s | \
+         copy GB/s | fraction | allocated |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in results {
         s += &format!(
-            "| {} | {n}^3 | {} | {:.3} | {:.1} | {} | {:.1} | {:.1} | {:.1} % |\n",
+            "| {} | {} | {} | {n}^3 | {} | {:.3} | {:.1} | {} | {:.1} | {:.1} | {:.1} % | {:.1} MiB \
+             ({:.1} B/cell) |\n",
             r.model.name(),
+            r.storage.name(),
+            r.layout.describe(),
             r.steps,
             r.ms_per_step,
             r.mlups,
-            BYTES_PER_CELL_UPDATE,
+            bytes_per_update(r.storage),
             r.gbs,
             r.copy_gbs,
             100.0 * r.gbs / r.copy_gbs,
+            r.allocated as f64 / (1u64 << 20) as f64,
+            r.allocated as f64 / (r.n as f64).powi(3),
             n = r.n,
+        );
+    }
+    s
+}
+
+/// Memory per cell of each storage and the largest periodic cube that fits the device's free
+/// memory (`memory`: `(free, total)` bytes; the table says so when unknown).
+pub fn capacity_table(storages: &[StorageKind], memory: Option<(u64, u64)>) -> String {
+    let mut s =
+        String::from("| storage | bytes per cell | largest cube on this device |\n|---|---|---|\n");
+    for &st in storages {
+        let per = bytes_per_cell(st);
+        let fit = match memory {
+            // The same margin as the allocation check: 5 % and 256 MiB kept free.
+            Some((free, _)) => {
+                let usable = (free as f64 * 0.95 - (256u64 << 20) as f64).max(0.0);
+                let n = (usable / per as f64).cbrt().floor() as u64;
+                format!("{n}^3 ({:.2e} cells)", (n as f64).powi(3))
+            }
+            None => "(no device memory figure on this backend)".to_string(),
+        };
+        s += &format!("| {} | {per} | {fit} |\n", st.name());
+    }
+    if let Some((free, total)) = memory {
+        s += &format!(
+            "(device memory: {:.1} GiB free of {:.1} GiB)\n",
+            free as f64 / (1u64 << 30) as f64,
+            total as f64 / (1u64 << 30) as f64
         );
     }
     s

@@ -6,10 +6,9 @@ use super::driver::{self, BackendChoice, Checkpoint, RunOptions};
 use super::scene::{self, Boundary, SceneFile};
 use super::sink::{Out, RunSink};
 use super::validate::{self, Opener, Sizes};
-use super::{FluidBackend, FluidError, Setup};
+use super::{Block, FluidBackend, FluidError, Setup};
 use anyhow::{bail, Result};
-use murmur_common::lbm::layout::BYTES_PER_CELL_STORED;
-use murmur_common::lbm::{CollisionModel, Rates, Units};
+use murmur_common::lbm::{CollisionModel, Layout, Rates, StorageKind, Units};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -63,6 +62,43 @@ pub enum CaseName {
     Couette,
 }
 
+/// How the populations are stored: number format and layout.
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct StorageArgs {
+    /// Number format of the populations: fp32, fp16s (IEEE half of (f - w) 32768) or fp16c
+    /// (custom 1-4-11 float of f - w); arithmetic is FP32 in every case.
+    #[arg(long, value_enum, default_value = "fp32")]
+    pub storage: StorageKind,
+    /// Population layout: `soa` (structure of arrays) or the CSoA granularity alpha, a power of
+    /// two (alpha cells' values of each population stored together).
+    #[arg(long, value_name = "soa|ALPHA", default_value = "soa", value_parser = parse_layout)]
+    pub layout: Layout,
+    /// Thread blocks of the stream-collide kernel on the GPU: `flat` (128 threads per block
+    /// over the cell numbers) or XxYxZ, e.g. 32x4x2 (x a multiple of 32).
+    #[arg(long, value_name = "flat|XxYxZ", default_value = "flat", value_parser = Block::parse)]
+    pub block: Block,
+}
+
+impl StorageArgs {
+    /// `setup` stored and launched this way.
+    pub fn apply(&self, setup: &mut Setup) {
+        setup.storage = self.storage;
+        setup.layout = self.layout;
+        setup.block = self.block;
+    }
+}
+
+/// `soa` or a power of two.
+pub fn parse_layout(s: &str) -> Result<Layout, String> {
+    if s.eq_ignore_ascii_case("soa") {
+        return Ok(Layout::SOA);
+    }
+    let alpha: u32 = s
+        .parse()
+        .map_err(|_| format!("expected `soa` or a power of two, got `{s}`"))?;
+    Layout::csoa(alpha).ok_or_else(|| format!("alpha must be a power of two, got {alpha}"))
+}
+
 #[derive(clap::Args)]
 pub struct CaseArgs {
     #[arg(value_enum)]
@@ -85,6 +121,8 @@ pub struct CaseArgs {
     /// Where to run.
     #[arg(long, value_enum, default_value = "auto")]
     pub backend: BackendChoice,
+    #[command(flatten)]
+    pub storage: StorageArgs,
 }
 
 #[derive(clap::Args)]
@@ -108,6 +146,8 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub storage: StorageArgs,
 }
 
 #[derive(clap::Args)]
@@ -125,6 +165,12 @@ pub struct ValidateArgs {
     /// Skip the immersed-boundary cases (Couette, DFG, Galilean).
     #[arg(long)]
     pub no_ib: bool,
+    /// Population storages to validate, comma separated (each runs every case).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "fp32")]
+    pub storage: Vec<StorageKind>,
+    /// Population layout: `soa` or a CSoA granularity (power of two).
+    #[arg(long, value_name = "soa|ALPHA", default_value = "soa", value_parser = parse_layout)]
+    pub layout: Layout,
 }
 
 #[derive(clap::Args)]
@@ -141,6 +187,15 @@ pub struct BenchArgs {
     /// Timed steps per measurement.
     #[arg(long, default_value_t = 100)]
     pub steps: u64,
+    /// Population storages, comma separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "fp32")]
+    pub storage: Vec<StorageKind>,
+    /// Population layouts, comma separated: `soa` or CSoA granularities (powers of two).
+    #[arg(long, value_name = "soa|ALPHA", value_delimiter = ',', default_value = "soa", value_parser = parse_layout)]
+    pub layout: Vec<Layout>,
+    /// Thread blocks of the stream-collide kernel: `flat` or XxYxZ (x a multiple of 32).
+    #[arg(long, value_name = "flat|XxYxZ", default_value = "flat", value_parser = super::Block::parse)]
+    pub block: super::Block,
 }
 
 #[derive(clap::Args)]
@@ -151,6 +206,9 @@ pub struct ParityArgs {
     /// Collision models, comma separated [default: all].
     #[arg(long, value_enum, value_delimiter = ',')]
     pub models: Vec<CollisionModel>,
+    /// Population storages, comma separated [default: all].
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub storage: Vec<StorageKind>,
 }
 
 /// Runs a fluid command.
@@ -166,11 +224,24 @@ pub fn run(cmd: &FluidCmd) -> Result<()> {
 
 fn opener(
     choice: BackendChoice,
+    storage: Option<StorageArgs>,
 ) -> impl FnMut(&Setup) -> Result<Box<dyn FluidBackend>, FluidError> {
-    move |setup: &Setup| match choice {
-        BackendChoice::Cpu => Ok(Box::new(driver::open_cpu(setup)?) as Box<dyn FluidBackend>),
-        BackendChoice::Cuda => super::cuda::open(setup),
-        BackendChoice::Auto => driver::open_backend(choice, setup).map(|(b, _)| b),
+    move |setup: &Setup| {
+        let stored;
+        let setup = match storage {
+            Some(st) => {
+                let mut s = setup.clone();
+                st.apply(&mut s);
+                stored = s;
+                &stored
+            }
+            None => setup,
+        };
+        match choice {
+            BackendChoice::Cpu => driver::open_cpu(setup),
+            BackendChoice::Cuda => super::cuda::open(setup),
+            BackendChoice::Auto => driver::open_backend(choice, setup).map(|(b, _)| b),
+        }
     }
 }
 
@@ -187,12 +258,14 @@ fn run_scene(a: &RunArgs) -> Result<()> {
         // The CPU lattice and the setup it is built from, before either exists.
         let [nx, ny, nz] = file.dims().map_err(in_scene)?;
         let cells = nx as u64 * ny as u64 * nz as u64;
+        let per_cell = (27 * a.storage.storage.bytes() + 1 + 12) as u64;
         crate::preflight::check_host_memory(
             &format!("the CPU lattice of {nx} x {ny} x {nz} cells"),
-            cells * (BYTES_PER_CELL_STORED + scene::SETUP_BYTES_PER_CELL),
+            cells * (per_cell + scene::SETUP_BYTES_PER_CELL),
         )?;
     }
-    let scene = file.build().map_err(in_scene)?;
+    let mut scene = file.build().map_err(in_scene)?;
+    a.storage.apply(&mut scene.setup);
     for w in &scene.warnings {
         eprintln!("murmur: warning: {w}");
     }
@@ -227,14 +300,17 @@ fn run_scene(a: &RunArgs) -> Result<()> {
     let nu = (1.0 / p.rates.shear as f64 - 0.5) / 3.0;
     let ph = &scene.file.physical;
     println!(
-        "scene {} ({}): {} x {} x {} cells, {}, dx {:.4e} m, dt {:.4e} s, tau {:.4}, Re {:.0}, \
-         lattice Mach {:.3}, {} steps = {:.4} s",
+        "scene {} ({}, {} {}): {} x {} x {} cells, {}, {:.1} MiB, dx {:.4e} m, dt {:.4e} s, tau \
+         {:.4}, Re {:.0}, lattice Mach {:.3}, {} steps = {:.4} s",
         scene.file.name,
         scene.file.collision.name(),
+        backend.storage().name(),
+        scene.setup.layout.describe(),
         l.nx,
         l.ny,
         l.nz,
         backend.describe(),
+        backend.allocated_bytes() as f64 / (1u64 << 20) as f64,
         units.dx,
         units.dt,
         Units::tau(nu),
@@ -295,91 +371,167 @@ fn run_scene(a: &RunArgs) -> Result<()> {
     Ok(())
 }
 
+/// Whether a missed target is the named exemption: the Poiseuille case at FP16S, whose small
+/// body force adds increments near one unit in the last place of the stored populations.
+fn exempt(case: &str, storage: StorageKind) -> bool {
+    storage == StorageKind::Fp16s && case.starts_with("poiseuille")
+}
+
 fn validate_cmd(a: &ValidateArgs) -> Result<()> {
     let sizes = if a.quick { Sizes::QUICK } else { Sizes::FULL };
-    let mut open = opener(a.backend);
-    let what = open(&scene::taylor_green(8, 1, 0.0, 0.1, CollisionModel::Bgk)?)?.describe();
-    println!(
-        "validating on {what} ({} grids)",
-        if a.quick { "quick" } else { "full" }
-    );
-    let results = validate::run_all(&mut open as &mut Opener, &models(&a.models), sizes, |r| {
-        eprintln!(
-            "  {} / {}: error {:.5} (target {}) in {:.1} s",
-            r.case,
-            r.model.name(),
-            r.error,
-            r.target,
-            r.seconds
-        )
-    })?;
-    let mut results = results;
-    if !a.no_ib {
-        eprintln!("immersed-boundary cases (ACM-MRT):");
-        results.extend(super::validate_ib::run_all(
-            &mut open as &mut Opener,
-            a.quick,
-            |r| {
-                eprintln!(
-                    "  {}: error {:.5} (target {}) in {:.1} s",
-                    r.case, r.error, r.target, r.seconds
-                )
-            },
-        )?);
-    }
-    print!("{}", validate::table(&results));
-    let failed = results.iter().filter(|r| !r.passed()).count();
-    if failed > 0 {
-        bail!(
-            "{failed} of {} validation cases missed their targets",
-            results.len()
+    let mut failed = 0;
+    let mut total = 0;
+    let mut exempted = Vec::new();
+    for &storage in &a.storage {
+        let st = StorageArgs {
+            storage,
+            layout: a.layout,
+            block: super::Block::Flat,
+        };
+        let mut open = opener(a.backend, Some(st));
+        let what = open(&scene::taylor_green(8, 1, 0.0, 0.1, CollisionModel::Bgk)?)?.describe();
+        println!(
+            "validating on {what} ({} grids), storage {}, layout {}",
+            if a.quick { "quick" } else { "full" },
+            storage.name(),
+            a.layout.describe()
         );
+        let mut results =
+            validate::run_all(&mut open as &mut Opener, &models(&a.models), sizes, |r| {
+                eprintln!(
+                    "  {} / {}: error {:.5} (target {}) in {:.1} s",
+                    r.case,
+                    r.model.name(),
+                    r.error,
+                    r.target,
+                    r.seconds
+                )
+            })?;
+        if !a.no_ib {
+            eprintln!("immersed-boundary cases (ACM-MRT):");
+            results.extend(super::validate_ib::run_all(
+                &mut open as &mut Opener,
+                a.quick,
+                |r| {
+                    eprintln!(
+                        "  {}: error {:.5} (target {}) in {:.1} s",
+                        r.case, r.error, r.target, r.seconds
+                    )
+                },
+            )?);
+        }
+        print!("{}", validate::table(&results));
+        for r in results.iter().filter(|r| !r.passed()) {
+            if exempt(&r.case, storage) {
+                exempted.push(format!(
+                    "{} / {} at {}: error {:.5} (target {})",
+                    r.case,
+                    r.model.name(),
+                    storage.name(),
+                    r.error,
+                    r.target
+                ));
+            } else {
+                failed += 1;
+            }
+        }
+        total += results.len();
     }
-    println!("all {} cases passed", results.len());
+    for e in &exempted {
+        println!("exempt (named in the docs): {e}");
+    }
+    if failed > 0 {
+        bail!("{failed} of {total} validation cases missed their targets");
+    }
+    println!(
+        "all {} cases passed{}",
+        total - exempted.len(),
+        if exempted.is_empty() {
+            String::new()
+        } else {
+            format!(" ({} exempt)", exempted.len())
+        }
+    );
     Ok(())
 }
 
 fn bench_cmd(a: &BenchArgs) -> Result<()> {
-    if a.steps == 0 || a.sizes.iter().any(|&n| !(8..=1024).contains(&n)) {
-        bail!("--steps must be > 0 and every size within 8..=1024");
+    if a.steps == 0 || a.sizes.iter().any(|&n| !(8..=2048).contains(&n)) {
+        bail!("--steps must be > 0 and every size within 8..=2048");
     }
-    let mut open = opener(a.backend);
-    let what = open(&scene::taylor_green(8, 1, 0.0, 0.1, CollisionModel::Bgk)?)?.describe();
-    println!("fluid bench on {what}, FP32, periodic box, pull scheme (one fused kernel)");
+    let mut probe = opener(a.backend, None);
+    let probe = probe(&scene::taylor_green(8, 1, 0.0, 0.1, CollisionModel::Bgk)?)?;
+    let what = probe.describe();
+    let memory = probe.device_memory();
+    drop(probe);
+    println!("fluid bench on {what}, periodic box, in-place streaming (esoteric pull)");
     let mut results: Vec<BenchResult> = Vec::new();
-    for &n in &a.sizes {
-        for m in models(&a.models) {
-            let r = bench_one(&mut open as &mut Opener, m, n, a.steps)?;
-            eprintln!("  {} {n}^3: {:.0} MLUPs/s", m.name(), r.mlups);
-            results.push(r);
+    for &storage in &a.storage {
+        for &layout in &a.layout {
+            let mut open = opener(
+                a.backend,
+                Some(StorageArgs {
+                    storage,
+                    layout,
+                    block: a.block,
+                }),
+            );
+            for &n in &a.sizes {
+                for m in models(&a.models) {
+                    let r = bench_one(&mut open as &mut Opener, m, n, a.steps)?;
+                    eprintln!(
+                        "  {} {} {} {n}^3: {:.0} MLUPs/s",
+                        m.name(),
+                        storage.name(),
+                        layout.describe(),
+                        r.mlups
+                    );
+                    results.push(r);
+                }
+            }
         }
     }
     print!("{}", super::bench::table(&results));
     if results.iter().any(|r| !r.gpu_timed) {
         println!("(times are wall clock over the timed steps; the GPU uses CUDA events)");
     }
+    print!("{}", super::bench::capacity_table(&a.storage, memory));
     Ok(())
 }
 
 fn parity_cmd(a: &ParityArgs) -> Result<()> {
-    let mut cpu = opener(BackendChoice::Cpu);
-    let mut cuda = opener(BackendChoice::Cuda);
+    let mut cpu = opener(BackendChoice::Cpu, None);
+    let mut cuda = opener(BackendChoice::Cuda, None);
     println!(
         "CPU vs CUDA after {} steps: max |a - b| / max |b| of (rho - 1), u and the solids' \
          forces",
         a.steps
     );
-    println!("| scene | model | rho | u | force | pass |\n|---|---|---|---|---|---|");
+    println!("| scene | model | storage | rho | u | force | pass |\n|---|---|---|---|---|---|---|");
     let mut failed = 0;
     let mut worst = (0.0f64, 0.0f64);
-    for model in models(&a.models) {
-        for (name, setup) in parity_setups(model)? {
+    let storages = if a.storage.is_empty() {
+        StorageKind::ALL.to_vec()
+    } else {
+        a.storage.clone()
+    };
+    let mut rows = Vec::new();
+    for &storage in &storages {
+        for model in models(&a.models) {
+            for (name, mut setup) in parity_setups(model)? {
+                setup.storage = storage;
+                rows.push((name, model, setup));
+            }
+        }
+    }
+    {
+        for (name, model, setup) in rows {
             let mut fields = Vec::new();
             let mut forces = Vec::new();
             for open in [&mut cpu as &mut Opener, &mut cuda as &mut Opener] {
                 let mut b = open(&setup)?;
-                for s in 1..=a.steps {
-                    b.step(s == a.steps)?;
+                for _ in 0..a.steps {
+                    b.step()?;
                 }
                 fields.push(b.fields()?);
                 forces.push(b.take_forces()?);
@@ -393,8 +545,9 @@ fn parity_cmd(a: &ParityArgs) -> Result<()> {
             worst.1 = worst.1.max(df.unwrap_or(0.0));
             failed += !ok as usize;
             println!(
-                "| {name} | {} | {drho:.2e} | {du:.2e} | {} | {} |",
+                "| {name} | {} | {} | {drho:.2e} | {du:.2e} | {} | {} |",
                 model.name(),
+                setup.storage.name(),
                 df.map_or("-".to_string(), |d| format!("{d:.2e}")),
                 if ok { "yes" } else { "NO" }
             );
@@ -539,7 +692,7 @@ fn moving_sphere(model: CollisionModel) -> Result<Setup, FluidError> {
 
 fn case_cmd(a: &CaseArgs) -> Result<()> {
     use super::validate_ib::{dfg, Couette, Dfg, DfgRun, Galilean};
-    let mut open = opener(a.backend);
+    let mut open = opener(a.backend, Some(a.storage));
     let dfg_case = match a.case {
         CaseName::Dfg2d1 => Some(Dfg::TwoD1),
         CaseName::Dfg2d2 => Some(Dfg::TwoD2),

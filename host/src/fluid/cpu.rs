@@ -11,25 +11,31 @@ use murmur_common::lbm::abi::{
     RECORD_FLOATS,
 };
 use murmur_common::lbm::band::{counter, pass_len, pool_len, BandMut, BandRef, EMPTY};
+use murmur_common::lbm::boundary::{KIND_MASK, OUTLET};
 use murmur_common::lbm::health::{self, cell_words, word, Report};
 use murmur_common::lbm::immersed::{self, record_fixed, record_index};
 use murmur_common::lbm::{
-    init_cell, stream_collide_cell, CollisionModel, Lattice, LbmParams, Model, Populations,
+    cell_fields, init_cell, stream_collide_cell, CollisionModel, Lattice, LbmParams, Model,
+    Populations, Storage, StorageKind, Q,
 };
-use murmur_common::{with_model, DevSlice, DevSliceMut};
+use murmur_common::{with_model, with_storage, DevSlice, DevSliceMut};
 use rayon::prelude::*;
 
 /// Cells per rayon task (a few z-rows: big enough to amortise scheduling).
 const CHUNK: usize = 4096;
 
-/// CPU fluid with two population buffers (pull scheme, ping-pong) allocated once.
-pub struct CpuFluid {
+/// CPU fluid with one population buffer (in-place streaming) stored as `S`.
+pub struct CpuFluid<S: Storage> {
     model: CollisionModel,
     params: LbmParams,
+    /// The populations' layout (at step 0; each step sets its parity).
+    pops: Populations<S>,
+    layout: murmur_common::lbm::Layout,
     flags: Vec<u8>,
-    f_src: Vec<f32>,
-    f_dst: Vec<f32>,
-    fields: Vec<f32>,
+    f: Vec<S::Elem>,
+    /// The last collision velocity of every cell next to an outlet (three floats per cell;
+    /// empty without outlets).
+    outlet_u: Vec<f32>,
     times: StageTimes,
     /// Steps done.
     step: u64,
@@ -103,23 +109,29 @@ fn view_mut<T>(v: &mut [T]) -> DevSliceMut<T> {
     unsafe { DevSliceMut::from_raw(v.as_mut_ptr(), v.len() as u64) }
 }
 
-impl CpuFluid {
-    pub fn new(setup: &Setup) -> Result<CpuFluid, FluidError> {
-        let n = setup.lattice().cells();
-        if setup.flags.len() != n || setup.init.data.len() != 4 * n {
+/// Opens the CPU reference with `setup` initialised, in its storage.
+pub fn open(setup: &Setup) -> Result<Box<dyn FluidBackend>, FluidError> {
+    with_storage!(setup.storage, S => Ok(Box::new(CpuFluid::<S>::new(setup)?)))
+}
+
+impl<S: Storage> CpuFluid<S> {
+    pub fn new(setup: &Setup) -> Result<CpuFluid<S>, FluidError> {
+        let lattice = setup.lattice();
+        let n = lattice.cells();
+        if setup.flags.len() != n {
             return Err(FluidError::Invalid(format!(
-                "setup sizes disagree: {} cells, {} flags, {} field values",
+                "setup sizes disagree: {} cells, {} flags",
                 n,
-                setup.flags.len(),
-                setup.init.data.len()
+                setup.flags.len()
             )));
         }
-        let lattice = setup.lattice();
-        let mut f = vec![0.0f32; Populations::new(lattice).len()];
+        let flags = setup.prepared_flags();
+        let pops = Populations::<S>::new(lattice, setup.layout, 0);
+        let mut f = vec![S::Elem::default(); pops.len()];
         let init = Shared(Init {
-            lattice,
-            _pad: 0,
-            fields: view(&setup.init.data),
+            pops,
+            initial: setup.initial,
+            flags: view(&flags),
             f: view_mut(&mut f),
         });
         (0..n).into_par_iter().with_min_len(CHUNK).for_each(|cell| {
@@ -128,17 +140,38 @@ impl CpuFluid {
             // only its own slots.
             unsafe { init_cell(&a.0, cell) };
         });
+        let outlet_u = if flags.iter().any(|&b| b & KIND_MASK == OUTLET) {
+            let mut u = vec![0.0f32; 3 * n];
+            u.par_chunks_mut(3).enumerate().for_each(|(cell, v)| {
+                let (x, y, z) = lattice.coords(cell);
+                let fluid = flags[cell] & KIND_MASK == murmur_common::lbm::boundary::FLUID;
+                v.copy_from_slice(&setup.initial.at([x, y, z], fluid).1);
+            });
+            u
+        } else {
+            Vec::new()
+        };
         Ok(CpuFluid {
             model: setup.model,
             params: setup.params,
-            flags: setup.prepared_flags(),
-            f_dst: f.clone(),
-            f_src: f,
-            fields: setup.init.data.clone(),
+            pops,
+            layout: setup.layout,
+            flags,
+            f,
+            outlet_u,
             times: StageTimes::default(),
             step: 0,
             ib: IbPlan::new(lattice, &setup.immersed).map(CpuIb::new),
         })
+    }
+
+    /// The populations as the next step finds them (for stages that write none).
+    fn now(&self) -> Populations<S> {
+        self.pops.at_step(self.step + 1)
+    }
+
+    fn band_ref(&self) -> BandRef {
+        self.ib.as_ref().map_or(BandRef::NONE, |ib| ib.band_ref())
     }
 
     /// The immersed-boundary stages of step `step` (1-based), before the stream-collide: the
@@ -195,8 +228,9 @@ impl CpuFluid {
         stage(times, "ib_velocity", || {
             let a = Shared(IbVelocity {
                 p: *p,
+                pops: self.pops.at_step(step),
                 flags,
-                src: view(&self.f_src),
+                f: view(&self.f),
                 band,
             });
             (0..items)
@@ -255,33 +289,34 @@ impl CpuFluid {
         Ok(())
     }
 
-    /// Stage `stream_collide` of model `M` over every cell: the same arguments and cell
-    /// function as the GPU's kernels.
-    fn stream_collide<M: Model>(&mut self, params: LbmParams) {
+    /// Stage `stream_collide` of model `M` over every cell, in place: the same arguments and
+    /// cell function as the GPU's kernels.
+    fn stream_collide<M: Model>(&mut self, params: LbmParams, step: u64) {
         let n = params.lattice.cells();
-        let band = self.ib.as_ref().map_or(BandRef::NONE, |ib| ib.band_ref());
-        let step = Shared(
-            StreamCollide::<M>::new(
+        let band = self.band_ref();
+        let a = Shared(
+            StreamCollide::<M, S>::new(
                 params,
+                self.pops.at_step(step),
                 view(&self.flags),
-                view(&self.f_src),
-                view_mut(&mut self.f_dst),
-                view_mut(&mut self.fields),
+                view_mut(&mut self.f),
             )
-            .with_band(band),
+            .with_band(band)
+            .with_outlet_u(view_mut(&mut self.outlet_u)),
         );
         (0..n.div_ceil(CHUNK)).into_par_iter().for_each(|chunk| {
-            let a = &step;
+            let a = &a;
             for cell in chunk * CHUNK..((chunk + 1) * CHUNK).min(n) {
-                // SAFETY: buffers are sized for the lattice (checked in `new`), `src` and `dst`
-                // are different buffers, each cell writes only its own slots.
-                unsafe { stream_collide_cell(&a.0, cell) };
+                // SAFETY: buffers are sized for the lattice (checked in `new`); each cell
+                // touches only its own slots this step and its own outlet velocity (indexed by
+                // cell).
+                unsafe { stream_collide_cell(&a.0, cell, cell) };
             }
         });
     }
 }
 
-impl FluidBackend for CpuFluid {
+impl<S: Storage> FluidBackend for CpuFluid<S> {
     fn describe(&self) -> String {
         format!("cpu (rayon, {} threads)", rayon::current_num_threads())
     }
@@ -294,9 +329,16 @@ impl FluidBackend for CpuFluid {
         self.model
     }
 
-    fn step(&mut self, store_fields: bool) -> Result<(), FluidError> {
-        let mut p = self.params;
-        p.store_fields = store_fields as u32;
+    fn storage(&self) -> StorageKind {
+        S::KIND
+    }
+
+    fn layout(&self) -> murmur_common::lbm::Layout {
+        self.layout
+    }
+
+    fn step(&mut self) -> Result<(), FluidError> {
+        let p = self.params;
         let mut times = std::mem::take(&mut self.times);
         let step = self.step + 1;
         let ib = self.immersed(&p, step, &mut times);
@@ -304,14 +346,13 @@ impl FluidBackend for CpuFluid {
             stage(
                 &mut times,
                 "stream_collide",
-                || with_model!(self.model, M => self.stream_collide::<M>(p)),
+                || with_model!(self.model, M => self.stream_collide::<M>(p, step)),
             );
             times.steps += 1;
         }
         self.times = times;
         ib?;
         self.step = step;
-        std::mem::swap(&mut self.f_src, &mut self.f_dst);
         Ok(())
     }
 
@@ -340,10 +381,12 @@ impl FluidBackend for CpuFluid {
 
     fn health(&mut self, bounds: &health::Bounds) -> Result<Option<Report>, FluidError> {
         let a = Shared(Health {
-            lattice: self.params.lattice,
+            p: self.params,
+            pops: self.now(),
             bounds: *bounds,
             flags: view(&self.flags),
-            fields: view(&self.fields),
+            f: view(&self.f),
+            band: self.band_ref(),
             out: murmur_common::DevSliceMut::empty(),
         });
         let n = self.params.lattice.cells();
@@ -352,7 +395,7 @@ impl FluidBackend for CpuFluid {
             .with_min_len(CHUNK)
             .map(|c| {
                 let a = &a;
-                // SAFETY: the fields and flags hold the lattice's cells.
+                // SAFETY: the buffers hold the lattice's cells; nothing writes meanwhile.
                 unsafe { cell_words(&a.0, c) }
             })
             .reduce(
@@ -363,28 +406,57 @@ impl FluidBackend for CpuFluid {
     }
 
     fn fields(&mut self) -> Result<Fields, FluidError> {
-        Ok(Fields {
-            lattice: self.params.lattice,
-            data: self.fields.clone(),
-        })
+        let lattice = self.params.lattice;
+        let n = lattice.cells();
+        let a = Shared((
+            self.params,
+            self.now(),
+            view(&self.flags),
+            view(&self.f),
+            self.band_ref(),
+        ));
+        let values: Vec<(f32, [f32; 3])> = (0..n)
+            .into_par_iter()
+            .with_min_len(CHUNK)
+            .map(|c| {
+                let a = &a;
+                let (p, pops, flags, f, band) = &a.0;
+                // SAFETY: the buffers hold the lattice's cells; nothing writes meanwhile.
+                unsafe { cell_fields(p, pops, *flags, *f, band, c) }
+            })
+            .collect();
+        let mut data = vec![0.0f32; 4 * n];
+        for (c, (rho, u)) in values.into_iter().enumerate() {
+            data[c] = rho;
+            data[n + c] = u[0];
+            data[2 * n + c] = u[1];
+            data[3 * n + c] = u[2];
+        }
+        Ok(Fields { lattice, data })
     }
 
     fn populations(&mut self) -> Result<Vec<f32>, FluidError> {
-        Ok(self.f_src.clone())
+        Ok(canonical(&self.now(), &self.f))
     }
 
     fn memory_bandwidth(&mut self) -> Result<f64, FluidError> {
-        let bytes = 2.0 * 4.0 * self.f_src.len() as f64;
+        let src = vec![0.0f32; self.f.len() * std::mem::size_of::<S::Elem>() / 4];
+        let mut dst = vec![0.0f32; src.len()];
+        let bytes = 2.0 * 4.0 * src.len() as f64;
         let mut best = f64::INFINITY;
         for _ in 0..3 {
             let t0 = std::time::Instant::now();
-            self.f_dst
-                .par_chunks_mut(1 << 16)
-                .zip(self.f_src.par_chunks(1 << 16))
+            dst.par_chunks_mut(1 << 16)
+                .zip(src.par_chunks(1 << 16))
                 .for_each(|(d, s)| d.copy_from_slice(s));
             best = best.min(t0.elapsed().as_secs_f64());
         }
         Ok(bytes / best)
+    }
+
+    fn allocated_bytes(&self) -> u64 {
+        (self.f.len() * std::mem::size_of::<S::Elem>() + self.flags.len() + 4 * self.outlet_u.len())
+            as u64
     }
 
     fn times(&mut self) -> Result<StageTimes, FluidError> {
@@ -398,6 +470,30 @@ impl FluidBackend for CpuFluid {
     fn set_inlet_scale(&mut self, scale: f32) {
         self.params.inlet_scale = scale;
     }
+}
+
+/// The populations `f` (stored as `S`, as `pops` finds them) decoded into the canonical order
+/// `f[q cells + cell]`.
+pub fn canonical<S: Storage>(pops: &Populations<S>, f: &[S::Elem]) -> Vec<f32> {
+    let n = pops.lattice.cells();
+    let src = Shared(view(f));
+    let cells: Vec<[f32; Q]> = (0..n)
+        .into_par_iter()
+        .with_min_len(CHUNK)
+        .map(|c| {
+            let f = &src;
+            let f = f.0;
+            // SAFETY: `f` holds the lattice in `pops`' layout.
+            unsafe { pops.own_all(f, c) }
+        })
+        .collect();
+    let mut out = vec![0.0f32; Q * n];
+    for (c, v) in cells.iter().enumerate() {
+        for (q, &x) in v.iter().enumerate() {
+            out[q * n + c] = x;
+        }
+    }
+    out
 }
 
 /// The error of a band that outgrew its pool (a solid larger than its bounding radius says).

@@ -1,6 +1,6 @@
 //! The CUDA fluid backend: the CPU reference's stage as Rust kernels (`kernels-gpu/src/lbm.rs`),
-//! launched through `crate::gpu`, population buffers allocated once and ping-ponged, the step
-//! timed with CUDA events.
+//! launched through `crate::gpu`, one population buffer updated in place (esoteric pull), the
+//! lattice initialised on the GPU, fields computed on demand, the step timed with CUDA events.
 
 use super::cpu::band_overflow;
 use super::forces::ForceSample;
@@ -10,33 +10,42 @@ use crate::gpu::{DriverContext, Gpu, Shape, StageClock};
 use crate::timing::StageTimes;
 use cudarc::driver::CudaSlice;
 use murmur_common::lbm::abi::{
-    Boundary, Health, IbClear, IbForce, IbMark, IbUpdate, IbVelocity, Init, SampleSet,
-    StreamCollide, StreamCollideBand, RECORD_FLOATS,
+    Boundary, CellLaunch, FieldsArgs, Health, IbClear, IbForce, IbMark, IbUpdate, IbVelocity, Init,
+    SampleSet, StreamCollide, StreamCollideBand, RECORD_FLOATS,
 };
 use murmur_common::lbm::band::{counter, pass_len, pool_len, BandMut, BandRef};
-use murmur_common::lbm::boundary::FLUID;
+use murmur_common::lbm::boundary::{FLUID, KIND_MASK, OUTLET};
 use murmur_common::lbm::health::{self, word, Report};
 use murmur_common::lbm::immersed::clear_items;
-use murmur_common::lbm::layout::BYTES_PER_CELL_STORED;
-use murmur_common::lbm::{CollisionModel, Lattice, LbmParams, Model, Populations};
-use murmur_common::with_model;
+use murmur_common::lbm::{
+    CollisionModel, Lattice, LbmParams, Model, Populations, Storage, StorageKind,
+};
+use murmur_common::{with_model, with_storage};
 
 /// Threads per block of the lattice kernels (one thread per cell, x fastest: coalesced). 128:
 /// at the interior kernels' 56-72 registers (sm_90, ptxas) it fits 7-9 blocks per SM.
 pub const BLOCK_SIZE: u32 = 128;
 
-/// A lattice on the GPU.
-pub struct CudaFluid {
+/// A lattice on the GPU, populations stored as `S`.
+pub struct CudaFluid<S: Storage> {
     gpu: Gpu,
     model: CollisionModel,
     params: LbmParams,
+    /// The populations' layout (at step 0; each step sets its parity).
+    pops: Populations<S>,
+    layout: murmur_common::lbm::Layout,
+    block: super::Block,
     flags: CudaSlice<u8>,
-    /// Cells handled by the boundary kernel (a one-element dummy when there are none).
+    /// Fluid cells next to non-fluid ones, handled by the boundary kernel (a one-element dummy
+    /// when there are none).
     boundary_cells: CudaSlice<u32>,
     boundary_count: u32,
-    f_src: CudaSlice<f32>,
-    f_dst: CudaSlice<f32>,
-    fields: CudaSlice<f32>,
+    /// The last collision velocity of each listed cell next to an outlet (three floats per
+    /// list entry; one dummy value without outlets).
+    outlet_u: CudaSlice<f32>,
+    f: CudaSlice<S::Elem>,
+    /// `rho, u` of every cell, allocated by the first [`FluidBackend::fields`] call.
+    fields: Option<CudaSlice<f32>>,
     clock: StageClock,
     /// Steps done.
     step: u64,
@@ -116,15 +125,20 @@ impl CudaIb {
     }
 
     /// The immersed-boundary stages of step `step` (see `murmur_common::lbm::immersed`).
-    fn stages(
+    #[allow(clippy::too_many_arguments)]
+    fn stages<S: Storage>(
         &mut self,
         gpu: &Gpu,
         clock: &mut StageClock,
         p: &LbmParams,
+        pops: Populations<S>,
         flags: &CudaSlice<u8>,
-        src: &CudaSlice<f32>,
+        f: &CudaSlice<S::Elem>,
         step: u64,
-    ) -> Result<(), FluidError> {
+    ) -> Result<(), FluidError>
+    where
+        IbVelocity<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    {
         if self.records.next_slot().is_none() {
             self.drain(gpu)?;
         }
@@ -167,8 +181,9 @@ impl CudaIb {
             let mut l = gpu.launch();
             let a = IbVelocity {
                 p: *p,
+                pops,
                 flags: l.read(flags),
-                src: l.read(src),
+                f: l.read(f),
                 band: self.band(&mut l),
             };
             // SAFETY: one thread per band cell, each writing its own values.
@@ -212,43 +227,71 @@ impl CudaIb {
     }
 }
 
-/// Opens the CUDA backend on GPU 0 with `setup` uploaded and initialised.
+/// Opens the CUDA backend on GPU 0 with `setup` uploaded and initialised, in its storage.
 pub fn open(setup: &Setup) -> Result<Box<dyn FluidBackend>, FluidError> {
-    Ok(Box::new(CudaFluid::new(setup)?))
+    with_storage!(setup.storage, S => Ok(Box::new(CudaFluid::<S>::new(setup)?)))
 }
 
-impl CudaFluid {
-    pub fn new(setup: &Setup) -> Result<CudaFluid, FluidError> {
+impl<S: Storage> CudaFluid<S>
+where
+    S::Elem: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits,
+    Init<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    FieldsArgs<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    Health<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    IbVelocity<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+{
+    pub fn new(setup: &Setup) -> Result<CudaFluid<S>, FluidError> {
         let l = setup.lattice();
         let n = l.cells();
-        if setup.flags.len() != n || setup.init.data.len() != 4 * n {
+        if setup.flags.len() != n {
             return Err(FluidError::Invalid(
                 "setup sizes disagree with the lattice".into(),
             ));
         }
         let gpu = Gpu::open()?;
-        gpu.check_fits(
-            &format!("a {} x {} x {} lattice", l.nx, l.ny, l.nz),
-            n as u64 * BYTES_PER_CELL_STORED,
-        )?;
         let prepared = setup.prepared_flags();
         let list: Vec<u32> = (0..n as u32)
-            .filter(|&c| prepared[c as usize] != FLUID)
+            .filter(|&c| {
+                let b = prepared[c as usize];
+                b & KIND_MASK == FLUID && b != FLUID
+            })
             .collect();
+        let has_outlet = prepared.iter().any(|&b| b & KIND_MASK == OUTLET);
+        gpu.check_fits(
+            &format!(
+                "a {} x {} x {} lattice ({} storage)",
+                l.nx,
+                l.ny,
+                l.nz,
+                S::NAME
+            ),
+            setup.lattice_bytes(list.len()),
+        )?;
         let flags = gpu.upload(&prepared)?;
         let boundary_cells = gpu.upload(if list.is_empty() { &[0u32][..] } else { &list })?;
-        let fields = gpu.upload(&setup.init.data)?;
-        let pops = Populations::new(l);
-        let mut f_src = gpu.zeros::<f32>(pops.len())?;
-        let f_dst = gpu.zeros::<f32>(pops.len())?;
+        let outlet_u = if has_outlet && !list.is_empty() {
+            let u: Vec<f32> = list
+                .iter()
+                .flat_map(|&c| {
+                    let (x, y, z) = l.coords(c as usize);
+                    setup.initial.at([x, y, z], true).1
+                })
+                .collect();
+            gpu.upload(&u)?
+        } else {
+            gpu.zeros(1)?
+        };
+        let pops = Populations::<S>::new(l, setup.layout, 0);
+        let mut f = gpu.zeros::<S::Elem>(pops.len())?;
         let mut launch = gpu.launch();
         let args = Init {
-            lattice: l,
-            _pad: 0,
-            fields: launch.read(&fields),
-            f: launch.write(&mut f_src),
+            pops,
+            initial: setup.initial,
+            flags: launch.read(&flags),
+            f: launch.write(&mut f),
         };
-        // SAFETY: fields holds 4 n floats, f a time level; one thread per cell.
+        // SAFETY: flags holds n bytes, f the populations; one thread per cell, each writing
+        // only its own slots.
         unsafe { launch.run(args, Shape::per_item(n as u64, BLOCK_SIZE)) }?;
         let clock = StageClock::new(&gpu.ctx);
         let ib = match IbPlan::new(l, &setup.immersed) {
@@ -263,23 +306,31 @@ impl CudaFluid {
             gpu,
             model: setup.model,
             params: setup.params,
+            pops,
+            layout: setup.layout,
+            block: setup.block,
             flags,
             boundary_count: list.len() as u32,
             boundary_cells,
-            f_src,
-            f_dst,
-            fields,
+            outlet_u,
+            f,
+            fields: None,
             clock,
         })
     }
 
-    /// Stage `stream_collide` of model `M` (interior kernel, then the boundary kernel over the
-    /// listed cells).
-    fn stream_collide<M: Model>(&mut self, p: LbmParams) -> Result<(), FluidError>
+    /// The populations as the next step finds them (for stages that write none).
+    fn now(&self) -> Populations<S> {
+        self.pops.at_step(self.step + 1)
+    }
+
+    /// Stage `stream_collide` of model `M` for step `step` (interior kernel, then the boundary
+    /// kernel over the listed cells).
+    fn stream_collide<M: Model>(&mut self, p: LbmParams, step: u64) -> Result<(), FluidError>
     where
-        StreamCollide<M>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
-        StreamCollideBand<M>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
-        Boundary<M>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+        StreamCollide<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+        StreamCollideBand<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+        Boundary<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     {
         let cells = p.lattice.cells() as u64;
         let mut l = self.gpu.launch();
@@ -287,38 +338,57 @@ impl CudaFluid {
             Some(ib) => BandRef::new(ib.plan.bricks, l.read(&ib.table), l.read(&ib.pool)),
             None => BandRef::NONE,
         };
-        let step = StreamCollide::<M>::new(
+        let args = StreamCollide::<M, S>::new(
             p,
+            self.pops.at_step(step),
             l.read(&self.flags),
-            l.read(&self.f_src),
-            l.write(&mut self.f_dst),
-            l.write(&mut self.fields),
+            l.write(&mut self.f),
         )
-        .with_band(band);
-        // SAFETY: flags holds n bytes, src and dst a time level each (distinct buffers), fields
-        // 4 n floats, the band's table and pool their plan's sizes; one thread per cell.
+        .with_band(band)
+        .with_outlet_u(l.write(&mut self.outlet_u));
+        let (args, shape) = match self.block {
+            super::Block::Flat => (args, Shape::per_item(cells, BLOCK_SIZE)),
+            super::Block::ThreeD([bx, by, bz]) => {
+                let lat = p.lattice;
+                let shape = Shape {
+                    grid: (
+                        lat.nx.div_ceil(bx),
+                        lat.ny.div_ceil(by),
+                        lat.nz.div_ceil(bz),
+                    ),
+                    block: (bx, by, bz),
+                    shared_bytes: 0,
+                    after_previous: false,
+                };
+                let launch = CellLaunch {
+                    three_d: 1,
+                    _pad: 0,
+                };
+                (args.with_launch(launch), shape)
+            }
+        };
+        // SAFETY: flags holds n bytes, f the populations, the band's table and pool their
+        // plan's sizes; one thread per cell, each touching only its own slots this step.
         unsafe {
             if band.active != 0 {
-                l.run(
-                    StreamCollideBand { step },
-                    Shape::per_item(cells, BLOCK_SIZE),
-                )
+                l.run(StreamCollideBand { step: args }, shape)
             } else {
-                l.run(step, Shape::per_item(cells, BLOCK_SIZE))
+                l.run(args, shape)
             }
         }?;
         self.clock.mark(&self.gpu.stream, "stream_collide")?;
         if self.boundary_count > 0 {
             let mut l = self.gpu.launch();
             let args = Boundary {
-                step,
+                step: args,
                 // The list's first `boundary_count` entries are the cells (the buffer holds one
                 // dummy entry when there are none).
                 cells: l
                     .read(&self.boundary_cells)
                     .prefix(self.boundary_count as u64),
             };
-            // SAFETY: cells holds distinct cell numbers < n (those the interior kernel skips).
+            // SAFETY: cells holds distinct fluid cell numbers < n (those the interior kernel
+            // skips); outlet_u three floats per entry when outlets exist.
             unsafe {
                 l.run(
                     args,
@@ -329,9 +399,36 @@ impl CudaFluid {
         }
         Ok(())
     }
+
+    fn band_ref(&self, l: &mut crate::gpu::Launch<'_>) -> BandRef {
+        match self.ib.as_ref() {
+            Some(ib) => BandRef::new(ib.plan.bricks, l.read(&ib.table), l.read(&ib.pool)),
+            None => BandRef::NONE,
+        }
+    }
 }
 
-impl FluidBackend for CudaFluid {
+impl<S: Storage> FluidBackend for CudaFluid<S>
+where
+    S::Elem: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits,
+    Init<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    FieldsArgs<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    Health<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    IbVelocity<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    StreamCollide<murmur_common::lbm::Bgk, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    StreamCollideBand<murmur_common::lbm::Bgk, S>:
+        murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    Boundary<murmur_common::lbm::Bgk, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    StreamCollide<murmur_common::lbm::RmMrt, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    StreamCollideBand<murmur_common::lbm::RmMrt, S>:
+        murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    Boundary<murmur_common::lbm::RmMrt, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    StreamCollide<murmur_common::lbm::AcmMrt, S>:
+        murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    StreamCollideBand<murmur_common::lbm::AcmMrt, S>:
+        murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    Boundary<murmur_common::lbm::AcmMrt, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+{
     fn describe(&self) -> String {
         format!("cuda ({})", self.gpu.name)
     }
@@ -344,9 +441,16 @@ impl FluidBackend for CudaFluid {
         self.model
     }
 
-    fn step(&mut self, store_fields: bool) -> Result<(), FluidError> {
-        let mut p = self.params;
-        p.store_fields = store_fields as u32;
+    fn storage(&self) -> StorageKind {
+        S::KIND
+    }
+
+    fn layout(&self) -> murmur_common::lbm::Layout {
+        self.layout
+    }
+
+    fn step(&mut self) -> Result<(), FluidError> {
+        let p = self.params;
         let step = self.step + 1;
         self.clock.begin(&self.gpu.stream)?;
         if let Some(ib) = self.ib.as_mut() {
@@ -354,15 +458,15 @@ impl FluidBackend for CudaFluid {
                 &self.gpu,
                 &mut self.clock,
                 &p,
+                self.pops.at_step(step),
                 &self.flags,
-                &self.f_src,
+                &self.f,
                 step,
             )?;
         }
-        with_model!(self.model, M => self.stream_collide::<M>(p))?;
+        with_model!(self.model, M => self.stream_collide::<M>(p, step))?;
         self.clock.end();
         self.step = step;
-        std::mem::swap(&mut self.f_src, &mut self.f_dst);
         Ok(())
     }
 
@@ -395,15 +499,20 @@ impl FluidBackend for CudaFluid {
             .stream
             .memset_zeros(&mut self.health)
             .ctx("clearing the health words")?;
+        let pops = self.now();
         let mut l = self.gpu.launch();
+        let band = self.band_ref(&mut l);
         let a = Health {
-            lattice: self.params.lattice,
+            p: self.params,
+            pops,
             bounds: *bounds,
             flags: l.read(&self.flags),
-            fields: l.read(&self.fields),
+            f: l.read(&self.f),
+            band,
             out: l.write(&mut self.health),
         };
-        // SAFETY: one thread per cell; the words are reduced with atomic maxima.
+        // SAFETY: one thread per cell, reading the populations; the words are reduced with
+        // atomic maxima.
         unsafe {
             l.run(
                 a,
@@ -415,31 +524,75 @@ impl FluidBackend for CudaFluid {
     }
 
     fn fields(&mut self) -> Result<Fields, FluidError> {
+        let n = self.params.lattice.cells();
+        if self.fields.is_none() {
+            self.gpu
+                .check_fits("the output fields (16 bytes per cell)", 16 * n as u64)?;
+            self.fields = Some(self.gpu.zeros::<f32>(4 * n)?);
+        }
+        let pops = self.now();
+        let mut l = self.gpu.launch();
+        let band = self.band_ref(&mut l);
+        let Some(fields) = self.fields.as_mut() else {
+            unreachable!("allocated above")
+        };
+        let a = FieldsArgs {
+            p: self.params,
+            pops,
+            flags: l.read(&self.flags),
+            f: l.read(&self.f),
+            band,
+            fields: l.write(fields),
+        };
+        // SAFETY: one thread per cell, reading the populations and writing its own fields.
+        unsafe { l.run(a, Shape::per_item(n as u64, BLOCK_SIZE)) }?;
         Ok(Fields {
             lattice: self.params.lattice,
-            data: self.gpu.download(&self.fields)?,
+            data: self.gpu.download(fields)?,
         })
     }
 
     fn populations(&mut self) -> Result<Vec<f32>, FluidError> {
-        Ok(self.gpu.download(&self.f_src)?)
+        let raw = self.gpu.download(&self.f)?;
+        Ok(super::cpu::canonical(&self.now(), &raw))
     }
 
     fn memory_bandwidth(&mut self) -> Result<f64, FluidError> {
+        // Scratch buffers the size of the populations (at most 4 GiB: enough for a steady
+        // figure), freed on return.
+        let bytes = (self.f.len() * std::mem::size_of::<S::Elem>()).min(4 << 30);
+        let words = bytes / 4;
+        self.gpu
+            .check_fits("the bandwidth probe's scratch buffers", 2 * bytes as u64)?;
+        let a = self.gpu.zeros::<f32>(words)?;
+        let mut b = self.gpu.zeros::<f32>(words)?;
         let stream = &self.gpu.stream;
-        let bytes = 2.0 * 4.0 * self.f_src.len() as f64;
         let mut best = f64::INFINITY;
         for _ in 0..5 {
             let start = self.gpu.record_timing_event()?;
             stream
-                .memcpy_dtod(&self.f_src, &mut self.f_dst)
-                .ctx("copying the populations")?;
+                .memcpy_dtod(&a, &mut b)
+                .ctx("copying the bandwidth probe")?;
             let end = self.gpu.record_timing_event()?;
             end.synchronize().ctx("waiting for a CUDA event")?;
             let ms = start.elapsed_ms(&end).ctx("reading a CUDA event")? as f64;
             best = best.min(ms / 1e3);
         }
-        Ok(bytes / best)
+        Ok(2.0 * 4.0 * words as f64 / best)
+    }
+
+    fn device_memory(&self) -> Option<(u64, u64)> {
+        self.gpu.memory().ok()
+    }
+
+    fn allocated_bytes(&self) -> u64 {
+        let ib = self.ib.as_ref().map_or(0, |ib| ib.plan.bytes());
+        (self.f.len() * std::mem::size_of::<S::Elem>()
+            + self.flags.len()
+            + 4 * self.boundary_cells.len()
+            + 4 * self.outlet_u.len()
+            + self.fields.as_ref().map_or(0, |f| 4 * f.len())) as u64
+            + ib
     }
 
     fn synchronize(&mut self) -> Result<(), FluidError> {

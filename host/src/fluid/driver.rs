@@ -3,10 +3,9 @@
 
 use super::forces::ForceSample;
 use super::immersed::SampleSnapshot;
-use super::{cpu::CpuFluid, Fields, FluidBackend, FluidError, Setup};
+use super::{Fields, FluidBackend, FluidError, Setup};
 use murmur_common::lbm::boundary::inlet_scale;
 use murmur_common::lbm::health::{self, Bounds, Report};
-use murmur_common::lbm::layout::BYTES_PER_CELL_STORED;
 use std::time::{Duration, Instant};
 
 pub use crate::backend::BackendChoice;
@@ -16,20 +15,18 @@ pub fn open_backend(
     choice: BackendChoice,
     setup: &Setup,
 ) -> Result<(Box<dyn FluidBackend>, Option<String>), FluidError> {
-    choice.open(
-        || -> Result<Box<dyn FluidBackend>, FluidError> { Ok(Box::new(open_cpu(setup)?)) },
-        || super::cuda::open(setup),
-    )
+    choice.open(|| open_cpu(setup), || super::cuda::open(setup))
 }
 
-/// The CPU backend, after checking that its populations fit the host's available memory.
-pub fn open_cpu(setup: &Setup) -> Result<CpuFluid, FluidError> {
+/// The CPU backend, after checking that its populations (and one cell's outlet velocity per
+/// cell, the CPU's simple indexing) fit the host's available memory.
+pub fn open_cpu(setup: &Setup) -> Result<Box<dyn FluidBackend>, FluidError> {
     let l = setup.lattice();
     crate::preflight::check_host_memory(
         &format!("the CPU lattice of {} x {} x {} cells", l.nx, l.ny, l.nz),
-        l.cells() as u64 * BYTES_PER_CELL_STORED,
+        setup.lattice_bytes(0) + 12 * l.cells() as u64,
     )?;
-    CpuFluid::new(setup)
+    super::cpu::open(setup)
 }
 
 /// The last output that passed the health check.
@@ -167,7 +164,7 @@ pub fn run(
         if opts.inlet_ramp > 0.0 {
             backend.set_inlet_scale(inlet_scale(step, opts.inlet_ramp));
         }
-        backend.step(check || out)?;
+        backend.step()?;
         if check || out {
             report = backend.health(&opts.health)?;
             if let Some(cell) = report.and_then(|r| r.first_bad) {

@@ -21,19 +21,66 @@ pub mod validate;
 pub mod validate_ib;
 
 use crate::timing::StageTimes;
-use murmur_common::lbm::{CellKind, CollisionModel, Lattice, LbmParams};
+use murmur_common::lbm::{CellKind, CollisionModel, Initial, Lattice, Layout, LbmParams};
+use murmur_common::lbm::{Populations, StorageKind};
 
-/// Everything a backend is built from: the model, the kernel parameters, the cell types and the
-/// initial fields (the populations start at their equilibrium).
+/// Everything a backend is built from: the model, the kernel parameters, the cell types, the
+/// initial fields (the populations start at their equilibrium, computed per cell where they
+/// live), and how the populations are stored.
 #[derive(Clone, Debug)]
 pub struct Setup {
     pub model: CollisionModel,
     pub params: LbmParams,
     /// One [`CellKind`] byte per cell.
     pub flags: Vec<u8>,
-    pub init: Fields,
+    pub initial: Initial,
     /// Solids coupled by the immersed boundary (empty: none).
     pub immersed: ib::Immersed,
+    /// Number format of the populations.
+    pub storage: StorageKind,
+    /// Memory layout of the populations (CSoA granularity).
+    pub layout: Layout,
+    /// Thread blocks of the interior stream-collide kernel (GPU only).
+    pub block: Block,
+}
+
+/// Thread blocks of the interior stream-collide kernel: one thread per cell number in blocks of
+/// 128 (`Flat`, any lattice size without idle threads), or 3D blocks of `x * y * z` threads over
+/// the lattice's axes (`x` a multiple of 32, so a warp reads consecutive cells).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Block {
+    #[default]
+    Flat,
+    ThreeD([u32; 3]),
+}
+
+impl Block {
+    /// `flat` or `XxYxZ` (e.g. `32x4x2`): x a multiple of 32, at most 1024 threads.
+    pub fn parse(s: &str) -> Result<Block, String> {
+        if s.eq_ignore_ascii_case("flat") {
+            return Ok(Block::Flat);
+        }
+        let parts: Vec<&str> = s.split('x').collect();
+        let dims: Option<Vec<u32>> = parts.iter().map(|p| p.parse().ok()).collect();
+        match dims.as_deref() {
+            Some(&[x, y, z]) if x > 0 && x % 32 == 0 && y > 0 && z > 0 && (x * y * z) <= 1024 => {
+                Ok(Block::ThreeD([x, y, z]))
+            }
+            _ => Err(format!(
+                "expected `flat` or XxYxZ with x a multiple of 32 and at most 1024 threads, got \
+                 `{s}`"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for Block {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Block::Flat => write!(f, "flat"),
+            Block::ThreeD([x, y, z]) => write!(f, "{x}x{y}x{z}"),
+        }
+    }
 }
 
 impl Setup {
@@ -45,8 +92,26 @@ impl Setup {
     /// cells next to non-fluid ones.
     pub fn prepared_flags(&self) -> Vec<u8> {
         let mut flags = self.flags.clone();
-        murmur_common::lbm::boundary::mark_near_boundary(&self.lattice(), &mut flags);
+        // A lattice of fluid cells only (a periodic box) has nothing to mark.
+        if flags.iter().any(|&b| b != CellKind::Fluid as u8) {
+            murmur_common::lbm::boundary::mark_near_boundary(&self.lattice(), &mut flags);
+        }
         flags
+    }
+
+    /// Stored population values of the lattice (padded to whole CSoA groups).
+    pub fn population_values(&self) -> usize {
+        // The element type does not change the count.
+        Populations::<murmur_common::lbm::Fp32>::new(self.lattice(), self.layout, 0).len()
+    }
+
+    /// Bytes of device memory the lattice needs: the populations (one copy, in place), the
+    /// cell bytes and the boundary list's entries (4 bytes each, 16 next to outlets), without
+    /// the fields, which are allocated only when a run writes output.
+    pub fn lattice_bytes(&self, boundary_cells: usize) -> u64 {
+        self.population_values() as u64 * self.storage.bytes() as u64
+            + self.lattice().cells() as u64
+            + 16 * boundary_cells as u64
     }
 
     /// Number of fluid cells.
@@ -136,15 +201,26 @@ pub trait FluidBackend {
     fn describe(&self) -> String;
     fn lattice(&self) -> Lattice;
     fn model(&self) -> CollisionModel;
-    /// Advances one step; with `store_fields` the step also writes `rho, u` for [`Self::fields`].
-    fn step(&mut self, store_fields: bool) -> Result<(), FluidError>;
-    /// The fields written by the last step that stored them (the initial fields before that).
+    /// The number format of the populations.
+    fn storage(&self) -> StorageKind;
+    /// The layout of the populations.
+    fn layout(&self) -> Layout;
+    /// Advances one step.
+    fn step(&mut self) -> Result<(), FluidError>;
+    /// Density and velocity of every cell after the last step, computed from the populations
+    /// on demand (the first call allocates the fields' buffer on the GPU).
     fn fields(&mut self) -> Result<Fields, FluidError>;
-    /// All populations, `f[q * n + cell]` (post-collision of the last step).
+    /// All populations, decoded, `f[q * n + cell]` (post-collision of the last step).
     fn populations(&mut self) -> Result<Vec<f32>, FluidError>;
-    /// Measured memory bandwidth in bytes/s: a copy of the population buffer into the scratch
-    /// buffer (bytes read + written over time). Leaves the state unchanged.
+    /// Measured memory bandwidth in bytes/s: the best of a few copies of a scratch buffer the
+    /// size of the populations (bytes read + written over time; the scratch is freed after).
     fn memory_bandwidth(&mut self) -> Result<f64, FluidError>;
+    /// Bytes of memory the backend holds for the lattice now (every buffer).
+    fn allocated_bytes(&self) -> u64;
+    /// `(free, total)` bytes of the device's memory (None on the CPU).
+    fn device_memory(&self) -> Option<(u64, u64)> {
+        None
+    }
     /// Steps done since the start.
     fn step_count(&self) -> u64;
     /// The forces on the solids of every step since the last call (lattice units, oldest

@@ -8,7 +8,7 @@ use super::{
 };
 use crate::fluid::FluidError;
 use murmur_common::lbm::boundary::{FLUID, SPONGE};
-use murmur_common::lbm::{Rates, Units};
+use murmur_common::lbm::{Initial, Rates, Units};
 
 const AXES: [&str; 3] = ["x", "y", "z"];
 
@@ -420,23 +420,19 @@ impl SceneFile {
         if peak == 0.0 {
             return Ok(());
         }
-        let v = init.velocity.map(|c| units.velocity_to_lattice(c));
-        let l = setup.lattice();
-        for cell in 0..l.cells() {
-            if setup.flags[cell] != FLUID {
-                continue;
-            }
-            let (x, y, _) = l.coords(cell);
-            let phys = |a: usize, c: u32| (c as f64 - geometry.offset(a)) * units.dx;
-            let (mut rho, mut u) = (1.0, v);
-            if let Some((amp, k)) = vortex {
-                let (kx, ky) = (k * phys(0, x), k * phys(1, y));
-                u[0] += amp * kx.sin() * ky.cos();
-                u[1] -= amp * kx.cos() * ky.sin();
-                rho -= 0.75 * amp * amp * ((2.0 * kx).cos() + (2.0 * ky).cos());
-            }
-            setup.init.set(cell, rho as f32, u.map(|c| c as f32));
-        }
+        let v = init.velocity.map(|c| units.velocity_to_lattice(c) as f32);
+        setup.initial = match vortex {
+            None => Initial::uniform(v),
+            // The vortex's phase is measured from the domain's origin: lattice coordinate
+            // `offset` along each axis.
+            Some((amp, k)) => Initial {
+                velocity: v,
+                amplitude: amp as f32,
+                k: (k * units.dx) as f32,
+                offset: [geometry.offset(0) as f32, geometry.offset(1) as f32],
+                _pad: 0,
+            },
+        };
         Ok(())
     }
 

@@ -13,9 +13,11 @@
 //! free-slip wall; between faces of the same kind, the lower face index (`-x, +x, -y, +y, -z,
 //! +z`).
 
-use super::super::{Fields, FluidError, Setup};
+use super::super::{FluidError, Setup};
 use murmur_common::lbm::boundary::{cell_byte, FACE_NAMES, FLUID};
-use murmur_common::lbm::{CellKind, CollisionModel, Face, Lattice, LbmParams, Rates};
+use murmur_common::lbm::{
+    CellKind, CollisionModel, Face, Initial, Lattice, Layout, LbmParams, Rates, StorageKind,
+};
 
 /// The boundary of one face, lattice units.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -227,7 +229,10 @@ impl Geometry {
             model,
             params: self.params(lattice, rates),
             flags: self.flags(&lattice),
-            init: Fields::rest(lattice),
+            initial: Initial::REST,
+            storage: StorageKind::Fp32,
+            layout: Layout::SOA,
+            block: crate::fluid::Block::Flat,
             immersed: Default::default(),
         };
         setup.immersed.periodic = self.periodic();
