@@ -279,6 +279,7 @@ kernel_table! {
     lbm::IbVelocity => "ib_velocity",
     lbm::IbForce => "ib_force",
     lbm::IbUpdate => "ib_update",
+    crate::lbm::half::CheckHalf => "check_half",
 }
 
 /// `cudarc::driver::DeviceRepr` for the argument structs and the plain types inside them, so
