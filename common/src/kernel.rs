@@ -306,6 +306,7 @@ kernel_table! {
     lbm::IbVelocity<Fp16C> => "ib_velocity_fp16c",
     lbm::IbForce => "ib_force",
     lbm::IbUpdate => "ib_update",
+    crate::lbm::half::CheckHalf => "check_half",
 }
 
 /// `cudarc::driver::DeviceRepr` for the argument structs and the plain types inside them, so

@@ -8,6 +8,7 @@
 #![feature(abi_ptx, stdarch_nvptx, asm_experimental_arch, link_llvm_intrinsics)]
 #![allow(internal_features, clippy::missing_safety_doc)]
 
+pub mod check;
 pub mod flock;
 pub mod lbm;
 pub mod render;
