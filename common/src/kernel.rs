@@ -279,6 +279,9 @@ kernel_table! {
     lbm::IbVelocity => "ib_velocity",
     lbm::IbForce => "ib_force",
     lbm::IbUpdate => "ib_update",
+    lbm::IbBin => "ib_bin",
+    lbm::IbPlace => "ib_place",
+    lbm::IbGather => "ib_gather",
 }
 
 /// `cudarc::driver::DeviceRepr` for the argument structs and the plain types inside them, so
