@@ -533,6 +533,7 @@ fn moving_sphere(model: CollisionModel) -> Result<Setup, FluidError> {
         solids: vec![solid, spin],
         periodic: [true; 3],
         passes: 0,
+        ..Immersed::default()
     };
     Ok(setup)
 }
