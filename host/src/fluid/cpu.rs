@@ -392,6 +392,22 @@ impl CpuFluid {
     }
 }
 
+impl CpuFluid {
+    /// The immersed-boundary force density of every cell after the last step (zero outside the
+    /// band; `None` without solids): what the stream-collide step added.
+    pub fn band_forces(&self) -> Option<Vec<[f32; 3]>> {
+        let ib = self.ib.as_ref()?;
+        let band = ib.band_ref();
+        let cells = self.params.lattice.cells();
+        // SAFETY: the table and pool are the plan's sizes; `cell < cells`.
+        Some(
+            (0..cells)
+                .map(|c| unsafe { band.force(c) }.unwrap_or([0.0; 3]))
+                .collect(),
+        )
+    }
+}
+
 impl FluidBackend for CpuFluid {
     fn describe(&self) -> String {
         format!("cpu (rayon, {} threads)", rayon::current_num_threads())
