@@ -144,13 +144,22 @@ fn the_three_methods_agree_bit_for_bit_on_the_cpu() {
         assert!(want.forces.iter().any(|r| r.force[0] != 0.0), "{name}");
         for spread in &METHODS[1..] {
             let got = run_cpu(&setup, *spread, 6);
-            assert!(got.band == want.band, "{name} {spread:?}: band force differs");
-            assert!(got.forces == want.forces, "{name} {spread:?}: solid forces differ");
+            assert!(
+                got.band == want.band,
+                "{name} {spread:?}: band force differs"
+            );
+            assert!(
+                got.forces == want.forces,
+                "{name} {spread:?}: solid forces differ"
+            );
             assert!(
                 got.sample_force == want.sample_force,
                 "{name} {spread:?}: sample forces differ"
             );
-            assert!(got.fields == want.fields, "{name} {spread:?}: fields differ");
+            assert!(
+                got.fields == want.fields,
+                "{name} {spread:?}: fields differ"
+            );
         }
     }
 }
@@ -182,7 +191,10 @@ fn cuda_matches_the_cpu_for_every_method() {
             // not bitwise equal).
             let (fc, fg) = (cpu.take_forces().unwrap(), gpu.take_forces().unwrap());
             let df = force_difference(&fg, &fc).unwrap();
-            assert!(df <= FORCE_PARITY_TOLERANCE, "{name} {spread:?}: forces {df:e}");
+            assert!(
+                df <= FORCE_PARITY_TOLERANCE,
+                "{name} {spread:?}: forces {df:e}"
+            );
             let (drho, du) = gpu
                 .fields()
                 .unwrap()

@@ -9,8 +9,8 @@ use murmur_common::lbm::abi::{
     Init, StreamCollide, StreamCollideBand, FORCE_RECORD,
 };
 use murmur_common::lbm::band::BRICK_CELLS;
-use murmur_common::lbm::health::{cell_words, word};
 use murmur_common::lbm::gather;
+use murmur_common::lbm::health::{cell_words, word};
 use murmur_common::lbm::immersed::{self, record_fixed, record_index, Reaction};
 use murmur_common::lbm::{
     init_cell, stream_collide_cell, stream_collide_interior, stream_collide_interior_band, AcmMrt,

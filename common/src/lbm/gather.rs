@@ -17,10 +17,10 @@
 //! scatter's bit for bit, whatever the order in which bins and samples are visited.
 
 use super::abi::{Bins, IbBin, IbGather, IbPlace, BIN_BLOCK, BIN_CELL};
+use super::band::slot;
 use super::band::{to_fixed, BandMut, BRICK_CELLS};
 use super::ib::{below, bin_node, node_weights, Domain};
 use super::immersed::{apply_pass, place as place_sample};
-use super::band::slot;
 
 impl Bins {
     /// One bin per band cell of a band of `capacity` slots.

@@ -245,7 +245,9 @@ impl CpuFluid {
                     unsafe { gather::bin(&a, s) };
                 }
             });
-            stage(times, "ib_scan", || gather::scan(&mut g.counts, &mut g.starts));
+            stage(times, "ib_scan", || {
+                gather::scan(&mut g.counts, &mut g.starts)
+            });
             stage(times, "ib_place", || {
                 let a = IbPlace {
                     key: view(&g.key),

@@ -102,7 +102,10 @@ impl CudaIb {
     fn new(gpu: &Gpu, plan: IbPlan) -> Result<CudaIb, FluidError> {
         gpu.check_fits(
             "the immersed boundary's buffers",
-            plan.bytes() + plan.bins.map_or(0, |b| CellScan::bytes_needed(b.entries() as u32)),
+            plan.bytes()
+                + plan
+                    .bins
+                    .map_or(0, |b| CellScan::bytes_needed(b.entries() as u32)),
         )?;
         Ok(CudaIb {
             gather: match plan.bins {

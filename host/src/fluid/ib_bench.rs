@@ -73,7 +73,7 @@ pub fn methods(method: MethodChoice, blocks: &[u32]) -> Result<Vec<IbSpread>> {
 /// Runs `warmup` then `steps` timed steps of `setup` with `spread` (`None`: without solids) on
 /// a backend `open` builds; the inlets ramp as in a run (`ramp` steps).
 pub fn bench_method(
-    open: &mut dyn FnMut(&Setup) -> Result<Box<dyn FluidBackend>, FluidError>,
+    open: &mut super::validate::Opener,
     setup: &Setup,
     spread: Option<IbSpread>,
     warmup: u64,
@@ -126,9 +126,22 @@ pub fn bench_method(
     ))
 }
 
+/// The immersed-boundary stages in step order (the table's columns).
+const STAGE_ORDER: [&str; 9] = [
+    "ib_clear",
+    "ib_mark",
+    "ib_bin",
+    "ib_scan",
+    "ib_place",
+    "ib_velocity",
+    "ib_force",
+    "ib_update",
+    "ib_gather",
+];
+
 /// The markdown table: one row per method, then the grid without solids.
 pub fn table(rows: &[IbBenchRow]) -> String {
-    let mut stages: Vec<&'static str> = Vec::new();
+    let mut stages: Vec<&'static str> = STAGE_ORDER.to_vec();
     for r in rows {
         for (n, _) in &r.ib_stages {
             if !stages.contains(n) {
@@ -136,10 +149,8 @@ pub fn table(rows: &[IbBenchRow]) -> String {
             }
         }
     }
-    let without = rows
-        .iter()
-        .find(|r| r.spread.is_none())
-        .map(|r| r.step_ms);
+    stages.retain(|n| rows.iter().any(|r| r.ib_stages.iter().any(|(s, _)| s == n)));
+    let without = rows.iter().find(|r| r.spread.is_none()).map(|r| r.step_ms);
     let mut out = format!(
         "| method | l | {} | IB total ms | step ms | IB / step | (step - no solids) / step | \
          forces = first |\n|---|---|{}---|---|---|---|---|\n",
@@ -166,7 +177,11 @@ pub fn table(rows: &[IbBenchRow]) -> String {
         };
         out += &format!(
             "| {name} | {l} | {} | {} | {:.3} | {} | {extra} | {} |\n",
-            stages.iter().map(|n| cell(n)).collect::<Vec<_>>().join(" | "),
+            stages
+                .iter()
+                .map(|n| cell(n))
+                .collect::<Vec<_>>()
+                .join(" | "),
             if r.spread.is_some() {
                 format!("{:.3}", r.ib_ms)
             } else {
@@ -260,13 +275,17 @@ pub fn ib_bench_cmd(a: &IbBenchArgs) -> Result<()> {
             }
         }
         eprintln!(
-            "  {}{}: IB {:.3} ms, step {:.3} ms",
-            spread.map_or("no solids", |s| s.name()),
+            "  {}: {}step {:.3} ms",
             match spread {
-                Some(IbSpread::Blocks { l }) => format!(" l = {l}"),
-                _ => String::new(),
+                Some(IbSpread::Blocks { l }) => format!("blocks l = {l}"),
+                Some(s) => s.name().to_string(),
+                None => "no solids".to_string(),
             },
-            row.ib_ms,
+            if spread.is_some() {
+                format!("IB {:.3} ms, ", row.ib_ms)
+            } else {
+                String::new()
+            },
             row.step_ms
         );
         rows.push(row);

@@ -65,7 +65,9 @@ impl IbSpread {
     pub fn parse(name: &str, block: Option<u32>) -> Result<IbSpread, String> {
         let l = block.unwrap_or(4);
         if !(1..=MAX_BLOCK).contains(&l) {
-            return Err(format!("the block side must be within 1..={MAX_BLOCK}, got {l}"));
+            return Err(format!(
+                "the block side must be within 1..={MAX_BLOCK}, got {l}"
+            ));
         }
         match name {
             "scatter" | "gather" if block.is_some() => Err(format!(
