@@ -307,6 +307,9 @@ kernel_table! {
     lbm::IbForce => "ib_force",
     lbm::IbUpdate => "ib_update",
     crate::lbm::half::CheckHalf => "check_half",
+    lbm::IbBin => "ib_bin",
+    lbm::IbPlace => "ib_place",
+    lbm::IbGather => "ib_gather",
 }
 
 /// `cudarc::driver::DeviceRepr` for the argument structs and the plain types inside them, so

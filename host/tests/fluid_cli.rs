@@ -356,3 +356,96 @@ fn scene_errors_are_one_line_and_come_before_any_step() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn ib_bench_times_every_method_on_the_cpu() {
+    let dir = support::tmp("fluid-ib-bench", "");
+    let scene = dir.join("small.toml");
+    std::fs::write(
+        &scene,
+        r#"
+name = "small-ib"
+collision = "bgk"
+[physical]
+length = 0.1
+velocity = 1.0
+viscosity = 5e-3
+[lattice]
+resolution = 8
+[domain]
+cells = [24, 16, 16]
+[faces]
+x_min = { type = "inlet", ramp = 0.01 }
+x_max = { type = "outlet" }
+[[solids]]
+shape = { type = "sphere", radius = 0.03 }
+position = [0.1, 0.1, 0.1]
+motion = { type = "rotate", axis = [0, 0, 1], rate = 1.0 }
+[immersed]
+spread = "gather"
+"#,
+    )
+    .unwrap();
+    let (ok, stdout, stderr) = murmur(&[
+        "fluid",
+        "ib-bench",
+        scene.to_str().unwrap(),
+        "--backend",
+        "cpu",
+        "--steps",
+        "3",
+        "--warmup",
+        "1",
+        "--block",
+        "2",
+        "4",
+    ]);
+    assert!(ok, "{stdout}\n{stderr}");
+    for row in [
+        "| scatter |",
+        "| gather |",
+        "| blocks | 2 |",
+        "| blocks | 4 |",
+        "| no solids |",
+    ] {
+        assert!(stdout.contains(row), "{row}: {stdout}");
+    }
+    assert!(stdout.contains("ib_gather"), "{stdout}");
+    assert!(
+        !stdout.contains("| NO |"),
+        "forces differ between methods: {stdout}"
+    );
+
+    // Bad spreading choices are one-line errors.
+    let text = std::fs::read_to_string(&scene).unwrap();
+    for (bad, msg) in [
+        ("spread = \"gather\"", "unknown variant `sideways`"),
+        (
+            "spread = \"gather\"\nblock = 0",
+            "block side must be within",
+        ),
+        (
+            "spread = \"gather\"\nblock = 4",
+            "only used with spread = \"blocks\"",
+        ),
+        ("spread = \"gather\"\nsize = 4", "unknown field `size`"),
+    ] {
+        let replaced = if msg.starts_with("unknown variant") {
+            text.replace("spread = \"gather\"", "spread = \"sideways\"")
+        } else {
+            text.replace("spread = \"gather\"", bad)
+        };
+        std::fs::write(&scene, replaced).unwrap();
+        let (ok, _, err) = murmur(&[
+            "fluid",
+            "ib-bench",
+            scene.to_str().unwrap(),
+            "--backend",
+            "cpu",
+        ]);
+        assert!(!ok);
+        assert!(err.contains(msg), "{bad}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

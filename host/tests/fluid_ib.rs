@@ -40,6 +40,7 @@ fn cylinder_box(
         solids: vec![solid],
         periodic: [true; 3],
         passes: 0,
+        ..Immersed::default()
     };
     setup
 }

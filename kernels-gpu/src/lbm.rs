@@ -8,10 +8,11 @@ use crate::thread::{
 };
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use murmur_common::lbm::abi::{
-    Boundary, FieldsArgs, Health, IbClear, IbForce, IbMark, IbUpdate, IbVelocity, Init,
-    StreamCollide, StreamCollideBand, FORCE_RECORD,
+    Boundary, FieldsArgs, Health, IbBin, IbClear, IbForce, IbGather, IbMark, IbPlace, IbUpdate,
+    IbVelocity, Init, StreamCollide, StreamCollideBand, FORCE_RECORD,
 };
 use murmur_common::lbm::band::BRICK_CELLS;
+use murmur_common::lbm::gather;
 use murmur_common::lbm::health::{cell_words, word};
 use murmur_common::lbm::immersed::{self, record_fixed, record_index, Reaction};
 use murmur_common::lbm::{
@@ -211,10 +212,11 @@ pub unsafe extern "ptx-kernel" fn ib_mark(a: IbMark) {
     immersed::mark(&a, s);
 }
 
-/// Stage `ib_force`: one thread per sample; spreading with atomic fixed-point adds; the
-/// reactions summed per warp (fixed point, so in any order to the same total) when all its
-/// lanes hold samples of one solid (samples are stored solid by solid), else per lane, into
-/// this step's force record.
+/// Stage `ib_force`: one thread per sample; spreading with atomic fixed-point adds (or the
+/// sample's force stored for `ib_gather`); the reactions summed per warp (fixed point, so in
+/// any order to the same total) when all its lanes hold samples of one solid (samples are
+/// stored solid by solid; in block order a warp may mix solids), else per lane, into this
+/// step's force record.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn ib_force(a: IbForce) {
     let s = index();
@@ -260,4 +262,32 @@ pub unsafe extern "ptx-kernel" fn ib_update(a: IbUpdate) {
         return;
     };
     immersed::band_update(&a, i);
+}
+
+/// Stage `ib_bin`: one thread per sample; its bin and its rank in it (atomic count).
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn ib_bin(a: IbBin) {
+    let Some(s) = index_below(a.samples.body.len()) else {
+        return;
+    };
+    gather::bin(&a, s);
+}
+
+/// Stage `ib_place`: one thread per sample; the counting sort's scatter.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn ib_place(a: IbPlace) {
+    let Some(s) = index_below(a.key.len()) else {
+        return;
+    };
+    gather::place(&a, s);
+}
+
+/// Stage `ib_gather`: one thread per band cell (`capacity x 64`): the pass's force summed over
+/// the samples of the bins its support reaches, then the update of `ib_update`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn ib_gather(a: IbGather) {
+    let Some(i) = index_below(a.band.capacity as u64 * BRICK_CELLS as u64) else {
+        return;
+    };
+    gather::gather(&a, i);
 }

@@ -205,20 +205,100 @@ pub struct IbVelocity<S: Storage> {
 }
 
 /// `ib_force`: one thread per sample, pass `pass` of `passes`: interpolation, force density,
-/// spreading into the band, the sample's force (`3` floats per sample, `sample_force`) and the
-/// solid's reaction summed into `record` (this step's [`RECORD_FLOATS`]).
+/// the spreading (`spread`, below), the sample's force (`3` floats per sample, `sample_force`)
+/// and the solid's reaction summed into `record` (this step's [`RECORD_FLOATS`]).
+///
+/// Thread `t` takes sample `order[t]` (`order` empty: sample `t`). With `spread` =
+/// [`SPREAD_SCATTER`] it adds its force into the band's pass sums; with [`SPREAD_STORE`] it
+/// writes `at[t] = (X_s, scale_s)` (the renormalisation factor, 0 when no node is left) and
+/// `force[t] = (F_s dA_s, 0)` for the gather ([`IbGather`]).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct IbForce {
     pub domain: Domain,
     pub pass: u32,
     pub passes: u32,
+    pub spread: u32,
+    pub _pad: u32,
     pub flags: DevSlice<u8>,
     pub samples: SampleSet,
+    pub order: DevSlice<u32>,
     pub band: BandMut,
     pub record: DevSliceMut<u64>,
     pub sample_force: DevSliceMut<f32>,
+    pub at: DevSliceMut<[f32; 4]>,
+    pub force: DevSliceMut<[f32; 4]>,
     pub solids: Solids,
+}
+
+/// [`IbForce::spread`]: atomic fixed-point adds into the band's pass sums.
+pub const SPREAD_SCATTER: u32 = 0;
+/// [`IbForce::spread`]: each sample's position and force stored for the gather.
+pub const SPREAD_STORE: u32 = 1;
+
+/// How the gather bins samples ([`super::gather`]). `#[repr(C)]`: part of kernel arguments.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Bins {
+    /// [`BIN_CELL`] or [`BIN_BLOCK`].
+    pub kind: u32,
+    /// Block side `l`, cells ([`BIN_BLOCK`]).
+    pub side: u32,
+    /// Blocks along x, y, z ([`BIN_BLOCK`]).
+    pub dims: [u32; 3],
+    /// Bins: band cells (`capacity x 64`) or blocks. Bin `count` holds the samples that reach
+    /// no node; the counts and starts have `count + 2` entries (the last start is the total).
+    pub count: u32,
+}
+
+/// [`Bins::kind`]: one bin per band cell (slot `x 64 +` cell), a sample in the bin of its
+/// [`super::ib::bin_node`].
+pub const BIN_CELL: u32 = 0;
+/// [`Bins::kind`]: one bin per block of `side^3` lattice cells, a sample in the block of its
+/// bin node.
+pub const BIN_BLOCK: u32 = 1;
+
+/// `ib_bin`: one thread per sample: its bin into `key`, its place among the bin's samples
+/// (the count before it, an atomic add) into `rank`, the bin's count raised.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct IbBin {
+    pub domain: Domain,
+    pub bins: Bins,
+    pub samples: SampleSet,
+    pub band: BandMut,
+    pub counts: DevSliceMut<u32>,
+    pub key: DevSliceMut<u32>,
+    pub rank: DevSliceMut<u32>,
+    pub solids: Solids,
+}
+
+/// `ib_place`: one thread per sample: `list[starts[key] + rank] = sample` (the counting
+/// sort's scatter; `starts` the exclusive scan of the counts).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct IbPlace {
+    pub key: DevSlice<u32>,
+    pub rank: DevSlice<u32>,
+    pub starts: DevSlice<u32>,
+    pub list: DevSliceMut<u32>,
+}
+
+/// `ib_gather`: one thread per band cell (`capacity x 64`), after each `ib_force`: sums the
+/// forces of the samples in the bins its stencil support reaches into the pass's force, then
+/// updates as `ib_update` does. The entries of bin `b` are `starts[b]..starts[b + 1]`; entry
+/// `k` is sample place `list[k]` in `at` / `force` (`list` empty: place `k`, the samples stored
+/// in bin order).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct IbGather {
+    pub domain: Domain,
+    pub bins: Bins,
+    pub band: BandMut,
+    pub starts: DevSlice<u32>,
+    pub list: DevSlice<u32>,
+    pub at: DevSlice<[f32; 4]>,
+    pub force: DevSlice<[f32; 4]>,
 }
 
 /// `ib_update`: one thread per band cell, between passes.

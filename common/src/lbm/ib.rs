@@ -358,6 +358,73 @@ pub fn weight(domain: &Domain, node: [u32; 3], pos: [f32; 3]) -> f32 {
     wx * wy * wz
 }
 
+/// Gather form of step 3, term by term: calls `term(K_i)` with the raw weight of every node
+/// `i` of the stencil of a sample at `pos` that sits on `node` (cell coordinates): none when the
+/// node is not in the stencil, one in general, two or more only where a periodic axis has a
+/// single cell (both nodes are that cell). Each weight is the product [`Stencil::new`] forms,
+/// in the same order, so `to_fixed(K_i * scale_s * g)` equals what the scatter adds for that
+/// node bit for bit.
+#[inline(always)]
+pub fn node_weights(domain: &Domain, node: [u32; 3], pos: [f32; 3], mut term: impl FnMut(f32)) {
+    let l = &domain.lattice;
+    let ax = axis(pos[0], l.nx, domain.is_periodic(0));
+    let ay = axis(pos[1], l.ny, domain.is_periodic(1));
+    let az = axis(pos[2], l.nz, domain.is_periodic(2));
+    let on = |a: &Axis, k: usize, c: u32| a.inside[k] && a.coord[k] == c;
+    for_8!(i => {
+        let (a, b, c) = (i & 1, i >> 1 & 1, i >> 2);
+        if on(&ax, a, node[0]) && on(&ay, b, node[1]) && on(&az, c, node[2]) {
+            term(ax.weight[a] * ay.weight[b] * az.weight[c]);
+        }
+    });
+}
+
+/// The bin node of a sample at `pos`: per axis the stencil's lower node (wrapped where the axis
+/// is periodic), or its upper node where the lower one lies before a non-periodic domain's
+/// first cell; `None` when the stencil has no node in the domain (or the position is NaN). Every
+/// node of the stencil lies at the bin node or one cell above it along each axis (wrapped), so
+/// a node finds the samples that reach it among the bins at itself and one cell below.
+#[inline(always)]
+pub fn bin_node(domain: &Domain, pos: [f32; 3]) -> Option<[u32; 3]> {
+    let l = &domain.lattice;
+    let pick = |a: Axis| {
+        if a.inside[0] {
+            Some(a.coord[0])
+        } else if a.inside[1] {
+            Some(a.coord[1])
+        } else {
+            None
+        }
+    };
+    if pos[0].is_nan() || pos[1].is_nan() || pos[2].is_nan() {
+        return None;
+    }
+    Some([
+        pick(axis(pos[0], l.nx, domain.is_periodic(0)))?,
+        pick(axis(pos[1], l.ny, domain.is_periodic(1)))?,
+        pick(axis(pos[2], l.nz, domain.is_periodic(2)))?,
+    ])
+}
+
+/// The coordinate one cell below `c` along axis `axis`: wrapped on a periodic axis of more
+/// than one cell, `None` below a non-periodic domain's first cell (and on a periodic axis of
+/// one cell, where it would be `c` itself).
+#[inline(always)]
+pub fn below(domain: &Domain, axis: usize, c: u32) -> Option<u32> {
+    let n = match axis {
+        0 => domain.lattice.nx,
+        1 => domain.lattice.ny,
+        _ => domain.lattice.nz,
+    };
+    if c > 0 {
+        Some(c - 1)
+    } else if domain.is_periodic(axis) && n > 1 {
+        Some(n - 1)
+    } else {
+        None
+    }
+}
+
 /// The hat weight of coordinate `c` in one axis's stencil (0 if neither node is `c`).
 #[inline(always)]
 fn axis_weight(a: Axis, c: u32) -> f32 {

@@ -17,11 +17,13 @@
 //! Spreading and the solid sums add into shared values: the kernels with atomics, the CPU in
 //! sample order; callers pass the addition.
 
-use super::abi::{IbClear, IbForce, IbMark, IbUpdate, IbVelocity, FORCE_RECORD, RECORD_SCALE};
+use super::abi::{
+    IbClear, IbForce, IbMark, IbUpdate, IbVelocity, FORCE_RECORD, RECORD_SCALE, SPREAD_SCATTER,
+};
 use super::access::Storage;
 use super::band::{claim, from_fixed, pass_index, slot, to_fixed, BRICK_CELLS};
 use super::boundary::{FLUID, KIND_MASK};
-use super::ib::{force_density, interpolate, interpolate_scalar, spread, Stencil};
+use super::ib::{bin_node, force_density, interpolate, interpolate_scalar, spread, Stencil};
 use super::{moments, stream};
 
 /// Stage `ib_clear`, element `i`: table entry `i`, the counter (thread 0) and force-record
@@ -76,7 +78,7 @@ pub fn state_of(solids: &super::abi::Solids, i: usize) -> super::ib::SolidState 
 /// # Safety
 /// `s < samples.body.len()`.
 #[inline(always)]
-unsafe fn place(
+pub(super) unsafe fn place(
     samples: &super::abi::SampleSet,
     solids: &super::abi::Solids,
     s: usize,
@@ -109,6 +111,11 @@ pub unsafe fn mark(a: &IbMark, s: usize) {
             }
         }
     });
+    // The gather bins samples by this node's band cell, so its brick joins the band even when
+    // the node is a wall (its cells get `rho = 0` and take no force).
+    if let Some(k) = bin_node(&a.domain, pos) {
+        claim(&a.band, a.domain.lattice.index(k[0], k[1], k[2]));
+    }
 }
 
 /// Stage `ib_velocity`, element `i` of `capacity x 64` (slot `i / 64`, cell `i % 64`):
@@ -152,18 +159,25 @@ pub struct Reaction {
     pub torque: [f32; 3],
 }
 
-/// Stage `ib_force`, sample `s`, one pass: interpolates `u*` and `rho` over the stencil's
-/// fluid band nodes (renormalised), computes `F_s = 2 rho (u_b - u*)`, spreads `F_s dA_s`
-/// into the band's fixed-point pass sums through `add(pointer, value)` (a wrapping `u64`
-/// addition), adds the reaction `-F_s dA_s` to the sample's record and returns it for
-/// the solid. A sample with no fluid node left exerts nothing.
+/// Stage `ib_force`, thread `t` (sample `order[t]`, or `t`), one pass: interpolates `u*` and
+/// `rho` over the stencil's fluid band nodes (renormalised), computes `F_s = 2 rho (u_b - u*)`,
+/// spreads `F_s dA_s` into the band's fixed-point pass sums through `add(pointer, value)` (a
+/// wrapping `u64` addition) or stores it for the gather ([`IbForce::spread`]), adds the
+/// reaction `-F_s dA_s` to the sample's record and returns it for the solid. A sample with no
+/// fluid node left exerts nothing.
 ///
 /// # Safety
-/// The buffers as documented on [`IbForce`]; `s < samples`; `add` adds atomically when
+/// The buffers as documented on [`IbForce`]; `t < samples`; `add` adds atomically when
 /// samples run concurrently.
 #[inline(always)]
-pub unsafe fn sample_force(a: &IbForce, s: usize, add: impl Fn(*mut u64, u64)) -> Reaction {
+pub unsafe fn sample_force(a: &IbForce, t: usize, add: impl Fn(*mut u64, u64)) -> Reaction {
+    let s = if a.order.is_empty() {
+        t
+    } else {
+        a.order.read(t) as usize
+    };
     let (pos, arm, area, solid) = place(&a.samples, &a.solids, s);
+    let store = a.spread != SPREAD_SCATTER;
     let band = &a.band;
     let mut stencil = Stencil::new(&a.domain, pos);
     let present = |cell: usize| {
@@ -177,9 +191,12 @@ pub unsafe fn sample_force(a: &IbForce, s: usize, add: impl Fn(*mut u64, u64)) -
         solid: solid as u32,
         ..Reaction::default()
     };
-    if stencil.renormalise(present).is_none() {
+    let Some(scale) = stencil.renormalise(present) else {
+        if store {
+            a.at.write(t, [pos[0], pos[1], pos[2], 0.0]);
+        }
         return reaction;
-    }
+    };
     let value = |cell: usize, v: usize| match band.slot_of(cell) {
         Some((sl, local)) => band.get(sl, v, local),
         None => 0.0,
@@ -194,13 +211,20 @@ pub unsafe fn sample_force(a: &IbForce, s: usize, add: impl Fn(*mut u64, u64)) -
     let rho = interpolate_scalar(&stencil, |cell| value(cell, slot::RHO));
     let u_b = state_of(&a.solids, solid).velocity_at(arm);
     let f_s = force_density(rho, u_b, u_star);
-    spread(&stencil, f_s, area, |cell, g| {
-        if let Some((sl, local)) = band.slot_of(cell) {
-            for (c, &gc) in g.iter().enumerate() {
-                add(band.pass.at(pass_index(sl, c, local)), to_fixed(gc));
+    if store {
+        a.at.write(t, [pos[0], pos[1], pos[2], scale]);
+        // The product `spread` forms: the gather's terms equal the scatter's bit for bit.
+        a.force
+            .write(t, [f_s[0] * area, f_s[1] * area, f_s[2] * area, 0.0]);
+    } else {
+        spread(&stencil, f_s, area, |cell, g| {
+            if let Some((sl, local)) = band.slot_of(cell) {
+                for (c, &gc) in g.iter().enumerate() {
+                    add(band.pass.at(pass_index(sl, c, local)), to_fixed(gc));
+                }
             }
-        }
-    });
+        });
+    }
     let g = [-f_s[0] * area, -f_s[1] * area, -f_s[2] * area];
     for (c, &gc) in g.iter().enumerate() {
         let p = a.sample_force.at(3 * s + c);
@@ -251,10 +275,31 @@ pub unsafe fn band_update(a: &IbUpdate, i: usize) {
     if rho <= 0.0 {
         return;
     }
-    let h = 0.5 / rho;
-    for c in 0..3 {
+    let mut sums = [0u64; 3];
+    for (c, v) in sums.iter_mut().enumerate() {
         let k = pass_index(s, c, local);
-        let f = from_fixed(band.pass.read(k));
+        *v = band.pass.read(k);
+        band.pass.write(k, 0);
+    }
+    apply_pass(band, s, local, rho, sums);
+}
+
+/// The pass's fixed-point force `sums` of band cell `local` of slot `s` (density `rho > 0`)
+/// joins the step's force, and `u* += f / (2 rho)`.
+///
+/// # Safety
+/// As [`super::band::BandMut::set`].
+#[inline(always)]
+pub(super) unsafe fn apply_pass(
+    band: &super::band::BandMut,
+    s: u32,
+    local: usize,
+    rho: f32,
+    sums: [u64; 3],
+) {
+    let h = 0.5 / rho;
+    for (c, &v) in sums.iter().enumerate() {
+        let f = from_fixed(v);
         band.set(
             s,
             slot::U + c,
@@ -267,6 +312,5 @@ pub unsafe fn band_update(a: &IbUpdate, i: usize) {
             local,
             band.get(s, slot::FORCE + c, local) + f,
         );
-        band.pass.write(k, 0);
     }
 }

@@ -46,6 +46,7 @@ pub mod collide;
 pub mod d3q27;
 pub mod equilibrium;
 pub mod forcing;
+pub mod gather;
 pub mod half;
 pub mod health;
 pub mod ib;

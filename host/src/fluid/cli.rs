@@ -41,6 +41,9 @@ pub enum FluidCmd {
     /// benchmarks (Schaefer & Turek 1996), the Galilean check, cylindrical Couette flow. Prints
     /// the measured figures beside the reference values.
     Case(CaseArgs),
+    /// The immersed boundary's spreading methods (scatter, gather, block gather) timed stage by
+    /// stage on one scene, against the same grid without its solids.
+    IbBench(super::ib_bench::IbBenchArgs),
 }
 
 /// An immersed-boundary validation case.
@@ -219,6 +222,7 @@ pub fn run(cmd: &FluidCmd) -> Result<()> {
         FluidCmd::Bench(a) => bench_cmd(a),
         FluidCmd::Parity(a) => parity_cmd(a),
         FluidCmd::Case(a) => case_cmd(a),
+        FluidCmd::IbBench(a) => super::ib_bench::ib_bench_cmd(a),
     }
 }
 
@@ -686,6 +690,7 @@ fn moving_sphere(model: CollisionModel) -> Result<Setup, FluidError> {
         solids: vec![solid, spin],
         periodic: [true; 3],
         passes: 0,
+        ..Immersed::default()
     };
     Ok(setup)
 }

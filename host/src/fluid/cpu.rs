@@ -7,11 +7,12 @@ use super::immersed::{IbPlan, RecordRing, SampleSnapshot};
 use super::{Fields, FluidBackend, FluidError, Setup};
 use crate::timing::{stage, StageTimes};
 use murmur_common::lbm::abi::{
-    Health, IbClear, IbForce, IbMark, IbUpdate, IbVelocity, Init, SampleSet, StreamCollide,
-    RECORD_FLOATS,
+    Health, IbBin, IbClear, IbForce, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity, Init,
+    SampleSet, StreamCollide, BIN_BLOCK, RECORD_FLOATS, SPREAD_SCATTER, SPREAD_STORE,
 };
 use murmur_common::lbm::band::{counter, pass_len, pool_len, BandMut, BandRef, EMPTY};
 use murmur_common::lbm::boundary::{KIND_MASK, OUTLET};
+use murmur_common::lbm::gather;
 use murmur_common::lbm::health::{self, cell_words, word, Report};
 use murmur_common::lbm::immersed::{self, record_fixed, record_index};
 use murmur_common::lbm::{
@@ -55,11 +56,45 @@ struct CpuIb {
     records: RecordRing,
     /// Rows read from a full ring and not yet taken.
     taken: Vec<ForceSample>,
+    /// The gather's buffers (empty for the scatter), as on the GPU.
+    gather: GatherBufs,
+}
+
+/// The gather's buffers: per sample its bin, rank, place in the sorted list, stored position
+/// and force; per bin its count and start.
+#[derive(Default)]
+struct GatherBufs {
+    key: Vec<u32>,
+    rank: Vec<u32>,
+    list: Vec<u32>,
+    at: Vec<[f32; 4]>,
+    force: Vec<[f32; 4]>,
+    counts: Vec<u32>,
+    starts: Vec<u32>,
+}
+
+impl GatherBufs {
+    fn new(plan: &IbPlan) -> GatherBufs {
+        let Some(bins) = plan.bins else {
+            return GatherBufs::default();
+        };
+        let n = plan.body.len();
+        GatherBufs {
+            key: vec![0; n],
+            rank: vec![0; n],
+            list: vec![0; n],
+            at: vec![[0.0; 4]; n],
+            force: vec![[0.0; 4]; n],
+            counts: vec![0; bins.entries()],
+            starts: vec![0; bins.entries()],
+        }
+    }
 }
 
 impl CpuIb {
     fn new(plan: IbPlan) -> CpuIb {
         CpuIb {
+            gather: GatherBufs::new(&plan),
             table: vec![EMPTY; plan.bricks.count()],
             brick_of: vec![0; plan.capacity as usize],
             pool: vec![0.0; pool_len(plan.capacity)],
@@ -224,6 +259,41 @@ impl<S: Storage> CpuFluid<S> {
                 unsafe { immersed::mark(&a, s) };
             }
         });
+        if let Some(bins) = ib.plan.bins {
+            let g = &mut ib.gather;
+            stage(times, "ib_bin", || {
+                let a = IbBin {
+                    domain: ib.plan.domain,
+                    bins,
+                    samples,
+                    band,
+                    counts: view_mut(&mut g.counts),
+                    key: view_mut(&mut g.key),
+                    rank: view_mut(&mut g.rank),
+                    solids,
+                };
+                for s in 0..n_samples {
+                    // SAFETY: `s` indexes the samples; the band table is complete, the counts
+                    // zero (the scan leaves them so).
+                    unsafe { gather::bin(&a, s) };
+                }
+            });
+            stage(times, "ib_scan", || {
+                gather::scan(&mut g.counts, &mut g.starts)
+            });
+            stage(times, "ib_place", || {
+                let a = IbPlace {
+                    key: view(&g.key),
+                    rank: view(&g.rank),
+                    starts: view(&g.starts),
+                    list: view_mut(&mut g.list),
+                };
+                for s in 0..n_samples {
+                    // SAFETY: keys and ranks of this step's binning, starts their scan.
+                    unsafe { gather::place(&a, s) };
+                }
+            });
+        }
         let items = ib.plan.band_items() as usize;
         stage(times, "ib_velocity", || {
             let a = Shared(IbVelocity {
@@ -244,15 +314,30 @@ impl<S: Storage> CpuFluid<S> {
         });
         for pass in 0..ib.plan.passes {
             stage(times, "ib_force", || {
+                let g = &mut ib.gather;
+                let blocks = ib.plan.bins.is_some_and(|b| b.kind == BIN_BLOCK);
                 let a = IbForce {
                     domain: ib.plan.domain,
                     pass,
                     passes: ib.plan.passes,
+                    spread: if ib.plan.bins.is_some() {
+                        SPREAD_STORE
+                    } else {
+                        SPREAD_SCATTER
+                    },
+                    _pad: 0,
                     flags,
                     samples,
+                    order: if blocks {
+                        view(&g.list)
+                    } else {
+                        DevSlice::empty()
+                    },
                     band,
                     record,
                     sample_force: view_mut(&mut ib.sample_force),
+                    at: view_mut(&mut g.at),
+                    force: view_mut(&mut g.force),
                     solids,
                 };
                 for s in 0..n_samples {
@@ -270,6 +355,34 @@ impl<S: Storage> CpuFluid<S> {
                     }
                 }
             });
+            if let Some(bins) = ib.plan.bins {
+                let g = &ib.gather;
+                stage(times, "ib_gather", || {
+                    let a = Shared(IbGather {
+                        domain: ib.plan.domain,
+                        bins,
+                        band,
+                        starts: view(&g.starts),
+                        list: if bins.kind == BIN_BLOCK {
+                            DevSlice::empty()
+                        } else {
+                            view(&g.list)
+                        },
+                        at: view(&g.at),
+                        force: view(&g.force),
+                    });
+                    (0..items)
+                        .into_par_iter()
+                        .with_min_len(CHUNK)
+                        .for_each(|i| {
+                            let a = &a;
+                            // SAFETY: each band cell reads the stored samples and updates
+                            // only its own values.
+                            unsafe { gather::gather(&a.0, i) };
+                        });
+                });
+                continue;
+            }
             stage(times, "ib_update", || {
                 let a = Shared(IbUpdate { band });
                 (0..items)
@@ -313,6 +426,22 @@ impl<S: Storage> CpuFluid<S> {
                 unsafe { stream_collide_cell(&a.0, cell, cell) };
             }
         });
+    }
+}
+
+impl<S: Storage> CpuFluid<S> {
+    /// The immersed-boundary force density of every cell after the last step (zero outside the
+    /// band; `None` without solids): what the stream-collide step added.
+    pub fn band_forces(&self) -> Option<Vec<[f32; 3]>> {
+        let ib = self.ib.as_ref()?;
+        let band = ib.band_ref();
+        let cells = self.params.lattice.cells();
+        // SAFETY: the table and pool are the plan's sizes; `cell < cells`.
+        Some(
+            (0..cells)
+                .map(|c| unsafe { band.force(c) }.unwrap_or([0.0; 3]))
+                .collect(),
+        )
     }
 }
 

@@ -6,12 +6,14 @@ use super::cpu::band_overflow;
 use super::forces::ForceSample;
 use super::immersed::{IbPlan, RecordRing, SampleSnapshot, RING_STEPS};
 use super::{Fields, FluidBackend, FluidError, Setup};
+use crate::gpu::scan::CellScan;
 use crate::gpu::{DriverContext, Gpu, Shape, StageClock};
 use crate::timing::StageTimes;
 use cudarc::driver::CudaSlice;
 use murmur_common::lbm::abi::{
-    Boundary, CellLaunch, FieldsArgs, Health, IbClear, IbForce, IbMark, IbUpdate, IbVelocity, Init,
-    SampleSet, StreamCollide, StreamCollideBand, RECORD_FLOATS,
+    Bins, Boundary, CellLaunch, FieldsArgs, Health, IbBin, IbClear, IbForce, IbGather, IbMark,
+    IbPlace, IbUpdate, IbVelocity, Init, SampleSet, StreamCollide, StreamCollideBand, BIN_BLOCK,
+    RECORD_FLOATS, SPREAD_SCATTER, SPREAD_STORE,
 };
 use murmur_common::lbm::band::{counter, pass_len, pool_len, BandMut, BandRef};
 use murmur_common::lbm::boundary::{FLUID, KIND_MASK, OUTLET};
@@ -20,7 +22,7 @@ use murmur_common::lbm::immersed::clear_items;
 use murmur_common::lbm::{
     CollisionModel, Lattice, LbmParams, Model, Populations, Storage, StorageKind,
 };
-use murmur_common::{with_model, with_storage};
+use murmur_common::{with_model, with_storage, DevSlice, DevSliceMut};
 
 /// Threads per block of the lattice kernels (one thread per cell, x fastest: coalesced). 128:
 /// at the interior kernels' 56-72 registers (sm_90, ptxas) it fits 7-9 blocks per SM.
@@ -70,12 +72,55 @@ struct CudaIb {
     records: RecordRing,
     /// Rows read from a full ring and not yet taken.
     taken: Vec<ForceSample>,
+    /// The gather's buffers (`None` for the scatter).
+    gather: Option<CudaGather>,
+}
+
+/// The gather's device buffers (see `murmur_common::lbm::gather`).
+struct CudaGather {
+    bins: Bins,
+    key: CudaSlice<u32>,
+    rank: CudaSlice<u32>,
+    list: CudaSlice<u32>,
+    at: CudaSlice<[f32; 4]>,
+    force: CudaSlice<[f32; 4]>,
+    /// Zero between steps: the scan zeroes them as it reads them.
+    counts: CudaSlice<u32>,
+    starts: CudaSlice<u32>,
+    scan: CellScan,
+}
+
+impl CudaGather {
+    fn new(gpu: &Gpu, bins: Bins, samples: usize) -> Result<CudaGather, FluidError> {
+        let m = bins.entries();
+        Ok(CudaGather {
+            bins,
+            key: gpu.zeros(samples)?,
+            rank: gpu.zeros(samples)?,
+            list: gpu.zeros(samples)?,
+            at: gpu.zeros(samples)?,
+            force: gpu.zeros(samples)?,
+            counts: gpu.zeros(m)?,
+            starts: gpu.zeros(m)?,
+            scan: CellScan::new(gpu, m as u32)?,
+        })
+    }
 }
 
 impl CudaIb {
     fn new(gpu: &Gpu, plan: IbPlan) -> Result<CudaIb, FluidError> {
-        gpu.check_fits("the immersed boundary's buffers", plan.bytes())?;
+        gpu.check_fits(
+            "the immersed boundary's buffers",
+            plan.bytes()
+                + plan
+                    .bins
+                    .map_or(0, |b| CellScan::bytes_needed(b.entries() as u32)),
+        )?;
         Ok(CudaIb {
+            gather: match plan.bins {
+                Some(b) => Some(CudaGather::new(gpu, b, plan.body.len())?),
+                None => None,
+            },
             body: gpu.upload(&plan.body)?,
             solid_of: gpu.upload(&plan.solid_of)?,
             sample_force: gpu.zeros(3 * plan.body.len())?,
@@ -177,6 +222,48 @@ impl CudaIb {
             unsafe { l.run(a, Shape::per_item(n_samples, BLOCK_SIZE)) }?;
             clock.mark(&gpu.stream, "ib_mark")?;
         }
+        if let Some(g) = self.gather.as_mut() {
+            let mut l = gpu.launch();
+            let a = IbBin {
+                domain: self.plan.domain,
+                bins: g.bins,
+                samples: SampleSet {
+                    body: l.read(&self.body),
+                    solid: l.read(&self.solid_of),
+                },
+                band: BandMut {
+                    bricks: self.plan.bricks,
+                    capacity: self.plan.capacity,
+                    _pad: 0,
+                    table: l.write(&mut self.table),
+                    brick_of: l.write(&mut self.brick_of),
+                    pool: l.write(&mut self.pool),
+                    pass: l.write(&mut self.pass),
+                    counter: l.write(&mut self.counter),
+                },
+                counts: l.write(&mut g.counts),
+                key: l.write(&mut g.key),
+                rank: l.write(&mut g.rank),
+                solids,
+            };
+            // SAFETY: one thread per sample; the counts are zero (the previous scan left them
+            // so) and raised atomically.
+            unsafe { l.run(a, Shape::per_item(n_samples, BLOCK_SIZE)) }?;
+            clock.mark(&gpu.stream, "ib_bin")?;
+            let m = g.bins.entries() as u32;
+            g.scan.run(gpu, &mut g.counts, &mut g.starts, m, false)?;
+            clock.mark(&gpu.stream, "ib_scan")?;
+            let mut l = gpu.launch();
+            let a = IbPlace {
+                key: l.read(&g.key),
+                rank: l.read(&g.rank),
+                starts: l.read(&g.starts),
+                list: l.write(&mut g.list),
+            };
+            // SAFETY: one thread per sample; keys and ranks are a permutation's places.
+            unsafe { l.run(a, Shape::per_item(n_samples, BLOCK_SIZE)) }?;
+            clock.mark(&gpu.stream, "ib_place")?;
+        }
         {
             let mut l = gpu.launch();
             let a = IbVelocity {
@@ -192,28 +279,82 @@ impl CudaIb {
         }
         for pass in 0..self.plan.passes {
             let mut l = gpu.launch();
+            let band = self.band(&mut l);
+            let (spread, order, at, force) = match self.gather.as_mut() {
+                None => (
+                    SPREAD_SCATTER,
+                    DevSlice::empty(),
+                    DevSliceMut::empty(),
+                    DevSliceMut::empty(),
+                ),
+                Some(g) => (
+                    SPREAD_STORE,
+                    if g.bins.kind == BIN_BLOCK {
+                        l.read(&g.list)
+                    } else {
+                        DevSlice::empty()
+                    },
+                    l.write(&mut g.at),
+                    l.write(&mut g.force),
+                ),
+            };
             let a = IbForce {
                 domain: self.plan.domain,
                 pass,
                 passes: self.plan.passes,
+                spread,
+                _pad: 0,
                 flags: l.read(flags),
                 samples: SampleSet {
                     body: l.read(&self.body),
                     solid: l.read(&self.solid_of),
                 },
-                band: self.band(&mut l),
+                order,
+                band,
                 // SAFETY: as for the clear.
                 record: unsafe {
                     l.write(&mut self.ring)
                         .range(slot * RECORD_FLOATS as u64, RECORD_FLOATS as u64)
                 },
                 sample_force: l.write(&mut self.sample_force),
+                at,
+                force,
                 solids,
             };
             // SAFETY: one thread per sample (whole warps take part in the reduction); shared
-            // values are added atomically.
+            // values are added atomically; `order` is a permutation of the samples.
             unsafe { l.run(a, Shape::per_item(n_samples, BLOCK_SIZE)) }?;
             clock.mark(&gpu.stream, "ib_force")?;
+            if let Some(g) = self.gather.as_ref() {
+                let mut l = gpu.launch();
+                let a = IbGather {
+                    domain: self.plan.domain,
+                    bins: g.bins,
+                    band: BandMut {
+                        bricks: self.plan.bricks,
+                        capacity: self.plan.capacity,
+                        _pad: 0,
+                        table: l.write(&mut self.table),
+                        brick_of: l.write(&mut self.brick_of),
+                        pool: l.write(&mut self.pool),
+                        pass: l.write(&mut self.pass),
+                        counter: l.write(&mut self.counter),
+                    },
+                    starts: l.read(&g.starts),
+                    list: if g.bins.kind == BIN_BLOCK {
+                        DevSlice::empty()
+                    } else {
+                        l.read(&g.list)
+                    },
+                    at: l.read(&g.at),
+                    force: l.read(&g.force),
+                };
+                // SAFETY: one thread per band cell, each updating its own values from the
+                // samples `ib_force` stored.
+                unsafe { l.run(a, Shape::per_item(items, BLOCK_SIZE)) }?;
+                clock.mark(&gpu.stream, "ib_gather")?;
+                continue;
+            }
             let mut l = gpu.launch();
             let a = IbUpdate {
                 band: self.band(&mut l),

@@ -13,6 +13,7 @@ pub mod derived;
 pub mod driver;
 pub mod forces;
 pub mod ib;
+pub mod ib_bench;
 pub mod immersed;
 pub mod output;
 pub mod scene;

@@ -89,6 +89,7 @@ impl Couette {
             solids: vec![inner, outer],
             periodic: [true; 3],
             passes: self.passes,
+            ..Immersed::default()
         };
         Ok(setup)
     }

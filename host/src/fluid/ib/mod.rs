@@ -35,6 +35,8 @@ pub struct Immersed {
     /// Multi-direct-forcing passes per step; 0: the fixed default
     /// ([`crate::fluid::immersed::PASSES`]). Only the study that chose the default sets it.
     pub passes: u32,
+    /// How the samples' forces reach the band.
+    pub spread: crate::fluid::immersed::IbSpread,
 }
 
 impl Immersed {

@@ -366,6 +366,7 @@ impl SceneFile {
 
         let built = solids::build(self, &units, &geometry, &forces)?;
         setup.immersed.solids = built.solids;
+        setup.immersed.spread = self.spread()?;
         warnings.extend(built.warnings);
 
         if self.run.output_every == Some(0) {
@@ -463,5 +464,22 @@ impl SceneFile {
             lift_axis: lift,
             every: f.every,
         })
+    }
+}
+
+impl SceneFile {
+    /// The immersed boundary's spreading of `[immersed]` (the default when it names none).
+    pub fn spread(&self) -> Result<crate::fluid::immersed::IbSpread, FluidError> {
+        use super::file::SpreadName;
+        use crate::fluid::immersed::IbSpread;
+        let c = &self.immersed;
+        let name = match c.spread {
+            None if c.block.is_some() => "blocks",
+            None => return Ok(IbSpread::default()),
+            Some(SpreadName::Scatter) => "scatter",
+            Some(SpreadName::Gather) => "gather",
+            Some(SpreadName::Blocks) => "blocks",
+        };
+        IbSpread::parse(name, c.block).map_err(|e| invalid(format!("immersed: {e}")))
     }
 }

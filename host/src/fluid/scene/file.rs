@@ -34,6 +34,9 @@ pub struct SceneFile {
     pub solids: Vec<SolidConfig>,
     #[serde(default)]
     pub forces: ForcesConfig,
+    /// How the immersed boundary spreads its forces.
+    #[serde(default, skip_serializing_if = "ImmersedConfig::is_default")]
+    pub immersed: ImmersedConfig,
     #[serde(default)]
     pub health: HealthConfig,
     #[serde(default)]
@@ -414,6 +417,33 @@ impl Default for ForcesConfig {
             every: default_forces_every(),
         }
     }
+}
+
+/// The immersed boundary's spreading (`crate::fluid::immersed::IbSpread`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImmersedConfig {
+    /// `scatter`, `gather` or `blocks`. Default: the fastest (`IbSpread::default`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<SpreadName>,
+    /// Block side `l` in cells for `blocks` (default 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<u32>,
+}
+
+impl ImmersedConfig {
+    fn is_default(&self) -> bool {
+        *self == ImmersedConfig::default()
+    }
+}
+
+/// A spreading method's name in a scene.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SpreadName {
+    Scatter,
+    Gather,
+    Blocks,
 }
 
 /// Bounds a healthy run keeps (lattice units).

@@ -1,0 +1,311 @@
+//! `murmur fluid ib-bench`: the immersed boundary's spreading methods ([`IbSpread`]) timed on
+//! one scene, stage by stage, against the same grid without its solids.
+
+use super::driver::{self, BackendChoice};
+use super::immersed::{IbSpread, BLOCK_SIDES, MAX_BLOCK};
+use super::scene::{self, SceneFile};
+use super::{FluidBackend, FluidError, Setup};
+use anyhow::{bail, Result};
+use murmur_common::lbm::boundary::inlet_scale;
+use std::path::PathBuf;
+
+/// Which methods to time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum MethodChoice {
+    All,
+    Scatter,
+    Gather,
+    Blocks,
+}
+
+#[derive(clap::Args)]
+pub struct IbBenchArgs {
+    /// Scene file with immersed solids, e.g. assets/fluid/torus-channel.toml.
+    #[arg(value_name = "SCENE.toml")]
+    pub scene: PathBuf,
+    /// Timed steps per method.
+    #[arg(long, default_value_t = 100)]
+    pub steps: u64,
+    /// Untimed steps before the timed ones.
+    #[arg(long, default_value_t = 10)]
+    pub warmup: u64,
+    /// Methods to time.
+    #[arg(long, value_enum, default_value = "all")]
+    pub method: MethodChoice,
+    /// Block sides of the block gather, cells (space or comma separated).
+    #[arg(long, num_args = 1.., value_delimiter = ',', default_values_t = BLOCK_SIDES.to_vec())]
+    pub block: Vec<u32>,
+    /// Where to run: auto picks CUDA when usable, else the CPU.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: BackendChoice,
+}
+
+/// The figures of one method (or of the grid without solids: `spread` `None`).
+#[derive(Clone, Debug)]
+pub struct IbBenchRow {
+    pub spread: Option<IbSpread>,
+    /// `(stage, ms per step)` of the immersed-boundary stages, in step order.
+    pub ib_stages: Vec<(&'static str, f64)>,
+    pub ib_ms: f64,
+    pub step_ms: f64,
+    /// The solids' forces of the last step equal the first method's bit for bit.
+    pub same_forces: Option<bool>,
+}
+
+/// The methods `args` asks for.
+pub fn methods(method: MethodChoice, blocks: &[u32]) -> Result<Vec<IbSpread>> {
+    if let Some(&l) = blocks.iter().find(|&&l| !(1..=MAX_BLOCK).contains(&l)) {
+        bail!("--block {l}: block sides must be within 1..={MAX_BLOCK}");
+    }
+    let blocks = blocks.iter().map(|&l| IbSpread::Blocks { l });
+    Ok(match method {
+        MethodChoice::All => [IbSpread::Scatter, IbSpread::Gather]
+            .into_iter()
+            .chain(blocks)
+            .collect(),
+        MethodChoice::Scatter => vec![IbSpread::Scatter],
+        MethodChoice::Gather => vec![IbSpread::Gather],
+        MethodChoice::Blocks => blocks.collect(),
+    })
+}
+
+/// Runs `warmup` then `steps` timed steps of `setup` with `spread` (`None`: without solids) on
+/// a backend `open` builds; the inlets ramp as in a run (`ramp` steps).
+pub fn bench_method(
+    open: &mut super::validate::Opener,
+    setup: &Setup,
+    spread: Option<IbSpread>,
+    warmup: u64,
+    steps: u64,
+    ramp: f64,
+) -> Result<(IbBenchRow, Vec<super::forces::ForceSample>), FluidError> {
+    let mut setup = setup.clone();
+    match spread {
+        Some(s) => setup.immersed.spread = s,
+        None => setup.immersed.solids.clear(),
+    }
+    let mut b = open(&setup)?;
+    let step = |b: &mut dyn FluidBackend| -> Result<(), FluidError> {
+        if ramp > 0.0 {
+            b.set_inlet_scale(inlet_scale(b.step_count() + 1, ramp));
+        }
+        b.step()
+    };
+    for _ in 0..warmup {
+        step(b.as_mut())?;
+    }
+    b.synchronize()?;
+    b.take_forces()?;
+    b.reset_times();
+    for _ in 0..steps {
+        step(b.as_mut())?;
+    }
+    b.synchronize()?;
+    let times = b.times()?;
+    let forces = b.take_forces()?;
+    let last = forces.iter().map(|r| r.step).max();
+    let last_forces: Vec<_> = forces
+        .into_iter()
+        .filter(|r| Some(r.step) == last)
+        .collect();
+    let ib_stages: Vec<(&'static str, f64)> = times
+        .mean_ms()
+        .into_iter()
+        .filter(|(n, _)| n.starts_with("ib_"))
+        .collect();
+    Ok((
+        IbBenchRow {
+            spread,
+            ib_ms: ib_stages.iter().map(|(_, ms)| ms).sum(),
+            ib_stages,
+            step_ms: times.total_mean_ms(),
+            same_forces: None,
+        },
+        last_forces,
+    ))
+}
+
+/// The immersed-boundary stages in step order (the table's columns).
+const STAGE_ORDER: [&str; 9] = [
+    "ib_clear",
+    "ib_mark",
+    "ib_bin",
+    "ib_scan",
+    "ib_place",
+    "ib_velocity",
+    "ib_force",
+    "ib_update",
+    "ib_gather",
+];
+
+/// The markdown table: one row per method, then the grid without solids.
+pub fn table(rows: &[IbBenchRow]) -> String {
+    let mut stages: Vec<&'static str> = STAGE_ORDER.to_vec();
+    for r in rows {
+        for (n, _) in &r.ib_stages {
+            if !stages.contains(n) {
+                stages.push(n);
+            }
+        }
+    }
+    stages.retain(|n| rows.iter().any(|r| r.ib_stages.iter().any(|(s, _)| s == n)));
+    let without = rows.iter().find(|r| r.spread.is_none()).map(|r| r.step_ms);
+    let mut out = format!(
+        "| method | l | {} | IB total ms | step ms | IB / step | (step - no solids) / step | \
+         forces = first |\n|---|---|{}---|---|---|---|---|\n",
+        stages.join(" | "),
+        "---|".repeat(stages.len())
+    );
+    for r in rows {
+        let cell = |n: &str| {
+            r.ib_stages
+                .iter()
+                .find(|(s, _)| *s == n)
+                .map_or("-".to_string(), |(_, ms)| format!("{ms:.3}"))
+        };
+        let (name, l) = match r.spread {
+            None => ("no solids".to_string(), "-".to_string()),
+            Some(IbSpread::Blocks { l }) => ("blocks".to_string(), l.to_string()),
+            Some(s) => (s.name().to_string(), "-".to_string()),
+        };
+        let extra = match (r.spread, without) {
+            (Some(_), Some(w)) if r.step_ms > 0.0 => {
+                format!("{:.1} %", 100.0 * (r.step_ms - w) / r.step_ms)
+            }
+            _ => "-".to_string(),
+        };
+        out += &format!(
+            "| {name} | {l} | {} | {} | {:.3} | {} | {extra} | {} |\n",
+            stages
+                .iter()
+                .map(|n| cell(n))
+                .collect::<Vec<_>>()
+                .join(" | "),
+            if r.spread.is_some() {
+                format!("{:.3}", r.ib_ms)
+            } else {
+                "-".to_string()
+            },
+            r.step_ms,
+            if r.step_ms > 0.0 && r.spread.is_some() {
+                format!("{:.1} %", 100.0 * r.ib_ms / r.step_ms)
+            } else {
+                "-".to_string()
+            },
+            match r.same_forces {
+                None => "-",
+                Some(true) => "yes",
+                Some(false) => "NO",
+            }
+        );
+    }
+    out
+}
+
+/// `murmur fluid ib-bench`.
+pub fn ib_bench_cmd(a: &IbBenchArgs) -> Result<()> {
+    if a.steps == 0 {
+        bail!("--steps must be at least 1");
+    }
+    let methods = methods(a.method, &a.block)?;
+    if methods.is_empty() {
+        bail!("--method blocks needs at least one --block side");
+    }
+    let file = SceneFile::load(&a.scene)?;
+    let in_scene = |e: FluidError| match e {
+        FluidError::Invalid(m) => FluidError::Invalid(format!("scene {}: {m}", a.scene.display())),
+        e => e,
+    };
+    if a.backend == BackendChoice::Cpu {
+        let [nx, ny, nz] = file.dims().map_err(in_scene)?;
+        let cells = nx as u64 * ny as u64 * nz as u64;
+        crate::preflight::check_host_memory(
+            &format!("the CPU lattice of {nx} x {ny} x {nz} cells"),
+            cells * (27 * 4 + 1 + 12 + scene::SETUP_BYTES_PER_CELL),
+        )?;
+    }
+    let t0 = std::time::Instant::now();
+    let scene = file.build().map_err(in_scene)?;
+    for w in &scene.warnings {
+        eprintln!("murmur: warning: {w}");
+    }
+    for line in &scene.info {
+        println!("{line}");
+    }
+    if scene.setup.immersed.is_empty() {
+        bail!(
+            "scene {}: it has no immersed solids to spread forces for",
+            a.scene.display()
+        );
+    }
+    println!(
+        "scene built in {:.1} s: {} samples",
+        t0.elapsed().as_secs_f64(),
+        scene.setup.immersed.samples()
+    );
+    let mut note = None;
+    let choice = a.backend;
+    let mut open = |setup: &Setup| -> Result<Box<dyn FluidBackend>, FluidError> {
+        let (b, n) = driver::open_backend(choice, setup)?;
+        if note.is_none() {
+            note = Some(b.describe());
+            if let Some(n) = n {
+                eprintln!("murmur: {n}");
+            }
+        }
+        Ok(b)
+    };
+    let l = scene.setup.lattice();
+    let mut rows = Vec::new();
+    let mut first: Option<Vec<super::forces::ForceSample>> = None;
+    for spread in methods.into_iter().map(Some).chain([None]) {
+        let (mut row, forces) = bench_method(
+            &mut open,
+            &scene.setup,
+            spread,
+            a.warmup,
+            a.steps,
+            scene.inlet_ramp_steps,
+        )?;
+        if spread.is_some() {
+            match &first {
+                None => first = Some(forces),
+                Some(f) => row.same_forces = Some(*f == forces),
+            }
+        }
+        eprintln!(
+            "  {}: {}step {:.3} ms",
+            match spread {
+                Some(IbSpread::Blocks { l }) => format!("blocks l = {l}"),
+                Some(s) => s.name().to_string(),
+                None => "no solids".to_string(),
+            },
+            if spread.is_some() {
+                format!("IB {:.3} ms, ", row.ib_ms)
+            } else {
+                String::new()
+            },
+            row.step_ms
+        );
+        rows.push(row);
+    }
+    println!(
+        "ib-bench {} on {}: {} x {} x {} cells, {} samples, {} warm-up + {} timed steps, ms per \
+         step (stage times{})",
+        scene.file.name,
+        note.clone().unwrap_or_default(),
+        l.nx,
+        l.ny,
+        l.nz,
+        scene.setup.immersed.samples(),
+        a.warmup,
+        a.steps,
+        if note.as_deref().is_some_and(|d| d.starts_with("cpu")) {
+            ": CPU wall clock"
+        } else {
+            ": CUDA events"
+        }
+    );
+    print!("{}", table(&rows));
+    Ok(())
+}

@@ -1,0 +1,208 @@
+//! The immersed boundary's three spreading methods (scatter, plain gather, block gather) give
+//! the same band force, fields and solid forces bit for bit on the CPU reference; the GPU test
+//! (`#[ignore]`d, `cargo xtask gpu-test`) compares CUDA with the CPU for each method.
+
+use murmur::fluid::cli::{force_difference, FORCE_PARITY_TOLERANCE, PARITY_TOLERANCE};
+use murmur::fluid::cpu::CpuFluid;
+use murmur::fluid::cuda::CudaFluid;
+use murmur::fluid::ib::{Immersed, Motion, Primitive, Solid};
+use murmur::fluid::immersed::{IbSpread, RETRACTION};
+use murmur::fluid::scene::{self, Boundary};
+use murmur::fluid::{FluidBackend, Setup};
+use murmur_common::lbm::{CollisionModel, Rates};
+
+const METHODS: [IbSpread; 5] = [
+    IbSpread::Scatter,
+    IbSpread::Gather,
+    IbSpread::Blocks { l: 2 },
+    IbSpread::Blocks { l: 4 },
+    IbSpread::Blocks { l: 8 },
+];
+
+fn sphere(radius: f64, center: [f64; 3], motion: Motion, box_: [f64; 3], seed: u64) -> Solid {
+    let mesh = Primitive::Sphere { radius }.mesh(0.25).unwrap();
+    let (mut solid, _) = Solid::sampled(
+        "sphere",
+        &mesh,
+        center,
+        [1.0, 0.0, 0.0, 0.0],
+        motion,
+        0.5,
+        seed,
+        box_,
+        1 << 20,
+        RETRACTION,
+    )
+    .unwrap();
+    solid.reference_area = std::f64::consts::PI * radius * radius;
+    solid
+}
+
+/// Two spheres in a periodic 24^3 box: one crossing the periodic seams along a diagonal, one
+/// spinning.
+fn periodic_box() -> Setup {
+    let n = 24;
+    let mut setup = scene::taylor_green(n, n, 0.02, 0.02, CollisionModel::Bgk).unwrap();
+    let b = [n as f64; 3];
+    let moving = sphere(
+        4.0,
+        [21.5, 12.3, 2.7],
+        Motion::Translate {
+            velocity: [0.05, 0.03, -0.02],
+            ramp: 0.0,
+        },
+        b,
+        1,
+    );
+    let spinning = Solid {
+        motion: Motion::Rotate {
+            axis: [0.3, 0.0, 1.0],
+            rate: 0.01,
+            ramp: 0.0,
+        },
+        center: [8.0, 15.0, 14.0],
+        ..moving.clone()
+    };
+    setup.immersed = Immersed {
+        solids: vec![moving, spinning],
+        periodic: [true; 3],
+        ..Immersed::default()
+    };
+    setup
+}
+
+/// A duct with an inlet, an outlet, free-slip and no-slip walls, a sphere oscillating next to
+/// the low wall (its stencils lose wall nodes and reach past the domain's first cells).
+fn duct() -> Setup {
+    let mut setup = scene::Geometry {
+        fluid: [30, 14, 14],
+        faces: [
+            Boundary::Inlet {
+                velocity: [0.05, 0.0, 0.0],
+                parabolic: 0,
+            },
+            Boundary::Outlet(1.0),
+            Boundary::FreeSlip,
+            Boundary::FreeSlip,
+            Boundary::Wall,
+            Boundary::Wall,
+        ],
+    }
+    .setup(Rates::from_viscosity(0.02), CollisionModel::AcmMrt)
+    .unwrap();
+    let s = sphere(
+        3.5,
+        [12.0, 7.5, 4.2],
+        Motion::Oscillate {
+            amplitude: [0.0, 0.0, 0.8],
+            frequency: 0.05,
+            ramp: 0.0,
+        },
+        [32.0, 16.0, 16.0],
+        3,
+    );
+    setup.immersed = Immersed {
+        solids: vec![s],
+        periodic: [false; 3],
+        ..Immersed::default()
+    };
+    setup
+}
+
+/// Everything a method produces after `steps` steps on the CPU.
+#[derive(PartialEq, Debug)]
+struct Outcome {
+    band: Vec<[f32; 3]>,
+    fields: Vec<f32>,
+    forces: Vec<murmur::fluid::forces::ForceSample>,
+    sample_force: Vec<[f32; 3]>,
+}
+
+fn run_cpu(setup: &Setup, spread: IbSpread, steps: u64) -> Outcome {
+    let mut setup = setup.clone();
+    setup.immersed.spread = spread;
+    let mut b = CpuFluid::<murmur_common::lbm::Fp32>::new(&setup).unwrap();
+    for _ in 0..steps {
+        b.step().unwrap();
+    }
+    Outcome {
+        band: b.band_forces().unwrap(),
+        fields: b.fields().unwrap().data,
+        forces: b.take_forces().unwrap(),
+        sample_force: b.samples().unwrap().unwrap().force,
+    }
+}
+
+#[test]
+fn the_three_methods_agree_bit_for_bit_on_the_cpu() {
+    for (name, setup) in [("periodic box", periodic_box()), ("duct", duct())] {
+        let want = run_cpu(&setup, IbSpread::Scatter, 6);
+        assert!(
+            want.band.iter().any(|f| f.iter().any(|&c| c != 0.0)),
+            "{name}: no band force at all"
+        );
+        assert!(want.forces.iter().any(|r| r.force[0] != 0.0), "{name}");
+        for spread in &METHODS[1..] {
+            let got = run_cpu(&setup, *spread, 6);
+            assert!(
+                got.band == want.band,
+                "{name} {spread:?}: band force differs"
+            );
+            assert!(
+                got.forces == want.forces,
+                "{name} {spread:?}: solid forces differ"
+            );
+            assert!(
+                got.sample_force == want.sample_force,
+                "{name} {spread:?}: sample forces differ"
+            );
+            assert!(
+                got.fields == want.fields,
+                "{name} {spread:?}: fields differ"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_rerun_repeats_every_bit() {
+    let setup = periodic_box();
+    for spread in [IbSpread::Gather, IbSpread::Blocks { l: 4 }] {
+        assert_eq!(run_cpu(&setup, spread, 3), run_cpu(&setup, spread, 3));
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: cargo xtask gpu-test"]
+fn cuda_matches_the_cpu_for_every_method() {
+    for (name, setup) in [("periodic box", periodic_box()), ("duct", duct())] {
+        for spread in METHODS {
+            let mut setup = setup.clone();
+            setup.immersed.spread = spread;
+            let mut cpu = CpuFluid::<murmur_common::lbm::Fp32>::new(&setup).unwrap();
+            let mut gpu = CudaFluid::<murmur_common::lbm::Fp32>::new(&setup).unwrap();
+            let steps = 20;
+            for _ in 0..steps {
+                cpu.step().unwrap();
+                gpu.step().unwrap();
+            }
+            // The same tolerances as `murmur fluid parity` (floating-point contraction may
+            // differ between the backends, so the fields, and the forces through them, are
+            // not bitwise equal).
+            let (fc, fg) = (cpu.take_forces().unwrap(), gpu.take_forces().unwrap());
+            let df = force_difference(&fg, &fc).unwrap();
+            assert!(
+                df <= FORCE_PARITY_TOLERANCE,
+                "{name} {spread:?}: forces {df:e}"
+            );
+            let (drho, du) = gpu
+                .fields()
+                .unwrap()
+                .max_relative_difference(&cpu.fields().unwrap());
+            assert!(
+                drho <= PARITY_TOLERANCE && du <= PARITY_TOLERANCE,
+                "{name} {spread:?}: rho {drho:e}, u {du:e}"
+            );
+        }
+    }
+}
