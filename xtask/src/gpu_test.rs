@@ -7,7 +7,13 @@ use anyhow::{bail, Context, Result};
 use std::process::Command;
 
 /// The test targets holding GPU tests.
-const GPU_TESTS: &[&str] = &["gpu_parity", "fluid_gpu_parity", "gpu_half", "view_render"];
+const GPU_TESTS: &[&str] = &[
+    "gpu_parity",
+    "fluid_gpu_parity",
+    "fluid_ib_spread",
+    "gpu_half",
+    "view_render",
+];
 
 pub fn gpu_test(run_here: bool) -> Result<()> {
     let root = root();

@@ -64,6 +64,11 @@ pub trait Sink {
         fields: &Fields,
         samples: Option<&SampleSnapshot>,
     ) -> Result<(), FluidError>;
+    /// Whether output steps should compute the fields for [`Sink::fields`] (false: a run that
+    /// writes no fields never allocates them).
+    fn wants_fields(&self) -> bool {
+        true
+    }
     /// Forces on the solids, oldest first (lattice units).
     fn forces(&mut self, rows: &[ForceSample]) -> Result<(), FluidError> {
         let _ = rows;
@@ -143,7 +148,7 @@ pub fn run(
     sink: &mut dyn Sink,
 ) -> Result<RunReport, FluidError> {
     let bar = crate::backend::step_bar(opts.steps, opts.progress);
-    if opts.steps == 0 {
+    if opts.steps == 0 && sink.wants_fields() {
         let fields = backend.fields()?;
         let samples = backend.samples()?;
         sink.fields(backend.step_count(), &fields, samples.as_ref())?;
@@ -182,7 +187,7 @@ pub fn run(
                     last_output: last_good.as_ref().map(|c| c.step),
                 });
             }
-            if out {
+            if out && sink.wants_fields() {
                 let fields = backend.fields()?;
                 let samples = backend.samples()?;
                 sink.fields(step, &fields, samples.as_ref())?;

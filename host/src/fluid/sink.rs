@@ -143,6 +143,10 @@ impl RunSink {
 }
 
 impl Sink for RunSink {
+    fn wants_fields(&self) -> bool {
+        !matches!(self.out, Out::None)
+    }
+
     fn fields(
         &mut self,
         step: u64,

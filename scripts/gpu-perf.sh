@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# The performance-layer GPU round, in one call on the GPU machine, from the repository root:
+#   bash scripts/gpu-perf.sh [all|tests|parity|bench|layout|boundary|ib|big|validate|profile]...
+# - tests: the GPU test binaries of dist/gpu/tests (parity per storage and layout, the half
+#   conversions over all 2^32 inputs, the immersed-boundary spreading methods);
+# - parity: `murmur fluid parity` for every storage, and compute-sanitizer memcheck;
+# - bench: `murmur fluid bench` at 256^3 for every model and storage (and the baseline binary
+#   of dist/base when present);
+# - layout: CSoA granularities and 3D thread blocks, BGK and ACM-MRT FP32;
+# - boundary: the obstacle scene (walls, inlet, outlet) against a periodic box of its size;
+# - ib: `murmur fluid ib-bench` on the torus channel (1.1M samples);
+# - big: a 1300^3 Taylor-Green vortex, FP16S, 1000 steps, with its allocation;
+# - validate: `murmur fluid validate` for every storage;
+# - profile: ncu on the stream-collide, boundary and immersed-boundary kernels.
+# Logs go to $OUT.
+set -u -o pipefail
+M=${MURMUR:-dist/gpu/murmur}
+LOG=${OUT:-gpu-logs}
+mkdir -p "$LOG"
+status=0
+section() { echo; echo "=== $* ($(date +%T)) ==="; }
+want() { [[ " $WANT " == *" all "* ]] || [[ " $WANT " == *" $1 "* ]]; }
+WANT=" ${*:-all} "
+
+section device
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv,noheader
+
+if want tests; then
+  section "GPU tests"
+  for t in gpu_half fluid_gpu_parity fluid_ib_spread gpu_parity; do
+    echo "== $t"
+    (cd dist/gpu/tests && ./$t --ignored --test-threads=1 2>&1 | grep -vE "^$|^running" | tail -12) || status=1
+  done
+fi
+
+if want parity; then
+  section "fluid parity (CPU vs CUDA, 100 steps, every storage)"
+  "$M" fluid parity --steps 100 2>&1 | tee "$LOG/fluid-parity.md" | tail -30 || status=1
+  if command -v compute-sanitizer >/dev/null; then
+    section "compute-sanitizer memcheck (parity, 3 steps, ACM-MRT, FP16S)"
+    compute-sanitizer --tool memcheck --error-exitcode 9 "$M" fluid parity --steps 3 --models acm-mrt --storage fp16s \
+      > "$LOG/memcheck.txt" 2>&1; rc=$?
+    tail -2 "$LOG/memcheck.txt"; [ $rc -eq 0 ] || { echo "memcheck rc $rc"; status=1; }
+  fi
+fi
+
+if want bench; then
+  section "fluid bench 256^3, every model and storage"
+  "$M" fluid bench --backend cuda --sizes 256 --storage fp32,fp16s,fp16c 2>&1 | tee "$LOG/bench.md" | grep -v "^  "
+  if [ -x dist/base/murmur ]; then
+    section "baseline binary (before this round), 256^3 FP32"
+    dist/base/murmur fluid bench --backend cuda --sizes 256 2>&1 | grep "^|"
+  fi
+fi
+
+if want layout; then
+  section "layouts and thread blocks, 256^3, FP32"
+  "$M" fluid bench --backend cuda --sizes 256 --models bgk,acm-mrt --layout soa,32,128,1024 2>&1 | grep "^|"
+  for b in 32x4x2 32x8x1 64x2x2 128x1x1; do
+    "$M" fluid bench --backend cuda --sizes 256 --models bgk,acm-mrt --block $b 2>&1 | grep "^| [ab]" | sed "s/^/$b /"
+  done
+  "$M" fluid bench --backend cuda --sizes 256 --models bgk,acm-mrt --storage fp16s --layout soa,128 2>&1 | grep "^| [ab]"
+fi
+
+if want boundary; then
+  section "boundaries: obstacle scene vs a periodic box of its size (ACM-MRT, 2000 steps)"
+  sed '/^\[\[solids\]\]/,/^position/d' assets/fluid/obstacle.toml > "$LOG/obstacle-nosolid.toml"
+  sed -e 's/^x_min = .*/x_min = { type = "periodic" }/' -e 's/^x_max = .*/x_max = { type = "periodic" }\ny_min = { type = "periodic" }\ny_max = { type = "periodic" }\nz_min = { type = "periodic" }\nz_max = { type = "periodic" }/' \
+    "$LOG/obstacle-nosolid.toml" > "$LOG/obstacle-periodic.toml"
+  for s in assets/fluid/obstacle.toml "$LOG/obstacle-nosolid.toml" "$LOG/obstacle-periodic.toml"; do
+    for st in fp32 fp16s; do
+      echo "-- $s $st"
+      "$M" fluid run "$s" --backend cuda --steps 2000 --quiet --storage $st 2>&1 | grep -E "^scene|steps of|stages|error" | cut -c1-260
+    done
+  done
+fi
+
+if want ib; then
+  section "immersed boundary: spreading methods on the torus channel"
+  "$M" fluid ib-bench assets/fluid/torus-channel.toml --backend cuda --steps 50 2>&1 | tee "$LOG/ib-bench.md" | tail -25
+fi
+
+if want big; then
+  section "1300^3 Taylor-Green, FP16S, in place, 1000 steps"
+  sed -e 's/^resolution = .*/resolution = 1300/' -e 's/^steps = .*/steps = 1000/' -e 's/^output_every = .*//' \
+    -e 's/^collision = .*/collision = "bgk"/' assets/fluid/taylor-green.toml > "$LOG/tg-1300.toml"
+  /usr/bin/time -v "$M" fluid run "$LOG/tg-1300.toml" --backend cuda --storage fp16s --quiet 2>&1 \
+    | grep -E "^scene|steps of|health|error|Maximum resident|Elapsed" | cut -c1-300
+  nvidia-smi --query-gpu=memory.used,memory.total --format=csv,noheader
+fi
+
+if want validate; then
+  section "fluid validate (full sizes), every storage"
+  "$M" fluid validate --backend cuda --storage fp32,fp16s,fp16c --no-ib 2>&1 | tee "$LOG/validate.md" | grep -vE "^  " | tail -45
+  "$M" fluid validate --backend cuda --storage fp16s,fp16c 2>&1 | grep -E "^\| (dfg|galilean|couette)|exempt|passed|missed" | tail -20
+fi
+
+if want profile && command -v ncu >/dev/null; then
+  section "ncu: stream-collide kernels, 256^3 (one launch each)"
+  for m in bgk acm-mrt; do
+    for st in fp32 fp16s; do
+      ncu --clock-control none -k regex:lbm_stream_collide_ -c 1 -s 3 \
+        --metrics launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__inst_executed.sum,smsp__thread_inst_executed_per_inst_executed.ratio,gpu__time_duration.sum \
+        "$M" fluid bench --backend cuda --sizes 256 --models $m --storage $st --steps 5 2>&1 | grep -E "lbm_|registers|warps_active|dram__|inst_executed|duration" | sed "s/^/$m $st /"
+    done
+  done
+  section "ncu: boundary and immersed-boundary kernels (obstacle, 10 steps)"
+  ncu --clock-control none -k regex:"lbm_boundary_|ib_" -c 12 \
+    --metrics launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__inst_executed.sum,smsp__thread_inst_executed_per_inst_executed.ratio,gpu__time_duration.sum \
+    "$M" fluid run assets/fluid/obstacle.toml --backend cuda --steps 3 --quiet 2>&1 | grep -E "  [a-z_]+\(|registers|warps_active|dram__|inst_executed|duration" | head -80
+fi
+
+echo; echo "status $status"
+exit $status
