@@ -30,9 +30,10 @@ pub struct CellLaunch {
     pub _pad: u32,
 }
 
-/// One stream-collide step of model `M` on populations stored as `S`, in place: each fluid
-/// cell pulls from `f` (the previous step's state, `pops` at this step's parity), collides and
-/// writes back into the slots it read. `flags` holds one cell byte per cell, with the
+/// One stream-collide step of model `M` on populations stored as `S`: each fluid cell pulls
+/// from `f` (the previous step's state, `pops` at this step's parity), collides and writes to
+/// `dst`: the same buffer when streaming in place (into the slots it read), the other copy
+/// when pulling. `flags` holds one cell byte per cell, with the
 /// near-boundary bits; `outlet_u` the last collision velocity of the listed cells next to an
 /// outlet (three floats per list entry; empty without outlets).
 #[repr(C)]
@@ -41,6 +42,7 @@ pub struct StreamCollide<M, S: Storage> {
     pub pops: Populations<S>,
     pub flags: DevSlice<u8>,
     pub f: DevSliceMut<S::Elem>,
+    pub dst: DevSliceMut<S::Elem>,
     /// The immersed-boundary force of band cells ([`BandRef::NONE`] without solids).
     pub band: BandRef,
     pub outlet_u: DevSliceMut<f32>,
@@ -106,7 +108,7 @@ lattice_args! {
 }
 
 impl<M: Model, S: Storage> StreamCollide<M, S> {
-    /// The step's buffers and parameters, for model `M`.
+    /// The step's buffers and parameters, for model `M`, streaming in place.
     pub fn new(
         p: LbmParams,
         pops: Populations<S>,
@@ -118,6 +120,7 @@ impl<M: Model, S: Storage> StreamCollide<M, S> {
             pops,
             flags,
             f,
+            dst: f,
             band: BandRef::NONE,
             outlet_u: DevSliceMut::empty(),
             launch: CellLaunch {
@@ -131,6 +134,12 @@ impl<M: Model, S: Storage> StreamCollide<M, S> {
     /// The same step, adding the band's immersed-boundary force.
     pub const fn with_band(mut self, band: BandRef) -> Self {
         self.band = band;
+        self
+    }
+
+    /// The same step writing to `dst` (pull streaming: the other copy).
+    pub const fn with_dst(mut self, dst: DevSliceMut<S::Elem>) -> Self {
+        self.dst = dst;
         self
     }
 

@@ -210,6 +210,40 @@ impl core::fmt::Display for LayoutName {
     }
 }
 
+/// How a step streams: [`Streaming::Pull`] reads one copy of the populations and writes the
+/// other (two copies, every store aligned: the fastest), [`Streaming::InPlace`] updates one
+/// copy in place (esoteric pull: half the memory).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum Streaming {
+    /// Two copies: pull from the previous step's, write this step's (ping-pong).
+    #[default]
+    Pull = 0,
+    /// One copy, updated in place (esoteric pull).
+    InPlace = 1,
+}
+
+impl Streaming {
+    /// `pull` or `in-place`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Streaming::Pull => "pull",
+            Streaming::InPlace => "in-place",
+        }
+    }
+
+    /// Copies of the populations the scheme keeps.
+    pub const fn copies(self) -> u64 {
+        match self {
+            Streaming::Pull => 2,
+            Streaming::InPlace => 1,
+        }
+    }
+}
+
 /// Where the populations of a lattice live, for one step. `#[repr(C)]`: kernels receive it
 /// inside their parameters.
 #[repr(C)]
@@ -222,6 +256,10 @@ pub struct Populations<S> {
     pub lo: u32,
     /// Distance between populations `q` and `q + 1` of a cell: `alpha` or the cell count.
     pub stride: u32,
+    /// 1: in-place streaming (esoteric pull); 0: pull from one copy into the other, where
+    /// population `q` of a cell is slot `q` of that cell in both.
+    pub in_place: u32,
+    pub _pad: u32,
     pub storage: Variant<S>,
 }
 
@@ -240,6 +278,7 @@ impl<S> core::fmt::Debug for Populations<S> {
             .field("odd", &self.odd)
             .field("lo", &self.lo)
             .field("stride", &self.stride)
+            .field("in_place", &self.in_place)
             .finish()
     }
 }
@@ -251,7 +290,8 @@ const fn positive(q: usize) -> bool {
 }
 
 impl<S: Storage> Populations<S> {
-    /// The populations of `lattice` in `layout`, during step `step` (0: initialisation).
+    /// The populations of `lattice` in `layout`, streamed in place, during step `step` (0:
+    /// initialisation).
     #[inline(always)]
     pub const fn new(lattice: Lattice, layout: Layout, step: u64) -> Self {
         let (lo, stride) = if layout.alpha == 0 {
@@ -264,8 +304,18 @@ impl<S: Storage> Populations<S> {
             odd: (step & 1) as u32,
             lo,
             stride,
+            in_place: 1,
+            _pad: 0,
             storage: Variant::NEW,
         }
+    }
+
+    /// The same populations streamed as `streaming` says. With [`Streaming::Pull`] reads take
+    /// the previous step's copy and stores go to the other one (the callers pass each buffer).
+    #[inline(always)]
+    pub const fn with_streaming(mut self, streaming: Streaming) -> Self {
+        self.in_place = streaming as u32;
+        self
     }
 
     /// The same populations during step `step`.
@@ -338,6 +388,9 @@ impl<S: Storage> Populations<S> {
         q: usize,
         cell: usize,
     ) -> f32 {
+        if self.in_place == 0 {
+            return self.load(f, q, q, neighbour(o, q));
+        }
         let at = if positive(q) { cell } else { neighbour(o, q) };
         self.load(f, q, self.read_slot(q), at)
     }
@@ -364,6 +417,9 @@ impl<S: Storage> Populations<S> {
     /// `f` holds [`Populations::len`] values and `cell < cells`.
     #[inline(always)]
     pub unsafe fn own(&self, f: DevSlice<S::Elem>, q: usize, cell: usize) -> f32 {
+        if self.in_place == 0 {
+            return self.load(f, q, q, cell);
+        }
         let at = if positive(q) {
             neighbour(&self.lattice.pull_offsets(cell), opposite(q))
         } else {
@@ -381,8 +437,12 @@ impl<S: Storage> Populations<S> {
         let o = self.lattice.pull_offsets(cell);
         let mut out = [0.0f32; Q];
         for_q!(q => {
-            let at = if positive(q) { neighbour(&o, opposite(q)) } else { cell };
-            out[q] = self.load(f, q, self.read_slot(q), at);
+            out[q] = if self.in_place == 0 {
+                self.load(f, q, q, cell)
+            } else {
+                let at = if positive(q) { neighbour(&o, opposite(q)) } else { cell };
+                self.load(f, q, self.read_slot(q), at)
+            };
         });
         out
     }
@@ -402,35 +462,32 @@ impl<S: Storage> Populations<S> {
         cell: usize,
     ) -> f32 {
         let r = opposite(q);
+        if self.in_place == 0 {
+            return self.load(f, r, r, cell);
+        }
         let at = if positive(r) { neighbour(o, q) } else { cell };
         self.load(f, r, self.read_slot(r), at)
     }
 
-    /// Stores this step's 27 post-collision populations of `cell` into the slots it read.
+    /// Stores this step's 27 post-collision populations of `cell`: in place, into the slots it
+    /// read; else into slot `q` of the cell in the other copy `f`.
     ///
     /// # Safety
     /// `f` holds [`Populations::len`] values, `cell < cells`; calls for different cells may run
     /// concurrently (every slot belongs to one cell per step).
     #[inline(always)]
     pub unsafe fn store(&self, f: DevSliceMut<S::Elem>, cell: usize, values: &[f32; Q]) {
+        if self.in_place == 0 {
+            for_q!(q => {
+                f.write(self.index(q, cell), S::encode(q, values[q]));
+            });
+            return;
+        }
         let o = self.lattice.pull_offsets(cell);
         for_q!(q => {
             let at = if positive(q) { neighbour(&o, opposite(q)) } else { cell };
             f.write(self.index(self.write_slot(q), at), S::encode(q, values[q]));
         });
-    }
-
-    /// The values of `f` in the canonical order `f*[q cells + cell]` (the post-collision state
-    /// the last step left), for downloads and comparisons.
-    ///
-    /// # Safety
-    /// As [`Populations::own`], for every cell.
-    pub unsafe fn canonical_into(&self, f: DevSlice<S::Elem>, out: &mut [f32], cell: usize) {
-        let n = self.lattice.cells();
-        let v = self.own_all(f, cell);
-        for (q, value) in v.iter().enumerate() {
-            out[q * n] = *value;
-        }
     }
 }
 
@@ -478,46 +535,60 @@ mod tests {
     }
 
     /// Streams a tagged state for three steps with every cell running and checks that each
-    /// cell pulls exactly the values its upstream neighbours stored, for several layouts.
+    /// cell pulls exactly the values its upstream neighbours stored, for several layouts and
+    /// both schemes.
     #[test]
-    fn in_place_streaming_pulls_the_upstream_values() {
+    fn streaming_pulls_the_upstream_values() {
         let l = Lattice::new(4, 3, 5);
-        for layout in [Layout::SOA, Layout { alpha: 1 }, Layout { alpha: 8 }] {
-            let pops = Populations::<Fp32>::new(l, layout, 0);
-            let mut f = std::vec![f32::NAN; pops.len()];
-            for cell in 0..l.cells() {
-                let v: [f32; Q] = core::array::from_fn(|q| tag(0, q, cell));
-                unsafe { pops.store(view_mut(&mut f), cell, &v) };
-            }
-            for t in 1..=3u64 {
-                let p = pops.at_step(t);
-                // Every cell reads before any writes (a step's reads and writes touch the
-                // same slots, each slot belonging to one cell).
-                let pulled: Vec<[f32; Q]> = (0..l.cells())
-                    .map(|cell| unsafe { p.pull(view(&f), cell) })
-                    .collect();
-                for (cell, got) in pulled.iter().enumerate() {
-                    let (x, y, z) = l.coords(cell);
-                    for (q, &v) in got.iter().enumerate() {
-                        let c = velocity(q);
-                        let wrap =
-                            |a: u32, d: i32, n: u32| ((a as i32 - d).rem_euclid(n as i32)) as u32;
-                        let from = l.index(wrap(x, c[0], 4), wrap(y, c[1], 3), wrap(z, c[2], 5));
-                        assert_eq!(v, tag(t - 1, q, from), "{layout:?} step {t} q {q}");
-                    }
-                    // Before this step's writes, `own` and `reflected` see the last step.
-                    let o = l.pull_offsets(cell);
-                    for q in 0..Q {
-                        assert_eq!(unsafe { p.own(view(&f), q, cell) }, tag(t - 1, q, cell));
-                        assert_eq!(
-                            unsafe { p.reflected(view(&f), &o, q, cell) },
-                            tag(t - 1, opposite(q), cell)
-                        );
-                    }
-                }
+        for streaming in [Streaming::InPlace, Streaming::Pull] {
+            for layout in [Layout::SOA, Layout { alpha: 1 }, Layout { alpha: 8 }] {
+                let pops = Populations::<Fp32>::new(l, layout, 0).with_streaming(streaming);
+                let mut f = std::vec![f32::NAN; pops.len()];
+                let mut g = f.clone();
                 for cell in 0..l.cells() {
-                    let v: [f32; Q] = core::array::from_fn(|q| tag(t, q, cell));
-                    unsafe { p.store(view_mut(&mut f), cell, &v) };
+                    let v: [f32; Q] = core::array::from_fn(|q| tag(0, q, cell));
+                    unsafe { pops.store(view_mut(&mut f), cell, &v) };
+                }
+                for t in 1..=3u64 {
+                    let p = pops.at_step(t);
+                    // Every cell reads before any writes (in place, a step's reads and writes
+                    // touch the same slots, each slot belonging to one cell).
+                    let pulled: Vec<[f32; Q]> = (0..l.cells())
+                        .map(|cell| unsafe { p.pull(view(&f), cell) })
+                        .collect();
+                    for (cell, got) in pulled.iter().enumerate() {
+                        let (x, y, z) = l.coords(cell);
+                        for (q, &v) in got.iter().enumerate() {
+                            let c = velocity(q);
+                            let wrap = |a: u32, d: i32, n: u32| {
+                                ((a as i32 - d).rem_euclid(n as i32)) as u32
+                            };
+                            let from =
+                                l.index(wrap(x, c[0], 4), wrap(y, c[1], 3), wrap(z, c[2], 5));
+                            assert_eq!(v, tag(t - 1, q, from), "{layout:?} step {t} q {q}");
+                        }
+                        // Before this step's writes, `own` and `reflected` see the last step.
+                        let o = l.pull_offsets(cell);
+                        for q in 0..Q {
+                            assert_eq!(unsafe { p.own(view(&f), q, cell) }, tag(t - 1, q, cell));
+                            assert_eq!(
+                                unsafe { p.reflected(view(&f), &o, q, cell) },
+                                tag(t - 1, opposite(q), cell)
+                            );
+                        }
+                    }
+                    let dst = if streaming == Streaming::InPlace {
+                        &mut f
+                    } else {
+                        &mut g
+                    };
+                    for cell in 0..l.cells() {
+                        let v: [f32; Q] = core::array::from_fn(|q| tag(t, q, cell));
+                        unsafe { p.store(view_mut(dst), cell, &v) };
+                    }
+                    if streaming == Streaming::Pull {
+                        core::mem::swap(&mut f, &mut g);
+                    }
                 }
             }
         }

@@ -137,7 +137,7 @@ unsafe fn finish<M: Model, S: Storage, const BAND: bool>(
 ) -> [f32; 3] {
     let (force, has_force) = total_force::<BAND>(&a.p, &a.band, cell);
     let (_rho, u) = collide_with::<M>(f, rates, force, has_force);
-    a.pops.store(a.f, cell, f);
+    a.pops.store(a.dst, cell, f);
     u
 }
 

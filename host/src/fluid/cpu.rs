@@ -17,7 +17,7 @@ use murmur_common::lbm::health::{self, cell_words, word, Report};
 use murmur_common::lbm::immersed::{self, record_fixed, record_index};
 use murmur_common::lbm::{
     cell_fields, init_cell, stream_collide_cell, CollisionModel, Lattice, LbmParams, Model,
-    Populations, Storage, StorageKind, Q,
+    Populations, Storage, StorageKind, Streaming, Q,
 };
 use murmur_common::{with_model, with_storage, DevSlice, DevSliceMut};
 use rayon::prelude::*;
@@ -34,6 +34,9 @@ pub struct CpuFluid<S: Storage> {
     layout: murmur_common::lbm::Layout,
     flags: Vec<u8>,
     f: Vec<S::Elem>,
+    /// The second copy the pull scheme writes (empty in place).
+    f_next: Vec<S::Elem>,
+    streaming: Streaming,
     /// The last collision velocity of every cell next to an outlet (three floats per cell;
     /// empty without outlets).
     outlet_u: Vec<f32>,
@@ -161,8 +164,13 @@ impl<S: Storage> CpuFluid<S> {
             )));
         }
         let flags = setup.prepared_flags();
-        let pops = Populations::<S>::new(lattice, setup.layout, 0);
+        let streaming = setup.streaming.unwrap_or_default();
+        let pops = Populations::<S>::new(lattice, setup.layout, 0).with_streaming(streaming);
         let mut f = vec![S::Elem::default(); pops.len()];
+        let f_next = match streaming {
+            Streaming::Pull => f.clone(),
+            Streaming::InPlace => Vec::new(),
+        };
         let init = Shared(Init {
             pops,
             initial: setup.initial,
@@ -193,6 +201,8 @@ impl<S: Storage> CpuFluid<S> {
             layout: setup.layout,
             flags,
             f,
+            f_next,
+            streaming,
             outlet_u,
             times: StageTimes::default(),
             step: 0,
@@ -402,20 +412,21 @@ impl<S: Storage> CpuFluid<S> {
         Ok(())
     }
 
-    /// Stage `stream_collide` of model `M` over every cell, in place: the same arguments and
-    /// cell function as the GPU's kernels.
+    /// Stage `stream_collide` of model `M` over every cell (in place, or into the other copy):
+    /// the same arguments and cell function as the GPU's kernels.
     fn stream_collide<M: Model>(&mut self, params: LbmParams, step: u64) {
         let n = params.lattice.cells();
         let band = self.band_ref();
+        let f = view_mut(&mut self.f);
+        let dst = match self.streaming {
+            Streaming::Pull => view_mut(&mut self.f_next),
+            Streaming::InPlace => f,
+        };
         let a = Shared(
-            StreamCollide::<M, S>::new(
-                params,
-                self.pops.at_step(step),
-                view(&self.flags),
-                view_mut(&mut self.f),
-            )
-            .with_band(band)
-            .with_outlet_u(view_mut(&mut self.outlet_u)),
+            StreamCollide::<M, S>::new(params, self.pops.at_step(step), view(&self.flags), f)
+                .with_dst(dst)
+                .with_band(band)
+                .with_outlet_u(view_mut(&mut self.outlet_u)),
         );
         (0..n.div_ceil(CHUNK)).into_par_iter().for_each(|chunk| {
             let a = &a;
@@ -466,6 +477,10 @@ impl<S: Storage> FluidBackend for CpuFluid<S> {
         self.layout
     }
 
+    fn streaming(&self) -> Streaming {
+        self.streaming
+    }
+
     fn step(&mut self) -> Result<(), FluidError> {
         let p = self.params;
         let mut times = std::mem::take(&mut self.times);
@@ -482,6 +497,9 @@ impl<S: Storage> FluidBackend for CpuFluid<S> {
         self.times = times;
         ib?;
         self.step = step;
+        if self.streaming == Streaming::Pull {
+            std::mem::swap(&mut self.f, &mut self.f_next);
+        }
         Ok(())
     }
 
@@ -584,8 +602,9 @@ impl<S: Storage> FluidBackend for CpuFluid<S> {
     }
 
     fn allocated_bytes(&self) -> u64 {
-        (self.f.len() * std::mem::size_of::<S::Elem>() + self.flags.len() + 4 * self.outlet_u.len())
-            as u64
+        ((self.f.len() + self.f_next.len()) * std::mem::size_of::<S::Elem>()
+            + self.flags.len()
+            + 4 * self.outlet_u.len()) as u64
     }
 
     fn times(&mut self) -> Result<StageTimes, FluidError> {

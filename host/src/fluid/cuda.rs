@@ -20,7 +20,7 @@ use murmur_common::lbm::boundary::{FLUID, KIND_MASK, OUTLET};
 use murmur_common::lbm::health::{self, word, Report};
 use murmur_common::lbm::immersed::clear_items;
 use murmur_common::lbm::{
-    CollisionModel, Lattice, LbmParams, Model, Populations, Storage, StorageKind,
+    CollisionModel, Lattice, LbmParams, Model, Populations, Storage, StorageKind, Streaming,
 };
 use murmur_common::{with_model, with_storage, DevSlice, DevSliceMut};
 
@@ -46,6 +46,9 @@ pub struct CudaFluid<S: Storage> {
     /// list entry; one dummy value without outlets).
     outlet_u: CudaSlice<f32>,
     f: CudaSlice<S::Elem>,
+    /// The second copy the pull scheme writes (`None` in place).
+    f_next: Option<CudaSlice<S::Elem>>,
+    streaming: Streaming,
     /// `rho, u` of every cell, allocated by the first [`FluidBackend::fields`] call.
     fields: Option<CudaSlice<f32>>,
     clock: StageClock,
@@ -398,16 +401,29 @@ where
             })
             .collect();
         let has_outlet = prepared.iter().any(|&b| b & KIND_MASK == OUTLET);
-        gpu.check_fits(
-            &format!(
-                "a {} x {} x {} lattice ({} storage)",
+        let what = |st: Streaming| {
+            format!(
+                "a {} x {} x {} lattice ({} storage, {} streaming)",
                 l.nx,
                 l.ny,
                 l.nz,
-                S::NAME
-            ),
-            setup.lattice_bytes(list.len()),
-        )?;
+                S::NAME,
+                st.name()
+            )
+        };
+        // Pull (two copies, the faster scheme) unless asked otherwise or it does not fit.
+        let streaming = match setup.streaming {
+            Some(st) => st,
+            None => {
+                let pull = setup.lattice_bytes(Streaming::Pull, list.len());
+                if gpu.check_fits(&what(Streaming::Pull), pull).is_ok() {
+                    Streaming::Pull
+                } else {
+                    Streaming::InPlace
+                }
+            }
+        };
+        gpu.check_fits(&what(streaming), setup.lattice_bytes(streaming, list.len()))?;
         let flags = gpu.upload(&prepared)?;
         let boundary_cells = gpu.upload(if list.is_empty() { &[0u32][..] } else { &list })?;
         let outlet_u = if has_outlet && !list.is_empty() {
@@ -422,8 +438,12 @@ where
         } else {
             gpu.zeros(1)?
         };
-        let pops = Populations::<S>::new(l, setup.layout, 0);
+        let pops = Populations::<S>::new(l, setup.layout, 0).with_streaming(streaming);
         let mut f = gpu.zeros::<S::Elem>(pops.len())?;
+        let f_next = match streaming {
+            Streaming::Pull => Some(gpu.zeros::<S::Elem>(pops.len())?),
+            Streaming::InPlace => None,
+        };
         let mut launch = gpu.launch();
         let args = Init {
             pops,
@@ -455,6 +475,8 @@ where
             boundary_cells,
             outlet_u,
             f,
+            f_next,
+            streaming,
             fields: None,
             clock,
         })
@@ -479,14 +501,15 @@ where
             Some(ib) => BandRef::new(ib.plan.bricks, l.read(&ib.table), l.read(&ib.pool)),
             None => BandRef::NONE,
         };
-        let args = StreamCollide::<M, S>::new(
-            p,
-            self.pops.at_step(step),
-            l.read(&self.flags),
-            l.write(&mut self.f),
-        )
-        .with_band(band)
-        .with_outlet_u(l.write(&mut self.outlet_u));
+        let f = l.write(&mut self.f);
+        let dst = match self.f_next.as_mut() {
+            Some(next) => l.write(next),
+            None => f,
+        };
+        let args = StreamCollide::<M, S>::new(p, self.pops.at_step(step), l.read(&self.flags), f)
+            .with_dst(dst)
+            .with_band(band)
+            .with_outlet_u(l.write(&mut self.outlet_u));
         let (args, shape) = match self.block {
             super::Block::Flat => (args, Shape::per_item(cells, BLOCK_SIZE)),
             super::Block::ThreeD([bx, by, bz]) => {
@@ -590,6 +613,10 @@ where
         self.layout
     }
 
+    fn streaming(&self) -> Streaming {
+        self.streaming
+    }
+
     fn step(&mut self) -> Result<(), FluidError> {
         let p = self.params;
         let step = self.step + 1;
@@ -608,6 +635,9 @@ where
         with_model!(self.model, M => self.stream_collide::<M>(p, step))?;
         self.clock.end();
         self.step = step;
+        if let Some(next) = self.f_next.as_mut() {
+            std::mem::swap(&mut self.f, next);
+        }
         Ok(())
     }
 
@@ -728,7 +758,8 @@ where
 
     fn allocated_bytes(&self) -> u64 {
         let ib = self.ib.as_ref().map_or(0, |ib| ib.plan.bytes());
-        (self.f.len() * std::mem::size_of::<S::Elem>()
+        ((self.f.len() + self.f_next.as_ref().map_or(0, |f| f.len()))
+            * std::mem::size_of::<S::Elem>()
             + self.flags.len()
             + 4 * self.boundary_cells.len()
             + 4 * self.outlet_u.len()

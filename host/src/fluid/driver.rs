@@ -24,7 +24,7 @@ pub fn open_cpu(setup: &Setup) -> Result<Box<dyn FluidBackend>, FluidError> {
     let l = setup.lattice();
     crate::preflight::check_host_memory(
         &format!("the CPU lattice of {} x {} x {} cells", l.nx, l.ny, l.nz),
-        setup.lattice_bytes(0) + 12 * l.cells() as u64,
+        setup.lattice_bytes(setup.streaming.unwrap_or_default(), 0) + 12 * l.cells() as u64,
     )?;
     super::cpu::open(setup)
 }

@@ -23,7 +23,7 @@ pub mod validate_ib;
 
 use crate::timing::StageTimes;
 use murmur_common::lbm::{CellKind, CollisionModel, Initial, Lattice, Layout, LbmParams};
-use murmur_common::lbm::{Populations, StorageKind};
+use murmur_common::lbm::{Populations, StorageKind, Streaming};
 
 /// Everything a backend is built from: the model, the kernel parameters, the cell types, the
 /// initial fields (the populations start at their equilibrium, computed per cell where they
@@ -43,6 +43,8 @@ pub struct Setup {
     pub layout: Layout,
     /// Thread blocks of the interior stream-collide kernel (GPU only).
     pub block: Block,
+    /// Streaming scheme; `None`: pull (two copies) when both fit, else in place.
+    pub streaming: Option<Streaming>,
 }
 
 /// Thread blocks of the interior stream-collide kernel: one thread per cell number in blocks of
@@ -106,11 +108,11 @@ impl Setup {
         Populations::<murmur_common::lbm::Fp32>::new(self.lattice(), self.layout, 0).len()
     }
 
-    /// Bytes of device memory the lattice needs: the populations (one copy, in place), the
-    /// cell bytes and the boundary list's entries (4 bytes each, 16 next to outlets), without
-    /// the fields, which are allocated only when a run writes output.
-    pub fn lattice_bytes(&self, boundary_cells: usize) -> u64 {
-        self.population_values() as u64 * self.storage.bytes() as u64
+    /// Bytes of memory the lattice needs with `streaming`: the populations (one or two
+    /// copies), the cell bytes and the boundary list's entries (4 bytes each, 16 next to
+    /// outlets), without the fields, which are allocated only when a run writes output.
+    pub fn lattice_bytes(&self, streaming: Streaming, boundary_cells: usize) -> u64 {
+        streaming.copies() * self.population_values() as u64 * self.storage.bytes() as u64
             + self.lattice().cells() as u64
             + 16 * boundary_cells as u64
     }
@@ -206,6 +208,8 @@ pub trait FluidBackend {
     fn storage(&self) -> StorageKind;
     /// The layout of the populations.
     fn layout(&self) -> Layout;
+    /// The streaming scheme in use.
+    fn streaming(&self) -> Streaming;
     /// Advances one step.
     fn step(&mut self) -> Result<(), FluidError>;
     /// Density and velocity of every cell after the last step, computed from the populations

@@ -233,6 +233,7 @@ impl Geometry {
             storage: StorageKind::Fp32,
             layout: Layout::SOA,
             block: crate::fluid::Block::Flat,
+            streaming: None,
             immersed: Default::default(),
         };
         setup.immersed.periodic = self.periodic();
