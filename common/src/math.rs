@@ -1,7 +1,8 @@
 //! Small vector math: `Vec3` (glam's) and the scalar helpers that must round the same on CPU and GPU.
 //!
 //! `sqrt` is IEEE correctly rounded on both sides (`sqrtf32` becomes `sqrt.rn.f32` in PTX, the
-//! host uses the SSE/NEON square root), so CPU and GPU results differ only by summation order.
+//! host uses the SSE/NEON square root), and so is `fma` (`fma.rn.f32` in PTX, `f32::mul_add` on the
+//! host), so CPU and GPU results differ only by summation order.
 
 pub use glam::Vec3;
 
@@ -30,6 +31,30 @@ pub fn sqrt(x: f32) -> f32 {
     #[cfg(not(target_arch = "nvptx64"))]
     {
         std::primitive::f32::sqrt(x)
+    }
+}
+
+/// `a * b + c` rounded once (IEEE fused multiply-add), identical on host and device: the
+/// hardware `fma.rn.f32` on the GPU, `f32::mul_add` on the host. The compilers never fuse a
+/// multiply and an add by themselves (Rust forbids contraction, and the NVPTX backend emits
+/// `mul.rn` / `add.rn`, which ptxas may not contract), so this is the only way to get an `fma`.
+///
+/// On x86-64 `f32::mul_add` is one `vfmadd` instruction only where the code is compiled with
+/// the `fma` target feature (the CPU fluid backend compiles its cell loop that way when the CPU
+/// has it); elsewhere it calls the C library's `fmaf`, correctly rounded too but slower.
+#[inline(always)]
+pub fn fma(a: f32, b: f32, c: f32) -> f32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        #[allow(unused_unsafe)]
+        // SAFETY: fmaf32 is defined for every f32 input.
+        unsafe {
+            core::intrinsics::fmaf32(a, b, c)
+        }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        std::primitive::f32::mul_add(a, b, c)
     }
 }
 
@@ -124,6 +149,30 @@ mod tests {
         assert_eq!(a.dot(b), -1.0 + 1.0 + 6.0);
         assert_eq!(length(Vec3::new(3.0, 4.0, 0.0)), 5.0);
         assert_eq!(-a, Vec3::new(-1.0, -2.0, -3.0));
+    }
+
+    #[test]
+    fn fma_rounds_once() {
+        // (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24: the product alone rounds the 2^-24 away (a tie to
+        // even), the fused form keeps it against -1.
+        let a = 1.0 + f32::EPSILON * 2048.0;
+        assert_eq!(a * a - 1.0, 2.0f32.powi(-11));
+        assert_eq!(fma(a, a, -1.0), 2.0f32.powi(-11) + 2.0f32.powi(-24));
+        // Exact cases and the special values.
+        assert_eq!(fma(3.0, 0.5, 0.25), 1.75);
+        assert_eq!(fma(-2.0, 4.0, 8.0), 0.0);
+        assert!(fma(f32::INFINITY, 0.0, 1.0).is_nan());
+        assert_eq!(fma(f32::MAX, 2.0, -f32::MAX), f32::MAX);
+        // Against the exact result rounded once: the f64 product of two f32 is exact, and for
+        // these magnitudes the f64 sum is exact too.
+        for &(a, b, c) in &[
+            (0.1f32, 0.3f32, -0.03f32),
+            (1.7, -0.02, 0.034),
+            (1e-3, 3e3, -3.0),
+        ] {
+            let exact = a as f64 * b as f64 + c as f64;
+            assert_eq!(fma(a, b, c), exact as f32, "fma({a}, {b}, {c})");
+        }
     }
 
     #[test]

@@ -16,7 +16,10 @@
 //!    flow is resolved (small non-equilibrium of a higher moment) it relaxes like the shear
 //!    moments, with low numerical dissipation; where it is under-resolved (large non-equilibrium)
 //!    the rate moves to 1, i.e. the moment is set to its equilibrium, which damps the parasitic
-//!    high-order modes that make BGK unstable at high Reynolds numbers.
+//!    high-order modes that make BGK unstable at high Reynolds numbers. Evaluated as
+//!    `kappa_k^eq + (1 - omega_k) (kappa_k - kappa_k^eq)` with
+//!    `1 - omega_k = (1 - omega_s) rho lambda / (rho lambda + |kappa_k - kappa_k^eq|)`
+//!    ([`kept_fraction`]): one division and one fma per moment.
 //!
 //! Reductions: `lambda -> infinity` gives the regular central-moment MRT with every higher-order
 //! rate `omega_s` (with `bulk = shear` that is BGK with the product-form equilibrium);
@@ -26,9 +29,10 @@
 //! moment. `docs/fluid.md` says the same.
 
 use super::d3q27::Q;
-use super::equilibrium::CENTRAL_EQ;
-use super::moments::{from_moments, moment_index as mi, to_moments};
+use super::equilibrium::central_eq_factor;
+use super::moments::{from_moments, moment_index as mi, order, to_moments};
 use super::Rates;
+use crate::math::fma;
 
 /// `|x|` without libm.
 #[inline(always)]
@@ -36,11 +40,16 @@ fn abs(x: f32) -> f32 {
     f32::from_bits(x.to_bits() & 0x7fff_ffff)
 }
 
-/// The adaptive rate of one higher-order moment with non-equilibrium part `neq`.
+/// `1 - omega_k`: the fraction of its non-equilibrium part `neq` that a higher-order moment keeps
+/// when it relaxes with its adaptive rate
+/// `omega_k = omega + (1 - omega) |neq| / (rho lambda + |neq|)`, that is
+/// `(1 - omega) rho lambda / (rho lambda + |neq|)`, with `keep = (1 - omega) rho lambda`.
+///
+/// The division stays: each moment has its own denominator, and only the correctly rounded
+/// division (`div.rn.f32`) gives the CPU's result on the GPU.
 #[inline(always)]
-pub fn adaptive_rate(omega: f32, neq: f32, rho_lambda: f32) -> f32 {
-    let a = abs(neq);
-    omega + (1.0 - omega) * a / (rho_lambda + a)
+pub fn kept_fraction(neq: f32, keep: f32, rho_lambda: f32) -> f32 {
+    keep / (rho_lambda + abs(neq))
 }
 
 /// ACM-MRT collision of 27 populations with density `rho` and velocity `u`.
@@ -48,19 +57,27 @@ pub fn adaptive_rate(omega: f32, neq: f32, rho_lambda: f32) -> f32 {
 pub fn collide(f: &mut [f32; Q], rho: f32, u: [f32; 3], rates: &Rates) {
     let mut m = *f;
     to_moments(&mut m, u);
+    // Equilibrium central moments; those whose factor is 0 stay the constant 0.
     let mut eq = [0.0f32; Q];
     for_q!(k => {
-        eq[k] = rho * CENTRAL_EQ[k % 3] * CENTRAL_EQ[(k / 3) % 3] * CENTRAL_EQ[k / 9];
+        if central_eq_factor(k) != 0.0 {
+            eq[k] = rho * central_eq_factor(k);
+        }
     });
-    let omega = rates.shear;
+    super::relax_second_order(&mut m, &eq, rates.shear, rates.bulk);
+    // Orders 3 to 6: `kappa + omega_k (eq - kappa) = eq + (1 - omega_k) (kappa - eq)`.
     let rho_lambda = rho * rates.lambda;
-    super::relax_moments(
-        &mut m,
-        &eq,
-        rates.shear,
-        rates.bulk,
-        |value, equilibrium| adaptive_rate(omega, value - equilibrium, rho_lambda),
-    );
+    let keep = (1.0 - rates.shear) * rho_lambda;
+    for_q!(k => {
+        if order(k) >= 3 {
+            m[k] = if central_eq_factor(k) == 0.0 {
+                kept_fraction(m[k], keep, rho_lambda) * m[k]
+            } else {
+                let neq = m[k] - eq[k];
+                fma(kept_fraction(neq, keep, rho_lambda), neq, eq[k])
+            };
+        }
+    });
     m[mi(0, 0, 0)] = rho;
     m[mi(1, 0, 0)] = 0.0;
     m[mi(0, 1, 0)] = 0.0;

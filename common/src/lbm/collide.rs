@@ -5,6 +5,7 @@
 use super::moments::moment_index as mi;
 use super::params::{LbmParams, Rates};
 use super::{acm_mrt, bgk, forcing, moments, rm_mrt, CollisionModel, Q};
+use crate::math::fma;
 
 /// A collision operator: relaxes 27 populations of density `rho` and velocity `u` in place.
 pub trait Model: Copy + 'static {
@@ -69,39 +70,27 @@ macro_rules! with_model {
     };
 }
 
-/// Relaxes moments `m` toward `eq`: order-2 shear moments with `shear`, the order-2 trace with
-/// `bulk`, and each moment of order 3 to 6 with `high(value, equilibrium)`. Orders 0 and 1 are
-/// left for the caller (conserved).
+/// Relaxes the second-order moments `m` toward `eq`: the shear moments (off-diagonal, and the
+/// differences of the diagonal) with `shear`, the trace with `bulk`. Each relaxation is
+/// `x + rate (x_eq - x)`, one [`fma`]. The other orders are left to the caller.
 #[inline(always)]
-pub(crate) fn relax_moments(
-    m: &mut [f32; Q],
-    eq: &[f32; Q],
-    shear: f32,
-    bulk: f32,
-    high: impl Fn(f32, f32) -> f32,
-) {
+pub(crate) fn relax_second_order(m: &mut [f32; Q], eq: &[f32; Q], shear: f32, bulk: f32) {
     unroll!(i in [0, 1, 2] => {
         let k = [mi(1, 1, 0), mi(1, 0, 1), mi(0, 1, 1)][i];
-        m[k] += shear * (eq[k] - m[k]);
+        m[k] = fma(shear, eq[k] - m[k], m[k]);
     });
     let (xx, yy, zz) = (m[mi(2, 0, 0)], m[mi(0, 2, 0)], m[mi(0, 0, 2)]);
     let (exx, eyy, ezz) = (eq[mi(2, 0, 0)], eq[mi(0, 2, 0)], eq[mi(0, 0, 2)]);
     let (d1, e1) = (xx - yy, exx - eyy);
     let (d2, e2) = (xx - zz, exx - ezz);
     let (t, et) = (xx + yy + zz, exx + eyy + ezz);
-    let d1 = d1 + shear * (e1 - d1);
-    let d2 = d2 + shear * (e2 - d2);
-    let t = t + bulk * (et - t);
+    let d1 = fma(shear, e1 - d1, d1);
+    let d2 = fma(shear, e2 - d2, d2);
+    let t = fma(bulk, et - t, t);
     let xx = (d1 + d2 + t) * (1.0 / 3.0);
     m[mi(2, 0, 0)] = xx;
     m[mi(0, 2, 0)] = xx - d1;
     m[mi(0, 0, 2)] = xx - d2;
-    for_q!(k => {
-        if moments::order(k) >= 3 {
-            let w = high(m[k], eq[k]);
-            m[k] += w * (eq[k] - m[k]);
-        }
-    });
 }
 
 /// Collides 27 populations with the collision model `M` and Guo forcing:

@@ -61,7 +61,7 @@ pub mod units;
 
 pub use access::{Fp16C, Fp16S, Fp32, Layout, Populations, Storage, StorageKind, Streaming};
 pub use boundary::CellKind;
-pub(crate) use collide::relax_moments;
+pub(crate) use collide::relax_second_order;
 pub use collide::{collide, collide_with, AcmMrt, Bgk, Model, RmMrt};
 pub use d3q27::Q;
 pub use init::Initial;
@@ -225,11 +225,15 @@ mod tests {
 
     #[test]
     fn acm_rate_adapts_between_shear_and_one() {
-        let w = acm_mrt::adaptive_rate(1.8, 0.0, 1e-2);
-        assert_eq!(w, 1.8);
-        let w = acm_mrt::adaptive_rate(1.8, 1e3, 1e-2);
-        assert!((w - 1.0).abs() < 1e-4);
-        let w = acm_mrt::adaptive_rate(1.8, -1e-2, 1e-2);
-        assert!((w - 1.4).abs() < 1e-6);
+        // 1 - omega_k for omega = 1.8, rho lambda = 1e-2.
+        let (omega, rho_lambda) = (1.8f32, 1e-2f32);
+        let keep = (1.0 - omega) * rho_lambda;
+        let rate = |neq: f32| 1.0 - acm_mrt::kept_fraction(neq, keep, rho_lambda);
+        assert!((rate(0.0) - 1.8).abs() < 1e-6, "resolved: the shear rate");
+        assert!((rate(1e3) - 1.0).abs() < 1e-4, "under-resolved: rate 1");
+        assert!(
+            (rate(-1e-2) - 1.4).abs() < 1e-6,
+            "|neq| = rho lambda: half way"
+        );
     }
 }

@@ -14,8 +14,9 @@
 
 use super::d3q27::Q;
 use super::equilibrium::raw_eq_factors;
-use super::moments::{from_moments, moment_index as mi, to_moments};
+use super::moments::{from_raw_moments, moment_index as mi, order, to_raw_moments};
 use super::Rates;
+use crate::math::fma;
 
 /// Raw-moment MRT collision of 27 populations with density `rho` and velocity `u`.
 #[inline(always)]
@@ -24,18 +25,23 @@ pub fn collide(f: &mut [f32; Q], rho: f32, u: [f32; 3], rates: &Rates) {
     let ey = raw_eq_factors(u[1]);
     let ez = raw_eq_factors(u[2]);
     let mut m = *f;
-    to_moments(&mut m, [0.0; 3]);
+    to_raw_moments(&mut m);
     // Equilibrium raw moments, in the same slots.
     let mut eq = [0.0f32; Q];
     for_q!(k => {
         eq[k] = rho * ex[k % 3] * ey[(k / 3) % 3] * ez[k / 9];
     });
-    super::relax_moments(&mut m, &eq, rates.shear, rates.bulk, |_, _| rates.high);
+    super::relax_second_order(&mut m, &eq, rates.shear, rates.bulk);
+    for_q!(k => {
+        if order(k) >= 3 {
+            m[k] = fma(rates.high, eq[k] - m[k], m[k]);
+        }
+    });
     // Conserved moments exactly (rho u includes the half force).
     m[mi(0, 0, 0)] = rho;
     m[mi(1, 0, 0)] = rho * u[0];
     m[mi(0, 1, 0)] = rho * u[1];
     m[mi(0, 0, 1)] = rho * u[2];
-    from_moments(&mut m, [0.0; 3]);
+    from_raw_moments(&mut m);
     *f = m;
 }

@@ -1,6 +1,6 @@
 //! The CPU reference fluid: the GPU's stage, one for one, on all cores (rayon), calling the same
-//! `murmur_common::lbm::stream_collide_cell` the kernels call. Results equal the GPU's up to
-//! floating-point contraction and summation order (the same order is used on both).
+//! `murmur_common::lbm::stream_collide_cell` the kernels call. Results equal the GPU's: the same
+//! operations in the same order, each rounded once (`math::fma` included) on both.
 
 use super::forces::ForceSample;
 use super::immersed::{IbPlan, RecordRing, SampleSnapshot};
@@ -428,15 +428,65 @@ impl<S: Storage> CpuFluid<S> {
                 .with_band(band)
                 .with_outlet_u(view_mut(&mut self.outlet_u)),
         );
+        let fma = has_fma();
         (0..n.div_ceil(CHUNK)).into_par_iter().for_each(|chunk| {
             let a = &a;
-            for cell in chunk * CHUNK..((chunk + 1) * CHUNK).min(n) {
-                // SAFETY: buffers are sized for the lattice (checked in `new`); each cell
-                // touches only its own slots this step and its own outlet velocity (indexed by
-                // cell).
-                unsafe { stream_collide_cell(&a.0, cell, cell) };
-            }
+            let cells = chunk * CHUNK..((chunk + 1) * CHUNK).min(n);
+            // SAFETY: buffers are sized for the lattice (checked in `new`); each cell touches
+            // only its own slots this step and its own outlet velocity (indexed by cell); `fma`
+            // says whether the CPU has FMA instructions.
+            unsafe { stream_collide_cells(&a.0, cells, fma) };
         });
+    }
+}
+
+/// Whether the CPU executes FMA instructions (x86-64 since Haswell / Piledriver; every AArch64
+/// CPU, where `f32::mul_add` is one instruction without asking).
+fn has_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// `stream_collide_cell` over `cells`; with `fma`, compiled for FMA instructions (x86-64): the
+/// collisions' `math::fma` (`f32::mul_add`) is then one instruction, otherwise a call to the C
+/// library's `fmaf`, which also rounds once (the same results, a few times slower).
+///
+/// # Safety
+/// As `stream_collide_cell` for every cell of `cells`; `fma` only if [`has_fma`].
+unsafe fn stream_collide_cells<M: Model, S: Storage>(
+    a: &StreamCollide<M, S>,
+    cells: std::ops::Range<usize>,
+    fma: bool,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if fma {
+        // SAFETY: the CPU has FMA (the caller's word), the rest as `stream_collide_cell`.
+        return unsafe { cells_fma(a, cells) };
+    }
+    let _ = fma;
+    for cell in cells {
+        // SAFETY: as `stream_collide_cell` (the caller's word).
+        unsafe { stream_collide_cell(a, cell, cell) };
+    }
+}
+
+/// The loop of [`stream_collide_cells`] compiled with the `fma` target feature (the cell
+/// function is inlined into it, so its `f32::mul_add` become `vfmadd` instructions).
+///
+/// # Safety
+/// The CPU has FMA; as `stream_collide_cell` for every cell of `cells`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "fma")]
+unsafe fn cells_fma<M: Model, S: Storage>(a: &StreamCollide<M, S>, cells: std::ops::Range<usize>) {
+    for cell in cells {
+        // SAFETY: as `stream_collide_cell` (the caller's word).
+        unsafe { stream_collide_cell(a, cell, cell) };
     }
 }
 
