@@ -1,19 +1,24 @@
 //! CUDA against the CPU reference after 100 steps, on small scenes with every boundary type and
-//! forcing, for every model and storage. `#[ignore]`d: it needs a CUDA GPU and the kernels'
+//! forcing, for every model, storage and streaming scheme. `#[ignore]`d: it needs a CUDA GPU and the kernels'
 //! PTX, and runs with `cargo xtask gpu-test` on the GPU machine.
 
 use murmur::fluid::cli::{parity_setups, PARITY_TOLERANCE};
-use murmur_common::lbm::{CollisionModel, Layout, StorageKind};
+use murmur_common::lbm::{CollisionModel, Layout, StorageKind, Streaming};
 
 #[test]
 #[ignore = "needs a CUDA GPU: cargo xtask gpu-test"]
 fn cuda_fields_match_the_cpu_after_100_steps() {
     for storage in StorageKind::ALL {
-        for layout in [Layout::SOA, Layout { alpha: 32 }] {
+        for (layout, streaming) in [
+            (Layout::SOA, Streaming::Pull),
+            (Layout::SOA, Streaming::InPlace),
+            (Layout { alpha: 32 }, Streaming::InPlace),
+        ] {
             for model in CollisionModel::ALL {
                 for (name, mut setup) in parity_setups(model).unwrap() {
                     setup.storage = storage;
                     setup.layout = layout;
+                    setup.streaming = Some(streaming);
                     let mut cpu = murmur::fluid::cpu::open(&setup).unwrap();
                     let mut gpu = murmur::fluid::cuda::open(&setup).unwrap();
                     for _ in 0..100 {
@@ -24,7 +29,7 @@ fn cuda_fields_match_the_cpu_after_100_steps() {
                         .fields()
                         .unwrap()
                         .max_relative_difference(&cpu.fields().unwrap());
-                    let what = format!("{name} {model:?} {storage:?} {layout:?}");
+                    let what = format!("{name} {model:?} {storage:?} {layout:?} {streaming:?}");
                     assert!(
                         drho <= PARITY_TOLERANCE && du <= PARITY_TOLERANCE,
                         "{what}: rho {drho:e}, u {du:e}"

@@ -9,7 +9,7 @@
 use super::scene::taylor_green;
 use super::validate::Opener;
 use super::FluidError;
-use murmur_common::lbm::{CollisionModel, Layout, StorageKind, Q};
+use murmur_common::lbm::{CollisionModel, Layout, StorageKind, Streaming, Q};
 use std::time::Instant;
 
 /// Steps run before timing starts.
@@ -20,10 +20,10 @@ pub const fn bytes_per_update(storage: StorageKind) -> u64 {
     (2 * Q * storage.bytes() + 1) as u64
 }
 
-/// Bytes of device memory per cell of a periodic box: one copy of the populations (in-place
-/// streaming) and the cell byte; nothing else scales with the lattice.
-pub const fn bytes_per_cell(storage: StorageKind) -> u64 {
-    (Q * storage.bytes() + 1) as u64
+/// Bytes of device memory per cell of a periodic box: the copies of the populations the
+/// streaming scheme keeps and the cell byte; nothing else scales with the lattice.
+pub const fn bytes_per_cell(storage: StorageKind, streaming: Streaming) -> u64 {
+    streaming.copies() * (Q * storage.bytes()) as u64 + 1
 }
 
 /// One measurement.
@@ -31,6 +31,7 @@ pub const fn bytes_per_cell(storage: StorageKind) -> u64 {
 pub struct BenchResult {
     pub model: CollisionModel,
     pub storage: StorageKind,
+    pub streaming: Streaming,
     pub layout: Layout,
     /// Bytes the backend held for the lattice.
     pub allocated: u64,
@@ -75,6 +76,7 @@ pub fn bench_one(
     Ok(BenchResult {
         model,
         storage,
+        streaming: b.streaming(),
         layout: b.layout(),
         allocated,
         n,
@@ -90,16 +92,17 @@ pub fn bench_one(
 /// The results as a Markdown table.
 pub fn table(results: &[BenchResult]) -> String {
     let mut s = String::from(
-        "| model | storage | layout | grid | steps | ms/step | MLUPs/s | B/cell update | GB/s | \
-         copy GB/s | fraction | allocated |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| model | storage | streaming | layout | grid | steps | ms/step | MLUPs/s | B/cell update \
+         | GB/s | copy GB/s | fraction | allocated |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in results {
         s += &format!(
-            "| {} | {} | {} | {n}^3 | {} | {:.3} | {:.1} | {} | {:.1} | {:.1} | {:.1} % | {:.1} MiB \
+            "| {} | {} | {} | {} | {n}^3 | {} | {:.3} | {:.1} | {} | {:.1} | {:.1} | {:.1} % | {:.1} MiB \
              ({:.1} B/cell) |\n",
             r.model.name(),
             r.storage.name(),
+            r.streaming.name(),
             r.layout.describe(),
             r.steps,
             r.ms_per_step,
@@ -118,11 +121,19 @@ pub fn table(results: &[BenchResult]) -> String {
 
 /// Memory per cell of each storage and the largest periodic cube that fits the device's free
 /// memory (`memory`: `(free, total)` bytes; the table says so when unknown).
-pub fn capacity_table(storages: &[StorageKind], memory: Option<(u64, u64)>) -> String {
-    let mut s =
-        String::from("| storage | bytes per cell | largest cube on this device |\n|---|---|---|\n");
-    for &st in storages {
-        let per = bytes_per_cell(st);
+pub fn capacity_table(
+    storages: &[StorageKind],
+    streamings: &[Streaming],
+    memory: Option<(u64, u64)>,
+) -> String {
+    let mut s = String::from(
+        "| storage | streaming | bytes per cell | largest cube on this device |\n|---|---|---|---|\n",
+    );
+    for (&st, &sm) in storages
+        .iter()
+        .flat_map(|s| streamings.iter().map(move |t| (s, t)))
+    {
+        let per = bytes_per_cell(st, sm);
         let fit = match memory {
             // The same margin as the allocation check: 5 % and 256 MiB kept free.
             Some((free, _)) => {
@@ -132,7 +143,7 @@ pub fn capacity_table(storages: &[StorageKind], memory: Option<(u64, u64)>) -> S
             }
             None => "(no device memory figure on this backend)".to_string(),
         };
-        s += &format!("| {} | {per} | {fit} |\n", st.name());
+        s += &format!("| {} | {} | {per} | {fit} |\n", st.name(), sm.name());
     }
     if let Some((free, total)) = memory {
         s += &format!(

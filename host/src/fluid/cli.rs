@@ -8,7 +8,7 @@ use super::sink::{Out, RunSink};
 use super::validate::{self, Opener, Sizes};
 use super::{Block, FluidBackend, FluidError, Setup};
 use anyhow::{bail, Result};
-use murmur_common::lbm::{CollisionModel, Layout, Rates, StorageKind, Units};
+use murmur_common::lbm::{CollisionModel, Layout, Rates, StorageKind, Streaming, Units};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -80,6 +80,10 @@ pub struct StorageArgs {
     /// over the cell numbers) or XxYxZ, e.g. 32x4x2 (x a multiple of 32).
     #[arg(long, value_name = "flat|XxYxZ", default_value = "flat", value_parser = Block::parse)]
     pub block: Block,
+    /// Streaming: `pull` (two copies of the populations, the fastest) or `in-place` (one copy,
+    /// esoteric pull: twice the cells fit) [default: pull when both copies fit, else in-place].
+    #[arg(long, value_enum)]
+    pub streaming: Option<Streaming>,
 }
 
 impl StorageArgs {
@@ -88,6 +92,7 @@ impl StorageArgs {
         setup.storage = self.storage;
         setup.layout = self.layout;
         setup.block = self.block;
+        setup.streaming = self.streaming;
     }
 }
 
@@ -199,6 +204,9 @@ pub struct BenchArgs {
     /// Thread blocks of the stream-collide kernel: `flat` or XxYxZ (x a multiple of 32).
     #[arg(long, value_name = "flat|XxYxZ", default_value = "flat", value_parser = super::Block::parse)]
     pub block: super::Block,
+    /// Streaming schemes, comma separated: pull (two copies), in-place (one copy).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "pull")]
+    pub streaming: Vec<Streaming>,
 }
 
 #[derive(clap::Args)]
@@ -304,11 +312,12 @@ fn run_scene(a: &RunArgs) -> Result<()> {
     let nu = (1.0 / p.rates.shear as f64 - 0.5) / 3.0;
     let ph = &scene.file.physical;
     println!(
-        "scene {} ({}, {} {}): {} x {} x {} cells, {}, {:.1} MiB, dx {:.4e} m, dt {:.4e} s, tau \
+        "scene {} ({}, {} {} {}): {} x {} x {} cells, {}, {:.1} MiB, dx {:.4e} m, dt {:.4e} s, tau \
          {:.4}, Re {:.0}, lattice Mach {:.3}, {} steps = {:.4} s",
         scene.file.name,
         scene.file.collision.name(),
         backend.storage().name(),
+        backend.streaming().name(),
         scene.setup.layout.describe(),
         l.nx,
         l.ny,
@@ -391,6 +400,7 @@ fn validate_cmd(a: &ValidateArgs) -> Result<()> {
             storage,
             layout: a.layout,
             block: super::Block::Flat,
+            streaming: None,
         };
         let mut open = opener(a.backend, Some(st));
         let what = open(&scene::taylor_green(8, 1, 0.0, 0.1, CollisionModel::Bgk)?)?.describe();
@@ -468,9 +478,13 @@ fn bench_cmd(a: &BenchArgs) -> Result<()> {
     let what = probe.describe();
     let memory = probe.device_memory();
     drop(probe);
-    println!("fluid bench on {what}, periodic box, in-place streaming (esoteric pull)");
+    println!("fluid bench on {what}, periodic box");
     let mut results: Vec<BenchResult> = Vec::new();
-    for &storage in &a.storage {
+    for (&storage, &streaming) in a
+        .storage
+        .iter()
+        .flat_map(|s| a.streaming.iter().map(move |t| (s, t)))
+    {
         for &layout in &a.layout {
             let mut open = opener(
                 a.backend,
@@ -478,15 +492,17 @@ fn bench_cmd(a: &BenchArgs) -> Result<()> {
                     storage,
                     layout,
                     block: a.block,
+                    streaming: Some(streaming),
                 }),
             );
             for &n in &a.sizes {
                 for m in models(&a.models) {
                     let r = bench_one(&mut open as &mut Opener, m, n, a.steps)?;
                     eprintln!(
-                        "  {} {} {} {n}^3: {:.0} MLUPs/s",
+                        "  {} {} {} {} {n}^3: {:.0} MLUPs/s",
                         m.name(),
                         storage.name(),
+                        streaming.name(),
                         layout.describe(),
                         r.mlups
                     );
@@ -499,7 +515,10 @@ fn bench_cmd(a: &BenchArgs) -> Result<()> {
     if results.iter().any(|r| !r.gpu_timed) {
         println!("(times are wall clock over the timed steps; the GPU uses CUDA events)");
     }
-    print!("{}", super::bench::capacity_table(&a.storage, memory));
+    print!(
+        "{}",
+        super::bench::capacity_table(&a.storage, &a.streaming, memory)
+    );
     Ok(())
 }
 
@@ -521,10 +540,13 @@ fn parity_cmd(a: &ParityArgs) -> Result<()> {
     };
     let mut rows = Vec::new();
     for &storage in &storages {
-        for model in models(&a.models) {
-            for (name, mut setup) in parity_setups(model)? {
-                setup.storage = storage;
-                rows.push((name, model, setup));
+        for streaming in [Streaming::Pull, Streaming::InPlace] {
+            for model in models(&a.models) {
+                for (name, mut setup) in parity_setups(model)? {
+                    setup.storage = storage;
+                    setup.streaming = Some(streaming);
+                    rows.push((name, model, setup));
+                }
             }
         }
     }
@@ -549,9 +571,10 @@ fn parity_cmd(a: &ParityArgs) -> Result<()> {
             worst.1 = worst.1.max(df.unwrap_or(0.0));
             failed += !ok as usize;
             println!(
-                "| {name} | {} | {} | {drho:.2e} | {du:.2e} | {} | {} |",
+                "| {name} | {} | {} | {} | {drho:.2e} | {du:.2e} | {} | {} |",
                 model.name(),
                 setup.storage.name(),
+                setup.streaming.unwrap_or_default().name(),
                 df.map_or("-".to_string(), |d| format!("{d:.2e}")),
                 if ok { "yes" } else { "NO" }
             );
