@@ -17,7 +17,7 @@ use murmur_common::lbm::health::{cell_words, word};
 use murmur_common::lbm::immersed::{self, record_fixed, record_index, Reaction};
 use murmur_common::lbm::{
     cell_fields, init_cell, store_fields, stream_collide_cell, stream_collide_interior,
-    stream_collide_interior_band, AcmMrt, Bgk, Fp16C, Fp16S, Fp32, RmMrt,
+    stream_collide_interior_band, AcmMrt, Bgk, Fp16C, Fp16S, Fp32, InPlace, RmMrt,
 };
 
 macro_rules! storage_kernels {
@@ -94,6 +94,27 @@ storage_kernels!(
     lbm_fields_fp16c,
     lbm_health_fp16c,
     ib_velocity_fp16c
+);
+storage_kernels!(
+    InPlace<Fp32>,
+    lbm_init_fp32_in_place,
+    lbm_fields_fp32_in_place,
+    lbm_health_fp32_in_place,
+    ib_velocity_fp32_in_place
+);
+storage_kernels!(
+    InPlace<Fp16S>,
+    lbm_init_fp16s_in_place,
+    lbm_fields_fp16s_in_place,
+    lbm_health_fp16s_in_place,
+    ib_velocity_fp16s_in_place
+);
+storage_kernels!(
+    InPlace<Fp16C>,
+    lbm_init_fp16c_in_place,
+    lbm_fields_fp16c_in_place,
+    lbm_health_fp16c_in_place,
+    ib_velocity_fp16c_in_place
 );
 
 macro_rules! stream_collide_kernels {
@@ -192,6 +213,69 @@ stream_collide_kernels!(
     lbm_boundary_acm_mrt_fp16c,
     AcmMrt,
     Fp16C
+);
+stream_collide_kernels!(
+    lbm_stream_collide_bgk_fp32_in_place,
+    lbm_stream_collide_band_bgk_fp32_in_place,
+    lbm_boundary_bgk_fp32_in_place,
+    Bgk,
+    InPlace<Fp32>
+);
+stream_collide_kernels!(
+    lbm_stream_collide_rm_mrt_fp32_in_place,
+    lbm_stream_collide_band_rm_mrt_fp32_in_place,
+    lbm_boundary_rm_mrt_fp32_in_place,
+    RmMrt,
+    InPlace<Fp32>
+);
+stream_collide_kernels!(
+    lbm_stream_collide_acm_mrt_fp32_in_place,
+    lbm_stream_collide_band_acm_mrt_fp32_in_place,
+    lbm_boundary_acm_mrt_fp32_in_place,
+    AcmMrt,
+    InPlace<Fp32>
+);
+stream_collide_kernels!(
+    lbm_stream_collide_bgk_fp16s_in_place,
+    lbm_stream_collide_band_bgk_fp16s_in_place,
+    lbm_boundary_bgk_fp16s_in_place,
+    Bgk,
+    InPlace<Fp16S>
+);
+stream_collide_kernels!(
+    lbm_stream_collide_rm_mrt_fp16s_in_place,
+    lbm_stream_collide_band_rm_mrt_fp16s_in_place,
+    lbm_boundary_rm_mrt_fp16s_in_place,
+    RmMrt,
+    InPlace<Fp16S>
+);
+stream_collide_kernels!(
+    lbm_stream_collide_acm_mrt_fp16s_in_place,
+    lbm_stream_collide_band_acm_mrt_fp16s_in_place,
+    lbm_boundary_acm_mrt_fp16s_in_place,
+    AcmMrt,
+    InPlace<Fp16S>
+);
+stream_collide_kernels!(
+    lbm_stream_collide_bgk_fp16c_in_place,
+    lbm_stream_collide_band_bgk_fp16c_in_place,
+    lbm_boundary_bgk_fp16c_in_place,
+    Bgk,
+    InPlace<Fp16C>
+);
+stream_collide_kernels!(
+    lbm_stream_collide_rm_mrt_fp16c_in_place,
+    lbm_stream_collide_band_rm_mrt_fp16c_in_place,
+    lbm_boundary_rm_mrt_fp16c_in_place,
+    RmMrt,
+    InPlace<Fp16C>
+);
+stream_collide_kernels!(
+    lbm_stream_collide_acm_mrt_fp16c_in_place,
+    lbm_stream_collide_band_acm_mrt_fp16c_in_place,
+    lbm_boundary_acm_mrt_fp16c_in_place,
+    AcmMrt,
+    InPlace<Fp16C>
 );
 
 /// Stage `ib_clear`: the band table emptied, its counter and this step's force record zeroed.

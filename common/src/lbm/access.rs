@@ -50,6 +50,10 @@ pub trait Storage: Copy + Send + Sync + 'static {
     const NAME: &'static str;
     /// The configuration value that selects this storage.
     const KIND: StorageKind;
+    /// Whether a step updates the one copy in place (esoteric pull, [`InPlace`]) rather than
+    /// pulling from one copy into the other. A type property, so each kernel holds only its
+    /// own scheme's address arithmetic.
+    const IN_PLACE: bool = false;
     /// The stored form of population `q`'s value `f`.
     fn encode(q: usize, f: f32) -> Self::Elem;
     /// The value of population `q` stored as `e`.
@@ -148,25 +152,73 @@ impl StorageKind {
     }
 }
 
-/// Runs `$body` with `$s` the [`Storage`] type of a [`StorageKind`] (exhaustive dispatch).
+/// Runs `$body` with `$s` the [`Storage`] type of a [`StorageKind`] and a [`Streaming`]
+/// (exhaustive dispatch).
 #[macro_export]
 macro_rules! with_storage {
-    ($kind:expr, $s:ident => $body:expr) => {
-        match $kind {
-            $crate::lbm::StorageKind::Fp32 => {
+    ($kind:expr, $streaming:expr, $s:ident => $body:expr) => {
+        match ($kind, $streaming) {
+            ($crate::lbm::StorageKind::Fp32, $crate::lbm::Streaming::Pull) => {
                 type $s = $crate::lbm::Fp32;
                 $body
             }
-            $crate::lbm::StorageKind::Fp16s => {
+            ($crate::lbm::StorageKind::Fp16s, $crate::lbm::Streaming::Pull) => {
                 type $s = $crate::lbm::Fp16S;
                 $body
             }
-            $crate::lbm::StorageKind::Fp16c => {
+            ($crate::lbm::StorageKind::Fp16c, $crate::lbm::Streaming::Pull) => {
                 type $s = $crate::lbm::Fp16C;
+                $body
+            }
+            ($crate::lbm::StorageKind::Fp32, $crate::lbm::Streaming::InPlace) => {
+                type $s = $crate::lbm::InPlace<$crate::lbm::Fp32>;
+                $body
+            }
+            ($crate::lbm::StorageKind::Fp16s, $crate::lbm::Streaming::InPlace) => {
+                type $s = $crate::lbm::InPlace<$crate::lbm::Fp16S>;
+                $body
+            }
+            ($crate::lbm::StorageKind::Fp16c, $crate::lbm::Streaming::InPlace) => {
+                type $s = $crate::lbm::InPlace<$crate::lbm::Fp16C>;
                 $body
             }
         }
     };
+}
+
+/// Storage `S` streamed in place (esoteric pull): the same number format, one copy.
+pub struct InPlace<S>(core::marker::PhantomData<S>);
+
+impl<S> Clone for InPlace<S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<S> Copy for InPlace<S> {}
+impl<S> Default for InPlace<S> {
+    fn default() -> Self {
+        InPlace(core::marker::PhantomData)
+    }
+}
+impl<S> core::fmt::Debug for InPlace<S> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("InPlace")
+    }
+}
+
+impl<S: Storage> Storage for InPlace<S> {
+    type Elem = S::Elem;
+    const NAME: &'static str = S::NAME;
+    const KIND: StorageKind = S::KIND;
+    const IN_PLACE: bool = true;
+    #[inline(always)]
+    fn encode(q: usize, f: f32) -> S::Elem {
+        S::encode(q, f)
+    }
+    #[inline(always)]
+    fn decode(q: usize, e: S::Elem) -> f32 {
+        S::decode(q, e)
+    }
 }
 
 /// The CSoA layout: `lo = alpha - 1` selects a cell's place in its group, `stride` is the
@@ -256,10 +308,6 @@ pub struct Populations<S> {
     pub lo: u32,
     /// Distance between populations `q` and `q + 1` of a cell: `alpha` or the cell count.
     pub stride: u32,
-    /// 1: in-place streaming (esoteric pull); 0: pull from one copy into the other, where
-    /// population `q` of a cell is slot `q` of that cell in both.
-    pub in_place: u32,
-    pub _pad: u32,
     pub storage: Variant<S>,
 }
 
@@ -278,7 +326,6 @@ impl<S> core::fmt::Debug for Populations<S> {
             .field("odd", &self.odd)
             .field("lo", &self.lo)
             .field("stride", &self.stride)
-            .field("in_place", &self.in_place)
             .finish()
     }
 }
@@ -290,8 +337,10 @@ const fn positive(q: usize) -> bool {
 }
 
 impl<S: Storage> Populations<S> {
-    /// The populations of `lattice` in `layout`, streamed in place, during step `step` (0:
-    /// initialisation).
+    /// The populations of `lattice` in `layout`, during step `step` (0: initialisation). With
+    /// an [`InPlace`] storage a step updates one copy; otherwise reads take the previous step's
+    /// copy and stores go to the other one, population `q` of a cell in slot `q` of that cell
+    /// in both (the callers pass each buffer).
     #[inline(always)]
     pub const fn new(lattice: Lattice, layout: Layout, step: u64) -> Self {
         let (lo, stride) = if layout.alpha == 0 {
@@ -304,18 +353,8 @@ impl<S: Storage> Populations<S> {
             odd: (step & 1) as u32,
             lo,
             stride,
-            in_place: 1,
-            _pad: 0,
             storage: Variant::NEW,
         }
-    }
-
-    /// The same populations streamed as `streaming` says. With [`Streaming::Pull`] reads take
-    /// the previous step's copy and stores go to the other one (the callers pass each buffer).
-    #[inline(always)]
-    pub const fn with_streaming(mut self, streaming: Streaming) -> Self {
-        self.in_place = streaming as u32;
-        self
     }
 
     /// The same populations during step `step`.
@@ -388,7 +427,7 @@ impl<S: Storage> Populations<S> {
         q: usize,
         cell: usize,
     ) -> f32 {
-        if self.in_place == 0 {
+        if !S::IN_PLACE {
             return self.load(f, q, q, neighbour(o, q));
         }
         let at = if positive(q) { cell } else { neighbour(o, q) };
@@ -417,7 +456,7 @@ impl<S: Storage> Populations<S> {
     /// `f` holds [`Populations::len`] values and `cell < cells`.
     #[inline(always)]
     pub unsafe fn own(&self, f: DevSlice<S::Elem>, q: usize, cell: usize) -> f32 {
-        if self.in_place == 0 {
+        if !S::IN_PLACE {
             return self.load(f, q, q, cell);
         }
         let at = if positive(q) {
@@ -437,7 +476,7 @@ impl<S: Storage> Populations<S> {
         let o = self.lattice.pull_offsets(cell);
         let mut out = [0.0f32; Q];
         for_q!(q => {
-            out[q] = if self.in_place == 0 {
+            out[q] = if !S::IN_PLACE {
                 self.load(f, q, q, cell)
             } else {
                 let at = if positive(q) { neighbour(&o, opposite(q)) } else { cell };
@@ -462,7 +501,7 @@ impl<S: Storage> Populations<S> {
         cell: usize,
     ) -> f32 {
         let r = opposite(q);
-        if self.in_place == 0 {
+        if !S::IN_PLACE {
             return self.load(f, r, r, cell);
         }
         let at = if positive(r) { neighbour(o, q) } else { cell };
@@ -477,7 +516,7 @@ impl<S: Storage> Populations<S> {
     /// concurrently (every slot belongs to one cell per step).
     #[inline(always)]
     pub unsafe fn store(&self, f: DevSliceMut<S::Elem>, cell: usize, values: &[f32; Q]) {
-        if self.in_place == 0 {
+        if !S::IN_PLACE {
             for_q!(q => {
                 f.write(self.index(q, cell), S::encode(q, values[q]));
             });
@@ -539,10 +578,15 @@ mod tests {
     /// both schemes.
     #[test]
     fn streaming_pulls_the_upstream_values() {
+        pulls_the_upstream_values::<InPlace<Fp32>>();
+        pulls_the_upstream_values::<Fp32>();
+    }
+
+    fn pulls_the_upstream_values<S: Storage<Elem = f32>>() {
         let l = Lattice::new(4, 3, 5);
-        for streaming in [Streaming::InPlace, Streaming::Pull] {
+        {
             for layout in [Layout::SOA, Layout { alpha: 1 }, Layout { alpha: 8 }] {
-                let pops = Populations::<Fp32>::new(l, layout, 0).with_streaming(streaming);
+                let pops = Populations::<S>::new(l, layout, 0);
                 let mut f = std::vec![f32::NAN; pops.len()];
                 let mut g = f.clone();
                 for cell in 0..l.cells() {
@@ -577,16 +621,12 @@ mod tests {
                             );
                         }
                     }
-                    let dst = if streaming == Streaming::InPlace {
-                        &mut f
-                    } else {
-                        &mut g
-                    };
+                    let dst = if S::IN_PLACE { &mut f } else { &mut g };
                     for cell in 0..l.cells() {
                         let v: [f32; Q] = core::array::from_fn(|q| tag(t, q, cell));
                         unsafe { p.store(view_mut(dst), cell, &v) };
                     }
-                    if streaming == Streaming::Pull {
+                    if !S::IN_PLACE {
                         core::mem::swap(&mut f, &mut g);
                     }
                 }

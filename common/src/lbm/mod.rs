@@ -59,7 +59,9 @@ pub mod rm_mrt;
 pub mod stream;
 pub mod units;
 
-pub use access::{Fp16C, Fp16S, Fp32, Layout, Populations, Storage, StorageKind, Streaming};
+pub use access::{
+    Fp16C, Fp16S, Fp32, InPlace, Layout, Populations, Storage, StorageKind, Streaming,
+};
 pub use boundary::CellKind;
 pub(crate) use collide::relax_second_order;
 pub use collide::{collide, collide_with, AcmMrt, Bgk, Model, RmMrt};

@@ -36,7 +36,6 @@ pub struct CpuFluid<S: Storage> {
     f: Vec<S::Elem>,
     /// The second copy the pull scheme writes (empty in place).
     f_next: Vec<S::Elem>,
-    streaming: Streaming,
     /// The last collision velocity of every cell next to an outlet (three floats per cell;
     /// empty without outlets).
     outlet_u: Vec<f32>,
@@ -149,7 +148,8 @@ fn view_mut<T>(v: &mut [T]) -> DevSliceMut<T> {
 
 /// Opens the CPU reference with `setup` initialised, in its storage.
 pub fn open(setup: &Setup) -> Result<Box<dyn FluidBackend>, FluidError> {
-    with_storage!(setup.storage, S => Ok(Box::new(CpuFluid::<S>::new(setup)?)))
+    let streaming = setup.streaming.unwrap_or_default();
+    with_storage!(setup.storage, streaming, S => Ok(Box::new(CpuFluid::<S>::new(setup)?)))
 }
 
 impl<S: Storage> CpuFluid<S> {
@@ -164,13 +164,9 @@ impl<S: Storage> CpuFluid<S> {
             )));
         }
         let flags = setup.prepared_flags();
-        let streaming = setup.streaming.unwrap_or_default();
-        let pops = Populations::<S>::new(lattice, setup.layout, 0).with_streaming(streaming);
+        let pops = Populations::<S>::new(lattice, setup.layout, 0);
         let mut f = vec![S::Elem::default(); pops.len()];
-        let f_next = match streaming {
-            Streaming::Pull => f.clone(),
-            Streaming::InPlace => Vec::new(),
-        };
+        let f_next = if S::IN_PLACE { Vec::new() } else { f.clone() };
         let init = Shared(Init {
             pops,
             initial: setup.initial,
@@ -202,7 +198,6 @@ impl<S: Storage> CpuFluid<S> {
             flags,
             f,
             f_next,
-            streaming,
             outlet_u,
             times: StageTimes::default(),
             step: 0,
@@ -418,9 +413,10 @@ impl<S: Storage> CpuFluid<S> {
         let n = params.lattice.cells();
         let band = self.band_ref();
         let f = view_mut(&mut self.f);
-        let dst = match self.streaming {
-            Streaming::Pull => view_mut(&mut self.f_next),
-            Streaming::InPlace => f,
+        let dst = if S::IN_PLACE {
+            f
+        } else {
+            view_mut(&mut self.f_next)
         };
         let a = Shared(
             StreamCollide::<M, S>::new(params, self.pops.at_step(step), view(&self.flags), f)
@@ -528,7 +524,7 @@ impl<S: Storage> FluidBackend for CpuFluid<S> {
     }
 
     fn streaming(&self) -> Streaming {
-        self.streaming
+        streaming_of::<S>()
     }
 
     fn step(&mut self) -> Result<(), FluidError> {
@@ -547,7 +543,7 @@ impl<S: Storage> FluidBackend for CpuFluid<S> {
         self.times = times;
         ib?;
         self.step = step;
-        if self.streaming == Streaming::Pull {
+        if !S::IN_PLACE {
             std::mem::swap(&mut self.f, &mut self.f_next);
         }
         Ok(())
@@ -667,6 +663,15 @@ impl<S: Storage> FluidBackend for CpuFluid<S> {
 
     fn set_inlet_scale(&mut self, scale: f32) {
         self.params.inlet_scale = scale;
+    }
+}
+
+/// The streaming scheme of storage type `S`.
+pub fn streaming_of<S: Storage>() -> Streaming {
+    if S::IN_PLACE {
+        Streaming::InPlace
+    } else {
+        Streaming::Pull
     }
 }
 

@@ -48,7 +48,6 @@ pub struct CudaFluid<S: Storage> {
     f: CudaSlice<S::Elem>,
     /// The second copy the pull scheme writes (`None` in place).
     f_next: Option<CudaSlice<S::Elem>>,
-    streaming: Streaming,
     /// `rho, u` of every cell, allocated by the first [`FluidBackend::fields`] call.
     fields: Option<CudaSlice<f32>>,
     clock: StageClock,
@@ -373,7 +372,22 @@ impl CudaIb {
 
 /// Opens the CUDA backend on GPU 0 with `setup` uploaded and initialised, in its storage.
 pub fn open(setup: &Setup) -> Result<Box<dyn FluidBackend>, FluidError> {
-    with_storage!(setup.storage, S => Ok(Box::new(CudaFluid::<S>::new(setup)?)))
+    let gpu = Gpu::open()?;
+    let streaming = match setup.streaming {
+        Some(st) => st,
+        // Pull (two copies, the faster scheme) when both fit (the boundary list is small
+        // beside the populations: counted as every cell's worth would be far too much, so
+        // it is left to the exact check in `new`).
+        None => {
+            let pull = setup.lattice_bytes(Streaming::Pull, 0);
+            if gpu.check_fits("the lattice", pull).is_ok() {
+                Streaming::Pull
+            } else {
+                Streaming::InPlace
+            }
+        }
+    };
+    with_storage!(setup.storage, streaming, S => Ok(Box::new(CudaFluid::<S>::new(gpu, setup)?)))
 }
 
 impl<S: Storage> CudaFluid<S>
@@ -384,7 +398,8 @@ where
     Health<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     IbVelocity<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
 {
-    pub fn new(setup: &Setup) -> Result<CudaFluid<S>, FluidError> {
+    /// The lattice of `setup` on `gpu`, stored and streamed as `S` says.
+    pub fn new(gpu: Gpu, setup: &Setup) -> Result<CudaFluid<S>, FluidError> {
         let l = setup.lattice();
         let n = l.cells();
         if setup.flags.len() != n {
@@ -392,7 +407,6 @@ where
                 "setup sizes disagree with the lattice".into(),
             ));
         }
-        let gpu = Gpu::open()?;
         let prepared = setup.prepared_flags();
         let list: Vec<u32> = (0..n as u32)
             .filter(|&c| {
@@ -401,29 +415,16 @@ where
             })
             .collect();
         let has_outlet = prepared.iter().any(|&b| b & KIND_MASK == OUTLET);
-        let what = |st: Streaming| {
-            format!(
-                "a {} x {} x {} lattice ({} storage, {} streaming)",
-                l.nx,
-                l.ny,
-                l.nz,
-                S::NAME,
-                st.name()
-            )
-        };
-        // Pull (two copies, the faster scheme) unless asked otherwise or it does not fit.
-        let streaming = match setup.streaming {
-            Some(st) => st,
-            None => {
-                let pull = setup.lattice_bytes(Streaming::Pull, list.len());
-                if gpu.check_fits(&what(Streaming::Pull), pull).is_ok() {
-                    Streaming::Pull
-                } else {
-                    Streaming::InPlace
-                }
-            }
-        };
-        gpu.check_fits(&what(streaming), setup.lattice_bytes(streaming, list.len()))?;
+        let streaming = super::cpu::streaming_of::<S>();
+        let what = format!(
+            "a {} x {} x {} lattice ({} storage, {} streaming)",
+            l.nx,
+            l.ny,
+            l.nz,
+            S::NAME,
+            streaming.name()
+        );
+        gpu.check_fits(&what, setup.lattice_bytes(streaming, list.len()))?;
         let flags = gpu.upload(&prepared)?;
         let boundary_cells = gpu.upload(if list.is_empty() { &[0u32][..] } else { &list })?;
         let outlet_u = if has_outlet && !list.is_empty() {
@@ -438,11 +439,12 @@ where
         } else {
             gpu.zeros(1)?
         };
-        let pops = Populations::<S>::new(l, setup.layout, 0).with_streaming(streaming);
+        let pops = Populations::<S>::new(l, setup.layout, 0);
         let mut f = gpu.zeros::<S::Elem>(pops.len())?;
-        let f_next = match streaming {
-            Streaming::Pull => Some(gpu.zeros::<S::Elem>(pops.len())?),
-            Streaming::InPlace => None,
+        let f_next = if S::IN_PLACE {
+            None
+        } else {
+            Some(gpu.zeros::<S::Elem>(pops.len())?)
         };
         let mut launch = gpu.launch();
         let args = Init {
@@ -476,7 +478,6 @@ where
             outlet_u,
             f,
             f_next,
-            streaming,
             fields: None,
             clock,
         })
@@ -614,7 +615,7 @@ where
     }
 
     fn streaming(&self) -> Streaming {
-        self.streaming
+        super::cpu::streaming_of::<S>()
     }
 
     fn step(&mut self) -> Result<(), FluidError> {
