@@ -180,7 +180,11 @@ fn cuda_matches_the_cpu_for_every_method() {
             let mut setup = setup.clone();
             setup.immersed.spread = spread;
             let mut cpu = CpuFluid::<murmur_common::lbm::Fp32>::new(&setup).unwrap();
-            let mut gpu = CudaFluid::<murmur_common::lbm::Fp32>::new(&setup).unwrap();
+            let mut gpu = CudaFluid::<murmur_common::lbm::Fp32>::new(
+                murmur::gpu::Gpu::open().unwrap(),
+                &setup,
+            )
+            .unwrap();
             let steps = 20;
             for _ in 0..steps {
                 cpu.step().unwrap();
