@@ -195,7 +195,7 @@ pub fn group_budget(left_s: f64, this_group: usize, later_groups: usize) -> f64 
 /// steps (inlets ramped as in a run over `ramp` steps); ms per step from CUDA events when the
 /// backend has them, else the wall clock of the timed steps.
 fn time_one(
-    open: &mut dyn FnMut(&Setup) -> Result<Box<dyn FluidBackend>, FluidError>,
+    open: &mut super::validate::Opener,
     setup: &Setup,
     knobs: Knobs,
     warmup: u64,
@@ -211,7 +211,7 @@ fn time_one(
         }
         b.step()?;
         // The force records' ring must be read before it fills.
-        if b.step_count() % (RING_STEPS as u64 / 2) == 0 {
+        if b.step_count().is_multiple_of(RING_STEPS as u64 / 2) {
             b.take_forces()?;
         }
         Ok(())
