@@ -68,13 +68,15 @@ fn a_lattice_larger_than_memory_is_refused_before_allocating() {
     std::fs::write(
         &scene,
         "name = \"big\"\n[physical]\nlength = 1.0\nvelocity = 1.0\nviscosity = 0.001\n\
-         [lattice]\nresolution = 500\n[domain]\ncells = [500, 500, 500]\n[faces]\n\
+         [lattice]\nresolution = 1000\n[domain]\ncells = [1000, 1000, 1000]\n[faces]\n\
          x_min = { type = \"periodic\" }\nx_max = { type = \"periodic\" }\n\
          y_min = { type = \"periodic\" }\ny_max = { type = \"periodic\" }\n\
          z_min = { type = \"periodic\" }\nz_max = { type = \"periodic\" }\n",
     )
     .unwrap();
-    let needed = 500u64.pow(3) * 250;
+    // One copy of the populations (in-place streaming), the cell byte, an outlet velocity per
+    // cell and the setup's 2 bytes: 123 bytes per cell in FP32.
+    let needed = 1000u64.pow(3) * (27 * 4 + 1 + 12 + 2);
     match murmur::preflight::available_memory() {
         Some(available) if available < needed => {}
         other => {
@@ -89,8 +91,8 @@ fn a_lattice_larger_than_memory_is_refused_before_allocating() {
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(
-        err.contains("not enough memory for the CPU lattice of 500 x 500 x 500 cells")
-            && err.contains("(31250000000 bytes)")
+        err.contains("not enough memory for the CPU lattice of 1000 x 1000 x 1000 cells")
+            && err.contains(&format!("({needed} bytes)"))
             && err.contains("bytes) are available"),
         "{err}"
     );
