@@ -68,13 +68,15 @@ fn a_lattice_larger_than_memory_is_refused_before_allocating() {
     std::fs::write(
         &scene,
         "name = \"big\"\n[physical]\nlength = 1.0\nvelocity = 1.0\nviscosity = 0.001\n\
-         [lattice]\nresolution = 500\n[domain]\ncells = [500, 500, 500]\n[faces]\n\
+         [lattice]\nresolution = 1000\n[domain]\ncells = [1000, 1000, 1000]\n[faces]\n\
          x_min = { type = \"periodic\" }\nx_max = { type = \"periodic\" }\n\
          y_min = { type = \"periodic\" }\ny_max = { type = \"periodic\" }\n\
          z_min = { type = \"periodic\" }\nz_max = { type = \"periodic\" }\n",
     )
     .unwrap();
-    let needed = 500u64.pow(3) * 250;
+    // One copy of the populations (in-place streaming), the cell byte, an outlet velocity per
+    // cell and the setup's 2 bytes: 123 bytes per cell in FP32.
+    let needed = 1000u64.pow(3) * (27 * 4 + 1 + 12 + 2);
     match murmur::preflight::available_memory() {
         Some(available) if available < needed => {}
         other => {
@@ -89,8 +91,8 @@ fn a_lattice_larger_than_memory_is_refused_before_allocating() {
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(
-        err.contains("not enough memory for the CPU lattice of 500 x 500 x 500 cells")
-            && err.contains("(31250000000 bytes)")
+        err.contains("not enough memory for the CPU lattice of 1000 x 1000 x 1000 cells")
+            && err.contains(&format!("({needed} bytes)"))
             && err.contains("bytes) are available"),
         "{err}"
     );
@@ -448,4 +450,154 @@ spread = "gather"
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A tiny channel with a fixed sphere: the tuner's smallest useful scene.
+const TUNE_SCENE: &str = r#"
+name = "tune-tiny"
+collision = "bgk"
+[physical]
+length = 0.1
+velocity = 0.2
+viscosity = 5e-3
+[lattice]
+resolution = 8
+[domain]
+cells = [24, 16, 16]
+[faces]
+x_min = { type = "inlet", ramp = 0.05 }
+x_max = { type = "outlet" }
+[[solids]]
+shape = { type = "sphere", radius = 0.03 }
+position = [0.1, 0.1, 0.1]
+"#;
+
+#[test]
+fn tune_writes_the_cache_and_run_uses_it() {
+    let dir = support::tmp("fluid-tune", "");
+    let scene = dir.join("tiny.toml");
+    std::fs::write(&scene, TUNE_SCENE).unwrap();
+    let scene = scene.to_str().unwrap();
+    let cache = dir.join("cache").join("tuning.toml");
+    let env = [("MURMUR_TUNING_CACHE", cache.to_str().unwrap())];
+    let run = |extra: &[&str]| {
+        let mut args = vec!["fluid", "run", scene, "--backend", "cpu", "--steps", "3"];
+        args.extend_from_slice(extra);
+        support::murmur_env(&args, &env)
+    };
+
+    // No cache yet: the defaults, and a hint.
+    let (ok, stdout, err) = run(&["--quiet"]);
+    assert!(ok, "{err}");
+    assert!(
+        stdout.contains("tuning: defaults (run murmur fluid tune"),
+        "{stdout}"
+    );
+
+    let (ok, stdout, err) = support::murmur_env(
+        &[
+            "fluid",
+            "tune",
+            scene,
+            "--backend",
+            "cpu",
+            "--time-cap",
+            "5",
+            "--quiet",
+        ],
+        &env,
+    );
+    assert!(ok, "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        stdout.contains("| group | layout | block | spread | ms/step | MLUPs/s | vs best |"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("1.00 (best)"), "{stdout}");
+    assert!(
+        stdout.contains("pruned: the CPU has no thread blocks"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("| spread | "), "{stdout}");
+    assert!(
+        stdout.contains("x the defaults") && stdout.contains("search "),
+        "{stdout}"
+    );
+    let text = std::fs::read_to_string(&cache).unwrap();
+    assert!(
+        text.contains("device = \"cpu (rayon") && text.contains("spread = "),
+        "{text}"
+    );
+
+    // The cache is used, and announced.
+    let (ok, stdout, err) = run(&["--quiet"]);
+    assert!(ok, "{err}");
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("tuning: "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        line.starts_with("tuning: layout ") && line.contains("(from the cache, tuned 20"),
+        "{line}"
+    );
+    // An explicit knob or --no-tuning leaves the cache alone.
+    for extra in [&["--layout", "soa"][..], &["--no-tuning"][..]] {
+        let (ok, stdout, err) = run(extra);
+        assert!(ok, "{err}");
+        assert!(!stdout.contains("tuning: "), "{extra:?}: {stdout}");
+    }
+    // Another model is another key.
+    let (ok, stdout, err) = run(&["--model", "rm-mrt"]);
+    assert!(ok, "{err}");
+    assert!(stdout.contains("tuning: defaults"), "{stdout}");
+
+    // A corrupt cache: one warning line, the defaults, and tune replaces it.
+    std::fs::write(&cache, "[[entry]\ndevice = ").unwrap();
+    let (ok, stdout, err) = run(&["--quiet"]);
+    assert!(ok, "{err}");
+    assert!(stdout.contains("tuning: defaults"), "{stdout}");
+    let warnings: Vec<&str> = err.lines().filter(|l| l.contains("tuning cache")).collect();
+    assert_eq!(warnings.len(), 1, "{err}");
+    assert!(
+        warnings[0].starts_with("murmur: warning: ignoring the tuning cache"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    let (ok, _, err) = support::murmur_env(
+        &[
+            "fluid",
+            "tune",
+            scene,
+            "--backend",
+            "cpu",
+            "--time-cap",
+            "1",
+            "--steps",
+            "2",
+            "--quiet",
+        ],
+        &env,
+    );
+    assert!(ok, "{err}");
+    let (ok, stdout, err) = run(&["--quiet"]);
+    assert!(ok && stdout.contains("(from the cache"), "{stdout}\n{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn tune_refuses_bad_options_in_one_line() {
+    support::assert_one_line_failure(
+        &[
+            "fluid",
+            "tune",
+            "assets/fluid/poiseuille.toml",
+            "--time-cap",
+            "0",
+        ],
+        "--time-cap must be a positive number",
+    );
+    support::assert_one_line_failure(
+        &["fluid", "tune", "no/such/scene.toml", "--backend", "cpu"],
+        "cannot read scene",
+    );
 }

@@ -44,6 +44,10 @@ pub enum FluidCmd {
     /// The immersed boundary's spreading methods (scatter, gather, block gather) timed stage by
     /// stage on one scene, against the same grid without its solids.
     IbBench(super::ib_bench::IbBenchArgs),
+    /// Finds the fastest population layout, thread blocks and spreading method of a scene on
+    /// this device (a pruned search under a time cap) and stores them in the tuning cache,
+    /// which `fluid run` then uses.
+    Tune(super::tune::TuneArgs),
 }
 
 /// An immersed-boundary validation case.
@@ -73,13 +77,15 @@ pub struct StorageArgs {
     #[arg(long, value_enum, default_value = "fp32")]
     pub storage: StorageKind,
     /// Population layout: `soa` (structure of arrays) or the CSoA granularity alpha, a power of
-    /// two (alpha cells' values of each population stored together).
-    #[arg(long, value_name = "soa|ALPHA", default_value = "soa", value_parser = parse_layout)]
-    pub layout: Layout,
+    /// two (alpha cells' values of each population stored together) [default: soa, or the
+    /// tuned one in `fluid run`].
+    #[arg(long, value_name = "soa|ALPHA", value_parser = parse_layout)]
+    pub layout: Option<Layout>,
     /// Thread blocks of the stream-collide kernel on the GPU: `flat` (128 threads per block
-    /// over the cell numbers) or XxYxZ, e.g. 32x4x2 (x a multiple of 32).
-    #[arg(long, value_name = "flat|XxYxZ", default_value = "flat", value_parser = Block::parse)]
-    pub block: Block,
+    /// over the cell numbers) or XxYxZ, e.g. 32x4x2 (x a multiple of 32) [default: flat, or
+    /// the tuned one in `fluid run`].
+    #[arg(long, value_name = "flat|XxYxZ", value_parser = Block::parse)]
+    pub block: Option<Block>,
     /// Streaming: `pull` (two copies of the populations, the fastest) or `in-place` (one copy,
     /// esoteric pull: twice the cells fit) [default: pull when both copies fit, else in-place].
     #[arg(long, value_enum)]
@@ -87,12 +93,18 @@ pub struct StorageArgs {
 }
 
 impl StorageArgs {
-    /// `setup` stored and launched this way.
+    /// `setup` stored and launched this way (the defaults, SoA and flat blocks, for a knob the
+    /// user did not set).
     pub fn apply(&self, setup: &mut Setup) {
         setup.storage = self.storage;
-        setup.layout = self.layout;
-        setup.block = self.block;
+        setup.layout = self.layout.unwrap_or(Layout::SOA);
+        setup.block = self.block.unwrap_or_default();
         setup.streaming = self.streaming;
+    }
+
+    /// Whether the user set a knob the tuner chooses (then `fluid run` leaves the cache alone).
+    pub fn knobs_set(&self) -> bool {
+        self.layout.is_some() || self.block.is_some()
     }
 }
 
@@ -154,6 +166,10 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Ignore the tuning cache (`fluid tune`): run with the default layout, blocks and
+    /// spreading (also the case when --layout or --block is given).
+    #[arg(long)]
+    pub no_tuning: bool,
     #[command(flatten)]
     pub storage: StorageArgs,
 }
@@ -231,6 +247,7 @@ pub fn run(cmd: &FluidCmd) -> Result<()> {
         FluidCmd::Parity(a) => parity_cmd(a),
         FluidCmd::Case(a) => case_cmd(a),
         FluidCmd::IbBench(a) => super::ib_bench::ib_bench_cmd(a),
+        FluidCmd::Tune(a) => super::tune::tune_cmd(a),
     }
 }
 
@@ -303,8 +320,24 @@ fn run_scene(a: &RunArgs) -> Result<()> {
     };
     let steps = a.steps.unwrap_or(scene.file.run.steps);
     let (mut backend, note) = driver::open_backend(a.backend, &scene.setup)?;
-    if let Some(note) = note {
+    if let Some(note) = &note {
         eprintln!("murmur: {note}");
+    }
+    if !a.no_tuning && !a.storage.knobs_set() {
+        // The cache is keyed by the opened backend's device, so it is looked up after the
+        // open; tuned knobs that differ reopen the same backend with them.
+        let before = super::tuning::Knobs::of(&scene.setup);
+        let line = apply_tuning(a, &bytes_of(&a.scene), &backend.describe(), &mut scene);
+        println!("{line}");
+        if super::tuning::Knobs::of(&scene.setup) != before {
+            let choice = if backend.describe().starts_with("cuda") {
+                BackendChoice::Cuda
+            } else {
+                BackendChoice::Cpu
+            };
+            drop(backend);
+            backend = driver::open_backend(choice, &scene.setup)?.0;
+        }
     }
     let units = scene.units;
     let l = scene.setup.lattice();
@@ -384,6 +417,47 @@ fn run_scene(a: &RunArgs) -> Result<()> {
     Ok(())
 }
 
+/// The scene file's bytes for the tuning key (empty when it cannot be read again: then no
+/// entry matches).
+fn bytes_of(path: &std::path::Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_default()
+}
+
+/// Applies the tuning cache's knobs for this scene, device, storage and model to `scene` and
+/// returns the line that says what was used. A spreading method the scene names itself is
+/// kept.
+fn apply_tuning(a: &RunArgs, bytes: &[u8], device: &str, scene: &mut scene::Scene) -> String {
+    use super::tuning::{lookup, Key, Knobs};
+    let setup = &mut scene.setup;
+    let key = Key::new(device, bytes, setup.storage, setup.model);
+    let Some((entry, mut knobs)) = lookup(&key) else {
+        return format!(
+            "tuning: defaults (run murmur fluid tune {} to tune)",
+            a.scene.display()
+        );
+    };
+    let scene_spread = scene.file.immersed.spread.is_some() && knobs.spread.is_some();
+    if scene_spread || setup.immersed.is_empty() {
+        knobs.spread = None;
+    }
+    knobs.apply(setup);
+    let mut what = Knobs {
+        spread: None,
+        ..knobs
+    }
+    .describe();
+    match knobs.spread {
+        Some(s) => what += &format!(", spread {}", super::tuning::spread_name(s)),
+        None if scene_spread => what += " (spread as the scene names it)",
+        None => {}
+    }
+    format!(
+        "tuning: {what} (from the cache, tuned {}, {:.3} ms/step)",
+        entry.date(),
+        entry.ms_per_step
+    )
+}
+
 /// Whether a missed target is the named exemption: the Poiseuille case at FP16S, whose small
 /// body force adds increments near one unit in the last place of the stored populations.
 fn exempt(case: &str, storage: StorageKind) -> bool {
@@ -398,8 +472,8 @@ fn validate_cmd(a: &ValidateArgs) -> Result<()> {
     for &storage in &a.storage {
         let st = StorageArgs {
             storage,
-            layout: a.layout,
-            block: super::Block::Flat,
+            layout: Some(a.layout),
+            block: None,
             streaming: None,
         };
         let mut open = opener(a.backend, Some(st));
@@ -490,8 +564,8 @@ fn bench_cmd(a: &BenchArgs) -> Result<()> {
                 a.backend,
                 Some(StorageArgs {
                     storage,
-                    layout,
-                    block: a.block,
+                    layout: Some(layout),
+                    block: Some(a.block),
                     streaming: Some(streaming),
                 }),
             );

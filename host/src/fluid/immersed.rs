@@ -44,10 +44,10 @@ pub const BLOCK_SIDES: [u32; 3] = [2, 4, 8];
 pub const MAX_BLOCK: u32 = 64;
 
 impl Default for IbSpread {
-    /// The method taken when a scene does not say. Chosen for speed on the GPU (to confirm
-    /// with `murmur fluid ib-bench` on the H200, docs/fluid.md).
+    /// The method taken when a scene does not say: the fastest on the H200 by a wide margin
+    /// (`murmur fluid ib-bench assets/fluid/torus-channel.toml`, docs/fluid.md).
     fn default() -> Self {
-        IbSpread::Blocks { l: 4 }
+        IbSpread::Scatter
     }
 }
 

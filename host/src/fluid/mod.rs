@@ -18,6 +18,8 @@ pub mod immersed;
 pub mod output;
 pub mod scene;
 pub mod sink;
+pub mod tune;
+pub mod tuning;
 pub mod validate;
 pub mod validate_ib;
 

@@ -16,6 +16,22 @@ pub fn murmur(args: &[&str]) -> Output {
         .expect("the murmur binary runs")
 }
 
+/// [`murmur_text`] with extra environment variables.
+pub fn murmur_env(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_murmur"))
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(".."))
+        .env_remove("DISPLAY")
+        .output()
+        .expect("the murmur binary runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// Runs the binary and asserts that it succeeded (its stderr as the message otherwise).
 pub fn murmur_ok(args: &[&str]) -> Output {
     let out = murmur(args);
