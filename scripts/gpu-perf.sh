@@ -66,12 +66,11 @@ fi
 if want boundary; then
   section "boundaries: obstacle scene vs a periodic box of its size (ACM-MRT, 2000 steps)"
   sed '/^\[\[solids\]\]/,/^position/d' assets/fluid/obstacle.toml > "$LOG/obstacle-nosolid.toml"
-  sed -e 's/^x_min = .*/x_min = { type = "periodic" }/' -e 's/^x_max = .*/x_max = { type = "periodic" }\ny_min = { type = "periodic" }\ny_max = { type = "periodic" }\nz_min = { type = "periodic" }\nz_max = { type = "periodic" }/' \
-    "$LOG/obstacle-nosolid.toml" > "$LOG/obstacle-periodic.toml"
+  sed -E 's/^([xyz]_(min|max)) = .*/\1 = { type = "periodic" }/' "$LOG/obstacle-nosolid.toml" > "$LOG/obstacle-periodic.toml"
   for s in assets/fluid/obstacle.toml "$LOG/obstacle-nosolid.toml" "$LOG/obstacle-periodic.toml"; do
     for st in fp32 fp16s; do
       echo "-- $s $st"
-      "$M" fluid run "$s" --backend cuda --steps 2000 --quiet --storage $st 2>&1 | grep -E "^scene|steps of|stages|error" | cut -c1-260
+      "$M" fluid run "$s" --backend cuda --steps 2000 --quiet --no-tuning --storage $st 2>&1 | grep -E "^scene|steps of|stages|error" | cut -c1-260
     done
   done
 fi
@@ -88,6 +87,13 @@ if want big; then
   /usr/bin/time -v "$M" fluid run "$LOG/tg-1300.toml" --backend cuda --storage fp16s --streaming in-place --quiet 2>&1 \
     | grep -E "^scene|steps of|health|error|Maximum resident|Elapsed" | cut -c1-300
   nvidia-smi --query-gpu=memory.used,memory.total --format=csv,noheader
+fi
+
+if want tune; then
+  section "fluid tune: obstacle, sphere, trefoil (time cap 40 s each)"
+  for sc in obstacle sphere-re10000 trefoil; do
+    MURMUR_TUNING_CACHE="$LOG/tuning.toml" "$M" fluid tune assets/fluid/$sc.toml --backend cuda --time-cap 40 --quiet 2>&1 | grep -vE "^murmur: warning|^solid" | tail -14
+  done
 fi
 
 if want validate; then
