@@ -238,16 +238,17 @@ mod tests {
     use crate::lbm::d3q27::{opposite, velocity, Q};
     use crate::lbm::equilibrium::equilibrium;
     use crate::lbm::{
-        cell_fields, initial_populations, stream_collide_cell, Bgk, Fp32, Lattice, Layout,
+        cell_fields, initial_populations, stream_collide_cell, Bgk, Fp32, InPlace, Lattice, Layout,
         LbmParams, Populations, Rates,
     };
     use std::vec;
     use std::vec::Vec;
 
-    /// A lattice stepped on the CPU with the cell function the kernels run.
+    /// A lattice stepped on the CPU with the cell function the kernels run (in place: one
+    /// buffer, cells updated one after another).
     struct Run {
         p: LbmParams,
-        pops: Populations<Fp32>,
+        pops: Populations<InPlace<Fp32>>,
         flags: Vec<u8>,
         f: Vec<f32>,
         step: u64,
@@ -257,7 +258,7 @@ mod tests {
         /// Starts from `fields` (`rho, ux, uy, uz` arrays) at equilibrium.
         fn new(p: LbmParams, mut flags: Vec<u8>, fields: Vec<f32>) -> Run {
             mark_near_boundary(&p.lattice, &mut flags);
-            let pops = Populations::<Fp32>::new(p.lattice, Layout::SOA, 0);
+            let pops = Populations::<InPlace<Fp32>>::new(p.lattice, Layout::SOA, 0);
             let mut f = vec![0.0f32; pops.len()];
             let n = p.lattice.cells();
             for cell in 0..n {
@@ -285,7 +286,7 @@ mod tests {
                 self.step += 1;
                 // SAFETY: the views cover the vectors.
                 let a = unsafe {
-                    StreamCollide::<Bgk, Fp32>::new(
+                    StreamCollide::<Bgk, InPlace<Fp32>>::new(
                         self.p,
                         self.pops.at_step(self.step),
                         DevSlice::from_raw(self.flags.as_ptr(), self.flags.len() as u64),
@@ -300,7 +301,7 @@ mod tests {
         }
 
         /// The populations as the next step finds them.
-        fn now(&self) -> Populations<Fp32> {
+        fn now(&self) -> Populations<InPlace<Fp32>> {
             self.pops.at_step(self.step + 1)
         }
 
