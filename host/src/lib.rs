@@ -9,6 +9,7 @@ pub mod flock;
 pub mod fluid;
 pub mod gpu;
 pub mod preflight;
+pub mod ranks;
 pub mod raster;
 pub mod timing;
 pub mod view;
