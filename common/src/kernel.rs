@@ -349,6 +349,12 @@ kernel_table! {
     lbm::IbBin => "ib_bin",
     lbm::IbPlace => "ib_place",
     lbm::IbGather => "ib_gather",
+    lbm::HaloPack<Fp32> => "lbm_halo_pack_fp32",
+    lbm::HaloUnpack<Fp32> => "lbm_halo_unpack_fp32",
+    lbm::HaloPack<Fp16S> => "lbm_halo_pack_fp16s",
+    lbm::HaloUnpack<Fp16S> => "lbm_halo_unpack_fp16s",
+    lbm::HaloPack<Fp16C> => "lbm_halo_pack_fp16c",
+    lbm::HaloUnpack<Fp16C> => "lbm_halo_unpack_fp16c",
 }
 
 /// `cudarc::driver::DeviceRepr` for the argument structs and the plain types inside them, so

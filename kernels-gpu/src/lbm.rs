@@ -8,11 +8,12 @@ use crate::thread::{
 };
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use murmur_common::lbm::abi::{
-    Boundary, FieldsArgs, Health, IbBin, IbClear, IbForce, IbGather, IbMark, IbPlace, IbUpdate,
-    IbVelocity, Init, StreamCollide, StreamCollideBand, FORCE_RECORD,
+    Boundary, FieldsArgs, HaloPack, HaloUnpack, Health, IbBin, IbClear, IbForce, IbGather, IbMark,
+    IbPlace, IbUpdate, IbVelocity, Init, StreamCollide, StreamCollideBand, FORCE_RECORD,
 };
 use murmur_common::lbm::band::BRICK_CELLS;
 use murmur_common::lbm::gather;
+use murmur_common::lbm::halo;
 use murmur_common::lbm::health::{cell_words, word};
 use murmur_common::lbm::immersed::{self, record_fixed, record_index, Reaction};
 use murmur_common::lbm::{
@@ -116,6 +117,35 @@ storage_kernels!(
     lbm_health_fp16c_in_place,
     ib_velocity_fp16c_in_place
 );
+
+macro_rules! halo_kernels {
+    ($storage:ty, $pack:ident, $unpack:ident) => {
+        /// Stage `halo` (several ranks): a face layer's 9 crossing populations into the
+        /// exchange buffer, one thread per face cell.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $pack(a: HaloPack<$storage>) {
+            let l = a.halo.pops.lattice;
+            let Some(i) = index_below(halo::face_cells(&l, a.halo.axis) as u64) else {
+                return;
+            };
+            halo::pack(&a.halo, i);
+        }
+
+        /// Stage `halo`: the received populations into a ghost layer.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $unpack(a: HaloUnpack<$storage>) {
+            let l = a.halo.pops.lattice;
+            let Some(i) = index_below(halo::face_cells(&l, a.halo.axis) as u64) else {
+                return;
+            };
+            halo::unpack(&a.halo, i);
+        }
+    };
+}
+
+halo_kernels!(Fp32, lbm_halo_pack_fp32, lbm_halo_unpack_fp32);
+halo_kernels!(Fp16S, lbm_halo_pack_fp16s, lbm_halo_unpack_fp16s);
+halo_kernels!(Fp16C, lbm_halo_pack_fp16c, lbm_halo_unpack_fp16c);
 
 macro_rules! stream_collide_kernels {
     ($interior:ident, $band:ident, $boundary:ident, $model:ty, $storage:ty) => {

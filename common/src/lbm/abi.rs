@@ -105,6 +105,9 @@ lattice_args! {
     FieldsArgs [S: Storage] [S];
     Health [S: Storage] [S];
     IbVelocity [S: Storage] [S];
+    Halo [S: Storage] [S];
+    HaloPack [S: Storage] [S];
+    HaloUnpack [S: Storage] [S];
 }
 
 impl<M: Model, S: Storage> StreamCollide<M, S> {
@@ -315,6 +318,32 @@ pub struct IbGather {
 #[derive(Clone, Copy, Debug)]
 pub struct IbUpdate {
     pub band: BandMut,
+}
+
+/// `lbm_halo_pack_*` / `lbm_halo_unpack_*`: one thread per cell of layer `layer` across
+/// `axis`, moving its 9 populations with `c . e_axis == sign` between the lattice `f` and the
+/// exchange buffer `buf` ([`super::halo`]; pull streaming).
+#[repr(C)]
+pub struct Halo<S: Storage> {
+    pub pops: Populations<S>,
+    pub f: DevSliceMut<S::Elem>,
+    pub buf: DevSliceMut<S::Elem>,
+    pub axis: u32,
+    pub layer: u32,
+    pub sign: i32,
+    pub _pad: u32,
+}
+
+/// [`Halo`] packing (lattice to buffer).
+#[repr(C)]
+pub struct HaloPack<S: Storage> {
+    pub halo: Halo<S>,
+}
+
+/// [`Halo`] unpacking (buffer to lattice).
+#[repr(C)]
+pub struct HaloUnpack<S: Storage> {
+    pub halo: Halo<S>,
 }
 
 /// `lbm_health_*`: one thread per cell reduces the density and velocity of fluid cells

@@ -99,6 +99,18 @@ pub const NEAR_BOUNDARY: u8 = 0x80;
 
 /// Byte of a fluid cell.
 pub const FLUID: u8 = CellKind::Fluid as u8;
+
+/// Byte of a ghost cell of a slab (several ranks, [`super::halo`]): a fluid cell another rank
+/// owns, whose populations crossing the slab face arrive by exchange before each step. It never
+/// runs and never counts (health, forces), but its neighbours pull from it as from any fluid
+/// cell. A fluid kind with face bits [`NO_FACE`] (fluid cells otherwise have face bits 0) and
+/// [`NEAR_BOUNDARY`], so the interior kernel (which runs bytes exactly [`FLUID`]) skips it.
+pub const GHOST: u8 = FLUID | (NO_FACE << FACE_SHIFT) | NEAR_BOUNDARY;
+
+/// Face bits that pin an owned fluid cell to the boundary path: the cells of a slab's face
+/// layers, updated first so that their populations can travel while the interior updates.
+/// [`mark_near_boundary`] keeps [`NEAR_BOUNDARY`] on fluid cells with face bits set.
+pub const SLAB_FACE: u8 = 6 << FACE_SHIFT;
 /// Byte of an outlet cell.
 pub const OUTLET: u8 = CellKind::Outlet as u8;
 /// Byte of an inlet cell.
@@ -209,15 +221,16 @@ pub fn anti_bounce_back(q: usize, f_out: f32, rho_w: f32, u: [f32; 3]) -> f32 {
 }
 
 /// Sets [`NEAR_BOUNDARY`] on every fluid cell of `flags` that has a non-fluid cell among its 26
-/// neighbours (periodic wrap), and clears it on the other fluid cells; other bits stay. Backends
-/// call it once on upload.
+/// neighbours (periodic wrap) or face bits set (slab faces and ghosts, pinned to the boundary
+/// path), and clears it on the other fluid cells; other bits stay. Backends call it once on
+/// upload.
 pub fn mark_near_boundary(lattice: &super::Lattice, flags: &mut [u8]) {
     let n = lattice.cells();
     let mut cell = 0;
     while cell < n {
         if flags[cell] & KIND_MASK == FLUID {
             let o = lattice.pull_offsets(cell);
-            let mut near = false;
+            let mut near = flags[cell] & FACE_MASK != 0;
             let mut q = 0;
             while q < super::Q {
                 near |= flags[super::access::neighbour(&o, q)] & KIND_MASK != FLUID;

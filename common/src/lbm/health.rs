@@ -8,7 +8,7 @@
 //! sqrt(3) |u| > max_mach`, or when a value is not finite (every comparison with NaN fails).
 
 use super::access::Storage;
-use super::boundary::{FLUID, KIND_MASK};
+use super::boundary::{FLUID, GHOST, KIND_MASK};
 use super::stream::cell_fields;
 use crate::math::sqrt;
 
@@ -79,13 +79,15 @@ pub fn healthy(b: &Bounds, rho: f32, u: [f32; 3]) -> bool {
     (d <= b.max_density_deviation && -d <= b.max_density_deviation) && ma <= b.max_mach
 }
 
-/// The four words of one cell (all 0 for a non-fluid cell: the identity of the reduction).
+/// The four words of one cell (all 0 for a non-fluid or ghost cell: the identity of the
+/// reduction).
 ///
 /// # Safety
 /// The buffers as documented on [`super::abi::Health`], `cell < cells`.
 #[inline(always)]
 pub unsafe fn cell_words<S: Storage>(a: &super::abi::Health<S>, cell: usize) -> [u32; word::WORDS] {
-    if a.flags.read(cell) & KIND_MASK != FLUID {
+    let byte = a.flags.read(cell);
+    if byte & KIND_MASK != FLUID || byte == GHOST {
         return [0; word::WORDS];
     }
     let (rho, u) = cell_fields(&a.p, &a.pops, a.flags, a.f, &a.band, cell);

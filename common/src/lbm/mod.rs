@@ -48,6 +48,7 @@ pub mod equilibrium;
 pub mod forcing;
 pub mod gather;
 pub mod half;
+pub mod halo;
 pub mod health;
 pub mod ib;
 pub mod immersed;

@@ -7,7 +7,7 @@ use super::access::{neighbour, neighbour_without, Populations, Storage};
 use super::band::BandRef;
 use super::boundary::{
     anti_bounce_back, face_axis, face_of, inlet_velocity, mirrored, moving_bounce_back,
-    sponge_rates, FLUID, INLET, KIND_MASK, NEAR_BOUNDARY, OUTLET, SPONGE,
+    sponge_rates, FLUID, GHOST, INLET, KIND_MASK, NEAR_BOUNDARY, OUTLET, SPONGE,
 };
 use super::collide::{collide_with, Model};
 use super::d3q27::{velocity, velocity_f32};
@@ -40,7 +40,7 @@ pub unsafe fn stream_collide_cell<M: Model, S: Storage>(
 ) {
     let p = &a.p;
     let flag = a.flags.read(cell);
-    if flag & KIND_MASK != FLUID {
+    if flag & KIND_MASK != FLUID || flag == GHOST {
         return;
     }
     let src = a.f.as_const();

@@ -43,6 +43,8 @@ pub struct CpuFluid<S: Storage> {
     /// Steps done.
     step: u64,
     ib: Option<CpuIb>,
+    /// The slab exchange of a rank among several (None: the whole lattice).
+    halo: Option<super::slab::CpuHalo>,
 }
 
 /// The immersed boundary's buffers on the host, as on the GPU.
@@ -141,7 +143,7 @@ fn view<T>(v: &[T]) -> DevSlice<T> {
     unsafe { DevSlice::from_raw(v.as_ptr(), v.len() as u64) }
 }
 
-fn view_mut<T>(v: &mut [T]) -> DevSliceMut<T> {
+pub(crate) fn view_mut<T>(v: &mut [T]) -> DevSliceMut<T> {
     // SAFETY: as `view`, written only through the returned view meanwhile.
     unsafe { DevSliceMut::from_raw(v.as_mut_ptr(), v.len() as u64) }
 }
@@ -150,6 +152,20 @@ fn view_mut<T>(v: &mut [T]) -> DevSliceMut<T> {
 pub fn open(setup: &Setup) -> Result<Box<dyn FluidBackend>, FluidError> {
     let streaming = setup.streaming.unwrap_or_default();
     with_storage!(setup.storage, streaming, S => Ok(Box::new(CpuFluid::<S>::new(setup)?)))
+}
+
+/// Opens one rank's slab (`setup` from [`super::slab::SlabPlan::local_setup`], pull
+/// streaming) exchanging its faces through `halo`.
+pub fn open_slab(
+    setup: &Setup,
+    halo: super::slab::CpuHalo,
+) -> Result<Box<dyn FluidBackend>, FluidError> {
+    use murmur_common::lbm::{Fp16C, Fp16S, Fp32};
+    Ok(match setup.storage {
+        StorageKind::Fp32 => Box::new(CpuFluid::<Fp32>::new(setup)?.with_halo(halo)?),
+        StorageKind::Fp16s => Box::new(CpuFluid::<Fp16S>::new(setup)?.with_halo(halo)?),
+        StorageKind::Fp16c => Box::new(CpuFluid::<Fp16C>::new(setup)?.with_halo(halo)?),
+    })
 }
 
 impl<S: Storage> CpuFluid<S> {
@@ -202,7 +218,21 @@ impl<S: Storage> CpuFluid<S> {
             times: StageTimes::default(),
             step: 0,
             ib: IbPlan::new(lattice, &setup.immersed).map(CpuIb::new),
+            halo: None,
         })
+    }
+
+    /// This lattice as one rank's slab ([`super::slab`]): the ghost layers are filled now and
+    /// after every step.
+    pub fn with_halo(mut self, halo: super::slab::CpuHalo) -> Result<CpuFluid<S>, FluidError> {
+        if S::IN_PLACE {
+            return Err(FluidError::Invalid(
+                "slabs stream with pull, not in place".into(),
+            ));
+        }
+        halo.exchange(&self.now(), &mut self.f)?;
+        self.halo = Some(halo);
+        Ok(self)
     }
 
     /// The populations as the next step finds them (for stages that write none).
@@ -545,6 +575,11 @@ impl<S: Storage> FluidBackend for CpuFluid<S> {
         self.step = step;
         if !S::IN_PLACE {
             std::mem::swap(&mut self.f, &mut self.f_next);
+        }
+        if let Some(halo) = self.halo.as_ref() {
+            let pops = self.pops.at_step(self.step + 1);
+            let f = &mut self.f;
+            stage(&mut self.times, "halo", || halo.exchange(&pops, f))?;
         }
         Ok(())
     }

@@ -56,6 +56,8 @@ pub struct CudaFluid<S: Storage> {
     ib: Option<CudaIb>,
     /// The health reduction's words.
     health: CudaSlice<u32>,
+    /// The slab exchange of a rank among several (None: the whole lattice).
+    halo: Option<super::slab::CudaHalo<S>>,
 }
 
 /// The immersed boundary's device buffers (see [`IbPlan`]).
@@ -370,6 +372,22 @@ impl CudaIb {
     }
 }
 
+/// Opens one rank's slab on `gpu` (`setup` from [`super::slab::SlabPlan::local_setup`], pull
+/// streaming), exchanging its faces through `comm`.
+pub fn open_slab(
+    gpu: Gpu,
+    setup: &Setup,
+    comm: std::sync::Arc<crate::ranks::nccl::NcclComm>,
+    axis: u32,
+) -> Result<Box<dyn FluidBackend>, FluidError> {
+    use murmur_common::lbm::{Fp16C, Fp16S, Fp32};
+    Ok(match setup.storage {
+        StorageKind::Fp32 => Box::new(CudaFluid::<Fp32>::new(gpu, setup)?.with_halo(comm, axis)?),
+        StorageKind::Fp16s => Box::new(CudaFluid::<Fp16S>::new(gpu, setup)?.with_halo(comm, axis)?),
+        StorageKind::Fp16c => Box::new(CudaFluid::<Fp16C>::new(gpu, setup)?.with_halo(comm, axis)?),
+    })
+}
+
 /// Opens the CUDA backend on GPU 0 with `setup` uploaded and initialised, in its storage.
 pub fn open(setup: &Setup) -> Result<Box<dyn FluidBackend>, FluidError> {
     let gpu = Gpu::open()?;
@@ -480,7 +498,36 @@ where
             f_next,
             fields: None,
             clock,
+            halo: None,
         })
+    }
+
+    /// This lattice as one rank's slab ([`super::slab`]), exchanging its faces through
+    /// `comm`: the ghost layers are filled now and after every step.
+    pub fn with_halo(
+        mut self,
+        comm: std::sync::Arc<crate::ranks::nccl::NcclComm>,
+        axis: u32,
+    ) -> Result<CudaFluid<S>, FluidError>
+    where
+        murmur_common::lbm::abi::HaloPack<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+        murmur_common::lbm::abi::HaloUnpack<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    {
+        if S::IN_PLACE {
+            return Err(FluidError::Invalid(
+                "slabs stream with pull, not in place".into(),
+            ));
+        }
+        let mut halo = super::slab::CudaHalo::<S>::new(comm, &self.params.lattice, axis)?;
+        let pops = self.now();
+        halo.send(&self.gpu, &pops, &mut self.f)?;
+        halo.receive(&self.gpu, &pops, &mut self.f)?;
+        self.gpu
+            .stream
+            .synchronize()
+            .ctx("the first slab exchange")?;
+        self.halo = Some(halo);
+        Ok(self)
     }
 
     /// The populations as the next step finds them (for stages that write none).
@@ -532,36 +579,83 @@ where
                 (args.with_launch(launch), shape)
             }
         };
+        drop(l);
+        if self.halo.is_some() {
+            // A rank's slab: the face layers (in the boundary list) first, their crossing
+            // populations then travel on the exchange stream while the interior updates.
+            self.boundary(args)?;
+            let pops = self.now_after(step);
+            if let (Some(halo), Some(dst)) = (self.halo.as_mut(), self.f_next.as_mut()) {
+                halo.send(&self.gpu, &pops, dst)?;
+            }
+            self.interior(args, shape, band.active != 0)?;
+            if let (Some(halo), Some(dst)) = (self.halo.as_mut(), self.f_next.as_mut()) {
+                halo.receive(&self.gpu, &pops, dst)?;
+            }
+            self.clock.mark(&self.gpu.stream, "halo")?;
+            return Ok(());
+        }
+        self.interior(args, shape, band.active != 0)?;
+        self.boundary(args)
+    }
+
+    /// The populations as the step after `step` finds them.
+    fn now_after(&self, step: u64) -> Populations<S> {
+        self.pops.at_step(step + 1)
+    }
+
+    /// The interior kernel (plain, or adding the band's force).
+    fn interior<M: Model>(
+        &mut self,
+        args: StreamCollide<M, S>,
+        shape: Shape,
+        band: bool,
+    ) -> Result<(), FluidError>
+    where
+        StreamCollide<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+        StreamCollideBand<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    {
+        let l = self.gpu.launch();
         // SAFETY: flags holds n bytes, f the populations, the band's table and pool their
-        // plan's sizes; one thread per cell, each touching only its own slots this step.
+        // plan's sizes; one thread per cell, each touching only its own slots this step. The
+        // views in `args` were taken from this GPU's stream-owned buffers.
         unsafe {
-            if band.active != 0 {
+            if band {
                 l.run(StreamCollideBand { step: args }, shape)
             } else {
                 l.run(args, shape)
             }
         }?;
         self.clock.mark(&self.gpu.stream, "stream_collide")?;
-        if self.boundary_count > 0 {
-            let mut l = self.gpu.launch();
-            let args = Boundary {
-                step: args,
-                // The list's first `boundary_count` entries are the cells (the buffer holds one
-                // dummy entry when there are none).
-                cells: l
-                    .read(&self.boundary_cells)
-                    .prefix(self.boundary_count as u64),
-            };
-            // SAFETY: cells holds distinct fluid cell numbers < n (those the interior kernel
-            // skips); outlet_u three floats per entry when outlets exist.
-            unsafe {
-                l.run(
-                    args,
-                    Shape::per_item(self.boundary_count as u64, BLOCK_SIZE),
-                )
-            }?;
-            self.clock.mark(&self.gpu.stream, "boundary")?;
+        Ok(())
+    }
+
+    /// The boundary kernel over the listed cells (nothing without any).
+    fn boundary<M: Model>(&mut self, args: StreamCollide<M, S>) -> Result<(), FluidError>
+    where
+        Boundary<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    {
+        if self.boundary_count == 0 {
+            return Ok(());
         }
+        let mut l = self.gpu.launch();
+        let args = Boundary {
+            step: args,
+            // The list's first `boundary_count` entries are the cells (the buffer holds one
+            // dummy entry when there are none).
+            cells: l
+                .read(&self.boundary_cells)
+                .prefix(self.boundary_count as u64),
+        };
+        // SAFETY: cells holds distinct fluid cell numbers < n (those the interior kernel
+        // skips); outlet_u three floats per entry when outlets exist.
+        unsafe {
+            l.run(
+                args,
+                Shape::per_item(self.boundary_count as u64, BLOCK_SIZE),
+            )
+        }?;
+        self.clock.mark(&self.gpu.stream, "boundary")?;
         Ok(())
     }
 

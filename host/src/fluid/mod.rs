@@ -18,6 +18,7 @@ pub mod immersed;
 pub mod output;
 pub mod scene;
 pub mod sink;
+pub mod slab;
 pub mod tune;
 pub mod tuning;
 pub mod validate;
@@ -263,6 +264,8 @@ pub enum FluidError {
     Gpu(#[from] crate::gpu::GpuError),
     #[error(transparent)]
     Preflight(#[from] crate::preflight::PreflightError),
+    #[error(transparent)]
+    Comm(#[from] crate::ranks::CommError),
     #[error("{0}")]
     Invalid(String),
     #[error(

@@ -62,6 +62,11 @@ pub trait Comm: Send + Sync {
             .iter()
             .any(|m| m.first() == Some(&1)))
     }
+    /// Marks the start (`true`) and end of a wait on the other ranks: a communicator with a
+    /// watchdog aborts when one lasts longer than its timeout.
+    fn set_busy(&self, busy: bool) {
+        let _ = busy;
+    }
     /// A checked sum of `u64`s over the ranks, added in rank order.
     fn sum_u64(&self, v: u64) -> Result<u64, CommError> {
         let all = self.all_gather(&v.to_le_bytes())?;

@@ -216,14 +216,15 @@ impl NcclComm {
         r
     }
 
-    /// Sends and receives device buffers in one NCCL group on [`NcclComm::stream`]: each
-    /// `(peer, buffer, bytes)` of `sends` goes to `peer`, each of `recvs` is filled from its
-    /// peer. Enqueued only: the caller orders the stream with its own work through events.
-    pub fn exchange_device(
+    /// Sends and receives device buffers in one NCCL group on [`NcclComm::stream`]: the first
+    /// `count` values of each `(peer, buffer, count)` of `sends` go to `peer`, each of `recvs`
+    /// is filled from its peer (messages between a pair match in the order they are listed). Enqueued only: the caller orders the stream with its own work through events.
+    pub fn exchange_device<T: cudarc::driver::DeviceRepr>(
         &self,
-        sends: &[(usize, &CudaSlice<u8>, usize)],
-        recvs: &mut [(usize, &mut CudaSlice<u8>, usize)],
+        sends: &[(usize, &CudaSlice<T>, usize)],
+        recvs: &mut [(usize, &mut CudaSlice<T>, usize)],
     ) -> Result<(), CommError> {
+        let bytes = std::mem::size_of::<T>();
         let s = self.stream.cu_stream() as sys::cudaStream_t;
         result::group_start().map_err(|e| nccl_err("group", e))?;
         for (peer, buf, n) in sends {
@@ -233,7 +234,7 @@ impl NcclComm {
             unsafe {
                 result::send(
                     ptr as *const _,
-                    *n,
+                    *n * bytes,
                     sys::ncclDataType_t::ncclUint8,
                     *peer as i32,
                     self.watch.raw.0,
@@ -248,7 +249,7 @@ impl NcclComm {
             unsafe {
                 result::recv(
                     ptr as *mut _,
-                    *n,
+                    *n * bytes,
                     sys::ncclDataType_t::ncclUint8,
                     *peer as i32,
                     self.watch.raw.0,
@@ -307,6 +308,11 @@ impl Comm for NcclComm {
 
     fn size(&self) -> usize {
         self.size
+    }
+
+    fn set_busy(&self, busy: bool) {
+        self.beat();
+        self.watch.busy.store(busy, Ordering::SeqCst);
     }
 
     fn all_gather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>, CommError> {

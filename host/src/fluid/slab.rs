@@ -1,0 +1,683 @@
+//! The fluid on several ranks: the lattice cut into slabs along its longest axis, each rank
+//! owning a slab with one ghost layer on either side, the populations that cross a slab face
+//! exchanged after every step ([`murmur_common::lbm::halo`]).
+//!
+//! - [`SlabPlan`]: the cut (equal numbers of fluid cells per slab, every slab at least one
+//!   layer) and each rank's own [`Setup`]: its lattice with the ghost layers, the scene's cell
+//!   bytes of those layers (ghost fluid cells as [`GHOST`], the owned face layers pinned to the
+//!   boundary path with [`SLAB_FACE`]), the parameters with every coordinate shifted to the
+//!   slab's origin. A rank's cells then update exactly as in the whole lattice: the same
+//!   neighbours, the same bytes, the same positions, bit for bit.
+//! - [`CpuHalo`] and [`CudaHalo`]: the exchange, on the CPU through any [`Comm`] (the N ranks
+//!   of one process in CI), on the GPU through NCCL: the face layers update first, their
+//!   crossing populations travel on their own stream while the interior updates.
+//! - [`SlabFluid`]: a rank's backend seen as the whole lattice: the health check is collective
+//!   (every rank stops at the same step), fields and populations are gathered in the global
+//!   cell order.
+
+use super::{Fields, FluidBackend, FluidError, Setup};
+use crate::ranks::Comm;
+use crate::timing::StageTimes;
+use murmur_common::lbm::abi::Halo;
+use murmur_common::lbm::boundary::{FLUID, GHOST, KIND_MASK, SLAB_FACE};
+use murmur_common::lbm::halo::{self, face_cells, CROSSING};
+use murmur_common::lbm::health::{Bounds, Report};
+use murmur_common::lbm::{CollisionModel, Lattice, Layout, Populations, Storage};
+use murmur_common::lbm::{StorageKind, Streaming, Q};
+use std::ops::Range;
+use std::sync::Arc;
+
+/// Axis names for messages.
+const AXES: [&str; 3] = ["x", "y", "z"];
+
+/// How the lattice is cut among the ranks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SlabPlan {
+    /// The axis the slabs are stacked along.
+    pub axis: usize,
+    /// The whole lattice.
+    pub global: Lattice,
+    /// Owned layers of each rank along `axis`.
+    pub ranges: Vec<Range<u32>>,
+}
+
+fn extent(l: &Lattice, axis: usize) -> u32 {
+    [l.nx, l.ny, l.nz][axis]
+}
+
+impl SlabPlan {
+    /// The cut of `setup` into `ranks` slabs along its longest axis (of equal lengths, the
+    /// last: its layers are contiguous in memory), with equal numbers of fluid cells.
+    pub fn new(setup: &Setup, ranks: usize) -> Result<SlabPlan, FluidError> {
+        let global = setup.lattice();
+        let dims = [global.nx, global.ny, global.nz];
+        let longest = *dims.iter().max().unwrap_or(&0);
+        let axis = (0..3).rev().find(|&a| dims[a] == longest).unwrap_or(2);
+        if !setup.immersed.solids.is_empty() {
+            return Err(FluidError::Invalid(
+                "immersed solids on several ranks are not supported yet: run this scene on one \
+                 GPU"
+                .into(),
+            ));
+        }
+        if setup.streaming == Some(Streaming::InPlace) {
+            return Err(FluidError::Invalid(
+                "several ranks stream with pull (two copies per rank): leave out --streaming \
+                 in-place"
+                    .into(),
+            ));
+        }
+        let mut weights = vec![0u64; longest as usize];
+        for (cell, &b) in setup.flags.iter().enumerate() {
+            if b & KIND_MASK == FLUID {
+                let (x, y, z) = global.coords(cell);
+                weights[[x, y, z][axis] as usize] += 1;
+            }
+        }
+        let ranges = crate::ranks::balanced_ranges(&weights, ranks).ok_or_else(|| {
+            FluidError::Invalid(format!(
+                "{ranks} ranks need at least {ranks} layers along {} (the longest axis), the \
+                 lattice has {longest}",
+                AXES[axis]
+            ))
+        })?;
+        Ok(SlabPlan {
+            axis,
+            global,
+            ranges: ranges
+                .into_iter()
+                .map(|r| r.start as u32..r.end as u32)
+                .collect(),
+        })
+    }
+
+    /// Ranks.
+    pub fn size(&self) -> usize {
+        self.ranges.len()
+    }
+
+    /// Owned layers of `rank`.
+    pub fn owned(&self, rank: usize) -> u32 {
+        self.ranges[rank].len() as u32
+    }
+
+    /// `rank`'s lattice: its owned layers and a ghost layer on each side.
+    pub fn local_lattice(&self, rank: usize) -> Lattice {
+        let mut d = [self.global.nx, self.global.ny, self.global.nz];
+        d[self.axis] = self.owned(rank) + 2;
+        Lattice::new(d[0], d[1], d[2])
+    }
+
+    /// The global layer of `rank`'s local layer `k` (0 and `owned + 1` are the ghosts; the
+    /// axis wraps).
+    pub fn global_layer(&self, rank: usize, k: u32) -> u32 {
+        let n = extent(&self.global, self.axis) as i64;
+        (self.ranges[rank].start as i64 - 1 + k as i64).rem_euclid(n) as u32
+    }
+
+    /// The global cell of `rank`'s local cell.
+    pub fn global_cell(&self, rank: usize, local: usize) -> usize {
+        let l = self.local_lattice(rank);
+        let (x, y, z) = l.coords(local);
+        let mut c = [x, y, z];
+        c[self.axis] = self.global_layer(rank, c[self.axis]);
+        self.global.index(c[0], c[1], c[2])
+    }
+
+    /// `rank`'s setup: its lattice, the cell bytes of its layers (ghost fluid cells
+    /// [`GHOST`], owned face-layer fluid cells pinned with [`SLAB_FACE`]), the parameters and
+    /// the initial fields shifted so that every local position means the global one.
+    pub fn local_setup(&self, setup: &Setup, rank: usize) -> Setup {
+        let local = self.local_lattice(rank);
+        let owned = self.owned(rank);
+        let a = self.axis;
+        let mut flags = vec![0u8; local.cells()];
+        for (cell, b) in flags.iter_mut().enumerate() {
+            let (x, y, z) = local.coords(cell);
+            let k = [x, y, z][a];
+            let byte = setup.flags[self.global_cell(rank, cell)];
+            let fluid = byte & KIND_MASK == FLUID;
+            *b = if !fluid {
+                byte
+            } else if k == 0 || k == owned + 1 {
+                GHOST
+            } else if k == 1 || k == owned {
+                byte | SLAB_FACE
+            } else {
+                byte
+            };
+        }
+        // Local coordinate k along the axis is global k + shift.
+        let shift = self.ranges[rank].start as f32 - 1.0;
+        let mut params = setup.params;
+        params.lattice = local;
+        if params.sponge_axis as usize == a {
+            params.sponge_start -= shift;
+        }
+        for face in params.faces.iter_mut() {
+            face.center[a] -= shift;
+        }
+        let mut initial = setup.initial;
+        if a < 2 {
+            initial.offset[a] -= shift;
+        }
+        Setup {
+            params,
+            flags,
+            initial,
+            streaming: Some(Streaming::Pull),
+            ..setup.clone()
+        }
+    }
+}
+
+/// Views a slice of plain values as bytes (population values: `f32` or `u16`).
+fn as_bytes<T: Copy>(v: &[T]) -> &[u8] {
+    // SAFETY: plain-data elements without padding; the byte view covers the same memory.
+    unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) }
+}
+
+/// The values of a byte message (the inverse of [`as_bytes`]); `None` when the length is off.
+fn from_bytes<T: Copy + Default>(b: &[u8], n: usize) -> Option<Vec<T>> {
+    if b.len() != n * std::mem::size_of::<T>() {
+        return None;
+    }
+    let mut v = vec![T::default(); n];
+    // SAFETY: `v` holds exactly `b.len()` bytes of plain data.
+    unsafe {
+        std::ptr::copy_nonoverlapping(b.as_ptr(), v.as_mut_ptr() as *mut u8, b.len());
+    }
+    Some(v)
+}
+
+/// The CPU's exchange: pack the face layers, one message to each neighbour, unpack into the
+/// ghost layers.
+pub struct CpuHalo {
+    pub comm: Arc<dyn Comm>,
+    pub axis: u32,
+}
+
+impl CpuHalo {
+    /// Exchanges the crossing populations of `f` (the copy the next step reads).
+    pub fn exchange<S: Storage>(
+        &self,
+        pops: &Populations<S>,
+        f: &mut [S::Elem],
+    ) -> Result<(), FluidError> {
+        let l = pops.lattice;
+        let n = face_cells(&l, self.axis);
+        let owned = extent(&l, self.axis as usize) - 2;
+        let halo = |f: &mut [S::Elem], buf: &mut [S::Elem], layer: u32, sign: i32| Halo {
+            pops: *pops,
+            f: super::cpu::view_mut(f),
+            buf: super::cpu::view_mut(buf),
+            axis: self.axis,
+            layer,
+            sign,
+            _pad: 0,
+        };
+        let mut up = vec![S::Elem::default(); CROSSING * n];
+        let mut down = vec![S::Elem::default(); CROSSING * n];
+        {
+            let (a, b) = (halo(f, &mut up, owned, 1), halo(f, &mut down, 1, -1));
+            for i in 0..n {
+                // SAFETY: the buffers hold `9 n` values, `f` the lattice's populations.
+                unsafe {
+                    halo::pack(&a, i);
+                    halo::pack(&b, i);
+                }
+            }
+        }
+        let (prev, next) = crate::ranks::ring(self.comm.rank(), self.comm.size());
+        let got = self
+            .comm
+            .send_recv(
+                &[(next, as_bytes(&up)), (prev, as_bytes(&down))],
+                &[prev, next],
+            )
+            .map_err(|e| FluidError::Invalid(e.to_string()))?;
+        let bad = || FluidError::Invalid("a slab message has the wrong size".into());
+        let mut lo: Vec<S::Elem> = from_bytes(&got[0], CROSSING * n).ok_or_else(bad)?;
+        let mut hi: Vec<S::Elem> = from_bytes(&got[1], CROSSING * n).ok_or_else(bad)?;
+        let (a, b) = (halo(f, &mut lo, 0, 1), halo(f, &mut hi, owned + 1, -1));
+        for i in 0..n {
+            // SAFETY: as above.
+            unsafe {
+                halo::unpack(&a, i);
+                halo::unpack(&b, i);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One half of the exchange on the GPU (pack and send, or unpack).
+type CudaHaloStage<S> = fn(
+    &mut CudaHalo<S>,
+    &crate::gpu::Gpu,
+    &Populations<S>,
+    &mut cudarc::driver::CudaSlice<<S as Storage>::Elem>,
+) -> Result<(), FluidError>;
+
+/// What the CUDA backend needs for the exchange: the communicator and the device buffers (on
+/// the communicator's stream: packed faces out, received faces in), and the two halves of the
+/// exchange for this storage (chosen where the storage's kernels are known to exist).
+pub struct CudaHalo<S: Storage> {
+    pub comm: Arc<crate::ranks::nccl::NcclComm>,
+    pub axis: u32,
+    pub up: cudarc::driver::CudaSlice<S::Elem>,
+    pub down: cudarc::driver::CudaSlice<S::Elem>,
+    pub lo: cudarc::driver::CudaSlice<S::Elem>,
+    pub hi: cudarc::driver::CudaSlice<S::Elem>,
+    send: CudaHaloStage<S>,
+    receive: CudaHaloStage<S>,
+}
+
+impl<S: Storage> CudaHalo<S> {
+    /// Packs the face layers of `f` and enqueues the transfers (on the exchange stream, after
+    /// the work queued on `f`'s stream so far).
+    pub fn send(
+        &mut self,
+        gpu: &crate::gpu::Gpu,
+        pops: &Populations<S>,
+        f: &mut cudarc::driver::CudaSlice<S::Elem>,
+    ) -> Result<(), FluidError> {
+        (self.send)(self, gpu, pops, f)
+    }
+
+    /// Unpacks the received faces into the ghost layers of `f` (on the exchange stream, after
+    /// the work queued on `f`'s stream so far; that stream then waits for it).
+    pub fn receive(
+        &mut self,
+        gpu: &crate::gpu::Gpu,
+        pops: &Populations<S>,
+        f: &mut cudarc::driver::CudaSlice<S::Elem>,
+    ) -> Result<(), FluidError> {
+        (self.receive)(self, gpu, pops, f)
+    }
+}
+
+impl<S: Storage> CudaHalo<S>
+where
+    S::Elem: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits,
+    murmur_common::lbm::abi::HaloPack<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    murmur_common::lbm::abi::HaloUnpack<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+{
+    /// Buffers for the faces of `lattice` across `axis`.
+    pub fn new(
+        comm: Arc<crate::ranks::nccl::NcclComm>,
+        lattice: &Lattice,
+        axis: u32,
+    ) -> Result<CudaHalo<S>, FluidError> {
+        use crate::gpu::DriverContext;
+        let n = CROSSING * face_cells(lattice, axis);
+        let alloc = || {
+            comm.stream
+                .alloc_zeros::<S::Elem>(n)
+                .ctx("slab exchange buffers")
+        };
+        Ok(CudaHalo {
+            up: alloc()?,
+            down: alloc()?,
+            lo: alloc()?,
+            hi: alloc()?,
+            axis,
+            comm,
+            send: Self::pack_and_send,
+            receive: Self::unpack,
+        })
+    }
+
+    fn pack_and_send(
+        &mut self,
+        gpu: &crate::gpu::Gpu,
+        pops: &Populations<S>,
+        f: &mut cudarc::driver::CudaSlice<S::Elem>,
+    ) -> Result<(), FluidError> {
+        use crate::gpu::Shape;
+        use murmur_common::lbm::abi::HaloPack;
+        let l = pops.lattice;
+        let n = face_cells(&l, self.axis);
+        let owned = extent(&l, self.axis as usize) - 2;
+        let stream = self.comm.stream.clone();
+        for (layer, sign, up) in [(owned, 1, true), (1, -1, false)] {
+            let mut launch = gpu.launch_on(&stream);
+            let buf = if up { &mut self.up } else { &mut self.down };
+            let args = HaloPack {
+                halo: Halo {
+                    pops: *pops,
+                    f: launch.write(f),
+                    buf: launch.write(buf),
+                    axis: self.axis,
+                    layer,
+                    sign,
+                    _pad: 0,
+                },
+            };
+            // SAFETY: one thread per face cell, reading its 9 slots, writing its buffer
+            // entries.
+            unsafe { launch.run(args, Shape::per_item(n as u64, 128)) }?;
+        }
+        let (prev, next) = crate::ranks::ring(self.comm.rank(), self.comm.size());
+        let count = CROSSING * n;
+        self.comm
+            .exchange_device(
+                &[(next, &self.up, count), (prev, &self.down, count)],
+                &mut [(prev, &mut self.lo, count), (next, &mut self.hi, count)],
+            )
+            .map_err(|e| FluidError::Invalid(e.to_string()))
+    }
+
+    fn unpack(
+        &mut self,
+        gpu: &crate::gpu::Gpu,
+        pops: &Populations<S>,
+        f: &mut cudarc::driver::CudaSlice<S::Elem>,
+    ) -> Result<(), FluidError> {
+        use crate::gpu::Shape;
+        use murmur_common::lbm::abi::HaloUnpack;
+        let l = pops.lattice;
+        let n = face_cells(&l, self.axis);
+        let owned = extent(&l, self.axis as usize) - 2;
+        let stream = self.comm.stream.clone();
+        for (layer, sign, lo) in [(0, 1, true), (owned + 1, -1, false)] {
+            let mut launch = gpu.launch_on(&stream);
+            let buf = if lo { &mut self.lo } else { &mut self.hi };
+            let args = HaloUnpack {
+                halo: Halo {
+                    pops: *pops,
+                    f: launch.write(f),
+                    buf: launch.write(buf),
+                    axis: self.axis,
+                    layer,
+                    sign,
+                    _pad: 0,
+                },
+            };
+            // SAFETY: one thread per ghost cell, writing its 9 slots from its buffer entries.
+            unsafe { launch.run(args, Shape::per_item(n as u64, 128)) }?;
+        }
+        Ok(())
+    }
+}
+
+/// One rank's backend seen as the whole lattice.
+pub struct SlabFluid {
+    inner: Box<dyn FluidBackend>,
+    comm: Arc<dyn Comm>,
+    plan: SlabPlan,
+}
+
+/// A health report as a message: 3 floats, a flag, the global first bad cell (or `u64::MAX`).
+fn encode_report(r: Option<Report>, global_bad: Option<u64>) -> Vec<u8> {
+    let mut m = Vec::with_capacity(24);
+    let r = r.unwrap_or(Report {
+        min_rho: f32::INFINITY,
+        max_rho: f32::NEG_INFINITY,
+        max_mach: f32::NEG_INFINITY,
+        first_bad: None,
+    });
+    m.extend_from_slice(&r.min_rho.to_le_bytes());
+    m.extend_from_slice(&r.max_rho.to_le_bytes());
+    m.extend_from_slice(&r.max_mach.to_le_bytes());
+    m.extend_from_slice(&global_bad.unwrap_or(u64::MAX).to_le_bytes());
+    m
+}
+
+fn f32_at(m: &[u8], i: usize) -> f32 {
+    f32::from_le_bytes([m[4 * i], m[4 * i + 1], m[4 * i + 2], m[4 * i + 3]])
+}
+
+impl SlabFluid {
+    pub fn new(inner: Box<dyn FluidBackend>, comm: Arc<dyn Comm>, plan: SlabPlan) -> SlabFluid {
+        SlabFluid { inner, comm, plan }
+    }
+
+    fn rank(&self) -> usize {
+        self.comm.rank()
+    }
+
+    /// The communicator's error as a fluid error.
+    fn comm_err(e: crate::ranks::CommError) -> FluidError {
+        FluidError::Invalid(e.to_string())
+    }
+
+    /// Gathers `values` arrays of per-cell data (`arrays` arrays of the local lattice's cells)
+    /// into the global cell order, on every rank.
+    fn gather(&self, local: &[f32], arrays: usize) -> Result<Vec<f32>, FluidError> {
+        let r = self.rank();
+        let l = self.plan.local_lattice(r);
+        let a = self.plan.axis;
+        let owned = self.plan.owned(r);
+        let n = l.cells();
+        let mine: Vec<f32> = (0..arrays)
+            .flat_map(|k| {
+                (0..n)
+                    .filter(move |&c| {
+                        let (x, y, z) = l.coords(c);
+                        (1..=owned).contains(&[x, y, z][a])
+                    })
+                    .map(move |c| local[k * n + c])
+            })
+            .collect();
+        let all = self
+            .comm
+            .all_gather(as_bytes(&mine))
+            .map_err(Self::comm_err)?;
+        let g = self.plan.global.cells();
+        let mut out = vec![0f32; arrays * g];
+        for (peer, msg) in all.iter().enumerate() {
+            let pl = self.plan.local_lattice(peer);
+            let po = self.plan.owned(peer);
+            let cells: Vec<usize> = (0..pl.cells())
+                .filter(|&c| {
+                    let (x, y, z) = pl.coords(c);
+                    (1..=po).contains(&[x, y, z][a])
+                })
+                .map(|c| self.plan.global_cell(peer, c))
+                .collect();
+            let vals: Vec<f32> = from_bytes(msg, arrays * cells.len()).ok_or_else(|| {
+                FluidError::Invalid(format!("rank {peer} sent a piece of the wrong size"))
+            })?;
+            for k in 0..arrays {
+                for (i, &c) in cells.iter().enumerate() {
+                    out[k * g + c] = vals[k * cells.len() + i];
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl FluidBackend for SlabFluid {
+    fn describe(&self) -> String {
+        format!(
+            "{} x {} ranks (slabs along {})",
+            self.inner.describe(),
+            self.plan.size(),
+            AXES[self.plan.axis]
+        )
+    }
+
+    fn lattice(&self) -> Lattice {
+        self.plan.global
+    }
+
+    fn model(&self) -> CollisionModel {
+        self.inner.model()
+    }
+
+    fn storage(&self) -> StorageKind {
+        self.inner.storage()
+    }
+
+    fn layout(&self) -> Layout {
+        self.inner.layout()
+    }
+
+    fn streaming(&self) -> Streaming {
+        self.inner.streaming()
+    }
+
+    fn step(&mut self) -> Result<(), FluidError> {
+        self.comm.set_busy(true);
+        let r = self.inner.step();
+        self.comm.set_busy(false);
+        r
+    }
+
+    fn fields(&mut self) -> Result<Fields, FluidError> {
+        self.comm.set_busy(true);
+        let local = self.inner.fields();
+        self.comm.set_busy(false);
+        let data = self.gather(&local?.data, 4)?;
+        Ok(Fields {
+            lattice: self.plan.global,
+            data,
+        })
+    }
+
+    fn populations(&mut self) -> Result<Vec<f32>, FluidError> {
+        self.comm.set_busy(true);
+        let local = self.inner.populations();
+        self.comm.set_busy(false);
+        self.gather(&local?, Q)
+    }
+
+    fn memory_bandwidth(&mut self) -> Result<f64, FluidError> {
+        self.inner.memory_bandwidth()
+    }
+
+    fn allocated_bytes(&self) -> u64 {
+        self.inner.allocated_bytes()
+    }
+
+    fn device_memory(&self) -> Option<(u64, u64)> {
+        self.inner.device_memory()
+    }
+
+    fn step_count(&self) -> u64 {
+        self.inner.step_count()
+    }
+
+    fn take_forces(&mut self) -> Result<Vec<super::forces::ForceSample>, FluidError> {
+        self.inner.take_forces()
+    }
+
+    fn samples(&mut self) -> Result<Option<super::immersed::SampleSnapshot>, FluidError> {
+        self.inner.samples()
+    }
+
+    /// Collective: every rank gets the same report (the extremes over all ranks, the lowest
+    /// global cell out of bounds), so every rank stops at the same step.
+    fn health(&mut self, bounds: &Bounds) -> Result<Option<Report>, FluidError> {
+        self.comm.set_busy(true);
+        let local = self.inner.health(bounds);
+        self.comm.set_busy(false);
+        let local = local?;
+        let r = self.rank();
+        let bad = local
+            .and_then(|l| l.first_bad)
+            .map(|c| self.plan.global_cell(r, c as usize) as u64);
+        let all = self
+            .comm
+            .all_gather(&encode_report(local, bad))
+            .map_err(Self::comm_err)?;
+        let mut out: Option<Report> = None;
+        let mut first_bad = u64::MAX;
+        for m in &all {
+            if m.len() != 20 {
+                return Err(FluidError::Invalid(
+                    "a health message has the wrong size".into(),
+                ));
+            }
+            let (lo, hi, ma) = (f32_at(m, 0), f32_at(m, 1), f32_at(m, 2));
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&m[12..20]);
+            first_bad = first_bad.min(u64::from_le_bytes(b));
+            if hi == f32::NEG_INFINITY {
+                continue;
+            }
+            let o = out.get_or_insert(Report {
+                min_rho: lo,
+                max_rho: hi,
+                max_mach: ma,
+                first_bad: None,
+            });
+            // NaN-aware: a NaN anywhere stays visible.
+            o.min_rho = if lo.is_nan() { lo } else { o.min_rho.min(lo) };
+            o.max_rho = if hi.is_nan() { hi } else { o.max_rho.max(hi) };
+            o.max_mach = if ma.is_nan() { ma } else { o.max_mach.max(ma) };
+        }
+        if let Some(o) = out.as_mut() {
+            o.first_bad = (first_bad != u64::MAX).then(|| first_bad as u32);
+        }
+        Ok(out)
+    }
+
+    fn synchronize(&mut self) -> Result<(), FluidError> {
+        self.comm.set_busy(true);
+        let r = self.inner.synchronize();
+        self.comm.set_busy(false);
+        r
+    }
+
+    fn times(&mut self) -> Result<StageTimes, FluidError> {
+        self.inner.times()
+    }
+
+    fn reset_times(&mut self) {
+        self.inner.reset_times()
+    }
+
+    fn set_inlet_scale(&mut self, scale: f32) {
+        self.inner.set_inlet_scale(scale)
+    }
+
+    fn gpu_ms_per_step(&mut self) -> Option<f64> {
+        self.inner.gpu_ms_per_step()
+    }
+}
+
+/// Opens `rank`'s slab of `setup` on the CPU, exchanging through `comm`.
+pub fn open_cpu_rank(
+    setup: &Setup,
+    plan: &SlabPlan,
+    comm: Arc<dyn Comm>,
+) -> Result<SlabFluid, FluidError> {
+    let local = plan.local_setup(setup, comm.rank());
+    let halo = CpuHalo {
+        comm: comm.clone(),
+        axis: plan.axis as u32,
+    };
+    let inner = super::cpu::open_slab(&local, halo)?;
+    Ok(SlabFluid::new(inner, comm, plan.clone()))
+}
+
+/// What a run of several ranks in one process gives back (rank 0's view).
+pub struct RanksResult {
+    /// Decoded populations in the global cell order, `f[q * n + cell]`.
+    pub populations: Vec<f32>,
+    pub fields: Fields,
+    pub plan: SlabPlan,
+}
+
+/// Runs `setup` for `steps` steps on `ranks` CPU ranks in this process (threads joined by
+/// memory copies: the decomposition and exchange of a multi-GPU run without GPUs).
+pub fn run_cpu_ranks(setup: &Setup, ranks: usize, steps: u64) -> Result<RanksResult, FluidError> {
+    let plan = SlabPlan::new(setup, ranks)?;
+    let mut out = crate::ranks::local::run_ranks(ranks, |comm| -> Result<_, FluidError> {
+        let comm: Arc<dyn Comm> = Arc::new(comm);
+        let mut b = open_cpu_rank(setup, &plan, comm)?;
+        for _ in 0..steps {
+            b.step()?;
+        }
+        Ok((b.populations()?, b.fields()?))
+    })?;
+    let (populations, fields) = out.swap_remove(0);
+    Ok(RanksResult {
+        populations,
+        fields,
+        plan,
+    })
+}

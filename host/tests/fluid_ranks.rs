@@ -1,0 +1,157 @@
+//! The fluid on several ranks (slabs, ghost layers, the exchange of crossing populations) against
+//! the whole lattice, on the CPU: N ranks in one process, memory copies for NCCL. A cell's update
+//! does not depend on the decomposition, so the populations agree bit for bit.
+
+use murmur::fluid::cpu::CpuFluid;
+use murmur::fluid::scene;
+use murmur::fluid::slab::{run_cpu_ranks, SlabPlan};
+use murmur::fluid::{FluidBackend, Setup};
+use murmur_common::lbm::{CollisionModel, Fp16S, Fp32, Storage, StorageKind};
+
+fn whole<S: Storage>(setup: &Setup, steps: u64) -> Vec<f32> {
+    let mut b = CpuFluid::<S>::new(setup).unwrap();
+    for _ in 0..steps {
+        b.step().unwrap();
+    }
+    b.populations().unwrap()
+}
+
+/// Counts values that differ in their bits.
+fn differing(a: &[f32], b: &[f32]) -> usize {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .filter(|(x, y)| x.to_bits() != y.to_bits())
+        .count()
+}
+
+fn check(name: &str, setup: &Setup, ranks: &[usize], steps: u64) {
+    let reference = match setup.storage {
+        StorageKind::Fp32 => whole::<Fp32>(setup, steps),
+        StorageKind::Fp16s => whole::<Fp16S>(setup, steps),
+        StorageKind::Fp16c => unreachable!(),
+    };
+    assert!(
+        reference.iter().all(|v| v.is_finite()),
+        "{name}: reference not finite"
+    );
+    for &n in ranks {
+        let r = run_cpu_ranks(setup, n, steps).unwrap();
+        let d = differing(&r.populations, &reference);
+        assert_eq!(
+            d, 0,
+            "{name} on {n} ranks (slabs along {}, {:?}): {d} population values differ",
+            r.plan.axis, r.plan.ranges
+        );
+    }
+}
+
+#[test]
+fn periodic_box_agrees_bit_for_bit_on_2_3_4_and_8_ranks() {
+    // Taylor-Green, 16 x 16 x 24: slabs along z (the longest axis); every model.
+    for model in CollisionModel::ALL {
+        let setup = scene::taylor_green(16, 24, 0.05, 0.02, model).unwrap();
+        check(
+            &format!("taylor-green {model:?}"),
+            &setup,
+            &[2, 3, 4, 8],
+            12,
+        );
+    }
+}
+
+#[test]
+fn channel_with_inlet_outlet_and_obstacle_agrees_on_slabs_along_x() {
+    // Inlet at x = 0, outlet at x = nx - 1, walls around, a voxel sphere across a slab face:
+    // slabs along x, cut through the boundary layers and the obstacle.
+    let setup = scene::obstacle(
+        [40, 12, 12],
+        [20.0, 6.0, 6.0],
+        3.0,
+        0.05,
+        0.02,
+        CollisionModel::AcmMrt,
+    )
+    .unwrap();
+    check("obstacle", &setup, &[2, 3, 4, 8], 15);
+}
+
+#[test]
+fn cavity_and_half_precision_agree() {
+    // Lid-driven cavity (walls, a moving lid): the longest axis is x or y (equal: y is
+    // taken), cut across the lid's face.
+    let setup = scene::cavity(14, 4, 0.1, 0.02, CollisionModel::RmMrt).unwrap();
+    check("cavity", &setup, &[2, 4], 15);
+    let mut half = scene::taylor_green(16, 20, 0.05, 0.02, CollisionModel::Bgk).unwrap();
+    half.storage = StorageKind::Fp16s;
+    check("taylor-green fp16s", &half, &[2, 4], 10);
+}
+
+#[test]
+fn slabs_hold_equal_fluid_cells_and_cover_the_lattice() {
+    let setup = scene::obstacle(
+        [64, 10, 10],
+        [16.0, 5.0, 5.0],
+        4.0,
+        0.05,
+        0.02,
+        CollisionModel::Bgk,
+    )
+    .unwrap();
+    let plan = SlabPlan::new(&setup, 4).unwrap();
+    assert_eq!(plan.axis, 0);
+    assert_eq!(plan.ranges.first().unwrap().start, 0);
+    assert_eq!(plan.ranges.last().unwrap().end, 64);
+    assert!(plan.ranges.windows(2).all(|w| w[0].end == w[1].start));
+    // Fluid cells per slab within one layer's worth of each other.
+    let l = setup.lattice();
+    let per_layer = (l.ny * l.nz) as i64;
+    let counts: Vec<i64> = plan
+        .ranges
+        .iter()
+        .map(|r| {
+            (0..l.cells())
+                .filter(|&c| {
+                    let x = l.coords(c).0;
+                    r.contains(&x) && setup.flags[c] == 0
+                })
+                .count() as i64
+        })
+        .collect();
+    let (lo, hi) = (counts.iter().min().unwrap(), counts.iter().max().unwrap());
+    assert!(hi - lo <= per_layer, "fluid cells per slab {counts:?}");
+}
+
+#[test]
+fn bad_decompositions_are_one_line_errors() {
+    let setup = scene::taylor_green(8, 8, 0.05, 0.02, CollisionModel::Bgk).unwrap();
+    let e = SlabPlan::new(&setup, 9).unwrap_err().to_string();
+    assert!(e.contains("9 ranks need at least 9 layers"), "{e}");
+    let mut in_place = setup.clone();
+    in_place.streaming = Some(murmur_common::lbm::Streaming::InPlace);
+    let e = SlabPlan::new(&in_place, 2).unwrap_err().to_string();
+    assert!(e.contains("pull"), "{e}");
+}
+
+#[test]
+fn an_unhealthy_cell_stops_every_rank_at_the_same_step() {
+    // A lid far too fast for the viscosity: the flow blows up. Every rank gets the same
+    // (collective) report, naming the same global cell, so all stop together.
+    let setup = scene::cavity(12, 4, 0.45, 0.0005, CollisionModel::Bgk).unwrap();
+    let plan = SlabPlan::new(&setup, 3).unwrap();
+    let reports = murmur::ranks::local::run_ranks(3, |comm| {
+        let comm: std::sync::Arc<dyn murmur::ranks::Comm> = std::sync::Arc::new(comm);
+        let mut b = murmur::fluid::slab::open_cpu_rank(&setup, &plan, comm)?;
+        let bounds = murmur_common::lbm::health::Bounds::DEFAULT;
+        for step in 1..=400u64 {
+            b.step()?;
+            if let Some(bad) = b.health(&bounds)?.and_then(|r| r.first_bad) {
+                return Ok::<_, murmur::fluid::FluidError>(Some((step, bad)));
+            }
+        }
+        Ok(None)
+    })
+    .unwrap();
+    assert!(reports[0].is_some(), "the flow never became unhealthy");
+    assert!(reports.iter().all(|r| *r == reports[0]), "{reports:?}");
+}
