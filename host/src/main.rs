@@ -39,7 +39,10 @@ fn main() {
         Top::Fluid(cmd) => murmur::fluid::cli::run(cmd),
     };
     if let Err(e) = result {
-        eprintln!("murmur: error: {}", one_line(&e));
+        match murmur::ranks::env::rank_label() {
+            Some(r) => eprintln!("murmur: error: rank {r}: {}", one_line(&e)),
+            None => eprintln!("murmur: error: {}", one_line(&e)),
+        }
         std::process::exit(1);
     }
 }

@@ -44,6 +44,12 @@ pub enum FluidCmd {
     /// The immersed boundary's spreading methods (scatter, gather, block gather) timed stage by
     /// stage on one scene, against the same grid without its solids.
     IbBench(super::ib_bench::IbBenchArgs),
+    /// The same lattice on one rank and on several (GPUs joined by NCCL, or CPU ranks in this
+    /// process), compared bit for bit: the decomposition must not change a single value.
+    RanksCheck(super::multi::RanksCheckArgs),
+    /// Strong and weak scaling of a periodic box over the GPUs of the run (`--gpus N`, or
+    /// mpirun / srun), against one GPU.
+    Scale(super::multi::ScaleArgs),
     /// Finds the fastest population layout, thread blocks and spreading method of a scene on
     /// this device (a pruned search under a time cap) and stores them in the tuning cache,
     /// which `fluid run` then uses.
@@ -172,6 +178,8 @@ pub struct RunArgs {
     pub no_tuning: bool,
     #[command(flatten)]
     pub storage: StorageArgs,
+    #[command(flatten)]
+    pub world: crate::ranks::Ranks,
 }
 
 #[derive(clap::Args)]
@@ -244,6 +252,8 @@ pub fn run(cmd: &FluidCmd) -> Result<()> {
         FluidCmd::Run(a) => run_scene(a),
         FluidCmd::Validate(a) => validate_cmd(a),
         FluidCmd::Bench(a) => bench_cmd(a),
+        FluidCmd::RanksCheck(a) => super::multi::ranks_check(a),
+        FluidCmd::Scale(a) => super::multi::scale(a),
         FluidCmd::Parity(a) => parity_cmd(a),
         FluidCmd::Case(a) => case_cmd(a),
         FluidCmd::IbBench(a) => super::ib_bench::ib_bench_cmd(a),
@@ -275,6 +285,15 @@ fn opener(
 }
 
 fn run_scene(a: &RunArgs) -> Result<()> {
+    if crate::ranks::spawn::is_launcher(a.world.gpus) {
+        return Ok(crate::ranks::spawn::launch(a.world.gpus.unwrap_or(1))?);
+    }
+    let ranked = super::multi::rank_env(&a.world)?;
+    if ranked.is_some() && a.backend == BackendChoice::Cpu {
+        bail!("several ranks run on GPUs: leave out --backend cpu (fluid ranks-check --ranks N checks the decomposition on the CPU)");
+    }
+    // Rank 0 (or the only rank) prints and writes.
+    let lead = ranked.as_ref().is_none_or(|e| e.rank == 0);
     let mut file = SceneFile::load(&a.scene)?;
     if let Some(m) = a.model {
         file.collision = m;
@@ -295,11 +314,13 @@ fn run_scene(a: &RunArgs) -> Result<()> {
     }
     let mut scene = file.build().map_err(in_scene)?;
     a.storage.apply(&mut scene.setup);
-    for w in &scene.warnings {
-        eprintln!("murmur: warning: {w}");
-    }
-    for line in &scene.info {
-        println!("{line}");
+    if lead {
+        for w in &scene.warnings {
+            eprintln!("murmur: warning: {w}");
+        }
+        for line in &scene.info {
+            println!("{line}");
+        }
     }
     let out = match &a.out {
         None => Out::None,
@@ -319,11 +340,22 @@ fn run_scene(a: &RunArgs) -> Result<()> {
         }
     };
     let steps = a.steps.unwrap_or(scene.file.run.steps);
-    let (mut backend, note) = driver::open_backend(a.backend, &scene.setup)?;
+    let mut rank = None;
+    let (mut backend, note) = match ranked {
+        Some(env) => {
+            // One slab per rank; the tuning cache is for one GPU and stays out of it.
+            let plan = super::slab::SlabPlan::new(&scene.setup, env.size).map_err(in_scene)?;
+            let r = super::multi::GpuRank::join(env)?;
+            let b: Box<dyn FluidBackend> = Box::new(r.open(&scene.setup, &plan)?);
+            rank = Some(r);
+            (b, None)
+        }
+        None => driver::open_backend(a.backend, &scene.setup)?,
+    };
     if let Some(note) = &note {
         eprintln!("murmur: {note}");
     }
-    if !a.no_tuning && !a.storage.knobs_set() {
+    if rank.is_none() && !a.no_tuning && !a.storage.knobs_set() {
         // The cache is keyed by the opened backend's device, so it is looked up after the
         // open; tuned knobs that differ reopen the same backend with them.
         let before = super::tuning::Knobs::of(&scene.setup);
@@ -344,6 +376,33 @@ fn run_scene(a: &RunArgs) -> Result<()> {
     let p = &scene.setup.params;
     let nu = (1.0 / p.rates.shear as f64 - 0.5) / 3.0;
     let ph = &scene.file.physical;
+    if !lead {
+        // Another rank: the same steps and collective checks, no output of its own.
+        let opts = RunOptions {
+            steps,
+            check_every: scene.file.run.check_every,
+            output_every: match out {
+                Out::Dir(_) => scene.file.run.output_every.unwrap_or(0),
+                _ => 0,
+            },
+            forces_every: scene.forces.every,
+            health: murmur_common::lbm::health::Bounds {
+                max_density_deviation: scene.health.max_density_deviation as f32,
+                max_mach: scene.health.max_mach as f32,
+            },
+            progress: false,
+            inlet_ramp: scene.inlet_ramp_steps,
+        };
+        let mut last_good: Option<Checkpoint> = None;
+        let mut sink = driver::Follower {
+            fields: !matches!(out, Out::None),
+        };
+        driver::run(backend.as_mut(), opts, &mut last_good, &mut sink)?;
+        if let Some(r) = &rank {
+            r.finish();
+        }
+        return Ok(());
+    }
     println!(
         "scene {} ({}, {} {} {}): {} x {} x {} cells, {}, {:.1} MiB, dx {:.4e} m, dt {:.4e} s, tau \
          {:.4}, Re {:.0}, lattice Mach {:.3}, {} steps = {:.4} s",
@@ -398,6 +457,9 @@ fn run_scene(a: &RunArgs) -> Result<()> {
     // The force file keeps every row handed over, also when the run stops early.
     let summaries = sink.finish();
     let report = result?;
+    if let Some(r) = &rank {
+        r.finish();
+    }
     println!("{}", report.summary(&backend.describe()));
     if !report.stages.is_empty() {
         println!("stages (mean per step): {}", report.stages);

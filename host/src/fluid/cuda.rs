@@ -390,7 +390,11 @@ pub fn open_slab(
 
 /// Opens the CUDA backend on GPU 0 with `setup` uploaded and initialised, in its storage.
 pub fn open(setup: &Setup) -> Result<Box<dyn FluidBackend>, FluidError> {
-    let gpu = Gpu::open()?;
+    open_on(Gpu::open()?, setup)
+}
+
+/// [`open`] on a given GPU.
+pub fn open_on(gpu: Gpu, setup: &Setup) -> Result<Box<dyn FluidBackend>, FluidError> {
     let streaming = match setup.streaming {
         Some(st) => st,
         // Pull (two copies, the faster scheme) when both fit (the boundary list is small

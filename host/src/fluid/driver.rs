@@ -85,6 +85,23 @@ impl Sink for Discard {
     }
 }
 
+/// The sink of a rank other than rank 0 in a run of several: it takes the same collective
+/// steps as rank 0's sink (the fields are gathered on every rank) and keeps nothing.
+pub struct Follower {
+    /// Whether rank 0's sink wants fields (then this rank must join their gathering).
+    pub fields: bool,
+}
+
+impl Sink for Follower {
+    fn fields(&mut self, _: u64, _: &Fields, _: Option<&SampleSnapshot>) -> Result<(), FluidError> {
+        Ok(())
+    }
+
+    fn wants_fields(&self) -> bool {
+        self.fields
+    }
+}
+
 /// Figures of one run.
 #[derive(Clone, Debug)]
 pub struct RunReport {

@@ -15,6 +15,7 @@ pub mod forces;
 pub mod ib;
 pub mod ib_bench;
 pub mod immersed;
+pub mod multi;
 pub mod output;
 pub mod scene;
 pub mod sink;

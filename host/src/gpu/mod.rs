@@ -76,6 +76,19 @@ pub struct Gpu {
     pub sm_count: u32,
 }
 
+/// GPUs the driver sees (a clear error without a driver).
+pub fn device_count() -> Result<usize, GpuError> {
+    // SAFETY: only probes whether libcuda can be loaded.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Err(GpuError::NoDevice(
+            "libcuda was not found (no NVIDIA driver)".into(),
+        ));
+    }
+    CudaContext::device_count()
+        .map(|c| c.max(0) as usize)
+        .map_err(|e| GpuError::NoDevice(format!("the CUDA driver failed to start: {e}")))
+}
+
 impl Gpu {
     /// Opens GPU 0 and loads the kernels. Fails cleanly without a driver, a GPU or valid PTX.
     pub fn open() -> Result<Gpu, GpuError> {

@@ -123,6 +123,16 @@ impl RankEnv {
     }
 }
 
+/// This process's rank when a launcher names a world of several ranks (for messages); `None`
+/// otherwise.
+pub fn rank_label() -> Option<usize> {
+    SOURCES.iter().find_map(|(_, r, s, _)| {
+        let rank: usize = std::env::var(r).ok()?.trim().parse().ok()?;
+        let size: usize = std::env::var(s).ok()?.trim().parse().ok()?;
+        (size > 1 && rank < size).then_some(rank)
+    })
+}
+
 /// The rank timeout as a duration (a clear error for nonsense).
 pub fn timeout_of(seconds: f64) -> Result<std::time::Duration, CommError> {
     if !(seconds.is_finite() && seconds > 0.0 && seconds < 1e7) {

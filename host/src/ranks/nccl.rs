@@ -121,7 +121,15 @@ impl NcclComm {
         for (d, s) in internal.iter_mut().zip(id.iter()) {
             *d = *s as std::ffi::c_char;
         }
-        let stream = gpu.ctx.new_stream().ctx("creating the exchange stream")?;
+        // NCCL finds its GPU as the current device of the calling thread.
+        gpu.ctx
+            .bind_to_thread()
+            .ctx("binding the GPU to the thread")?;
+        let stream = gpu
+            .ctx
+            .new_stream_with_priority(-5)
+            .or_else(|_| gpu.ctx.new_stream())
+            .ctx("creating the exchange stream")?;
         // Initialisation waits for every rank: watched like a step.
         let start = Instant::now();
         let init_done = Arc::new(AtomicBool::new(false));
