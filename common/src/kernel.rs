@@ -349,6 +349,11 @@ kernel_table! {
     lbm::IbBin => "ib_bin",
     lbm::IbPlace => "ib_place",
     lbm::IbGather => "ib_gather",
+    crate::flock::slab::InitSlab => "slab_init",
+    crate::flock::slab::RouteSlab => "slab_route",
+    crate::flock::slab::ScatterSlab => "slab_scatter",
+    crate::flock::slab::UpdateSlab => "update_boids_slab",
+    crate::flock::slab::UnpackSlab => "slab_unpack",
 }
 
 /// `cudarc::driver::DeviceRepr` for the argument structs and the plain types inside them, so
