@@ -114,22 +114,47 @@ fn the_commands_split_the_flock_on_the_cpu() {
         "10",
     ]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("on 3 CPU ranks against 1") && text.contains("pass"), "{text}");
+    assert!(
+        text.contains("on 3 CPU ranks against 1") && text.contains("pass"),
+        "{text}"
+    );
     let save = support::tmp("ranks", "split.npz");
     let save_s = save.to_str().unwrap();
     let out = murmur_ok(&[
-        "flock", "run", "--backend", "cpu", "--ranks", "2", "--n", "3000", "--steps", "3",
-        "--save", save_s,
+        "flock",
+        "run",
+        "--backend",
+        "cpu",
+        "--ranks",
+        "2",
+        "--n",
+        "3000",
+        "--steps",
+        "3",
+        "--save",
+        save_s,
     ]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("2 CPU ranks") && text.contains("own boids per rank"), "{text}");
+    assert!(
+        text.contains("2 CPU ranks") && text.contains("own boids per rank"),
+        "{text}"
+    );
     let saved = murmur::flock::snapshot::load(&save).unwrap();
     assert_eq!(saved.id, (0..3000).collect::<Vec<u32>>());
 }
 
 #[test]
 fn the_commands_reject_bad_splits() {
-    let run = ["flock", "run", "--backend", "cpu", "--n", "1000", "--steps", "1"];
+    let run = [
+        "flock",
+        "run",
+        "--backend",
+        "cpu",
+        "--n",
+        "1000",
+        "--steps",
+        "1",
+    ];
     let with = |extra: &[&'static str]| {
         let mut v: Vec<&str> = run.to_vec();
         v.extend_from_slice(extra);
@@ -140,7 +165,16 @@ fn the_commands_reject_bad_splits() {
     assert_clean_failure(&with(&["--ranks", "2", "--method", "naive"]), "coherent");
     assert_clean_failure(&with(&["--ranks", "2", "--gpus", "2"]), "cannot be used");
     assert_clean_failure(
-        &["flock", "run", "--backend", "cuda", "--ranks", "2", "--n", "100"],
+        &[
+            "flock",
+            "run",
+            "--backend",
+            "cuda",
+            "--ranks",
+            "2",
+            "--n",
+            "100",
+        ],
         "--gpus",
     );
     assert_clean_failure(&["flock", "check-ranks", "--n", "100"], "--ranks N");

@@ -16,12 +16,12 @@ use murmur_common::flock::abi::{
     UpdateBoids, UpdateCoherent, UpdateCoherentPredicated, UpdateCoherentShared, UpdateNaive,
     UpdateScattered,
 };
+use murmur_common::flock::slab::{
+    tally, Fate, InitSlab, RouteSlab, ScatterSlab, SlabSends, UnpackSlab, UpdateSlab, HOLE,
+};
 use murmur_common::flock::{
     fill_cell_start, for_each_box_run, grid_sums, grid_sums_as, initial_position,
     integrate_position, naive_sums, new_velocity, Body, RuleSums,
-};
-use murmur_common::flock::slab::{
-    tally, Fate, InitSlab, RouteSlab, ScatterSlab, SlabSends, UnpackSlab, UpdateSlab, HOLE,
 };
 use murmur_common::{DevSlice, Vec3};
 

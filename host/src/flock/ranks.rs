@@ -75,7 +75,10 @@ fn gather_u64<C: Comm + ?Sized>(comm: &C, v: u64) -> Result<Vec<u64>, SlabError>
 }
 
 fn list(v: &[u64]) -> String {
-    v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")
+    v.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn grid_text(s: &FlockSettings) -> String {
@@ -303,7 +306,10 @@ fn check_gpu(a: &CheckRanksArgs, env: &RankEnv) -> Result<()> {
     let (settings, start) = build(&a.flock, env.size, true)?;
     let n = start.len() as u64;
     if n > u32::MAX as u64 / 2 {
-        bail!("check-ranks compares with one GPU: at most {} boids", u32::MAX / 2);
+        bail!(
+            "check-ranks compares with one GPU: at most {} boids",
+            u32::MAX / 2
+        );
     }
     let (gpu, comm) = connect(env)?;
     let mut r = open_rank(&comm, gpu, &settings, &start)?;
@@ -426,7 +432,9 @@ pub fn scale(a: &ScaleArgs) -> Result<()> {
             f.device_bytes_per_boid().unwrap_or(0.0),
         ));
     }
-    println!("flock scaling on {name}, constant density (1M boids at scale 100), wall time per step");
+    println!(
+        "flock scaling on {name}, constant density (1M boids at scale 100), wall time per step"
+    );
     println!("| boids | scale | GPUs | ms/step | boid-steps/s | device bytes per own boid |");
     println!("|---|---|---|---|---|---|");
     for &(n, s, g, ms, b) in &rows {

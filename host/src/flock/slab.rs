@@ -315,7 +315,9 @@ impl CpuRank {
         let grid = self.grid;
         let p = self.params;
         let n = self.pos.len() as u32;
-        let mut pairs: Vec<(u32, u32)> = (0..n).map(|i| (grid.key(self.pos[i as usize]), i)).collect();
+        let mut pairs: Vec<(u32, u32)> = (0..n)
+            .map(|i| (grid.key(self.pos[i as usize]), i))
+            .collect();
         pairs.par_sort_unstable();
         let cells = grid.cell_count();
         let mut start = vec![0u32; cells as usize + 1];

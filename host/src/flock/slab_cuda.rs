@@ -104,9 +104,9 @@ impl CudaRank {
         let mut tally_buf = gpu.zeros::<u32>(tally::WORDS)?;
         let slab = plan.slab;
         let draw = move |gpu: &Gpu,
-                    tally_buf: &mut CudaSlice<u32>,
-                    mut bufs: Option<(&mut CudaSlice<Body>, &mut CudaSlice<[f32; 3]>)>|
-         -> Result<(), GpuError> {
+                         tally_buf: &mut CudaSlice<u32>,
+                         mut bufs: Option<(&mut CudaSlice<Body>, &mut CudaSlice<[f32; 3]>)>|
+              -> Result<(), GpuError> {
             let mut base = 0;
             while base < n {
                 let chunk = (n - base).min(INIT_CHUNK);
@@ -159,7 +159,12 @@ impl CudaRank {
         settings: &FlockSettings,
         state: &FlockState,
     ) -> Result<CudaRank, SlabError> {
-        let plan = SlabPlan::new(&settings.params, comm.rank(), comm.size(), state.len() as u64)?;
+        let plan = SlabPlan::new(
+            &settings.params,
+            comm.rank(),
+            comm.size(),
+            state.len() as u64,
+        )?;
         let mut bodies = Vec::new();
         let mut vels = Vec::new();
         for k in 0..state.len() {
@@ -303,8 +308,13 @@ impl CudaRank {
         let block = self.settings.block_size;
         let grid = self.grid;
         let cells = grid.cell_count();
-        self.scan
-            .run(&self.gpu, &mut self.counts, &mut self.cell_end, cells, false)?;
+        self.scan.run(
+            &self.gpu,
+            &mut self.counts,
+            &mut self.cell_end,
+            cells,
+            false,
+        )?;
         let (cur, other) = (self.cur, self.cur ^ 1);
         {
             let (bin, bout) = ping_pong(&mut self.body, cur);
