@@ -355,6 +355,11 @@ kernel_table! {
     lbm::HaloUnpack<Fp16S> => "lbm_halo_unpack_fp16s",
     lbm::HaloPack<Fp16C> => "lbm_halo_pack_fp16c",
     lbm::HaloUnpack<Fp16C> => "lbm_halo_unpack_fp16c",
+    crate::flock::slab::InitSlab => "slab_init",
+    crate::flock::slab::RouteSlab => "slab_route",
+    crate::flock::slab::ScatterSlab => "slab_scatter",
+    crate::flock::slab::UpdateSlab => "update_boids_slab",
+    crate::flock::slab::UnpackSlab => "slab_unpack",
 }
 
 /// `cudarc::driver::DeviceRepr` for the argument structs and the plain types inside them, so

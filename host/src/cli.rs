@@ -16,6 +16,8 @@ pub fn run_flock(cmd: &FlockCmd) -> Result<()> {
         FlockCmd::Check(a) => flock::check(a),
         FlockCmd::Bench(a) => flock::bench(a),
         FlockCmd::SortBench(a) => flock::sort_bench(a),
+        FlockCmd::CheckRanks(a) => crate::flock::ranks::check(a),
+        FlockCmd::Scale(a) => crate::flock::ranks::scale(a),
     }
 }
 
@@ -41,4 +43,10 @@ pub enum FlockCmd {
     /// Check every GPU method against the CPU reference and the device sort against a CPU sort
     /// (needs a CUDA GPU; prints tables, fails when any row fails).
     Check(flock::CheckArgs),
+    /// Run the same flock on one rank and split across N (--ranks N: CPU ranks in this
+    /// process; --gpus N: one process per GPU) and compare every boid by id after --steps.
+    CheckRanks(crate::flock::ranks::CheckRanksArgs),
+    /// Strong and weak scaling of the flock on several GPUs (--gpus N): each size on all GPUs,
+    /// then the reference sizes on one, at constant density.
+    Scale(crate::flock::ranks::ScaleArgs),
 }

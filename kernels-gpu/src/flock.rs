@@ -6,12 +6,18 @@
 //! previous state and writes its new state to index `i` of the other buffer, and counts itself
 //! into its new cell for the next step's binning.
 
-use crate::thread::{block, block_dim, index_below, shared, sync, tid, wait_for_previous_grid};
+use crate::thread::{
+    ballot, block, block_dim, index, index_below, lanemask_lt, shared, shfl_idx, sync, tid,
+    wait_for_previous_grid,
+};
 use core::sync::atomic::{AtomicU32, Ordering};
 use murmur_common::flock::abi::{
     CellBounds, ComputeKeys, CountCells, Gather, InitFlock, ScatterCells, ScatterIndex, SharedBox,
     UpdateBoids, UpdateCoherent, UpdateCoherentPredicated, UpdateCoherentShared, UpdateNaive,
     UpdateScattered,
+};
+use murmur_common::flock::slab::{
+    tally, Fate, InitSlab, RouteSlab, ScatterSlab, SlabSends, UnpackSlab, UpdateSlab, HOLE,
 };
 use murmur_common::flock::{
     fill_cell_start, for_each_box_run, grid_sums, grid_sums_as, initial_position,
@@ -282,4 +288,134 @@ pub unsafe extern "ptx-kernel" fn update_boids_coherent_shared(a: UpdateCoherent
     if valid {
         finish(&a, i as usize, b, v, &s);
     }
+}
+
+// ---- The flock on several ranks (slabs along x): `murmur_common::flock::slab`. ----
+
+/// Claims one entry of the counter at `counter` for every lane whose `want` holds, with one
+/// atomic add per warp; returns this lane's entry (meaningless where `want` is false).
+///
+/// # Safety
+/// All 32 lanes of the warp call it together (blocks are whole warps); `counter` points to a
+/// `u32` in global memory that every concurrent access reaches atomically.
+#[inline(always)]
+unsafe fn warp_claim(counter: *mut u32, want: bool) -> u32 {
+    let mask = ballot(want);
+    if mask == 0 {
+        return 0;
+    }
+    let leader = mask.trailing_zeros();
+    let lane = tid() & 31;
+    let mut base = 0;
+    if lane == leader {
+        base = AtomicU32::from_ptr(counter).fetch_add(mask.count_ones(), Ordering::Relaxed);
+    }
+    shfl_idx(base, leader) + (mask & lanemask_lt()).count_ones()
+}
+
+/// Sends `b`, `v` to send slot `slot` where `want` holds (the claim past the buffer's end is
+/// only tallied: the host reports it).
+///
+/// # Safety
+/// As [`warp_claim`]; `s` holds valid views.
+#[inline(always)]
+unsafe fn send_to(s: &SlabSends, slot: usize, want: bool, b: Body, v: Vec3) {
+    let k = warp_claim(s.tally.at(tally::SENT + slot), want) as u64;
+    if want && k < s.body[slot].len() {
+        s.body[slot].write(k as usize, b);
+        s.vel[slot].write(k as usize, v);
+    }
+}
+
+/// Stage `slab_init`: the random start, each rank keeping the boids of its slab.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn slab_init(a: InitSlab) {
+    let t = index();
+    let valid = t < a.n as usize;
+    let i = a.base + t as u64;
+    let pos = initial_position(a.seed, i, a.scale);
+    let own = valid && a.slab.owns(pos.x);
+    let k = warp_claim(a.tally.at(tally::KEPT), own) as u64;
+    if own && k < a.body.len() {
+        a.body.write(k as usize, Body { pos, id: i as u32 });
+        a.vel.write(k as usize, Vec3::ZERO);
+    }
+}
+
+/// Stage `slab_route`: the start's own boids counted into their cells and sent as halo.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn slab_route(a: RouteSlab) {
+    let i = index();
+    let mut fate = Fate::default();
+    let (mut b, mut v) = (Body::default(), Vec3::ZERO);
+    if i < a.n as usize {
+        b = a.body.read(i);
+        v = a.vel.read(i);
+        fate = a.slab.fate(b.pos.x);
+        a.counts.fetch_add(a.grid.key(b.pos) as usize, 1);
+    }
+    send_to(&a.sends, 0, fate.send[0], b, v);
+    send_to(&a.sends, 1, fate.send[1], b, v);
+}
+
+/// Stage `slab_scatter`: `scatter_cells`, skipping holes.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn slab_scatter(a: ScatterSlab) {
+    let Some(i) = index_below(a.n as u64) else {
+        return;
+    };
+    let b = a.body_in.read(i);
+    if b.id == HOLE {
+        return;
+    }
+    let dest = a.cell_end.fetch_add(a.grid.key(b.pos) as usize, 1) as usize;
+    a.body_out.write(dest, b);
+    a.vel_out.write(dest, a.vel_in.read(i));
+}
+
+/// Stage `update_boids_slab`: the coherent update of own boids (halo boids are only searched),
+/// each new state kept, sent, or both ([`murmur_common::flock::slab::Slab::fate`]).
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn update_boids_slab(a: UpdateSlab) {
+    let i = index();
+    let mut fate = Fate::default();
+    let mut out = Body {
+        pos: Vec3::ZERO,
+        id: HOLE,
+    };
+    let mut v_new = Vec3::ZERO;
+    if i < a.n as usize {
+        let (b, v) = (a.body.read(i), a.vel.read(i));
+        if a.slab.owns(b.pos.x) {
+            let start = |key| cell_start(a.cell_end, key);
+            let entry = |k: u32| (a.body.read(k as usize).pos, a.vel.read(k as usize));
+            let s = grid_sums_as::<false, _, _>(&a.params, &a.grid, b.pos, v, start, entry);
+            v_new = new_velocity(&a.params, v, &s);
+            let pos = integrate_position(&a.params, b.pos, v_new);
+            fate = a.slab.fate(pos.x);
+            out = Body { pos, id: b.id };
+        }
+        let id = if fate.keep { out.id } else { HOLE };
+        a.body_out.write(i, Body { pos: out.pos, id });
+        a.vel_out.write(i, v_new);
+        if fate.keep {
+            a.counts.fetch_add(a.grid.key(out.pos) as usize, 1);
+        }
+    }
+    send_to(&a.sends, 0, fate.send[0], out, v_new);
+    send_to(&a.sends, 1, fate.send[1], out, v_new);
+    warp_claim(a.sends.tally.at(tally::KEPT), fate.keep);
+    warp_claim(a.sends.tally.at(tally::LOST), fate.lost);
+}
+
+/// Stage `slab_unpack`: received boids appended and counted.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn slab_unpack(a: UnpackSlab) {
+    let Some(i) = index_below(a.n as u64) else {
+        return;
+    };
+    let b = a.body_in.read(i);
+    a.body_out.write(i, b);
+    a.vel_out.write(i, a.vel_in.read(i));
+    a.counts.fetch_add(a.grid.key(b.pos) as usize, 1);
 }

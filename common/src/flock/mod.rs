@@ -10,6 +10,7 @@ pub mod grid;
 pub mod params;
 pub mod rules;
 pub mod search;
+pub mod slab;
 
 pub use grid::{CellOrder, Grid, SearchBox};
 pub use params::{FlockParams, InvalidParam, ParamSpec, PARAMS};

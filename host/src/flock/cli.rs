@@ -135,16 +135,23 @@ pub struct FlockArgs {
 #[derive(Args)]
 pub struct RunArgs {
     #[command(flatten)]
-    flock: FlockArgs,
+    pub(crate) flock: FlockArgs,
     /// Steps to run.
     #[arg(long, default_value_t = 100, allow_negative_numbers = true)]
-    steps: u64,
-    /// Write the final state to this snapshot (.npz; written atomically).
+    pub(crate) steps: u64,
+    /// Write the final state to this snapshot (.npz; written atomically; on several ranks
+    /// gathered on rank 0, ordered by id).
     #[arg(long, value_name = "FILE.npz")]
-    save: Option<PathBuf>,
+    pub(crate) save: Option<PathBuf>,
     /// No progress bar.
     #[arg(long)]
-    quiet: bool,
+    pub(crate) quiet: bool,
+    #[command(flatten)]
+    pub(crate) ranks: crate::ranks::Ranks,
+    /// Split the flock into N slabs along x run by N CPU ranks (threads of this process,
+    /// exchanging boids by memory copies: the decomposition of --gpus without a GPU).
+    #[arg(long = "ranks", value_name = "N", conflicts_with = "gpus")]
+    pub(crate) cpu_ranks: Option<usize>,
     /// GPU: no CUDA events between steps, so nothing but the steps goes into the stream; only
     /// the wall time is reported (an event per step costs a few microseconds at 100k boids).
     #[arg(long)]
@@ -203,6 +210,11 @@ impl FlockArgs {
 
     /// The configuration (with `sim.n` from `--init` when given) and where the flock starts.
     pub fn build_config(&self) -> Result<(FlockConfig, Start)> {
+        self.build_config_for(1)
+    }
+
+    /// [`FlockArgs::build_config`] for a flock split across `ranks` ranks (larger flocks).
+    pub fn build_config_for(&self, ranks: usize) -> Result<(FlockConfig, Start)> {
         let mut c = self.config()?;
         let state = match &self.init {
             Some(path) => {
@@ -240,9 +252,9 @@ impl FlockArgs {
             },
         };
         if !self.grid_given()? {
-            pick_grid(&mut c);
+            pick_grid_for(&mut c, ranks);
         }
-        c.settings()?;
+        c.settings_for(ranks)?;
         Ok((c, state))
     }
 
@@ -282,6 +294,11 @@ pub const GRID_BY_DENSITY: [(f64, f32, u32); 3] =
 /// Sets `c`'s cell width and x-split from [`GRID_BY_DENSITY`]; where that grid exceeds the
 /// keys' range, the largest smaller x-split that fits (else 1, and validation says why).
 pub fn pick_grid(c: &mut FlockConfig) {
+    pick_grid_for(c, 1)
+}
+
+/// [`pick_grid`] for a flock split across `ranks` ranks.
+pub fn pick_grid_for(c: &mut FlockConfig, ranks: usize) {
     let side = 2.0 * c.params.scale as f64;
     let density = c.sim.n as f64 / (side * side * side);
     if !density.is_finite() {
@@ -294,13 +311,16 @@ pub fn pick_grid(c: &mut FlockConfig) {
     c.sim.cell_width_factor = factor;
     for x in (1..=x_split).rev() {
         c.sim.x_split = x;
-        if c.settings().is_ok() {
+        if c.settings_for(ranks).is_ok() {
             return;
         }
     }
 }
 
 pub fn run(a: &RunArgs) -> Result<()> {
+    if super::ranks::split(&a.ranks, a.cpu_ranks)? {
+        return super::ranks::run(a);
+    }
     if let Some(out) = &a.save {
         preflight::check_output_file(out)?;
     }

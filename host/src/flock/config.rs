@@ -122,6 +122,12 @@ impl FlockConfig {
 
     /// Checks everything and returns the settings a backend runs with.
     pub fn settings(&self) -> Result<FlockSettings, ConfigError> {
+        self.settings_for(1)
+    }
+
+    /// [`FlockConfig::settings`] for a flock split across `ranks` ranks: each rank holds at
+    /// most `u32::MAX / 2` boids, and ids stay below `u32::MAX` (the slabs' hole marker).
+    pub fn settings_for(&self, ranks: usize) -> Result<FlockSettings, ConfigError> {
         validate_params(&self.params)?;
         let s = &self.sim;
         if s.n == 0 {
@@ -129,11 +135,20 @@ impl FlockConfig {
                 "the flock needs at least one boid (n = 0)".into(),
             ));
         }
-        if s.n > u32::MAX as u64 / 2 {
+        let most = if ranks <= 1 {
+            u32::MAX as u64 / 2
+        } else {
+            (ranks as u64 * (u32::MAX as u64 / 2)).min(u32::MAX as u64 - 1)
+        };
+        if s.n > most {
             return Err(ConfigError::Invalid(format!(
-                "n = {} is too large (at most {})",
+                "n = {} is too large (at most {most}{})",
                 s.n,
-                u32::MAX / 2
+                if ranks > 1 {
+                    format!(" on {ranks} ranks")
+                } else {
+                    String::new()
+                }
             )));
         }
         let f = s.cell_width_factor;

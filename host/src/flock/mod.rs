@@ -10,6 +10,9 @@ pub mod config;
 pub mod cpu;
 pub mod cuda;
 pub mod driver;
+pub mod ranks;
+pub mod slab;
+pub mod slab_cuda;
 pub mod snapshot;
 pub mod stage;
 

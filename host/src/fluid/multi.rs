@@ -332,6 +332,10 @@ pub fn scale(a: &ScaleArgs) -> Result<()> {
         let mut b = rank.open(&weak, &wplan)?;
         time_steps(&mut b, a.steps)?
     };
+    // The exchange alone: one face of the strong lattice each way per neighbour.
+    let face = murmur_common::lbm::halo::face_cells(&plan.local_lattice(me), plan.axis as u32);
+    let face_bytes = murmur_common::lbm::halo::CROSSING * face * a.storage.bytes();
+    let t_exchange = rank.comm.time_exchange(face_bytes, 50)?;
     // The slowest rank decides.
     let all = rank
         .comm
@@ -346,6 +350,16 @@ pub fn scale(a: &ScaleArgs) -> Result<()> {
             .fold(0.0f64, f64::max)
     };
     let (ms_strong, ms_weak) = (worst(0), worst(1));
+    println!(
+        "exchange: {:.1} MB to each neighbour and back in {:.1} us: {:.1} GB/s per direction and \
+         link ({} ranks on a ring, NCCL send/recv)",
+        face_bytes as f64 / 1e6,
+        t_exchange * 1e6,
+        // Each rank sends two messages and receives two; per neighbour pair and direction
+        // one message of face_bytes moves in t.
+        2.0 * face_bytes as f64 / t_exchange / 1e9 / if n == 2 { 1.0 } else { 2.0 },
+        n
+    );
     // One GPU: the strong lattice and one weak box on rank 0's GPU.
     let one = |s: &Setup| -> Result<f64> {
         let gpu = Gpu::open_device(rank.gpu_ordinal)?;

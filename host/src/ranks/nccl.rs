@@ -270,6 +270,31 @@ impl NcclComm {
         Ok(())
     }
 
+    /// Seconds per exchange of `bytes` with each ring neighbour (a message to the next rank and
+    /// one to the previous, as a slab exchange sends), the mean of `reps` after a warm-up,
+    /// timed on the exchange stream.
+    pub fn time_exchange(&self, bytes: usize, reps: u32) -> Result<f64, CommError> {
+        let alloc = || self.stream.alloc_zeros::<u8>(bytes.max(1)).ctx("exchange test buffers");
+        let (up, down, mut lo, mut hi) = (alloc()?, alloc()?, alloc()?, alloc()?);
+        let (prev, next) = super::ring(self.rank(), self.size);
+        let mut once = || {
+            self.exchange_device(
+                &[(next, &up, bytes), (prev, &down, bytes)],
+                &mut [(prev, &mut lo, bytes), (next, &mut hi, bytes)],
+            )
+        };
+        for _ in 0..3 {
+            once()?;
+        }
+        self.watched(|| self.stream.synchronize()).ctx("exchange warm-up")?;
+        let t0 = Instant::now();
+        for _ in 0..reps.max(1) {
+            once()?;
+        }
+        self.watched(|| self.stream.synchronize()).ctx("exchange timing")?;
+        Ok(t0.elapsed().as_secs_f64() / reps.max(1) as f64)
+    }
+
     /// Device staging buffers of at least `n` bytes each (send, receive).
     fn staging(&self, n: usize) -> Result<(CudaSlice<u8>, CudaSlice<u8>), CommError> {
         let mut st = self.staging.lock().expect("staging lock");

@@ -1,0 +1,467 @@
+//! The flock on several ranks, as commands: `flock run --gpus N` (or under mpirun / srun /
+//! RANK+WORLD_SIZE, or `--ranks N` on the CPU), `flock check-ranks` (the same flock on 1 rank
+//! and on N, compared by id) and `flock scale` (strong and weak scaling on the GPUs). The slab
+//! decomposition is [`super::slab`] (CPU ranks) and [`super::slab_cuda`] (one process per GPU).
+//! Rank 0 prints; a failing rank stops the others (the launcher, or the communicator's
+//! watchdog) and nothing is saved.
+
+use super::bench::constant_density_scale;
+use super::cli::{pick_grid_for, FlockArgs, RunArgs};
+use super::cpu::CpuFlock;
+use super::driver::{self, si, BackendChoice, Start};
+use super::slab::{check_ranks, gather_state, halo_width, run_cpu_ranks, SlabError};
+use super::slab_cuda::CudaRank;
+use super::{snapshot, FlockBackend, FlockSettings, FlockState, Method, SortArg};
+use crate::gpu::Gpu;
+use crate::preflight;
+use crate::ranks::nccl::NcclComm;
+use crate::ranks::{decode_u64, spawn, Comm, RankEnv, Ranks};
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+/// True when these options split the flock across ranks: `--gpus N` with N > 1, the rank
+/// variables of a launcher, or `--ranks N` with N > 1.
+pub fn split(ranks: &Ranks, cpu_ranks: Option<usize>) -> Result<bool> {
+    if cpu_ranks == Some(0) || ranks.gpus == Some(0) {
+        bail!("--ranks and --gpus must be at least 1");
+    }
+    Ok(spawn::is_launcher(ranks.gpus)
+        || cpu_ranks.is_some_and(|n| n > 1)
+        || RankEnv::from_env(ranks)?.is_some())
+}
+
+/// The settings and start of a flock on `ranks` ranks, with the checks every rank (and the
+/// launcher, before it starts any) makes.
+fn build(f: &FlockArgs, ranks: usize, gpu: bool) -> Result<(FlockSettings, Start)> {
+    match (gpu, f.backend) {
+        (true, BackendChoice::Cpu) => {
+            bail!("--gpus runs on GPUs: for CPU ranks use --ranks N with --backend cpu")
+        }
+        (false, BackendChoice::Cuda) => {
+            bail!("--ranks N runs CPU ranks in this process: for GPUs use --gpus N")
+        }
+        _ => {}
+    }
+    let (c, start) = f.build_config_for(ranks)?;
+    let settings = c.settings_for(ranks)?;
+    if !matches!(settings.method, Method::Coherent | Method::CoherentShared) {
+        bail!(
+            "--method {}: a flock split across ranks runs the coherent method only",
+            settings.method.name()
+        );
+    }
+    if gpu && settings.sort == SortArg::Radix {
+        bail!("--sort radix: a flock split across GPUs bins with the counting sort only");
+    }
+    check_ranks(&settings.params, ranks, start.len() as u64)?;
+    Ok((settings, start))
+}
+
+/// Waits for every rank.
+fn barrier<C: Comm + ?Sized>(comm: &C) -> Result<(), SlabError> {
+    comm.all_gather(&[0])?;
+    Ok(())
+}
+
+/// `u64`s of every rank, in rank order.
+fn gather_u64<C: Comm + ?Sized>(comm: &C, v: u64) -> Result<Vec<u64>, SlabError> {
+    Ok(comm
+        .all_gather(&v.to_le_bytes())?
+        .iter()
+        .map(|m| decode_u64(m))
+        .collect())
+}
+
+fn list(v: &[u64]) -> String {
+    v.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn grid_text(s: &FlockSettings) -> String {
+    format!(
+        "coherent, scale {}, cell width factor {}, x-split {}",
+        s.params.scale, s.cell_width_factor, s.x_split
+    )
+}
+
+/// The summary line of a run.
+fn summary(steps: u64, n: u64, what: &str, wall: Duration) -> String {
+    let s = wall.as_secs_f64();
+    format!(
+        "{steps} steps of {n} boids ({what}) in {s:.3} s: {:.3} ms/step wall, {} boid-steps/s",
+        s * 1e3 / steps.max(1) as f64,
+        si(steps as f64 * n as f64 / s.max(1e-12))
+    )
+}
+
+/// `flock run` on several ranks.
+pub fn run(a: &RunArgs) -> Result<()> {
+    if spawn::is_launcher(a.ranks.gpus) {
+        let n = a.ranks.gpus.unwrap_or(1);
+        build(&a.flock, n, true)?;
+        if let Some(out) = &a.save {
+            preflight::check_output_file(out)?;
+        }
+        spawn::launch(n)?;
+        return Ok(());
+    }
+    if let Some(env) = RankEnv::from_env(&a.ranks)? {
+        return run_gpu(a, &env);
+    }
+    run_cpu(a, a.cpu_ranks.unwrap_or(1))
+}
+
+fn run_cpu(a: &RunArgs, ranks: usize) -> Result<()> {
+    let (settings, start) = build(&a.flock, ranks, false)?;
+    if let Some(out) = &a.save {
+        preflight::check_output_file(out)?;
+    }
+    let n = start.len() as u64;
+    let cells = settings.grid().cell_count() as u64;
+    // The whole start (shared by the ranks), each rank's share with its buffers, the cell
+    // tables, the gathered state.
+    preflight::check_host_memory(
+        &format!("the CPU flock of {n} boids on {ranks} ranks"),
+        super::cpu_host_bytes(n, cells) + ranks as u64 * 4 * (cells + 1) + 2 * 28 * n,
+    )?;
+    let state = start.to_state(settings.params.scale);
+    let t0 = Instant::now();
+    let out = run_cpu_ranks(&settings, &state, ranks, a.steps)?;
+    let wall = t0.elapsed();
+    let what = format!(
+        "{ranks} CPU ranks (slabs along x, halo {}), {} threads, {}",
+        halo_width(&settings.params),
+        rayon::current_num_threads(),
+        grid_text(&settings)
+    );
+    println!("{}", summary(a.steps, n, &what, wall));
+    println!(
+        "own boids per rank: {}; held (own + halo): {}",
+        list(&out.own),
+        list(&out.held)
+    );
+    if let Some(path) = &a.save {
+        snapshot::save(path, &out.state)?;
+        println!("saved {} boids to {}", out.state.len(), path.display());
+    }
+    Ok(())
+}
+
+/// Joins the other ranks on this rank's GPU.
+fn connect(env: &RankEnv) -> Result<(Gpu, NcclComm)> {
+    let gpu = Gpu::open_device(env.local_rank)
+        .with_context(|| format!("rank {} on GPU {}", env.rank, env.local_rank))?;
+    let comm = NcclComm::connect(env, &gpu)
+        .with_context(|| format!("rank {} joining the communicator", env.rank))?;
+    Ok((gpu, comm))
+}
+
+fn open_rank(
+    comm: &NcclComm,
+    gpu: Gpu,
+    settings: &FlockSettings,
+    start: &Start,
+) -> Result<CudaRank, SlabError> {
+    match start {
+        Start::Random { n, seed } => CudaRank::random(comm, gpu, settings, *n as u64, *seed),
+        Start::State(s) => CudaRank::from_state(comm, gpu, settings, s),
+    }
+}
+
+/// Runs `steps` steps between two barriers: the wall time of the slowest rank.
+fn timed_steps(r: &mut CudaRank, comm: &NcclComm, steps: u64, progress: bool) -> Result<Duration> {
+    let bar = crate::backend::step_bar(steps, progress);
+    barrier(comm)?;
+    let t0 = Instant::now();
+    for _ in 0..steps {
+        r.step(comm)?;
+        bar.inc(1);
+    }
+    r.synchronize()?;
+    barrier(comm)?;
+    let wall = t0.elapsed();
+    bar.finish_and_clear();
+    Ok(wall)
+}
+
+fn run_gpu(a: &RunArgs, env: &RankEnv) -> Result<()> {
+    let (settings, start) = build(&a.flock, env.size, true)?;
+    if env.rank == 0 {
+        if let Some(out) = &a.save {
+            preflight::check_output_file(out)?;
+        }
+    }
+    let n = start.len() as u64;
+    let (gpu, comm) = connect(env)?;
+    let name = gpu.name.clone();
+    let mut r = open_rank(&comm, gpu, &settings, &start)?;
+    let progress = env.rank == 0 && !a.quiet && std::io::stderr().is_terminal();
+    let wall = timed_steps(&mut r, &comm, a.steps, progress)?;
+    let held = gather_u64(&comm, r.held())?;
+    if env.rank == 0 {
+        let width = 2.0 * settings.params.scale / env.size as f32;
+        let what = format!(
+            "{} GPUs ({name}, ranks from {}), slabs along x {width} wide, halo {}, {}",
+            env.size,
+            env.source,
+            halo_width(&settings.params),
+            grid_text(&settings)
+        );
+        println!("{}", summary(a.steps, n, &what, wall));
+        println!(
+            "start share per rank: {}; held now (own + halo): {}; {:.1} device bytes per own \
+             boid on rank 0",
+            list(&r.start_counts),
+            list(&held),
+            r.bytes_per_own_boid()
+        );
+    }
+    if let Some(path) = &a.save {
+        let own = r.own_state()?;
+        if let Some(s) = gather_state(&comm, &own, n)? {
+            snapshot::save(path, &s)?;
+            println!("saved {} boids to {}", s.len(), path.display());
+        }
+    }
+    barrier(&comm)?;
+    comm.finish();
+    Ok(())
+}
+
+#[derive(Args)]
+pub struct CheckRanksArgs {
+    #[command(flatten)]
+    flock: FlockArgs,
+    #[command(flatten)]
+    ranks: Ranks,
+    /// Compare N CPU ranks in this process with the single-rank CPU reference.
+    #[arg(long = "ranks", value_name = "N", conflicts_with = "gpus")]
+    cpu_ranks: Option<usize>,
+    /// Steps run on both.
+    #[arg(long, default_value_t = 10)]
+    steps: u64,
+    /// Largest position or velocity difference (any component, matched by id) that passes.
+    #[arg(long, default_value_t = 1e-4)]
+    tolerance: f32,
+}
+
+/// Prints the comparison line; an error when it fails.
+fn verdict(what: &str, a: &CheckRanksArgs, n: u64, d: (f32, f32)) -> Result<()> {
+    let pass = d.0 <= a.tolerance && d.1 <= a.tolerance;
+    println!(
+        "{what} after {} steps, {n} boids: largest position difference {:.3e}, velocity \
+         difference {:.3e} (by id; tolerance {:.0e}): {}",
+        a.steps,
+        d.0,
+        d.1,
+        a.tolerance,
+        if pass { "pass" } else { "FAIL" }
+    );
+    if !pass {
+        bail!("the flock split across ranks differs from the single-rank flock");
+    }
+    Ok(())
+}
+
+/// `flock check-ranks`.
+pub fn check(a: &CheckRanksArgs) -> Result<()> {
+    if !(a.tolerance.is_finite() && a.tolerance >= 0.0) {
+        bail!("--tolerance must be a number >= 0");
+    }
+    if spawn::is_launcher(a.ranks.gpus) {
+        let n = a.ranks.gpus.unwrap_or(1);
+        build(&a.flock, n, true)?;
+        spawn::launch(n)?;
+        return Ok(());
+    }
+    if let Some(env) = RankEnv::from_env(&a.ranks)? {
+        return check_gpu(a, &env);
+    }
+    let ranks = match a.cpu_ranks {
+        Some(n) if n > 1 => n,
+        _ => bail!("check-ranks needs --ranks N (CPU ranks) or --gpus N, with N >= 2"),
+    };
+    let (settings, start) = build(&a.flock, ranks, false)?;
+    let state = start.to_state(settings.params.scale);
+    let mut single = CpuFlock::new(&settings, &state);
+    for _ in 0..a.steps {
+        single.step()?;
+    }
+    let reference = single.state()?;
+    let split = run_cpu_ranks(&settings, &state, ranks, a.steps)?;
+    let what = format!("flock on {ranks} CPU ranks against 1");
+    verdict(
+        &what,
+        a,
+        state.len() as u64,
+        split.state.max_difference(&reference),
+    )
+}
+
+fn check_gpu(a: &CheckRanksArgs, env: &RankEnv) -> Result<()> {
+    let (settings, start) = build(&a.flock, env.size, true)?;
+    let n = start.len() as u64;
+    if n > u32::MAX as u64 / 2 {
+        bail!(
+            "check-ranks compares with one GPU: at most {} boids",
+            u32::MAX / 2
+        );
+    }
+    let (gpu, comm) = connect(env)?;
+    let mut r = open_rank(&comm, gpu, &settings, &start)?;
+    for _ in 0..a.steps {
+        r.step(&comm)?;
+    }
+    let own = r.own_state()?;
+    let gathered = gather_state(&comm, &own, n)?;
+    barrier(&comm)?;
+    comm.finish();
+    drop(r);
+    let Some(split) = gathered else {
+        return Ok(());
+    };
+    // Rank 0: the same flock on one GPU.
+    let mut single: Box<dyn FlockBackend> = match &start {
+        Start::Random { n, seed } => super::cuda::open_random(&settings, *n as u32, *seed)?,
+        Start::State(s) => super::cuda::open(&settings, s)?,
+    };
+    for _ in 0..a.steps {
+        single.step()?;
+    }
+    let reference: FlockState = single.state()?;
+    let what = format!("flock on {} GPUs against 1", env.size);
+    verdict(&what, a, n, split.max_difference(&reference))
+}
+
+#[derive(Args)]
+pub struct ScaleArgs {
+    #[command(flatten)]
+    flock: FlockArgs,
+    #[command(flatten)]
+    ranks: Ranks,
+    /// Flock sizes run on all ranks, each at the density of 1M boids at scale 100.
+    #[arg(long, value_delimiter = ',', default_value = "100000000,200000000")]
+    sizes: Vec<u64>,
+    /// Flock sizes rank 0 then runs on its GPU alone (the reference; empty: none).
+    #[arg(long, value_delimiter = ',', default_value = "100000000")]
+    single: Vec<u64>,
+    /// Steps run and discarded first.
+    #[arg(long, default_value_t = 5)]
+    warmup: u64,
+    /// Timed steps (wall time between barriers, per size).
+    #[arg(long, default_value_t = 20)]
+    steps: u64,
+}
+
+/// Settings of one scaling size (constant density; the grid by density unless given).
+fn scale_settings(f: &FlockArgs, n: u64, ranks: usize) -> Result<FlockSettings> {
+    let mut c = f.config()?;
+    c.sim.n = n;
+    c.params.scale = constant_density_scale(n as usize);
+    if !f.grid_given()? {
+        pick_grid_for(&mut c, ranks);
+    }
+    let s = c.settings_for(ranks)?;
+    if ranks > 1 {
+        check_ranks(&s.params, ranks, n)?;
+    }
+    Ok(s)
+}
+
+/// `flock scale`.
+pub fn scale(a: &ScaleArgs) -> Result<()> {
+    if a.steps == 0 || a.sizes.is_empty() || a.sizes.contains(&0) || a.single.contains(&0) {
+        bail!("--steps and every size must be positive, with at least one of --sizes");
+    }
+    if spawn::is_launcher(a.ranks.gpus) {
+        let n = a.ranks.gpus.unwrap_or(1);
+        for &s in &a.sizes {
+            scale_settings(&a.flock, s, n)?;
+        }
+        for &s in &a.single {
+            scale_settings(&a.flock, s, 1)?;
+        }
+        spawn::launch(n)?;
+        return Ok(());
+    }
+    let Some(env) = RankEnv::from_env(&a.ranks)? else {
+        bail!("flock scale runs on several GPUs: pass --gpus N (N >= 2) or start it under mpirun / srun");
+    };
+    let seed = a.flock.config()?.sim.seed;
+    let (mut gpu, comm) = connect(&env)?;
+    let name = gpu.name.clone();
+    let mut rows: Vec<(u64, f32, usize, f64, f64)> = Vec::new();
+    for &n in &a.sizes {
+        let settings = scale_settings(&a.flock, n, env.size)?;
+        let mut r = CudaRank::random(&comm, gpu, &settings, n, seed)?;
+        for _ in 0..a.warmup {
+            r.step(&comm)?;
+        }
+        let wall = timed_steps(&mut r, &comm, a.steps, false)?;
+        rows.push((
+            n,
+            settings.params.scale,
+            env.size,
+            wall.as_secs_f64() * 1e3 / a.steps as f64,
+            r.bytes_per_own_boid(),
+        ));
+        gpu = r.gpu;
+    }
+    barrier(&comm)?;
+    comm.finish();
+    drop(gpu);
+    if env.rank != 0 {
+        return Ok(());
+    }
+    for &n in &a.single {
+        let settings = scale_settings(&a.flock, n, 1)?;
+        let mut f = super::cuda::open_random(&settings, n as u32, seed)?;
+        for _ in 0..a.warmup {
+            f.step()?;
+        }
+        let report = driver::run(f.as_mut(), a.steps, false)?;
+        rows.push((
+            n,
+            settings.params.scale,
+            1,
+            report.wall.as_secs_f64() * 1e3 / a.steps as f64,
+            f.device_bytes_per_boid().unwrap_or(0.0),
+        ));
+    }
+    println!(
+        "flock scaling on {name}, constant density (1M boids at scale 100), wall time per step"
+    );
+    println!("| boids | scale | GPUs | ms/step | boid-steps/s | device bytes per own boid |");
+    println!("|---|---|---|---|---|---|");
+    for &(n, s, g, ms, b) in &rows {
+        println!(
+            "| {n} | {s:.1} | {g} | {ms:.3} | {} | {b:.1} |",
+            si(n as f64 / ms * 1e3)
+        );
+    }
+    let time = |n: u64, g: usize| rows.iter().find(|r| r.0 == n && r.2 == g).map(|r| r.3);
+    for &n in &a.sizes {
+        if let (Some(t1), Some(tn)) = (time(n, 1), time(n, env.size)) {
+            println!(
+                "strong scaling: {n} boids on {} GPUs {tn:.3} ms/step against {t1:.3} on one: \
+                 {:.2}x faster (target 1.9x on 2)",
+                env.size,
+                t1 / tn
+            );
+        }
+        let share = n / env.size as u64;
+        if let (Some(t1), Some(tn)) = (time(share, 1), time(n, env.size)) {
+            println!(
+                "weak scaling: {n} boids on {} GPUs {tn:.3} ms/step against {share} on one \
+                 {t1:.3}: {:.3}x the time (target at most 1.05x)",
+                env.size,
+                tn / t1
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,201 @@
+//! The flock split across ranks (slabs along x), on CPU ranks in one process: the same flock as
+//! the single-rank CPU reference after 10 steps (by id, within 1e-4), every boid kept exactly
+//! once, migration across the periodic wrap, and the bad inputs.
+
+mod support;
+use support::{assert_clean_failure, murmur_ok};
+
+use murmur::flock::cli::pick_grid;
+use murmur::flock::config::FlockConfig;
+use murmur::flock::cpu::CpuFlock;
+use murmur::flock::slab::{run_cpu_ranks, CpuRanksRun};
+use murmur::flock::{FlockBackend, FlockSettings, FlockState};
+use murmur_common::Vec3;
+
+/// Settings of `n` boids at `scale`, the grid picked by density as `flock run` does.
+fn settings(n: u64, scale: f32) -> FlockSettings {
+    let mut c = FlockConfig::default();
+    c.sim.n = n;
+    c.params.scale = scale;
+    pick_grid(&mut c);
+    c.settings().unwrap()
+}
+
+fn reference(s: &FlockSettings, start: &FlockState, steps: u64) -> FlockState {
+    let mut f = CpuFlock::new(s, start);
+    for _ in 0..steps {
+        f.step().unwrap();
+    }
+    f.state().unwrap()
+}
+
+/// Runs `ranks` ranks and checks them against the reference: same boids, differences within
+/// 1e-4, shares that add up.
+fn check_parity(s: &FlockSettings, start: &FlockState, ranks: usize, steps: u64) -> CpuRanksRun {
+    let want = reference(s, start, steps);
+    let got = run_cpu_ranks(s, start, ranks, steps).unwrap();
+    assert_eq!(got.state.len(), start.len());
+    assert_eq!(got.state.id, (0..start.len() as u32).collect::<Vec<_>>());
+    assert_eq!(got.own.iter().sum::<u64>(), start.len() as u64);
+    assert!(got.held.iter().zip(&got.own).all(|(h, o)| h >= o));
+    let (dp, dv) = got.state.max_difference(&want);
+    assert!(
+        dp <= 1e-4 && dv <= 1e-4,
+        "{ranks} ranks: position difference {dp:e}, velocity {dv:e}"
+    );
+    got
+}
+
+#[test]
+fn two_four_and_eight_ranks_match_one() {
+    // A dense flock (about 30 neighbours within the largest radius), so that the halos matter.
+    let s = settings(40_000, 50.0);
+    let start = FlockState::random(40_000, 50.0, 3);
+    for ranks in [2, 4, 8] {
+        let run = check_parity(&s, &start, ranks, 10);
+        // Every rank holds its share and a halo from each shared face.
+        assert!(run.own.iter().all(|&o| o > 0), "{:?}", run.own);
+        let halo: u64 = run.held.iter().sum::<u64>() - 40_000;
+        assert!(halo > 0, "no halo boids on {ranks} ranks");
+    }
+}
+
+#[test]
+fn boids_migrate_across_the_periodic_wrap() {
+    // Everyone flies along +x at full speed: boids leave the last slab at +scale and reappear
+    // in the first at -scale, and cross every face between slabs.
+    let (n, scale) = (6_000, 30.0);
+    let s = settings(n as u64, scale);
+    let mut start = FlockState::random(n, scale, 5);
+    for v in &mut start.vel {
+        *v = Vec3::new(s.params.max_speed, 0.0, 0.0);
+    }
+    let steps = 10;
+    let run = check_parity(&s, &start, 3, steps);
+    let wrapped = (0..n)
+        .filter(|&i| start.pos[i].x > scale - 1.0 && run.state.pos[i].x < -scale + 2.5)
+        .count();
+    assert!(wrapped > 0, "no boid crossed the wrap");
+}
+
+#[test]
+fn bad_inputs_are_one_line_errors() {
+    let s = settings(1000, 100.0);
+    let start = FlockState::random(1000, 100.0, 1);
+    let err = |ranks: usize, st: &FlockState| run_cpu_ranks(&s, st, ranks, 1).err().unwrap();
+    // Slabs thinner than the halo plus a step's travel.
+    let e = err(40, &start).to_string();
+    assert!(e.contains("use at most 38 ranks"), "{e}");
+    // One rank is no split; fewer boids than ranks.
+    assert!(err(1, &start).to_string().contains("at least 2 ranks"));
+    let few = FlockState::random(3, 100.0, 1);
+    assert!(err(4, &few).to_string().contains("fewer boids than ranks"));
+    // A rank with no boid at all.
+    let mut left = start.clone();
+    for p in &mut left.pos {
+        p.x = -p.x.abs();
+    }
+    let e = err(2, &left).to_string();
+    assert!(e.contains("rank 1") && e.contains("holds none"), "{e}");
+}
+
+#[test]
+fn the_commands_split_the_flock_on_the_cpu() {
+    let out = murmur_ok(&[
+        "flock",
+        "check-ranks",
+        "--ranks",
+        "3",
+        "--n",
+        "5000",
+        "--scale",
+        "40",
+        "--steps",
+        "10",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("on 3 CPU ranks against 1") && text.contains("pass"),
+        "{text}"
+    );
+    let save = support::tmp("ranks", "split.npz");
+    let save_s = save.to_str().unwrap();
+    let out = murmur_ok(&[
+        "flock",
+        "run",
+        "--backend",
+        "cpu",
+        "--ranks",
+        "2",
+        "--n",
+        "3000",
+        "--steps",
+        "3",
+        "--save",
+        save_s,
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("2 CPU ranks") && text.contains("own boids per rank"),
+        "{text}"
+    );
+    let saved = murmur::flock::snapshot::load(&save).unwrap();
+    assert_eq!(saved.id, (0..3000).collect::<Vec<u32>>());
+}
+
+#[test]
+fn the_commands_reject_bad_splits() {
+    let run = [
+        "flock",
+        "run",
+        "--backend",
+        "cpu",
+        "--n",
+        "1000",
+        "--steps",
+        "1",
+    ];
+    let with = |extra: &[&'static str]| {
+        let mut v: Vec<&str> = run.to_vec();
+        v.extend_from_slice(extra);
+        v
+    };
+    assert_clean_failure(&with(&["--ranks", "50"]), "use at most");
+    assert_clean_failure(&with(&["--ranks", "0"]), "at least 1");
+    assert_clean_failure(&with(&["--ranks", "2", "--method", "naive"]), "coherent");
+    assert_clean_failure(&with(&["--ranks", "2", "--gpus", "2"]), "cannot be used");
+    assert_clean_failure(
+        &[
+            "flock",
+            "run",
+            "--backend",
+            "cuda",
+            "--ranks",
+            "2",
+            "--n",
+            "100",
+        ],
+        "--gpus",
+    );
+    assert_clean_failure(&["flock", "check-ranks", "--n", "100"], "--ranks N");
+    assert_clean_failure(&["flock", "scale", "--sizes", "1000"], "--gpus");
+    // Ranks named by a launcher without a rendezvous: one line, before any GPU is touched.
+    let (ok, _, err) = support::murmur_env(
+        &["flock", "run", "--n", "1000", "--steps", "1"],
+        &[("RANK", "0"), ("WORLD_SIZE", "2")],
+    );
+    assert!(!ok && err.contains("need a rendezvous"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
+fn the_split_is_deterministic_in_its_boid_count_per_rank() {
+    // Equal-width slabs: the shares follow the uniform start.
+    let s = settings(8_000, 40.0);
+    let start = FlockState::random(8_000, 40.0, 9);
+    let run = run_cpu_ranks(&s, &start, 4, 0).unwrap();
+    assert_eq!(run.state, start.sorted_by_id());
+    for &o in &run.own {
+        assert!((1_700..2_300).contains(&o), "{:?}", run.own);
+    }
+}

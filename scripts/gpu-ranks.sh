@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# The multi-GPU round on a machine of several GPUs (nvidia-h200-x2, -x4, -x8), one call, from the
+# repository root with the release bundle in dist/gpu:
+#   bash scripts/gpu-ranks.sh [all|smoke|check|scale|run|faults|flock]...
+# - smoke: NCCL found, the GPUs and their links, a 64^3 ranks-check;
+# - check: `fluid ranks-check` (one GPU vs N, bit for bit) on a periodic box per model and
+#   storage, and on the obstacle scene (walls, inlet, outlet, slabs along x);
+# - scale: `fluid scale`: strong 512^3 and weak 512^3 per GPU, BGK FP32, and the exchange alone;
+#   on 4 or more GPUs also the strong 1024x512x512 lattice;
+# - run: `fluid run --gpus N` of a scene with output (the gathered fields written by rank 0);
+# - faults: a rank killed mid-run (the launcher stops the others), ranks under a TCP rendezvous
+#   with one killed (the watchdog names it), a missing rendezvous, too many ranks;
+# - flock: scripts/gpu-ranks-flock.sh when present.
+# NVLink multicast stays off (NCCL_NVLS_ENABLE=0). Logs go to $OUT.
+set -u -o pipefail
+export NCCL_NVLS_ENABLE=0
+M=${MURMUR:-dist/gpu/murmur}
+LOG=${OUT:-gpu-logs}
+mkdir -p "$LOG"
+status=0
+section() { echo; echo "=== $* ($(date +%T)) ==="; }
+want() { [[ " $WANT " == *" all "* ]] || [[ " $WANT " == *" $1 "* ]]; }
+WANT=" ${*:-all} "
+N=$(nvidia-smi -L | wc -l)
+
+# NCCL from the Python wheels when the system has none on the library path.
+if ! ldconfig -p 2>/dev/null | grep -q libnccl.so; then
+  for d in $(python3 - <<'PY' 2>/dev/null
+import glob, os, site
+roots = site.getsitepackages() + [site.getusersitepackages()]
+for r in roots:
+    for p in glob.glob(os.path.join(r, "nvidia", "*", "lib", "libnccl.so*")) + glob.glob(os.path.join(r, "torch", "lib", "libnccl.so*")):
+        print(os.path.dirname(p))
+PY
+  ); do export LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"; break; done
+fi
+
+if want smoke; then
+  section "device: $N GPUs"
+  nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader
+  nvidia-smi topo -m 2>&1 | head -8
+  echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
+  ls ${LD_LIBRARY_PATH%%:*}/libnccl* 2>/dev/null
+  section "ranks-check 64^3 on $N GPUs"
+  timeout 120 "$M" fluid ranks-check --gpus "$N" --size 64 --steps 50 2>&1 | tee "$LOG/smoke.txt" || status=1
+fi
+
+if want check; then
+  section "ranks-check: one GPU vs $N, bit for bit"
+  for ms in "bgk fp32" "rm-mrt fp32" "acm-mrt fp32" "acm-mrt fp16s" "bgk fp16c"; do
+    set -- $ms
+    timeout 200 "$M" fluid ranks-check --gpus "$N" --size 128 --steps 100 --model "$1" --storage "$2" 2>&1 | tee -a "$LOG/ranks-check.txt" | tail -2 || status=1
+  done
+  timeout 200 "$M" fluid ranks-check assets/fluid/obstacle.toml --gpus "$N" --steps 200 --model acm-mrt 2>&1 | tee -a "$LOG/ranks-check.txt" | tail -2 || status=1
+fi
+
+if want scale; then
+  section "fluid scale: 512^3 strong and weak, BGK FP32"
+  timeout 400 "$M" fluid scale --gpus "$N" --size 512 --steps 100 2>&1 | tee "$LOG/scale.md" || status=1
+  if [ "$N" -ge 4 ]; then
+    section "fluid scale: 1024x512x512 strong"
+    timeout 400 "$M" fluid scale --gpus "$N" --size 512 --dims 1024x512x512 --steps 100 2>&1 | tee "$LOG/scale-1024.md" || status=1
+  fi
+fi
+
+if want run; then
+  section "fluid run --gpus $N with output"
+  rm -rf "$LOG/run-out"
+  timeout 200 "$M" fluid run assets/fluid/cavity-re100.toml --gpus "$N" --steps 2000 --out "$LOG/run-out" --quiet 2>&1 | tee "$LOG/run.txt" | tail -6 || status=1
+  ls "$LOG/run-out" | head
+  # The same on one GPU: the files must match.
+  timeout 200 "$M" fluid run assets/fluid/cavity-re100.toml --steps 2000 --out "$LOG/run-one" --quiet --no-tuning 2>&1 | tail -2
+  for f in "$LOG"/run-out/*.vti; do cmp "$f" "$LOG/run-one/$(basename "$f")" && echo "same: $(basename "$f")"; done
+  rm -rf "$LOG/run-one"
+fi
+
+if want faults; then
+  section "faults"
+  echo "-- a rank killed mid-run (launcher)"
+  "$M" fluid run assets/fluid/taylor-green.toml --gpus "$N" --steps 1000000 --quiet > "$LOG/kill.txt" 2>&1 &
+  launcher=$!
+  sleep 15
+  victim=$(pgrep -P "$launcher" | tail -1)
+  t0=$(date +%s%N); kill -9 "$victim"; wait "$launcher"; rc=$?
+  echo "launcher exit $rc, $(( ($(date +%s%N) - t0) / 1000000 )) ms after killing rank pid $victim"; cat "$LOG/kill.txt"
+  echo "-- TCP rendezvous, rank 1 killed (the watchdog of rank 0 names it)"
+  RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 "$M" fluid run assets/fluid/taylor-green.toml --steps 1000000 --quiet --rendezvous tcp:127.0.0.1:29533 > "$LOG/tcp0.txt" 2>&1 &
+  p0=$!
+  RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 "$M" fluid run assets/fluid/taylor-green.toml --steps 1000000 --quiet --rendezvous tcp:127.0.0.1:29533 > "$LOG/tcp1.txt" 2>&1 &
+  p1=$!
+  sleep 15
+  t0=$(date +%s%N); kill -9 "$p1"; wait "$p0"; rc=$?
+  echo "rank 0 exit $rc, $(( ($(date +%s%N) - t0) / 1000000 )) ms after killing rank 1"; cat "$LOG/tcp0.txt"
+  echo "-- missing rendezvous"
+  RANK=0 WORLD_SIZE=2 "$M" fluid run assets/fluid/taylor-green.toml --steps 10 2>&1 | tail -1
+  echo "-- rank 1 never starts (file rendezvous, 10 s timeout)"
+  RANK=0 WORLD_SIZE=2 timeout 60 "$M" fluid run assets/fluid/taylor-green.toml --steps 10 --rendezvous file:/tmp/rdv-lonely --rank-timeout 10 2>&1 | tail -1
+  echo "-- too many ranks for the lattice"
+  "$M" fluid ranks-check --ranks 99 --size 32 2>&1 | tail -1
+fi
+
+if want flock && [ -f scripts/gpu-ranks-flock.sh ]; then
+  section "flock on $N GPUs"
+  bash scripts/gpu-ranks-flock.sh || status=1
+fi
+
+section "done (status $status)"
+exit $status
