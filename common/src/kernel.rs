@@ -349,6 +349,12 @@ kernel_table! {
     lbm::IbBin => "ib_bin",
     lbm::IbPlace => "ib_place",
     lbm::IbGather => "ib_gather",
+    render::FluidDerived => "fluid_derived",
+    render::SmokeForward => "smoke_forward",
+    render::SmokeCorrect => "smoke_correct",
+    render::SmokeLight => "smoke_light",
+    render::FluidSplat => "fluid_splat",
+    render::FluidShade => "fluid_shade",
 }
 
 /// `cudarc::driver::DeviceRepr` for the argument structs and the plain types inside them, so
