@@ -351,6 +351,7 @@ kernel_table! {
     lbm::IbGather => "ib_gather",
     render::FluidDerived => "fluid_derived",
     render::SmokeForward => "smoke_forward",
+    render::SmokeBackward => "smoke_backward",
     render::SmokeCorrect => "smoke_correct",
     render::SmokeLight => "smoke_light",
     render::FluidSplat => "fluid_splat",

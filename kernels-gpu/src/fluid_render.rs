@@ -1,5 +1,5 @@
 //! Kernels of the fluid viewer: the derived fields (vorticity magnitude and Q), the smoke's
-//! MacCormack advection (forward, then correct with the limiter and the sources), its light
+//! BFECC advection (forward, backward, then the clamped correction with the sources), its light
 //! volume, the solids' splats and the per-pixel shading. Arguments are
 //! `murmur_common::render::abi`; the math is `murmur_common::render::{fluid, smoke}` and
 //! `murmur_common::lbm::derived`, the same functions the CPU twin calls.
@@ -9,7 +9,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use murmur_common::lbm::derived::{curl, q_criterion, velocity_gradient};
 use murmur_common::math::sqrt;
 use murmur_common::render::abi::{
-    FluidDerived, FluidShade, FluidSplat, SmokeCorrect, SmokeForward, SmokeLight,
+    FluidDerived, FluidShade, FluidSplat, SmokeBackward, SmokeCorrect, SmokeForward, SmokeLight,
 };
 use murmur_common::render::{fluid, smoke};
 
@@ -48,13 +48,23 @@ pub unsafe extern "ptx-kernel" fn smoke_forward(a: SmokeForward) {
         .write(cell, smoke::forward(&a.p, &a.fields, &a.flags, &a.s, cell));
 }
 
+/// Stage `smoke_backward`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn smoke_backward(a: SmokeBackward) {
+    let Some(cell) = index_below(a.p.lattice.cells() as u64) else {
+        return;
+    };
+    let v = smoke::backward(&a.p, &a.fields, &a.flags, &a.s, &a.s_hat, cell);
+    a.e.write(cell, v);
+}
+
 /// Stage `smoke_correct`.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn smoke_correct(a: SmokeCorrect) {
     let Some(cell) = index_below(a.p.lattice.cells() as u64) else {
         return;
     };
-    let v = smoke::correct(&a.p, &a.fields, &a.flags, &a.sources, &a.s, &a.s_hat, cell);
+    let v = smoke::correct(&a.p, &a.fields, &a.flags, &a.sources, &a.s, &a.e, cell);
     a.s_new.write(cell, v);
 }
 

@@ -66,8 +66,20 @@ pub struct SmokeForward {
     pub s_hat: DevSliceMut<f32>,
 }
 
-/// `smoke_correct`: one thread per cell, `s_new[c]` = MacCormack's corrected, limited value with
-/// the sources (`smoke::correct`); `sources` holds `p.sources` entries.
+/// `smoke_backward`: one thread per cell, `e[c] = s + (s - SL^-1(s^)) / 2` (`smoke::backward`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct SmokeBackward {
+    pub p: SmokeParams,
+    pub fields: DevSlice<f32>,
+    pub flags: DevSlice<u8>,
+    pub s: DevSlice<f32>,
+    pub s_hat: DevSlice<f32>,
+    pub e: DevSliceMut<f32>,
+}
+
+/// `smoke_correct`: one thread per cell, `s_new[c]` = the clamped semi-Lagrangian step of `e`
+/// with decay and the sources (`smoke::correct`); `sources` holds `p.sources` entries.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct SmokeCorrect {
@@ -76,7 +88,7 @@ pub struct SmokeCorrect {
     pub flags: DevSlice<u8>,
     pub sources: DevSlice<SmokeSource>,
     pub s: DevSlice<f32>,
-    pub s_hat: DevSlice<f32>,
+    pub e: DevSlice<f32>,
     pub s_new: DevSliceMut<f32>,
 }
 
