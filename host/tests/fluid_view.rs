@@ -3,6 +3,8 @@
 //! without spreading, the frames of CPU and CUDA agree byte for byte (where a GPU is present),
 //! and the headless `murmur fluid render` command (its files, one-line errors).
 
+#![allow(clippy::needless_range_loop)]
+
 mod support;
 use support::{assert_clean_failure, assert_one_line_failure, murmur};
 
@@ -235,9 +237,9 @@ fn gpu_frames_equal_cpu_frames() {
     let mut cpu = murmur::fluid::cpu::open(&scene.setup).unwrap();
     let smoke = murmur::view::fluid::smoke_setup(&scene).unwrap();
     for b in [&mut cpu, &mut cuda] {
-        for k in 1..=24 {
+        for k in 1..=24u32 {
             b.step().unwrap();
-            if k % smoke.every == 0 {
+            if k.is_multiple_of(smoke.every) {
                 b.advect_smoke(&smoke).unwrap();
             }
         }
@@ -315,9 +317,26 @@ fn render_writes_frames_and_a_gif() {
     let gif = dir.join("a.gif");
     let (out_s, gif_s) = (out.display().to_string(), gif.display().to_string());
     let o = murmur(&[
-        "fluid", "render", &scene, "--backend", "cpu", "--frames", "3", "--every", "4",
-        "--width", "64", "--height", "48", "--view", "smoke", "--quiet", "--out", &out_s,
-        "--gif", &gif_s,
+        "fluid",
+        "render",
+        &scene,
+        "--backend",
+        "cpu",
+        "--frames",
+        "3",
+        "--every",
+        "4",
+        "--width",
+        "64",
+        "--height",
+        "48",
+        "--view",
+        "smoke",
+        "--quiet",
+        "--out",
+        &out_s,
+        "--gif",
+        &gif_s,
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     for k in 0..3 {
@@ -334,8 +353,23 @@ fn render_writes_frames_and_a_gif() {
     let cmp = dir.join("compare");
     let cmp_s = cmp.display().to_string();
     let o = murmur(&[
-        "fluid", "render", &scene, "--backend", "cpu", "--frames", "2", "--every", "2",
-        "--compare", "--width", "96", "--height", "32", "--quiet", "--out", &cmp_s,
+        "fluid",
+        "render",
+        &scene,
+        "--backend",
+        "cpu",
+        "--frames",
+        "2",
+        "--every",
+        "2",
+        "--compare",
+        "--width",
+        "96",
+        "--height",
+        "32",
+        "--quiet",
+        "--out",
+        &cmp_s,
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let img = image::open(cmp.join("frame_00001.png")).unwrap();
@@ -352,7 +386,14 @@ fn render_rejects_bad_input_in_one_line() {
     std::fs::write(&file, "x").unwrap();
     let frames = dir.join("f").display().to_string();
     let file = file.display().to_string();
-    let base = ["fluid", "render", scene.as_str(), "--backend", "cpu", "--quiet"];
+    let base = [
+        "fluid",
+        "render",
+        scene.as_str(),
+        "--backend",
+        "cpu",
+        "--quiet",
+    ];
     let with = |extra: &[&str]| -> Vec<String> {
         base.iter().chain(extra).map(|s| s.to_string()).collect()
     };
@@ -363,10 +404,19 @@ fn render_rejects_bad_input_in_one_line() {
     };
     check(&["--frames", "0", "--out", &frames], "--frames");
     check(&["--frames", "1", "--out", &file], "a-file");
-    check(&["--frames", "1", "--out", "/proc/murmur/x"], "/proc/murmur/x");
-    check(&["--frames", "1", "--range", "3,1", "--out", &frames], "--range");
+    check(
+        &["--frames", "1", "--out", "/proc/murmur/x"],
+        "/proc/murmur/x",
+    );
+    check(
+        &["--frames", "1", "--range", "3,1", "--out", &frames],
+        "--range",
+    );
     check(&["--frames", "1", "--at", "900", "--out", &frames], "--at");
-    check(&["--frames", "1", "--width", "4", "--out", &frames], "frame size");
+    check(
+        &["--frames", "1", "--width", "4", "--out", &frames],
+        "frame size",
+    );
     let args = with(&["--frames", "1", "--view", "sideways", "--out", &frames]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     assert_clean_failure(&args, "sideways");

@@ -26,11 +26,20 @@ pub unsafe extern "ptx-kernel" fn fluid_derived(a: FluidDerived) {
         a.periodic & 2 != 0,
         a.periodic & 4 != 0,
     ];
-    let u = |c: usize| [a.fields.read(n + c), a.fields.read(2 * n + c), a.fields.read(3 * n + c)];
+    let u = |c: usize| {
+        [
+            a.fields.read(n + c),
+            a.fields.read(2 * n + c),
+            a.fields.read(3 * n + c),
+        ]
+    };
     let (w, q) = match velocity_gradient(&l, periodic, cell, |c| a.flags.read(c), u) {
         Some(g) => {
             let w = curl(&g);
-            (sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]), q_criterion(&g))
+            (
+                sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]),
+                q_criterion(&g),
+            )
         }
         None => (0.0, 0.0),
     };
@@ -100,6 +109,8 @@ pub unsafe extern "ptx-kernel" fn fluid_shade(a: FluidShade) {
     };
     let w = a.frame.view.width as usize;
     let (px, py) = ((i % w) as u32, (i / w) as u32);
-    a.rgba
-        .write(i, fluid::shade(&a.frame, &a.volumes, px, py, a.keys.read(i)));
+    a.rgba.write(
+        i,
+        fluid::shade(&a.frame, &a.volumes, px, py, a.keys.read(i)),
+    );
 }

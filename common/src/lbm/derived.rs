@@ -14,6 +14,9 @@
 //! Units are the lattice's: gradients in 1/step, Q in 1/step^2. Plain `f32` arithmetic, no
 //! fused operations: the CPU and the GPU give the same bits.
 
+// Index loops over the three axes read like the formulas (g[i][j], axis by axis).
+#![allow(clippy::needless_range_loop)]
+
 use super::boundary::KIND_MASK;
 use super::Lattice;
 

@@ -13,6 +13,9 @@
 //! the CPU and the GPU give the same bytes. Opacity uses `k / (1 + k)` (`1 - exp(-k)` to first
 //! order) so no `exp` is needed.
 
+// Index loops over the three axes read like the formulas.
+#![allow(clippy::needless_range_loop)]
+
 use super::{clamp01, ordered_bits, rgba, unit_to_u8, View, EMPTY_KEY};
 use crate::kernel::DevSlice;
 use crate::lbm::Lattice;
@@ -373,7 +376,11 @@ pub fn solid_key(v: &View, p: Vec3, radius: f32) -> Option<(super::Projected, f3
         unit_to_u8(SOLID[2] * f),
         255,
     );
-    Some((pr, r, ((ordered_bits(pr.depth) as u64) << 32) | colour as u64))
+    Some((
+        pr,
+        r,
+        ((ordered_bits(pr.depth) as u64) << 32) | colour as u64,
+    ))
 }
 
 /// Splats one solid sample at `p` (`radius` in cells): `write(pixel, key)` over its disc; the
@@ -389,7 +396,7 @@ pub fn splat_solid(v: &View, p: Vec3, radius: f32, write: impl FnMut(u32, u64)) 
 #[inline(always)]
 fn normalise(f: &FluidFrame, v: f32) -> f32 {
     let span = f.hi - f.lo;
-    if span == 0.0 || span != span {
+    if span == 0.0 || span.is_nan() {
         return 0.0;
     }
     clamp01((v - f.lo) / span)
@@ -510,7 +517,7 @@ pub unsafe fn shade(f: &FluidFrame, vol: &Volumes, px: u32, py: u32, key: u64) -
         acc[0] += w * colour[0];
         acc[1] += w * colour[1];
         acc[2] += w * colour[2];
-        trans = trans * (1.0 - a);
+        trans *= 1.0 - a;
         if trans < 0.004 {
             break;
         }
@@ -545,7 +552,7 @@ pub unsafe fn light_column(
         y -= 1;
         let c = l.index(x, y, z);
         write(c, t);
-        t = t / (1.0 + sigma * smoke.read(c));
+        t /= 1.0 + sigma * smoke.read(c);
     }
 }
 
@@ -606,7 +613,10 @@ mod tests {
         let (o, d) = pixel_ray(&v, 16, 16);
         let (t0, t1) = box_span(&l, o, d).unwrap();
         // The eye is at z = 23.5; the box spans z = -0.5 .. 7.5.
-        assert!((t0 - 16.0).abs() < 1e-3 && (t1 - 24.0).abs() < 1e-3, "{t0} {t1}");
+        assert!(
+            (t0 - 16.0).abs() < 1e-3 && (t1 - 24.0).abs() < 1e-3,
+            "{t0} {t1}"
+        );
         assert!(box_span(&l, o, Vec3::new(0.0, 1.0, 0.0)).is_none());
         let (_, _, key) = solid_key(&v, Vec3::new(3.5, 3.5, 3.5), 0.5).unwrap();
         assert!((key_depth(key) - 20.0).abs() < 1e-4);

@@ -22,6 +22,9 @@
 //! stable for any Courant number). Non-fluid cells hold no smoke. Plain `f32` operations in a
 //! fixed order: the CPU twin and the kernels give the same bits.
 
+// Index loops over the three axes read like the formulas.
+#![allow(clippy::needless_range_loop)]
+
 use super::fluid::Corners;
 use crate::kernel::DevSlice;
 use crate::lbm::boundary::KIND_MASK;
@@ -70,7 +73,7 @@ impl SmokeSource {
             SOURCE_DISC => {
                 let along = d[0] * self.normal[0] + d[1] * self.normal[1] + d[2] * self.normal[2];
                 let across = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] - along * along;
-                along <= 0.5 && along >= -0.5 && across <= r2
+                (-0.5..=0.5).contains(&along) && across <= r2
             }
             _ => {
                 let a = self.axis as usize;
@@ -231,7 +234,7 @@ pub unsafe fn correct(
     if v > hi {
         v = hi;
     }
-    v = v * p.keep;
+    v *= p.keep;
     let (x, y, z) = l.coords(cell);
     let mut i = 0;
     while i < p.sources as usize {

@@ -685,9 +685,9 @@ impl<S: Storage> FluidBackend for CpuFluid<S> {
     fn advect_smoke(&mut self, smoke: &super::SmokeSetup) -> Result<(), FluidError> {
         let fields = self.fields()?;
         let n = self.params.lattice.cells();
-        let state = self.smoke.get_or_insert_with(|| {
-            crate::raster::fluid::CpuSmoke::new(n, smoke.sources.clone())
-        });
+        let state = self
+            .smoke
+            .get_or_insert_with(|| crate::raster::fluid::CpuSmoke::new(n, smoke.sources.clone()));
         state.sources.clone_from(&smoke.sources);
         state.advect(
             &smoke.params(self.params.lattice),

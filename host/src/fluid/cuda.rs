@@ -50,6 +50,8 @@ pub struct CudaFluid<S: Storage> {
     f_next: Option<CudaSlice<S::Elem>>,
     /// `rho, u` of every cell, allocated by the first [`FluidBackend::fields`] call.
     fields: Option<CudaSlice<f32>>,
+    /// The step whose fields the buffer holds (the viewer asks for them more than once a step).
+    fields_step: Option<u64>,
     clock: StageClock,
     /// Steps done.
     step: u64,
@@ -404,6 +406,9 @@ where
     /// `rho, u` of every cell into the device fields buffer (allocated by the first call),
     /// by `lbm_fields_*`, without copying them back.
     fn compute_fields(&mut self) -> Result<(), FluidError> {
+        if self.fields_step == Some(self.step) {
+            return Ok(());
+        }
         let n = self.params.lattice.cells();
         if self.fields.is_none() {
             self.gpu
@@ -426,6 +431,7 @@ where
         };
         // SAFETY: one thread per cell, reading the populations and writing its own fields.
         unsafe { l.run(a, Shape::per_item(n as u64, BLOCK_SIZE)) }?;
+        self.fields_step = Some(self.step);
         Ok(())
     }
 
@@ -499,6 +505,7 @@ where
             health,
             smoke: None,
             raster: Default::default(),
+            fields_step: None,
             gpu,
             model: setup.model,
             params: setup.params,
@@ -849,7 +856,11 @@ where
     ) -> Result<(), FluidError> {
         crate::raster::check_frame(&frame.view, rgba)
             .map_err(|e| FluidError::Invalid(e.to_string()))?;
-        self.compute_fields()?;
+        // The smoke view reads no fields: a frame of it costs no pass over the populations.
+        let smoke_view = frame.kind == murmur_common::render::fluid::ViewKind::Smoke as u32;
+        if !smoke_view || self.fields.is_none() {
+            self.compute_fields()?;
+        }
         let solids = self
             .ib
             .as_ref()

@@ -54,7 +54,10 @@ pub fn derived(l: Lattice, periodic: [bool; 3], fields: &[f32], flags: &[u8], ou
             (*w, *q) = match velocity_gradient(&l, periodic, cell, |c| flags[c], u) {
                 Some(g) => {
                     let v = curl(&g);
-                    (sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]), q_criterion(&g))
+                    (
+                        sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]),
+                        q_criterion(&g),
+                    )
                 }
                 None => (0.0, 0.0),
             };

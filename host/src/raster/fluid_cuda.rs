@@ -7,8 +7,7 @@ use crate::gpu::{DriverContext, Gpu, GpuError, Shape};
 use cudarc::driver::CudaSlice;
 use murmur_common::render::abi::{
     FluidDerived, FluidShade, FluidSplat, RenderClear, SmokeBackward, SmokeCorrect, SmokeForward,
-    SmokeLight,
-    PIXEL_BLOCK,
+    SmokeLight, PIXEL_BLOCK,
 };
 use murmur_common::render::fluid::{FluidFrame, Quantity, ViewKind, Volumes};
 use murmur_common::render::smoke::{SmokeParams, SmokeSource};
@@ -232,9 +231,9 @@ impl CudaFluidRaster {
             unsafe { la.run(a, Shape::per_item(count as u64, BLOCK)) }?;
         }
         let mut la = gpu.launch();
-        let or_dummy = |la: &mut crate::gpu::Launch<'_>, b: Option<&CudaSlice<f32>>| -> DevSlice<f32> {
-            la.read(b.unwrap_or(dummy))
-        };
+        let or_dummy = |la: &mut crate::gpu::Launch<'_>,
+                        b: Option<&CudaSlice<f32>>|
+         -> DevSlice<f32> { la.read(b.unwrap_or(dummy)) };
         let volumes = Volumes {
             fields: la.read(input.fields),
             derived: or_dummy(&mut la, self.derived.as_ref().filter(|_| q.derived())),

@@ -99,8 +99,16 @@ impl Gfx {
 
     /// Hands a window event to egui; true when egui used it (the viewer then ignores it).
     /// Resizes and scale changes are applied here; a resize returns its new size in `resized`.
-    pub fn event(&mut self, event: &WindowEvent, resized: &mut Option<(u32, u32)>) -> Result<bool, ViewError> {
-        let consumed = self.egui.state.on_window_event(&self.window, event).consumed;
+    pub fn event(
+        &mut self,
+        event: &WindowEvent,
+        resized: &mut Option<(u32, u32)>,
+    ) -> Result<bool, ViewError> {
+        let consumed = self
+            .egui
+            .state
+            .on_window_event(&self.window, event)
+            .consumed;
         match event {
             WindowEvent::Resized(s) if s.width > 0 && s.height > 0 => {
                 self.pixels

@@ -46,10 +46,15 @@ pub struct LookArgs {
 impl LookArgs {
     /// The look for `scene`: defaults, the scene's `[view]`, then these flags, checked.
     pub fn look(&self, scene: &Scene) -> Result<Look> {
-        let mut look = Look::default().with_scene(scene).map_err(|e| in_scene(scene, e))?;
+        let mut look = Look::default()
+            .with_scene(scene)
+            .map_err(|e| in_scene(scene, e))?;
         if let Some(v) = self.view {
             look.kind = v;
-            if v == ViewKind::Volume && self.quantity.is_none() && scene.file.view.quantity.is_none() {
+            if v == ViewKind::Volume
+                && self.quantity.is_none()
+                && scene.file.view.quantity.is_none()
+            {
                 look.quantity = Quantity::Q;
             }
         }
@@ -146,7 +151,12 @@ pub struct FluidRenderArgs {
     #[arg(long, value_name = "K", default_value_t = 1)]
     pub downsample: u32,
     /// Turn the camera about the vertical axis by this many degrees per frame.
-    #[arg(long, value_name = "DEG", default_value_t = 0.0, allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "DEG",
+        default_value_t = 0.0,
+        allow_negative_numbers = true
+    )]
     pub spin: f32,
     /// No progress bar.
     #[arg(long)]
@@ -221,7 +231,11 @@ pub fn render(a: &FluidRenderArgs) -> Result<()> {
     }
     let report = headless::render(&mut panes, &scene, &stepping, &opts)?;
     let l = scene.setup.lattice();
-    let models = panes.iter().map(|p| p.label.as_str()).collect::<Vec<_>>().join(", ");
+    let models = panes
+        .iter()
+        .map(|p| p.label.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
     let what = format!(
         "{} {} x {} x {}, {models}, {what}, {}, {}x{}{}",
         scene.file.name,
@@ -255,7 +269,9 @@ pub fn view(a: &FluidViewArgs) -> Result<()> {
     let path = a.scene.clone();
     let reload: window::Reload = Box::new(move || {
         let scene = load_scene(&path, args.model).map_err(|e| e.to_string())?;
-        let look = args.look(&scene).map_err(|e| e.to_string().replace('\n', " "))?;
+        let look = args
+            .look(&scene)
+            .map_err(|e| e.to_string().replace('\n', " "))?;
         Stepping::of(&scene).map_err(|e| e.to_string())?;
         Ok((scene, look))
     });

@@ -127,7 +127,7 @@ impl Stepping {
             let step = b.step_count() + 1;
             b.set_inlet_scale(inlet_scale(step, self.ramp) as f32 * self.inlet_factor);
             b.step()?;
-            if !self.smoke.sources.is_empty() && step % self.smoke.every as u64 == 0 {
+            if !self.smoke.sources.is_empty() && step.is_multiple_of(self.smoke.every as u64) {
                 b.synchronize()?;
                 let t = Instant::now();
                 b.advect_smoke(&self.smoke)?;
@@ -140,7 +140,12 @@ impl Stepping {
 
     /// Advances a pane (unless it stopped) and checks its health; a model that gives up marks
     /// the pane instead of failing the render when `tolerate` (a comparison).
-    pub fn advance_pane(&self, p: &mut Pane, steps: u64, tolerate: bool) -> Result<Duration, FluidError> {
+    pub fn advance_pane(
+        &self,
+        p: &mut Pane,
+        steps: u64,
+        tolerate: bool,
+    ) -> Result<Duration, FluidError> {
         if p.failed.is_some() {
             return Ok(Duration::ZERO);
         }
@@ -310,8 +315,12 @@ pub fn render(
         Some(path) => Some(GifWriter::create(path)?),
         None => None,
     };
-    let (mut sim, mut smoke, mut draw, mut write) =
-        (Duration::ZERO, Duration::ZERO, Duration::ZERO, Duration::ZERO);
+    let (mut sim, mut smoke, mut draw, mut write) = (
+        Duration::ZERO,
+        Duration::ZERO,
+        Duration::ZERO,
+        Duration::ZERO,
+    );
     let mut advections = 0u64;
     let bar = crate::backend::progress_bar(opts.frames as u64, "frame", opts.progress);
     for p in panes.iter_mut() {

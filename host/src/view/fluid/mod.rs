@@ -106,7 +106,8 @@ impl Look {
             self.at = Some(c as u32);
         }
         if let Some([lo, hi]) = v.range {
-            self.range = Some(check_range(lo as f32, hi as f32).map_err(|e| bad(format!("range: {e}")))?);
+            self.range =
+                Some(check_range(lo as f32, hi as f32).map_err(|e| bad(format!("range: {e}")))?);
         }
         Ok(self)
     }
@@ -135,7 +136,7 @@ impl Look {
                 return Camera {
                     yaw: 0.55,
                     pitch: 0.35,
-                    distance: 1.05 * fit,
+                    distance: 0.8 * fit,
                     target,
                     fov_y,
                     width,
@@ -186,7 +187,13 @@ impl Look {
     }
 
     /// The frame for `camera` over `l`, colours over `range`.
-    pub fn frame(&self, camera: &Camera, l: Lattice, range: (f32, f32), background: u32) -> FluidFrame {
+    pub fn frame(
+        &self,
+        camera: &Camera,
+        l: Lattice,
+        range: (f32, f32),
+        background: u32,
+    ) -> FluidFrame {
         let d = dims(l).map(|n| n as f32);
         let half = 0.5 * (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
         let style = Style {
@@ -249,10 +256,16 @@ pub fn smoke_setup(scene: &Scene) -> Result<SmokeSetup, FluidError> {
         return Err(bad("every must be at least 1".into()));
     }
     if c.sources.len() > MAX_SOURCES {
-        return Err(bad(format!("sources: at most {MAX_SOURCES}, got {}", c.sources.len())));
+        return Err(bad(format!(
+            "sources: at most {MAX_SOURCES}, got {}",
+            c.sources.len()
+        )));
     }
     if !(c.half_life.is_finite() && c.half_life >= 0.0) {
-        return Err(bad(format!("half_life must be >= 0 s, got {}", c.half_life)));
+        return Err(bad(format!(
+            "half_life must be >= 0 s, got {}",
+            c.half_life
+        )));
     }
     let units = &scene.units;
     let l = scene.setup.lattice();
@@ -299,7 +312,9 @@ pub fn smoke_setup(scene: &Scene) -> Result<SmokeSetup, FluidError> {
                 positive("radius", *radius)?;
                 let len = normal.iter().map(|v| v * v).sum::<f64>().sqrt();
                 if !(len.is_finite() && len > 0.0) {
-                    return Err(at(format!("normal must be a non-zero vector, got {normal:?}")));
+                    return Err(at(format!(
+                        "normal must be a non-zero vector, got {normal:?}"
+                    )));
                 }
                 SmokeSource {
                     kind: SOURCE_DISC,
@@ -320,7 +335,10 @@ pub fn smoke_setup(scene: &Scene) -> Result<SmokeSetup, FluidError> {
                 positive("radius", *radius)?;
                 let index = match face {
                     Some(name) => FACE_KEYS.iter().position(|k| k == name).ok_or_else(|| {
-                        at(format!("face `{name}` is not one of {}", FACE_KEYS.join(", ")))
+                        at(format!(
+                            "face `{name}` is not one of {}",
+                            FACE_KEYS.join(", ")
+                        ))
                     })?,
                     None => faces
                         .iter()
@@ -333,7 +351,11 @@ pub fn smoke_setup(scene: &Scene) -> Result<SmokeSetup, FluidError> {
                 let axis = index / 2;
                 let n = dims(l)[axis];
                 // The first fluid layer: cell 1 behind a low face, n - 2 before a high one.
-                let layer = if index % 2 == 0 { 1 } else { n.saturating_sub(2) };
+                let layer = if index % 2 == 0 {
+                    1
+                } else {
+                    n.saturating_sub(2)
+                };
                 let mut centre = [0, 1, 2].map(|a| (dims(l)[a] as f32 - 1.0) / 2.0);
                 centre[axis] = layer as f32;
                 SmokeSource {
@@ -374,7 +396,15 @@ const LABEL_PX: u32 = 14;
 
 /// Draws the colour bar of `map` from `lo` to `hi` across the bottom of the frame with its
 /// range and `label` (frames at least 160 x 60 pixels; smaller ones are left alone).
-pub fn colour_bar(rgba: &mut [u8], width: u32, height: u32, map: u32, lo: f32, hi: f32, label: &str) {
+pub fn colour_bar(
+    rgba: &mut [u8],
+    width: u32,
+    height: u32,
+    map: u32,
+    lo: f32,
+    hi: f32,
+    label: &str,
+) {
     if width < 160 || height < 60 {
         return;
     }
@@ -398,7 +428,14 @@ pub fn colour_bar(rgba: &mut [u8], width: u32, height: u32, map: u32, lo: f32, h
     let right = format!("{hi:.3e}");
     let rx = (x0 + bar_w) as i32 - 7 * right.len() as i32;
     text(rgba, width, height, rx, y_text, &right);
-    text(rgba, width, height, (x0 + bar_w + 8) as i32, (y0 - 2) as i32, label);
+    text(
+        rgba,
+        width,
+        height,
+        (x0 + bar_w + 8) as i32,
+        (y0 - 2) as i32,
+        label,
+    );
 }
 
 /// Writes `s` in white at `(x, y)` (top-left, pixels) into the frame (DejaVu Sans, 14 px): the

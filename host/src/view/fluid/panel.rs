@@ -87,7 +87,8 @@ impl Panel {
                     .selected_text(self.model.name())
                     .show_ui(ui, |ui| {
                         for m in CollisionModel::ALL {
-                            act.model |= ui.selectable_value(&mut self.model, m, m.name()).changed();
+                            act.model |=
+                                ui.selectable_value(&mut self.model, m, m.name()).changed();
                         }
                     });
                 let inlet = ui.add(
@@ -123,7 +124,10 @@ impl Panel {
                     .selected_text(self.look.quantity.name())
                     .show_ui(ui, |ui| {
                         for q in Quantity::ALL {
-                            if ui.selectable_value(&mut self.look.quantity, q, q.name()).changed() {
+                            if ui
+                                .selectable_value(&mut self.look.quantity, q, q.name())
+                                .changed()
+                            {
                                 self.look.range = None;
                             }
                         }
@@ -159,15 +163,26 @@ impl Panel {
                     }
                 });
                 if self.look.kind != ViewKind::Slice {
-                    ui.add(egui::Slider::new(&mut self.look.step, 0.25..=4.0).text("march step (cells)"));
+                    ui.add(
+                        egui::Slider::new(&mut self.look.step, 0.25..=4.0)
+                            .text("march step (cells)"),
+                    );
                 }
                 match self.look.kind {
                     ViewKind::Volume => {
-                        ui.add(egui::Slider::new(&mut self.look.opacity, 0.01..=4.0).text("opacity"));
+                        ui.add(
+                            egui::Slider::new(&mut self.look.opacity, 0.01..=4.0).text("opacity"),
+                        );
                     }
                     ViewKind::Smoke => {
-                        ui.add(egui::Slider::new(&mut self.look.sigma, 0.01..=4.0).text("smoke density"));
-                        ui.add(egui::Slider::new(&mut self.look.ambient, 0.0..=1.0).text("ambient light"));
+                        ui.add(
+                            egui::Slider::new(&mut self.look.sigma, 0.01..=4.0)
+                                .text("smoke density"),
+                        );
+                        ui.add(
+                            egui::Slider::new(&mut self.look.ambient, 0.0..=1.0)
+                                .text("ambient light"),
+                        );
                     }
                     ViewKind::Slice => {}
                 }

@@ -228,7 +228,8 @@ impl App {
             self.backend.render_into(&frame, SOLID_RADIUS, buffer)?;
         } else {
             self.small.resize((sw * sh * 4) as usize, 0);
-            self.backend.render_into(&frame, SOLID_RADIUS, &mut self.small)?;
+            self.backend
+                .render_into(&frame, SOLID_RADIUS, &mut self.small)?;
             upscale(&self.small, sw, k, buffer, w, h);
         }
         if self.panel.look.kind != ViewKind::Smoke {
