@@ -113,6 +113,9 @@ pub struct FluidViewArgs {
     /// Close the window after this many frames (scripted runs, screenshots).
     #[arg(long, value_name = "FRAMES")]
     pub quit_after: Option<u64>,
+    /// Steps run before the window opens (with a progress bar).
+    #[arg(long, value_name = "STEPS", default_value_t = 0)]
+    pub skip: u64,
 }
 
 #[derive(Args)]
@@ -264,7 +267,16 @@ pub fn view(a: &FluidViewArgs) -> Result<()> {
     window::check_display()?;
     let scene = load_scene(&a.scene, a.look.model)?;
     let look = a.look.look(&scene)?;
-    let backend = open(a.look.backend, &scene)?;
+    let mut backend = open(a.look.backend, &scene)?;
+    if a.skip > 0 {
+        let stepping = Stepping::of(&scene)?;
+        let bar = crate::backend::step_bar(a.skip, std::io::stderr().is_terminal());
+        for _ in 0..a.skip {
+            stepping.advance(backend.as_mut(), 1)?;
+            bar.inc(1);
+        }
+        bar.finish_and_clear();
+    }
     let args = a.look.clone();
     let path = a.scene.clone();
     let reload: window::Reload = Box::new(move || {
@@ -272,7 +284,7 @@ pub fn view(a: &FluidViewArgs) -> Result<()> {
         let look = args
             .look(&scene)
             .map_err(|e| e.to_string().replace('\n', " "))?;
-        Stepping::of(&scene).map_err(|e| e.to_string())?;
+        Stepping::of(&scene).map_err(|e| format!("scene {}: {e}", path.display()))?;
         Ok((scene, look))
     });
     window::run(
