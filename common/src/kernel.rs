@@ -360,6 +360,13 @@ kernel_table! {
     crate::flock::slab::ScatterSlab => "slab_scatter",
     crate::flock::slab::UpdateSlab => "update_boids_slab",
     crate::flock::slab::UnpackSlab => "slab_unpack",
+    render::FluidDerived => "fluid_derived",
+    render::SmokeForward => "smoke_forward",
+    render::SmokeBackward => "smoke_backward",
+    render::SmokeCorrect => "smoke_correct",
+    render::SmokeLight => "smoke_light",
+    render::FluidSplat => "fluid_splat",
+    render::FluidShade => "fluid_shade",
 }
 
 /// `cudarc::driver::DeviceRepr` for the argument structs and the plain types inside them, so

@@ -40,4 +40,6 @@ mod device_repr {
     unsafe impl DeviceRepr for View {}
     unsafe impl DeviceRepr for Body {}
     unsafe impl ValidAsZeroBits for Body {}
+    unsafe impl DeviceRepr for crate::render::smoke::SmokeSource {}
+    unsafe impl ValidAsZeroBits for crate::render::smoke::SmokeSource {}
 }

@@ -13,6 +13,8 @@
 //! which needs only multiplies, adds and one divide per boid.
 
 pub mod abi;
+pub mod fluid;
+pub mod smoke;
 
 use crate::math::{floor_i32, length, sqrt, Vec3};
 
@@ -234,7 +236,7 @@ impl View {
     /// Rasterises one boid: calls `write(pixel_index, key)` for every pixel of its disc inside
     /// the frame (`pixel_index = y * width + x`). The caller keeps the minimum key per pixel.
     #[inline(always)]
-    pub fn splat(&self, pos: Vec3, vel: Vec3, mut write: impl FnMut(u32, u64)) {
+    pub fn splat(&self, pos: Vec3, vel: Vec3, write: impl FnMut(u32, u64)) {
         let Some(p) = self.project(pos) else {
             return;
         };
@@ -245,7 +247,19 @@ impl View {
         if cx + reach < 0 || cy + reach < 0 || cx - reach >= w || cy - reach >= h {
             return;
         }
-        let key = pack(p.depth, self.colour(vel, p.depth));
+        self.disc(&p, r, pack(p.depth, self.colour(vel, p.depth)), write);
+    }
+
+    /// Writes `key` into every pixel of the disc of radius `r` pixels around `p` that lies in
+    /// the frame (`write(pixel_index, key)`); a radius below 1 is the single pixel under `p`.
+    #[inline(always)]
+    pub fn disc(&self, p: &Projected, r: f32, key: u64, mut write: impl FnMut(u32, u64)) {
+        let reach = r as i32; // r >= 0: truncation is floor
+        let (cx, cy) = (floor_i32(p.x), floor_i32(p.y));
+        let (w, h) = (self.width as i32, self.height as i32);
+        if cx + reach < 0 || cy + reach < 0 || cx - reach >= w || cy - reach >= h {
+            return;
+        }
         let r2 = r * r;
         let mut dy = -reach;
         while dy <= reach {
@@ -347,7 +361,7 @@ pub fn speed_colour(t: f32) -> [f32; 3] {
 }
 
 #[inline(always)]
-fn clamp01(x: f32) -> f32 {
+pub fn clamp01(x: f32) -> f32 {
     if x > 1.0 {
         1.0
     } else if x > 0.0 {
@@ -359,7 +373,7 @@ fn clamp01(x: f32) -> f32 {
 
 /// `[0, 1]` to `0..=255`, rounding to nearest.
 #[inline(always)]
-fn unit_to_u8(x: f32) -> u8 {
+pub fn unit_to_u8(x: f32) -> u8 {
     (clamp01(x) * 255.0 + 0.5) as u8
 }
 

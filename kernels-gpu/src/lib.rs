@@ -10,6 +10,7 @@
 
 pub mod check;
 pub mod flock;
+pub mod fluid_render;
 pub mod lbm;
 pub mod render;
 pub mod sort;

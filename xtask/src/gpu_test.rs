@@ -13,6 +13,7 @@ const GPU_TESTS: &[&str] = &[
     "fluid_ib_spread",
     "gpu_half",
     "view_render",
+    "fluid_view",
 ];
 
 pub fn gpu_test(run_here: bool) -> Result<()> {

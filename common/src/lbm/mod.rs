@@ -44,6 +44,7 @@ pub mod bgk;
 pub mod boundary;
 pub mod collide;
 pub mod d3q27;
+pub mod derived;
 pub mod equilibrium;
 pub mod forcing;
 pub mod gather;

@@ -36,3 +36,93 @@ pub struct RenderResolve {
 
 /// Threads per block of the per-pixel render kernels.
 pub const PIXEL_BLOCK: u32 = 256;
+
+use super::fluid::{FluidFrame, Volumes};
+use super::smoke::{SmokeParams, SmokeSource};
+use crate::lbm::Lattice;
+
+/// `fluid_derived`: one thread per cell; `derived = [|curl u|; n] ++ [Q; n]` (lattice units)
+/// from `fields` (`4 n` values) by `murmur_common::lbm::derived`, the `.vti` output's math.
+/// `periodic` bit `a`: axis `a` wraps.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct FluidDerived {
+    pub lattice: Lattice,
+    pub periodic: u32,
+    pub fields: DevSlice<f32>,
+    pub flags: DevSlice<u8>,
+    pub derived: DevSliceMut<f32>,
+}
+
+/// `smoke_forward`: one thread per cell, `s_hat[c]` = the semi-Lagrangian step of `s`
+/// (`murmur_common::render::smoke::forward`). `fields` `4 n`, the others `n` values.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct SmokeForward {
+    pub p: SmokeParams,
+    pub fields: DevSlice<f32>,
+    pub flags: DevSlice<u8>,
+    pub s: DevSlice<f32>,
+    pub s_hat: DevSliceMut<f32>,
+}
+
+/// `smoke_backward`: one thread per cell, `e[c] = s + (s - SL^-1(s^)) / 2` (`smoke::backward`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct SmokeBackward {
+    pub p: SmokeParams,
+    pub fields: DevSlice<f32>,
+    pub flags: DevSlice<u8>,
+    pub s: DevSlice<f32>,
+    pub s_hat: DevSlice<f32>,
+    pub e: DevSliceMut<f32>,
+}
+
+/// `smoke_correct`: one thread per cell, `s_new[c]` = the clamped semi-Lagrangian step of `e`
+/// with decay and the sources (`smoke::correct`); `sources` holds `p.sources` entries.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct SmokeCorrect {
+    pub p: SmokeParams,
+    pub fields: DevSlice<f32>,
+    pub flags: DevSlice<u8>,
+    pub sources: DevSlice<SmokeSource>,
+    pub s: DevSlice<f32>,
+    pub e: DevSlice<f32>,
+    pub s_new: DevSliceMut<f32>,
+}
+
+/// `smoke_light`: one thread per `(x, z)` column (`nx nz` threads), the light transmittance of
+/// every cell of the column from above (`fluid::light_column`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct SmokeLight {
+    pub lattice: Lattice,
+    pub sigma: f32,
+    pub smoke: DevSlice<f32>,
+    pub light: DevSliceMut<f32>,
+}
+
+/// `fluid_splat`: one thread per solid sample of `pos` (`n` of them, lattice coordinates); each
+/// pixel of its disc keeps the smaller depth+colour key, atomically (`fluid::splat_solid`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct FluidSplat {
+    pub n: u32,
+    /// Sample radius, cells.
+    pub radius: f32,
+    pub view: View,
+    pub pos: DevSlice<Vec3>,
+    pub frame: DevSliceMut<u64>,
+}
+
+/// `fluid_shade`: one thread per pixel, `rgba[i]` = `fluid::shade` of the pixel over the solid
+/// keys `keys[i]` (from `render_clear` and `fluid_splat`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct FluidShade {
+    pub frame: FluidFrame,
+    pub volumes: Volumes,
+    pub keys: DevSlice<u64>,
+    pub rgba: DevSliceMut<u32>,
+}

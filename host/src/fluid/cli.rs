@@ -50,6 +50,18 @@ pub enum FluidCmd {
     /// Strong and weak scaling of a periodic box over the GPUs of the run (`--gpus N`, or
     /// mpirun / srun), against one GPU.
     Scale(super::multi::ScaleArgs),
+    /// Watch a scene in a window: slices, vorticity or Q volumes, lit smoke; orbit camera, live
+    /// model, inlet velocity and Reynolds number; the scene file is reloaded when saved.
+    ///
+    /// Drag to orbit, wheel to zoom; space pause, `.` single step, `r` reset, `v` next view, Esc
+    /// quit. Needs a display (X11); without one use `murmur fluid render`.
+    View(crate::view::fluid::cli::FluidViewArgs),
+    /// Write PNG frames (and, with --gif, an animated GIF) of a scene, without any display:
+    /// slices, volumes or smoke; --compare draws BGK, RM-MRT and ACM-MRT side by side.
+    ///
+    /// Frame k shows the state after skip + k * every steps; the summary separates the
+    /// simulation, the smoke's advection, drawing + copying and encoding.
+    Render(crate::view::fluid::cli::FluidRenderArgs),
     /// Finds the fastest population layout, thread blocks and spreading method of a scene on
     /// this device (a pruned search under a time cap) and stores them in the tuning cache,
     /// which `fluid run` then uses.
@@ -258,6 +270,8 @@ pub fn run(cmd: &FluidCmd) -> Result<()> {
         FluidCmd::Case(a) => case_cmd(a),
         FluidCmd::IbBench(a) => super::ib_bench::ib_bench_cmd(a),
         FluidCmd::Tune(a) => super::tune::tune_cmd(a),
+        FluidCmd::View(a) => crate::view::fluid::cli::view(a),
+        FluidCmd::Render(a) => crate::view::fluid::cli::render(a),
     }
 }
 

@@ -45,6 +45,9 @@ pub struct CpuFluid<S: Storage> {
     ib: Option<CpuIb>,
     /// The slab exchange of a rank among several (None: the whole lattice).
     halo: Option<super::slab::CpuHalo>,
+    /// The viewer's smoke (from the first advection) and frame scratch.
+    smoke: Option<crate::raster::fluid::CpuSmoke>,
+    raster: crate::raster::fluid::CpuFluidRaster,
 }
 
 /// The immersed boundary's buffers on the host, as on the GPU.
@@ -219,6 +222,8 @@ impl<S: Storage> CpuFluid<S> {
             step: 0,
             ib: IbPlan::new(lattice, &setup.immersed).map(CpuIb::new),
             halo: None,
+            smoke: None,
+            raster: Default::default(),
         })
     }
 
@@ -698,6 +703,63 @@ impl<S: Storage> FluidBackend for CpuFluid<S> {
 
     fn set_inlet_scale(&mut self, scale: f32) {
         self.params.inlet_scale = scale;
+    }
+
+    fn set_model(&mut self, model: CollisionModel) {
+        self.model = model;
+    }
+
+    fn set_rates(&mut self, rates: murmur_common::lbm::Rates) {
+        self.params.rates = rates;
+    }
+
+    fn rates(&self) -> murmur_common::lbm::Rates {
+        self.params.rates
+    }
+
+    fn advect_smoke(&mut self, smoke: &super::SmokeSetup) -> Result<(), FluidError> {
+        let fields = self.fields()?;
+        let n = self.params.lattice.cells();
+        let state = self
+            .smoke
+            .get_or_insert_with(|| crate::raster::fluid::CpuSmoke::new(n, smoke.sources.clone()));
+        state.sources.clone_from(&smoke.sources);
+        state.advect(
+            &smoke.params(self.params.lattice),
+            &fields.data,
+            &self.flags,
+        );
+        Ok(())
+    }
+
+    fn smoke(&mut self) -> Result<Vec<f32>, FluidError> {
+        Ok(match &self.smoke {
+            Some(s) => s.s.clone(),
+            None => vec![0.0; self.params.lattice.cells()],
+        })
+    }
+
+    fn render_into(
+        &mut self,
+        frame: &murmur_common::render::fluid::FluidFrame,
+        solid_radius: f32,
+        rgba: &mut [u8],
+    ) -> Result<(), FluidError> {
+        let fields = self.fields()?;
+        let solids = self
+            .ib
+            .as_ref()
+            .map_or_else(Vec::new, |ib| ib.plan.positions(self.step));
+        let input = crate::raster::fluid::FrameInput {
+            fields: &fields.data,
+            flags: &self.flags,
+            smoke: self.smoke.as_ref().map_or(&[][..], |s| &s.s[..]),
+            solids: &solids,
+            solid_radius,
+        };
+        self.raster
+            .draw(frame, &input, rgba)
+            .map_err(|e| FluidError::Invalid(e.to_string()))
     }
 }
 

@@ -50,6 +50,8 @@ pub struct CudaFluid<S: Storage> {
     f_next: Option<CudaSlice<S::Elem>>,
     /// `rho, u` of every cell, allocated by the first [`FluidBackend::fields`] call.
     fields: Option<CudaSlice<f32>>,
+    /// The step whose fields the buffer holds (the viewer asks for them more than once a step).
+    fields_step: Option<u64>,
     clock: StageClock,
     /// Steps done.
     step: u64,
@@ -58,6 +60,9 @@ pub struct CudaFluid<S: Storage> {
     health: CudaSlice<u32>,
     /// The slab exchange of a rank among several (None: the whole lattice).
     halo: Option<super::slab::CudaHalo<S>>,
+    /// The viewer's smoke (from the first advection) and frame buffers.
+    smoke: Option<crate::raster::fluid_cuda::CudaSmoke>,
+    raster: crate::raster::fluid_cuda::CudaFluidRaster,
 }
 
 /// The immersed boundary's device buffers (see [`IbPlan`]).
@@ -420,6 +425,38 @@ where
     Health<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     IbVelocity<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
 {
+    /// `rho, u` of every cell into the device fields buffer (allocated by the first call),
+    /// by `lbm_fields_*`, without copying them back.
+    fn compute_fields(&mut self) -> Result<(), FluidError> {
+        if self.fields_step == Some(self.step) {
+            return Ok(());
+        }
+        let n = self.params.lattice.cells();
+        if self.fields.is_none() {
+            self.gpu
+                .check_fits("the output fields (16 bytes per cell)", 16 * n as u64)?;
+            self.fields = Some(self.gpu.zeros::<f32>(4 * n)?);
+        }
+        let pops = self.now();
+        let mut l = self.gpu.launch();
+        let band = self.band_ref(&mut l);
+        let Some(fields) = self.fields.as_mut() else {
+            unreachable!("allocated above")
+        };
+        let a = FieldsArgs {
+            p: self.params,
+            pops,
+            flags: l.read(&self.flags),
+            f: l.read(&self.f),
+            band,
+            fields: l.write(fields),
+        };
+        // SAFETY: one thread per cell, reading the populations and writing its own fields.
+        unsafe { l.run(a, Shape::per_item(n as u64, BLOCK_SIZE)) }?;
+        self.fields_step = Some(self.step);
+        Ok(())
+    }
+
     /// The lattice of `setup` on `gpu`, stored and streamed as `S` says.
     pub fn new(gpu: Gpu, setup: &Setup) -> Result<CudaFluid<S>, FluidError> {
         let l = setup.lattice();
@@ -488,6 +525,9 @@ where
             step: 0,
             ib,
             health,
+            smoke: None,
+            raster: Default::default(),
+            fields_step: None,
             gpu,
             model: setup.model,
             params: setup.params,
@@ -794,28 +834,10 @@ where
     }
 
     fn fields(&mut self) -> Result<Fields, FluidError> {
-        let n = self.params.lattice.cells();
-        if self.fields.is_none() {
-            self.gpu
-                .check_fits("the output fields (16 bytes per cell)", 16 * n as u64)?;
-            self.fields = Some(self.gpu.zeros::<f32>(4 * n)?);
-        }
-        let pops = self.now();
-        let mut l = self.gpu.launch();
-        let band = self.band_ref(&mut l);
-        let Some(fields) = self.fields.as_mut() else {
-            unreachable!("allocated above")
+        self.compute_fields()?;
+        let Some(fields) = self.fields.as_ref() else {
+            unreachable!("computed above")
         };
-        let a = FieldsArgs {
-            p: self.params,
-            pops,
-            flags: l.read(&self.flags),
-            f: l.read(&self.f),
-            band,
-            fields: l.write(fields),
-        };
-        // SAFETY: one thread per cell, reading the populations and writing its own fields.
-        unsafe { l.run(a, Shape::per_item(n as u64, BLOCK_SIZE)) }?;
         Ok(Fields {
             lattice: self.params.lattice,
             data: self.gpu.download(fields)?,
@@ -881,6 +903,78 @@ where
 
     fn set_inlet_scale(&mut self, scale: f32) {
         self.params.inlet_scale = scale;
+    }
+
+    fn set_model(&mut self, model: CollisionModel) {
+        self.model = model;
+    }
+
+    fn set_rates(&mut self, rates: murmur_common::lbm::Rates) {
+        self.params.rates = rates;
+    }
+
+    fn rates(&self) -> murmur_common::lbm::Rates {
+        self.params.rates
+    }
+
+    fn advect_smoke(&mut self, smoke: &super::SmokeSetup) -> Result<(), FluidError> {
+        self.compute_fields()?;
+        let n = self.params.lattice.cells();
+        if self.smoke.is_none() {
+            self.smoke = Some(crate::raster::fluid_cuda::CudaSmoke::new(
+                &self.gpu,
+                n,
+                &smoke.sources,
+            )?);
+        }
+        let (Some(state), Some(fields)) = (self.smoke.as_mut(), self.fields.as_ref()) else {
+            unreachable!("allocated above")
+        };
+        state.advect(
+            &self.gpu,
+            &smoke.params(self.params.lattice),
+            fields,
+            &self.flags,
+        )?;
+        Ok(())
+    }
+
+    fn smoke(&mut self) -> Result<Vec<f32>, FluidError> {
+        Ok(match &self.smoke {
+            Some(s) => self.gpu.download(s.density())?,
+            None => vec![0.0; self.params.lattice.cells()],
+        })
+    }
+
+    fn render_into(
+        &mut self,
+        frame: &murmur_common::render::fluid::FluidFrame,
+        solid_radius: f32,
+        rgba: &mut [u8],
+    ) -> Result<(), FluidError> {
+        crate::raster::check_frame(&frame.view, rgba)
+            .map_err(|e| FluidError::Invalid(e.to_string()))?;
+        // The smoke view reads no fields: a frame of it costs no pass over the populations.
+        let smoke_view = frame.kind == murmur_common::render::fluid::ViewKind::Smoke as u32;
+        if !smoke_view || self.fields.is_none() {
+            self.compute_fields()?;
+        }
+        let solids = self
+            .ib
+            .as_ref()
+            .map_or_else(Vec::new, |ib| ib.plan.positions(self.step));
+        let Some(fields) = self.fields.as_ref() else {
+            unreachable!("computed above")
+        };
+        let input = crate::raster::fluid_cuda::DeviceInput {
+            fields,
+            flags: &self.flags,
+            smoke: self.smoke.as_ref().map(|s| s.density()),
+            solids: &solids,
+            solid_radius,
+        };
+        self.raster.draw(&self.gpu, frame, &input, rgba)?;
+        Ok(())
     }
 
     fn gpu_ms_per_step(&mut self) -> Option<f64> {

@@ -5,7 +5,8 @@
 //! Frobenius norm. `Q > 0` where rotation dominates strain: vortex cores.
 //!
 //! The gradient is taken from the lattice-unit [`Fields`] by finite differences, cell by cell
-//! (rayon), once per output ([`Derived::compute`]):
+//! (rayon), once per output ([`Derived::compute`]), by `murmur_common::lbm::derived` (the same
+//! per-cell `f32` math the viewer's `fluid_derived` kernel runs):
 //!
 //! - central, `(u[i+1] - u[i-1]) / 2`, where both neighbours along the axis are fluid;
 //! - one-sided where one of them is missing (outside a non-periodic domain face) or not fluid
@@ -24,7 +25,7 @@
 //! (`dx` cancels), Q becomes `1/s^2` by dividing by `dt^2` ([`Units::rate_to_si`]).
 
 use super::{Fields, FluidError};
-use murmur_common::lbm::boundary::KIND_MASK;
+use murmur_common::lbm::derived::{curl, q_criterion, velocity_gradient};
 use murmur_common::lbm::{Lattice, Units};
 use rayon::prelude::*;
 
@@ -55,6 +56,7 @@ impl Derived {
     ) -> Result<Derived, FluidError> {
         check_sizes(fields, flags)?;
         let n = fields.n();
+        let l = fields.lattice;
         let (rate, rate2) = (units.rate_to_si(1.0), units.rate_squared_to_si(1.0));
         let mut vorticity = vec![0f32; 3 * n];
         let mut q_values = vec![0f32; n];
@@ -64,12 +66,13 @@ impl Derived {
             .enumerate()
             .for_each(|(cell, (w, q))| {
                 // Non-fluid cells keep zero: no velocity gradient is defined inside a wall.
-                if let Some(g) = velocity_gradient(fields, flags, periodic, cell) {
+                let g = velocity_gradient(&l, periodic, cell, |c| flags[c], |c| fields.u(c));
+                if let Some(g) = g {
                     let curl = curl(&g);
                     for a in 0..3 {
-                        w[a] = (curl[a] * rate) as f32;
+                        w[a] = (curl[a] as f64 * rate) as f32;
                     }
-                    *q = (q_criterion(&g) * rate2) as f32;
+                    *q = (q_criterion(&g) as f64 * rate2) as f32;
                 }
             });
         Ok(Derived {
@@ -109,86 +112,6 @@ pub(crate) fn check_sizes(fields: &Fields, flags: &[u8]) -> Result<(), FluidErro
         )));
     }
     Ok(())
-}
-
-/// `curl u` of a gradient `g[i][j] = du_i / dx_j`.
-pub fn curl(g: &[[f64; 3]; 3]) -> [f64; 3] {
-    [g[2][1] - g[1][2], g[0][2] - g[2][0], g[1][0] - g[0][1]]
-}
-
-/// `Q = (|Omega|^2 - |S|^2) / 2` of a gradient, `S = (G + G^T) / 2`, `Omega = (G - G^T) / 2`.
-pub fn q_criterion(g: &[[f64; 3]; 3]) -> f64 {
-    let (mut rot, mut strain) = (0.0, 0.0);
-    for (i, row) in g.iter().enumerate() {
-        for (j, &gij) in row.iter().enumerate() {
-            let (s, o) = (0.5 * (gij + g[j][i]), 0.5 * (gij - g[j][i]));
-            strain += s * s;
-            rot += o * o;
-        }
-    }
-    0.5 * (rot - strain)
-}
-
-/// The velocity gradient `g[i][j] = du_i / dx_j` of a fluid cell in lattice units (1/step), by
-/// the differences of the module docs; `None` for a non-fluid cell.
-pub fn velocity_gradient(
-    fields: &Fields,
-    flags: &[u8],
-    periodic: [bool; 3],
-    cell: usize,
-) -> Option<[[f64; 3]; 3]> {
-    if !is_fluid(flags, cell) {
-        return None;
-    }
-    let l = fields.lattice;
-    let (x, y, z) = l.coords(cell);
-    let coord = [x as i64, y as i64, z as i64];
-    let dims = [l.nx as i64, l.ny as i64, l.nz as i64];
-    let u = |c: usize| fields.u(c).map(|v| v as f64);
-    let uc = u(cell);
-    // The fluid cell `k` steps along `axis`, if it exists (wrapping on periodic axes).
-    let at = |axis: usize, k: i64| -> Option<usize> {
-        let mut c = coord;
-        let n = dims[axis];
-        c[axis] += k;
-        if c[axis] < 0 || c[axis] >= n {
-            if !periodic[axis] {
-                return None;
-            }
-            c[axis] = c[axis].rem_euclid(n);
-        }
-        let idx = l.index(c[0] as u32, c[1] as u32, c[2] as u32);
-        is_fluid(flags, idx).then_some(idx)
-    };
-    let mut g = [[0.0; 3]; 3];
-    for axis in 0..3 {
-        let d: [f64; 3] = match (at(axis, 1), at(axis, -1)) {
-            (Some(p), Some(m)) => {
-                let (up, um) = (u(p), u(m));
-                [0, 1, 2].map(|i| 0.5 * (up[i] - um[i]))
-            }
-            (Some(p), None) => one_sided(uc, u(p), at(axis, 2).map(u), 1.0),
-            (None, Some(m)) => one_sided(uc, u(m), at(axis, -2).map(u), -1.0),
-            (None, None) => [0.0; 3],
-        };
-        for (row, di) in g.iter_mut().zip(d) {
-            row[axis] = di;
-        }
-    }
-    Some(g)
-}
-
-/// One-sided derivative towards `sign` (+1 or -1) from the cell value `u0`, its neighbour `u1`
-/// and, when fluid, the next one `u2`: second order with `u2`, first order without.
-fn one_sided(u0: [f64; 3], u1: [f64; 3], u2: Option<[f64; 3]>, sign: f64) -> [f64; 3] {
-    match u2 {
-        Some(u2) => [0, 1, 2].map(|i| sign * 0.5 * (-3.0 * u0[i] + 4.0 * u1[i] - u2[i])),
-        None => [0, 1, 2].map(|i| sign * (u1[i] - u0[i])),
-    }
-}
-
-fn is_fluid(flags: &[u8], cell: usize) -> bool {
-    flags[cell] & KIND_MASK == 0
 }
 
 #[cfg(test)]

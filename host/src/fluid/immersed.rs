@@ -211,7 +211,18 @@ impl IbPlan {
             .collect()
     }
 
-    /// The samples at step `step` with their forces (`3` floats per sample).
+    /// Every sample's position after step `step` (lattice coordinates), as `snapshot` places
+    /// them: what the viewer draws.
+    pub fn positions(&self, step: u64) -> Vec<[f32; 3]> {
+        let states = self.states(step);
+        self.body
+            .iter()
+            .zip(&self.solid_of)
+            .map(|(b, &s)| states.states[s as usize].position([b[0], b[1], b[2]]))
+            .collect()
+    }
+
+    /// The samples after step `step` with their forces (`sample_force`: three per sample).
     pub fn snapshot(&self, step: u64, sample_force: &[f32]) -> SampleSnapshot {
         let states = self.states(step);
         let mut s = SampleSnapshot {

@@ -256,6 +256,58 @@ pub trait FluidBackend {
     fn gpu_ms_per_step(&mut self) -> Option<f64> {
         None
     }
+    /// Changes the collision model for the following steps (the viewer's panel).
+    fn set_model(&mut self, model: CollisionModel);
+    /// Changes the relaxation rates for the following steps (the viewer's Reynolds number).
+    fn set_rates(&mut self, rates: murmur_common::lbm::Rates);
+    /// The rates in use.
+    fn rates(&self) -> murmur_common::lbm::Rates;
+    /// One advection of the smoke by the velocity after the last step, over `smoke.every`
+    /// steps (the first call starts it from none); where the backend's lattice lives.
+    fn advect_smoke(&mut self, smoke: &SmokeSetup) -> Result<(), FluidError>;
+    /// The smoke's density per cell (zeros before the first advection).
+    fn smoke(&mut self) -> Result<Vec<f32>, FluidError>;
+    /// Draws `frame` of the state after the last step into `rgba` (`width * height * 4` bytes
+    /// of the frame's view), the solids' samples as discs of `solid_radius` cells: on the GPU
+    /// by the `fluid_*` kernels and one copy back, on the CPU by their twin
+    /// (`crate::raster::fluid`); the same bytes either way.
+    fn render_into(
+        &mut self,
+        frame: &murmur_common::render::fluid::FluidFrame,
+        solid_radius: f32,
+        rgba: &mut [u8],
+    ) -> Result<(), FluidError>;
+}
+
+/// A scene's smoke: its sources (lattice units) and how it advects.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SmokeSetup {
+    pub sources: Vec<murmur_common::render::smoke::SmokeSource>,
+    /// Steps between two advections (the advection's time step).
+    pub every: u32,
+    /// Fraction kept per advection (1: the smoke never fades).
+    pub keep: f32,
+    /// Bit `a`: axis `a` is periodic.
+    pub periodic: u32,
+}
+
+impl SmokeSetup {
+    /// Steps between two advections unless the scene says otherwise: the advection (fields,
+    /// forward and corrected steps) costs about two thirds of a lattice step, so once per 8
+    /// steps keeps it near 10 % of the simulation; at the solver's lattice velocities (0.05 to
+    /// 0.1) the smoke then moves 0.4 to 0.8 cells per advection.
+    pub const DEFAULT_EVERY: u32 = 8;
+
+    /// The advection's parameters on `lattice`.
+    pub fn params(&self, lattice: Lattice) -> murmur_common::render::smoke::SmokeParams {
+        murmur_common::render::smoke::SmokeParams {
+            lattice,
+            periodic: self.periodic,
+            dt: self.every as f32,
+            keep: self.keep,
+            sources: self.sources.len() as u32,
+        }
+    }
 }
 
 /// Why a fluid simulation could not be set up or go on.

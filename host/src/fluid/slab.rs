@@ -637,6 +637,45 @@ impl FluidBackend for SlabFluid {
     fn gpu_ms_per_step(&mut self) -> Option<f64> {
         self.inner.gpu_ms_per_step()
     }
+
+    /// Every rank must make the same change (the commands of several ranks do not change
+    /// models mid-run).
+    fn set_model(&mut self, model: CollisionModel) {
+        self.inner.set_model(model)
+    }
+
+    fn set_rates(&mut self, rates: murmur_common::lbm::Rates) {
+        self.inner.set_rates(rates)
+    }
+
+    fn rates(&self) -> murmur_common::lbm::Rates {
+        self.inner.rates()
+    }
+
+    fn advect_smoke(&mut self, _: &super::SmokeSetup) -> Result<(), FluidError> {
+        Err(FluidError::Invalid(
+            "smoke and frames are drawn on one GPU: run the viewer without --gpus".into(),
+        ))
+    }
+
+    fn smoke(&mut self) -> Result<Vec<f32>, FluidError> {
+        self.advect_smoke(&super::SmokeSetup {
+            sources: Vec::new(),
+            every: 1,
+            keep: 1.0,
+            periodic: 0,
+        })
+        .map(|_| Vec::new())
+    }
+
+    fn render_into(
+        &mut self,
+        _: &murmur_common::render::fluid::FluidFrame,
+        _: f32,
+        _: &mut [u8],
+    ) -> Result<(), FluidError> {
+        self.smoke().map(|_| ())
+    }
 }
 
 /// Opens `rank`'s slab of `setup` on the CPU, exchanging through `comm`.

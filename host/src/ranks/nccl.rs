@@ -274,7 +274,11 @@ impl NcclComm {
     /// one to the previous, as a slab exchange sends), the mean of `reps` after a warm-up,
     /// timed on the exchange stream.
     pub fn time_exchange(&self, bytes: usize, reps: u32) -> Result<f64, CommError> {
-        let alloc = || self.stream.alloc_zeros::<u8>(bytes.max(1)).ctx("exchange test buffers");
+        let alloc = || {
+            self.stream
+                .alloc_zeros::<u8>(bytes.max(1))
+                .ctx("exchange test buffers")
+        };
         let (up, down, mut lo, mut hi) = (alloc()?, alloc()?, alloc()?, alloc()?);
         let (prev, next) = super::ring(self.rank(), self.size);
         let mut once = || {
@@ -286,12 +290,14 @@ impl NcclComm {
         for _ in 0..3 {
             once()?;
         }
-        self.watched(|| self.stream.synchronize()).ctx("exchange warm-up")?;
+        self.watched(|| self.stream.synchronize())
+            .ctx("exchange warm-up")?;
         let t0 = Instant::now();
         for _ in 0..reps.max(1) {
             once()?;
         }
-        self.watched(|| self.stream.synchronize()).ctx("exchange timing")?;
+        self.watched(|| self.stream.synchronize())
+            .ctx("exchange timing")?;
         Ok(t0.elapsed().as_secs_f64() / reps.max(1) as f64)
     }
 

@@ -5,6 +5,8 @@
 //! (`crate::view`) shows what they drew.
 
 pub mod cuda;
+pub mod fluid;
+pub mod fluid_cuda;
 
 use murmur_common::render::{resolve, View, EMPTY_KEY};
 use murmur_common::Vec3;

@@ -211,15 +211,16 @@ pub fn write_png(path: &Path, rgba: &[u8], width: u32, height: u32) -> Result<()
     })
 }
 
-/// An animated GIF written frame by frame into a temporary file, renamed into place at the end.
-struct GifWriter {
+/// An animated GIF written frame by frame into a temporary file, renamed into place at the end
+/// (also the fluid viewer's, `crate::view::fluid::headless`).
+pub struct GifWriter {
     path: PathBuf,
     tmp: PathBuf,
     encoder: GifEncoder<std::io::BufWriter<std::fs::File>>,
 }
 
 impl GifWriter {
-    fn create(path: &Path) -> Result<GifWriter, ViewError> {
+    pub fn create(path: &Path) -> Result<GifWriter, ViewError> {
         let err = |e: &dyn std::fmt::Display| ViewError::Write {
             path: path.display().to_string(),
             message: e.to_string(),
@@ -241,7 +242,7 @@ impl GifWriter {
         })
     }
 
-    fn push(&mut self, rgba: &[u8], width: u32, height: u32) -> Result<(), ViewError> {
+    pub fn push(&mut self, rgba: &[u8], width: u32, height: u32) -> Result<(), ViewError> {
         let err = |m: String| ViewError::Write {
             path: self.path.display().to_string(),
             message: m,
@@ -254,7 +255,7 @@ impl GifWriter {
             .map_err(|e| err(e.to_string()))
     }
 
-    fn finish(self) -> Result<(), ViewError> {
+    pub fn finish(self) -> Result<(), ViewError> {
         let GifWriter { path, tmp, encoder } = self;
         // Dropping the encoder writes the GIF trailer and flushes the buffer.
         drop(encoder);

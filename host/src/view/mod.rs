@@ -5,6 +5,8 @@
 //! nearest-boid keys are `murmur_common::render`, shared with the kernels.
 
 pub mod cli;
+pub mod fluid;
+pub mod gfx;
 pub mod headless;
 pub mod panel;
 pub mod window;
@@ -44,8 +46,15 @@ pub enum ViewError {
          frames without one"
     )]
     NoDisplay(String),
+    #[error(
+        "no display to open a window on ({0}); `murmur fluid render SCENE.toml --frames K --out \
+         DIR` writes frames without one"
+    )]
+    NoFluidDisplay(String),
     #[error("the window's graphics failed: {0}")]
     Graphics(String),
     #[error(transparent)]
     Sim(#[from] SimError),
+    #[error(transparent)]
+    Fluid(#[from] crate::fluid::FluidError),
 }

@@ -5,21 +5,19 @@
 //! Controls: drag to orbit, wheel to zoom, space pause, `.` single step, `r` reset, `c` colour
 //! mode, Esc quit.
 
+use super::gfx::{no_display, one_line, Gfx};
 use super::panel::{Actions, Hud, Panel};
 use super::{default_style, headless, ViewError};
 use crate::flock::config::FlockConfig;
 use crate::flock::{FlockBackend, FlockState};
 use murmur_common::render::{Camera, ColourMode, BACKGROUND};
-use pixels::{Pixels, SurfaceTexture};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 use winit::application::ApplicationHandler;
-use winit::dpi::PhysicalSize;
 use winit::event::{ElementState, MouseButton, MouseScrollDelta, WindowEvent};
 use winit::event_loop::{ActiveEventLoop, EventLoop};
 use winit::keyboard::{Key, NamedKey};
-use winit::window::{Window, WindowId};
+use winit::window::WindowId;
 
 /// Orbit speed of a mouse drag.
 const RADIANS_PER_PIXEL: f32 = 0.005;
@@ -73,33 +71,6 @@ pub fn check_display() -> Result<(), ViewError> {
         return Err(ViewError::NoDisplay("DISPLAY is not set".into()));
     }
     Ok(())
-}
-
-fn one_line(e: &dyn std::fmt::Display) -> String {
-    e.to_string().replace('\n', " ")
-}
-
-/// winit's connection error without the source location it prefixes (`os error at
-/// .../winit-0.30.13/src/...rs:788: `), with the display it tried.
-fn no_display(e: &winit::error::EventLoopError) -> String {
-    let text = one_line(e);
-    let reason = text.rsplit_once(": ").map_or(text.as_str(), |(_, r)| r);
-    let display = std::env::var("DISPLAY").unwrap_or_default();
-    format!("DISPLAY={display}: {reason}")
-}
-
-/// The window, its pixel buffer and the egui layer, created on `resumed`.
-struct Gfx {
-    window: Arc<Window>,
-    pixels: Pixels<'static>,
-    egui: EguiLayer,
-}
-
-struct EguiLayer {
-    ctx: egui::Context,
-    state: egui_winit::State,
-    renderer: egui_wgpu::Renderer,
-    screen: egui_wgpu::ScreenDescriptor,
 }
 
 struct Watch {
@@ -167,47 +138,11 @@ impl App {
     }
 
     fn create(&mut self, event_loop: &ActiveEventLoop) -> Result<Gfx, ViewError> {
-        let gfx = |e: &dyn std::fmt::Display| ViewError::Graphics(one_line(e));
-        let attrs = Window::default_attributes()
-            .with_title("murmur flock")
-            .with_inner_size(PhysicalSize::new(self.size.0, self.size.1));
-        let window = Arc::new(event_loop.create_window(attrs).map_err(|e| gfx(&e))?);
-        let size = window.inner_size();
-        let (w, h) = (size.width.max(1), size.height.max(1));
-        let surface = SurfaceTexture::new(w, h, window.clone());
-        let pixels = Pixels::new(w, h, surface).map_err(|e| gfx(&e))?;
+        let gfx = Gfx::create(event_loop, "murmur flock", self.size)?;
+        let (w, h) = gfx.size();
         self.resize_frame(w, h);
-        let info = pixels.adapter().get_info();
-        self.hud.display = format!("{} ({:?})", info.name, info.backend);
-        let ctx = egui::Context::default();
-        let max_texture = pixels.device().limits().max_texture_dimension_2d as usize;
-        let state = egui_winit::State::new(
-            ctx.clone(),
-            egui::ViewportId::ROOT,
-            &window,
-            Some(window.scale_factor() as f32),
-            None,
-            Some(max_texture),
-        );
-        let renderer = egui_wgpu::Renderer::new(
-            pixels.device(),
-            pixels.render_texture_format(),
-            egui_wgpu::RendererOptions::default(),
-        );
-        let screen = egui_wgpu::ScreenDescriptor {
-            size_in_pixels: [w, h],
-            pixels_per_point: window.scale_factor() as f32,
-        };
-        Ok(Gfx {
-            window,
-            pixels,
-            egui: EguiLayer {
-                ctx,
-                state,
-                renderer,
-                screen,
-            },
-        })
+        self.hud.display = gfx.adapter.clone();
+        Ok(gfx)
     }
 
     fn resize_frame(&mut self, w: u32, h: u32) {
@@ -262,54 +197,9 @@ impl App {
         )?;
         self.hud.render_ms = t1.elapsed().as_secs_f64() * 1e3;
 
-        let egui = &mut gfx.egui;
-        let input = egui.state.take_egui_input(&gfx.window);
         let (panel, config, hud) = (&mut self.panel, &mut self.config, &self.hud);
         let mut actions = Actions::default();
-        let out = egui.ctx.run_ui(input, |ui| {
-            actions = panel.ui(ui.ctx(), config, hud);
-        });
-        egui.state
-            .handle_platform_output(&gfx.window, out.platform_output);
-        let jobs = egui.ctx.tessellate(out.shapes, out.pixels_per_point);
-        let textures = out.textures_delta;
-        let (renderer, screen) = (&mut egui.renderer, &egui.screen);
-        let t2 = Instant::now();
-        gfx.pixels
-            .render_with(|encoder, target, context| {
-                context.scaling_renderer.render(encoder, target);
-                for (id, delta) in &textures.set {
-                    renderer.update_texture(&context.device, &context.queue, *id, delta);
-                }
-                renderer.update_buffers(&context.device, &context.queue, encoder, &jobs, screen);
-                let mut pass = encoder
-                    .begin_render_pass(&pixels::wgpu::RenderPassDescriptor {
-                        label: Some("egui"),
-                        color_attachments: &[Some(pixels::wgpu::RenderPassColorAttachment {
-                            view: target,
-                            resolve_target: None,
-                            ops: pixels::wgpu::Operations {
-                                load: pixels::wgpu::LoadOp::Load,
-                                store: pixels::wgpu::StoreOp::Store,
-                            },
-                            depth_slice: None,
-                        })],
-                        depth_stencil_attachment: None,
-                        timestamp_writes: None,
-                        occlusion_query_set: None,
-                        multiview_mask: None,
-                    })
-                    .forget_lifetime();
-                renderer.render(&mut pass, &jobs, screen);
-                drop(pass);
-                for id in &textures.free {
-                    renderer.free_texture(id);
-                }
-                Ok(())
-            })
-            .map_err(|e| ViewError::Graphics(one_line(&e)))?;
-        self.hud.present_ms = t2.elapsed().as_secs_f64() * 1e3;
-        gfx.window.request_redraw();
+        self.hud.present_ms = gfx.present(|ctx| actions = panel.ui(ctx, config, hud))?;
 
         self.pending.settings |= actions.settings;
         self.pending.reset |= actions.reset;
@@ -437,23 +327,16 @@ impl ApplicationHandler for App {
         let Some(gfx) = self.gfx.as_mut() else {
             return;
         };
-        let consumed = gfx.egui.state.on_window_event(&gfx.window, &event).consumed;
+        let mut resized = None;
+        let consumed = match gfx.event(&event, &mut resized) {
+            Ok(c) => c,
+            Err(e) => return self.fail(event_loop, e),
+        };
+        if let Some((w, h)) = resized {
+            self.resize_frame(w, h);
+        }
         match event {
             WindowEvent::CloseRequested => event_loop.exit(),
-            WindowEvent::Resized(s) if s.width > 0 && s.height > 0 => {
-                let r = gfx
-                    .pixels
-                    .resize_surface(s.width, s.height)
-                    .and_then(|()| gfx.pixels.resize_buffer(s.width, s.height));
-                gfx.egui.screen.size_in_pixels = [s.width, s.height];
-                match r {
-                    Ok(()) => self.resize_frame(s.width, s.height),
-                    Err(e) => self.fail(event_loop, ViewError::Graphics(one_line(&e))),
-                }
-            }
-            WindowEvent::ScaleFactorChanged { scale_factor, .. } => {
-                gfx.egui.screen.pixels_per_point = scale_factor as f32;
-            }
             WindowEvent::RedrawRequested => {
                 if let Err(e) = self.frame(event_loop) {
                     self.fail(event_loop, e);

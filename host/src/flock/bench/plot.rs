@@ -48,7 +48,7 @@ fn log_key_points(lo: f64, hi: f64) -> Vec<f64> {
     points
 }
 
-fn register_font() {
+pub(crate) fn register_font() {
     // Registering twice is harmless; the first call wins.
     let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, FONT);
 }

@@ -41,6 +41,12 @@ pub struct SceneFile {
     pub health: HealthConfig,
     #[serde(default)]
     pub run: RunConfig,
+    /// The viewer's smoke: its sources and how it advects (`murmur fluid view | render`).
+    #[serde(default, skip_serializing_if = "SmokeConfig::is_default")]
+    pub smoke: SmokeConfig,
+    /// The viewer's defaults (`murmur fluid view | render`; the command line overrides them).
+    #[serde(default, skip_serializing_if = "ViewConfig::is_default")]
+    pub view: ViewConfig,
     /// Folder of the scene file: mesh paths are relative to it.
     #[serde(skip)]
     pub dir: PathBuf,
@@ -495,6 +501,98 @@ impl Default for RunConfig {
             output_every: None,
             check_every: 100,
         }
+    }
+}
+
+/// `[smoke]`: a passive scalar for the viewer, injected by its sources and carried by the flow.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SmokeConfig {
+    /// Steps between two advections (the advection's time step, in steps).
+    pub every: u32,
+    /// Seconds over which smoke away from the sources fades to half (0: never).
+    pub half_life: f64,
+    pub sources: Vec<SmokeSourceConfig>,
+}
+
+impl Default for SmokeConfig {
+    fn default() -> Self {
+        SmokeConfig {
+            every: crate::fluid::SmokeSetup::DEFAULT_EVERY,
+            half_life: 0.0,
+            sources: Vec::new(),
+        }
+    }
+}
+
+impl SmokeConfig {
+    fn is_default(&self) -> bool {
+        *self == SmokeConfig::default()
+    }
+}
+
+/// A smoke source, `{ type = ... }`; lengths in m, positions from the domain's origin.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum SmokeSourceConfig {
+    /// A ball.
+    Point {
+        position: [f64; 3],
+        radius: f64,
+        #[serde(default = "one")]
+        amount: f64,
+    },
+    /// A disc one cell thick across `normal`.
+    Disc {
+        position: [f64; 3],
+        normal: [f64; 3],
+        radius: f64,
+        #[serde(default = "one")]
+        amount: f64,
+    },
+    /// The first fluid layer behind an inlet face (`face`, default: the scene's first inlet):
+    /// the whole face, or with `spacing` dots of `radius` on a grid of that pitch (streaklines).
+    Inlet {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        face: Option<String>,
+        #[serde(default)]
+        spacing: f64,
+        #[serde(default)]
+        radius: f64,
+        #[serde(default = "one")]
+        amount: f64,
+    },
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// `[view]`: how `murmur fluid view` and `render` start.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ViewConfig {
+    /// `slice`, `volume` or `smoke`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub view: Option<murmur_common::render::fluid::ViewKind>,
+    /// What a slice or volume shows: `speed`, `ux`, `uy`, `uz`, `vorticity`, `q`, `pressure`,
+    /// `smoke`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quantity: Option<murmur_common::render::fluid::Quantity>,
+    /// The slice's axis: `x`, `y` or `z`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub axis: Option<char>,
+    /// The slice's position along its axis, m from the domain's origin.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at: Option<f64>,
+    /// The colour range, lattice units of the quantity.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub range: Option<[f64; 2]>,
+}
+
+impl ViewConfig {
+    fn is_default(&self) -> bool {
+        *self == ViewConfig::default()
     }
 }
 

@@ -1,0 +1,239 @@
+//! The fluid viewer's CPU twin: the stages of the `fluid_*` and `smoke_*` kernels over host
+//! buffers (rayon), calling the same `murmur_common::render::{fluid, smoke}` and
+//! `murmur_common::lbm::derived` functions, so that the CPU and the CUDA frames of the same
+//! state are the same bytes. `CpuFluid` draws through it; the tests drive it on known fields.
+
+use super::{check_frame, RasterError};
+use murmur_common::lbm::derived::{curl, q_criterion, velocity_gradient};
+use murmur_common::lbm::Lattice;
+use murmur_common::math::sqrt;
+use murmur_common::render::fluid::{self, FluidFrame, Quantity, ViewKind, Volumes};
+use murmur_common::render::smoke::{self, SmokeParams, SmokeSource};
+use murmur_common::render::EMPTY_KEY;
+use murmur_common::{DevSlice, Vec3};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Cells per rayon task.
+const CHUNK: usize = 4096;
+
+/// Views over host buffers that rayon tasks share: they only read them, and each task writes
+/// its own elements of the output.
+#[derive(Clone, Copy)]
+struct Shared<A>(A);
+// SAFETY: see above; the buffers outlive the parallel loop that uses the views.
+unsafe impl<A> Send for Shared<A> {}
+unsafe impl<A> Sync for Shared<A> {}
+
+fn view<T>(v: &[T]) -> DevSlice<T> {
+    // SAFETY: the slice's memory, for as long as the caller keeps it borrowed.
+    unsafe { DevSlice::from_raw(v.as_ptr(), v.len() as u64) }
+}
+
+/// What a frame is drawn from: the state's fields and cell bytes, the smoke (if any) and the
+/// solids' sample positions (lattice coordinates).
+pub struct FrameInput<'a> {
+    pub fields: &'a [f32],
+    pub flags: &'a [u8],
+    pub smoke: &'a [f32],
+    pub solids: &'a [[f32; 3]],
+    /// Radius of a solid sample's disc, cells.
+    pub solid_radius: f32,
+}
+
+/// Stage `fluid_derived`: `[|curl u|; n] ++ [Q; n]` of `fields` (lattice units).
+pub fn derived(l: Lattice, periodic: [bool; 3], fields: &[f32], flags: &[u8], out: &mut [f32]) {
+    let n = l.cells();
+    let (w, q) = out.split_at_mut(n);
+    w.par_iter_mut()
+        .zip(q.par_iter_mut())
+        .enumerate()
+        .with_min_len(CHUNK)
+        .for_each(|(cell, (w, q))| {
+            let u = |c: usize| [fields[n + c], fields[2 * n + c], fields[3 * n + c]];
+            (*w, *q) = match velocity_gradient(&l, periodic, cell, |c| flags[c], u) {
+                Some(g) => {
+                    let v = curl(&g);
+                    (
+                        sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]),
+                        q_criterion(&g),
+                    )
+                }
+                None => (0.0, 0.0),
+            };
+        });
+}
+
+/// Stage `smoke_light`: the light transmittance of every cell, column by column.
+pub fn light(l: Lattice, sigma: f32, smoke: &[f32], out: &mut [f32]) {
+    let (nx, nz) = (l.nx as usize, l.nz as usize);
+    let out_ptr = Shared(out.as_mut_ptr());
+    let s = Shared(view(smoke));
+    (0..nx * nz).into_par_iter().for_each(|i| {
+        let (s, out) = (&s, &out_ptr);
+        let (x, z) = ((i % nx) as u32, (i / nx) as u32);
+        // SAFETY: `smoke` and `out` hold the lattice; each column writes only its own cells.
+        unsafe { fluid::light_column(&l, x, z, sigma, &s.0, |c, t| *out.0.add(c) = t) };
+    });
+}
+
+/// The smoke on the host: the density, BFECC's forward step (then the next density) and its
+/// compensated field, and the sources.
+#[derive(Clone, Debug, Default)]
+pub struct CpuSmoke {
+    pub s: Vec<f32>,
+    hat: Vec<f32>,
+    e: Vec<f32>,
+    pub sources: Vec<SmokeSource>,
+}
+
+impl CpuSmoke {
+    /// No smoke yet in a lattice of `cells` cells.
+    pub fn new(cells: usize, sources: Vec<SmokeSource>) -> CpuSmoke {
+        CpuSmoke {
+            s: vec![0.0; cells],
+            hat: vec![0.0; cells],
+            e: vec![0.0; cells],
+            sources,
+        }
+    }
+
+    /// One advection (`smoke_forward`, `smoke_backward`, `smoke_correct`) by the velocity of
+    /// `fields`.
+    pub fn advect(&mut self, p: &SmokeParams, fields: &[f32], flags: &[u8]) {
+        let n = p.lattice.cells();
+        assert!(fields.len() == 4 * n && flags.len() == n && self.s.len() == n);
+        let p = SmokeParams {
+            sources: self.sources.len() as u32,
+            ..*p
+        };
+        let a = Shared((view(fields), view(flags), view(&self.s)));
+        self.hat
+            .par_iter_mut()
+            .enumerate()
+            .with_min_len(CHUNK)
+            .for_each(|(cell, out)| {
+                let a = &a;
+                let (fields, flags, s) = &a.0;
+                // SAFETY: the buffers hold the lattice (checked above).
+                *out = unsafe { smoke::forward(&p, fields, flags, s, cell) };
+            });
+        let b = Shared((view(fields), view(flags), view(&self.s), view(&self.hat)));
+        self.e
+            .par_iter_mut()
+            .enumerate()
+            .with_min_len(CHUNK)
+            .for_each(|(cell, out)| {
+                let b = &b;
+                let (fields, flags, s, hat) = &b.0;
+                // SAFETY: as above.
+                *out = unsafe { smoke::backward(&p, fields, flags, s, hat, cell) };
+            });
+        let c = Shared((
+            view(fields),
+            view(flags),
+            view(&self.sources),
+            view(&self.s),
+            view(&self.e),
+        ));
+        self.hat
+            .par_iter_mut()
+            .enumerate()
+            .with_min_len(CHUNK)
+            .for_each(|(cell, out)| {
+                let c = &c;
+                let (fields, flags, sources, s, e) = &c.0;
+                // SAFETY: as above; `sources` holds `p.sources` entries.
+                *out = unsafe { smoke::correct(&p, fields, flags, sources, s, e, cell) };
+            });
+        std::mem::swap(&mut self.s, &mut self.hat);
+    }
+}
+
+/// The per-pixel keys and the lattice-sized scratch of the CPU frames, kept between frames.
+#[derive(Default)]
+pub struct CpuFluidRaster {
+    keys: Vec<AtomicU64>,
+    derived: Vec<f32>,
+    light: Vec<f32>,
+}
+
+impl CpuFluidRaster {
+    /// Draws `frame` of `input` into `rgba` (`width * height * 4` bytes).
+    pub fn draw(
+        &mut self,
+        frame: &FluidFrame,
+        input: &FrameInput<'_>,
+        rgba: &mut [u8],
+    ) -> Result<(), RasterError> {
+        let v = &frame.view;
+        check_frame(v, rgba)?;
+        let l = frame.lattice;
+        let n = l.cells();
+        if input.fields.len() != 4 * n || input.flags.len() != n {
+            return Err(RasterError::Lengths {
+                pos: input.fields.len() / 4,
+                vel: input.flags.len(),
+            });
+        }
+        let kind = frame.kind;
+        let q = Quantity::from_u32(frame.quantity);
+        let smoke_view = kind == ViewKind::Smoke as u32 || q == Quantity::Smoke;
+        let zeros;
+        let smoke = if input.smoke.len() == n {
+            input.smoke
+        } else {
+            zeros = vec![0.0f32; if smoke_view { n } else { 0 }];
+            &zeros[..]
+        };
+        // Stage `fluid_derived`, when the frame shows vorticity or Q.
+        if kind != ViewKind::Smoke as u32 && q.derived() {
+            self.derived.resize(2 * n, 0.0);
+            derived(
+                l,
+                crate::fluid::derived::LATTICE_PERIODIC,
+                input.fields,
+                input.flags,
+                &mut self.derived,
+            );
+        }
+        // Stage `smoke_light`.
+        if kind == ViewKind::Smoke as u32 {
+            self.light.resize(n, 0.0);
+            light(l, frame.sigma, smoke, &mut self.light);
+        }
+        let pixels = v.width as usize * v.height as usize;
+        if self.keys.len() != pixels {
+            self.keys = (0..pixels).map(|_| AtomicU64::new(EMPTY_KEY)).collect();
+        }
+        let keys = &self.keys;
+        // Stages `render_clear` and `fluid_splat` (order-independent minimum).
+        keys.par_iter()
+            .for_each(|k| k.store(EMPTY_KEY, Ordering::Relaxed));
+        input.solids.par_iter().for_each(|p| {
+            fluid::splat_solid(v, Vec3::from_array(*p), input.solid_radius, |pixel, key| {
+                keys[pixel as usize].fetch_min(key, Ordering::Relaxed);
+            })
+        });
+        // Stage `fluid_shade`.
+        let vol = Shared(Volumes {
+            fields: view(input.fields),
+            derived: view(&self.derived),
+            smoke: view(smoke),
+            light: view(&self.light),
+            flags: view(input.flags),
+        });
+        let w = v.width as usize;
+        rgba.par_chunks_exact_mut(4)
+            .zip(keys.par_iter())
+            .enumerate()
+            .for_each(|(i, (px, k))| {
+                let vol = &vol;
+                let (x, y) = ((i % w) as u32, (i / w) as u32);
+                // SAFETY: every view the frame reads holds the lattice (checked and sized above).
+                let c = unsafe { fluid::shade(frame, &vol.0, x, y, k.load(Ordering::Relaxed)) };
+                px.copy_from_slice(&c.to_le_bytes());
+            });
+        Ok(())
+    }
+}

@@ -1,0 +1,258 @@
+//! The fluid viewer on the GPU: the smoke's advection (`smoke_forward`, `smoke_backward`,
+//! `smoke_correct`) and a
+//! frame's stages (`fluid_derived`, `smoke_light`, `render_clear`, `fluid_splat`, `fluid_shade`)
+//! on a CUDA lattice's own fields buffer, then one copy of the `RGBA8` frame back.
+
+use crate::gpu::{DriverContext, Gpu, GpuError, Shape};
+use cudarc::driver::CudaSlice;
+use murmur_common::render::abi::{
+    FluidDerived, FluidShade, FluidSplat, RenderClear, SmokeBackward, SmokeCorrect, SmokeForward,
+    SmokeLight, PIXEL_BLOCK,
+};
+use murmur_common::render::fluid::{FluidFrame, Quantity, ViewKind, Volumes};
+use murmur_common::render::smoke::{SmokeParams, SmokeSource};
+use murmur_common::DevSlice;
+
+/// Threads per block of the per-cell and per-sample kernels.
+const BLOCK: u32 = 128;
+
+/// The smoke on the GPU: density, BFECC's forward step (then the next density) and its
+/// compensated field, the sources.
+pub struct CudaSmoke {
+    s: CudaSlice<f32>,
+    hat: CudaSlice<f32>,
+    e: CudaSlice<f32>,
+    sources: CudaSlice<SmokeSource>,
+    count: u32,
+}
+
+impl CudaSmoke {
+    /// No smoke yet in a lattice of `cells` cells (12 bytes per cell).
+    pub fn new(gpu: &Gpu, cells: usize, sources: &[SmokeSource]) -> Result<CudaSmoke, GpuError> {
+        gpu.check_fits("the smoke (12 bytes per cell)", 12 * cells as u64)?;
+        // One dummy source keeps the buffer non-empty.
+        let upload = if sources.is_empty() {
+            vec![SmokeSource::default()]
+        } else {
+            sources.to_vec()
+        };
+        Ok(CudaSmoke {
+            s: gpu.zeros(cells)?,
+            hat: gpu.zeros(cells)?,
+            e: gpu.zeros(cells)?,
+            sources: gpu.upload(&upload)?,
+            count: sources.len() as u32,
+        })
+    }
+
+    /// One advection by the velocity of `fields` (`4 n` values on the device).
+    pub fn advect(
+        &mut self,
+        gpu: &Gpu,
+        p: &SmokeParams,
+        fields: &CudaSlice<f32>,
+        flags: &CudaSlice<u8>,
+    ) -> Result<(), GpuError> {
+        let p = SmokeParams {
+            sources: self.count,
+            ..*p
+        };
+        let cells = Shape::per_item(p.lattice.cells() as u64, BLOCK);
+        let mut l = gpu.launch();
+        let a = SmokeForward {
+            p,
+            fields: l.read(fields),
+            flags: l.read(flags),
+            s: l.read(&self.s),
+            s_hat: l.write(&mut self.hat),
+        };
+        // SAFETY: one thread per cell; the buffers hold the lattice.
+        unsafe { l.run(a, cells) }?;
+        let mut l = gpu.launch();
+        let a = SmokeBackward {
+            p,
+            fields: l.read(fields),
+            flags: l.read(flags),
+            s: l.read(&self.s),
+            s_hat: l.read(&self.hat),
+            e: l.write(&mut self.e),
+        };
+        // SAFETY: as above.
+        unsafe { l.run(a, cells) }?;
+        let mut l = gpu.launch();
+        let a = SmokeCorrect {
+            p,
+            fields: l.read(fields),
+            flags: l.read(flags),
+            sources: l.read(&self.sources),
+            s: l.read(&self.s),
+            e: l.read(&self.e),
+            s_new: l.write(&mut self.hat),
+        };
+        // SAFETY: as above; `sources` holds `p.sources` entries (at least one).
+        unsafe { l.run(a, cells) }?;
+        std::mem::swap(&mut self.s, &mut self.hat);
+        Ok(())
+    }
+
+    /// The density on the device.
+    pub fn density(&self) -> &CudaSlice<f32> {
+        &self.s
+    }
+}
+
+/// The frame's buffers on the GPU, allocated on first use (pixel buffers per frame size).
+#[derive(Default)]
+pub struct CudaFluidRaster {
+    keys: Option<CudaSlice<u64>>,
+    rgba: Option<CudaSlice<u8>>,
+    derived: Option<CudaSlice<f32>>,
+    light: Option<CudaSlice<f32>>,
+    /// A one-value stand-in for the buffers a frame does not read.
+    dummy: Option<CudaSlice<f32>>,
+    solids: Option<CudaSlice<[f32; 3]>>,
+}
+
+/// What a frame is drawn from on the device.
+pub struct DeviceInput<'a> {
+    pub fields: &'a CudaSlice<f32>,
+    pub flags: &'a CudaSlice<u8>,
+    pub smoke: Option<&'a CudaSlice<f32>>,
+    /// Solid sample positions (lattice coordinates), uploaded per frame.
+    pub solids: &'a [[f32; 3]],
+    pub solid_radius: f32,
+}
+
+impl CudaFluidRaster {
+    /// Draws `frame` into `rgba` (`width * height * 4` bytes, checked by the caller) and waits
+    /// for the copy.
+    pub fn draw(
+        &mut self,
+        gpu: &Gpu,
+        frame: &FluidFrame,
+        input: &DeviceInput<'_>,
+        rgba: &mut [u8],
+    ) -> Result<(), GpuError> {
+        let l = frame.lattice;
+        let n = l.cells();
+        let pixels = frame.view.width as usize * frame.view.height as usize;
+        if self.keys.as_ref().is_none_or(|k| k.len() != pixels) {
+            self.keys = None;
+            self.rgba = None;
+            gpu.check_fits("the frame (12 bytes per pixel)", 12 * pixels as u64)?;
+            self.keys = Some(gpu.zeros(pixels)?);
+            self.rgba = Some(gpu.zeros(4 * pixels)?);
+        }
+        if self.dummy.is_none() {
+            self.dummy = Some(gpu.zeros(1)?);
+        }
+        let q = Quantity::from_u32(frame.quantity);
+        let smoke_kind = frame.kind == ViewKind::Smoke as u32;
+        let needs_smoke = smoke_kind || (q == Quantity::Smoke);
+        let zero_smoke;
+        let smoke = match input.smoke {
+            Some(s) => Some(s),
+            None if needs_smoke => {
+                zero_smoke = gpu.zeros::<f32>(n)?;
+                Some(&zero_smoke)
+            }
+            None => None,
+        };
+        if !smoke_kind && q.derived() {
+            if self.derived.as_ref().is_none_or(|b| b.len() != 2 * n) {
+                self.derived = None;
+                gpu.check_fits("the derived fields (8 bytes per cell)", 8 * n as u64)?;
+                self.derived = Some(gpu.zeros(2 * n)?);
+            }
+            let Some(derived) = self.derived.as_mut() else {
+                unreachable!("allocated above")
+            };
+            let mut la = gpu.launch();
+            let a = FluidDerived {
+                lattice: l,
+                periodic: 0b111,
+                fields: la.read(input.fields),
+                flags: la.read(input.flags),
+                derived: la.write(derived),
+            };
+            // SAFETY: one thread per cell; fields hold 4 n values, derived 2 n.
+            unsafe { la.run(a, Shape::per_item(n as u64, BLOCK)) }?;
+        }
+        if smoke_kind {
+            if self.light.as_ref().is_none_or(|b| b.len() != n) {
+                self.light = None;
+                gpu.check_fits("the light volume (4 bytes per cell)", 4 * n as u64)?;
+                self.light = Some(gpu.zeros(n)?);
+            }
+            let (Some(light), Some(smoke)) = (self.light.as_mut(), smoke) else {
+                unreachable!("allocated above")
+            };
+            let mut la = gpu.launch();
+            let a = SmokeLight {
+                lattice: l,
+                sigma: frame.sigma,
+                smoke: la.read(smoke),
+                light: la.write(light),
+            };
+            // SAFETY: one thread per (x, z) column of the lattice.
+            unsafe { la.run(a, Shape::per_item(l.nx as u64 * l.nz as u64, BLOCK)) }?;
+        }
+        // Solid samples.
+        let count = input.solids.len();
+        if count > 0 && self.solids.as_ref().is_none_or(|b| b.len() < count) {
+            self.solids = Some(gpu.zeros(count)?);
+        }
+        let (Some(keys), Some(out), Some(dummy)) =
+            (self.keys.as_mut(), self.rgba.as_mut(), self.dummy.as_ref())
+        else {
+            unreachable!("allocated above")
+        };
+        let per_pixel = Shape::per_item(pixels as u64, PIXEL_BLOCK);
+        let mut la = gpu.launch();
+        let a = RenderClear {
+            frame: la.write(keys),
+        };
+        // SAFETY: one thread per key.
+        unsafe { la.run(a, per_pixel) }?;
+        if let Some(buf) = self.solids.as_mut().filter(|_| count > 0) {
+            let mut view = buf.slice_mut(0..count);
+            gpu.stream
+                .memcpy_htod(input.solids, &mut view)
+                .ctx("uploading the solids' samples")?;
+            let mut la = gpu.launch();
+            let a = FluidSplat {
+                n: count as u32,
+                radius: input.solid_radius,
+                view: frame.view,
+                pos: la.read_cast(buf),
+                frame: la.write(keys),
+            };
+            // SAFETY: one thread per sample of the first `count`; pixels stay inside the frame.
+            unsafe { la.run(a, Shape::per_item(count as u64, BLOCK)) }?;
+        }
+        let mut la = gpu.launch();
+        let or_dummy = |la: &mut crate::gpu::Launch<'_>,
+                        b: Option<&CudaSlice<f32>>|
+         -> DevSlice<f32> { la.read(b.unwrap_or(dummy)) };
+        let volumes = Volumes {
+            fields: la.read(input.fields),
+            derived: or_dummy(&mut la, self.derived.as_ref().filter(|_| q.derived())),
+            smoke: or_dummy(&mut la, smoke),
+            light: or_dummy(&mut la, self.light.as_ref().filter(|_| smoke_kind)),
+            flags: la.read(input.flags),
+        };
+        let a = FluidShade {
+            frame: *frame,
+            volumes,
+            keys: la.read(keys),
+            rgba: la.write_as::<u32>(out),
+        };
+        // SAFETY: one thread per pixel; every volume the frame reads holds the lattice (the
+        // dummies stand in only for those its kind and quantity never read).
+        unsafe { la.run(a, per_pixel) }?;
+        gpu.stream
+            .memcpy_dtoh(out, rgba)
+            .ctx("copying the frame from the GPU")?;
+        Ok(())
+    }
+}

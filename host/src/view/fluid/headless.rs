@@ -1,0 +1,394 @@
+//! `murmur fluid render`: fluid frames without a display. The lattice steps (with the scene's
+//! inlet ramp and the smoke's advection every `smoke.every` steps), the backend draws each frame
+//! where its lattice lives (`FluidBackend::render_into`), the host adds the colour bar and the
+//! labels, and the frames become numbered PNG files and, optionally, one animated GIF (the
+//! flock's writers, `crate::view::headless`). With `--compare` one frame holds three panes, the
+//! same scene under BGK, RM-MRT and ACM-MRT; a pane whose flow leaves its bounds keeps its last
+//! frame, dimmed, and says at which step its model gave up. Timing separates the simulation, the
+//! smoke's advection, drawing and copying, and encoding.
+
+use super::{colour_bar, scaled, text, upscale, Look, SOLID_RADIUS};
+use crate::fluid::scene::Scene;
+use crate::fluid::{FluidBackend, FluidError, SmokeSetup};
+use crate::view::headless::{check_size, write_png, GifWriter};
+use crate::view::ViewError;
+use murmur_common::lbm::boundary::inlet_scale;
+use murmur_common::lbm::health::Bounds;
+use murmur_common::render::fluid::ViewKind;
+use murmur_common::render::BACKGROUND;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// What to render and where.
+#[derive(Clone, Debug)]
+pub struct FluidRenderOptions {
+    /// Number of frames (at least 1).
+    pub frames: u32,
+    /// Simulation steps before each frame (at least 1).
+    pub every: u32,
+    pub width: u32,
+    pub height: u32,
+    /// Folder of `frame_00000.png`, ...; created when missing.
+    pub out: PathBuf,
+    pub gif: Option<PathBuf>,
+    pub look: Look,
+    /// Camera turn about the vertical axis per frame, degrees.
+    pub spin_deg: f32,
+    /// Each pane is drawn at `1 / downsample` of its size and scaled up.
+    pub downsample: u32,
+    /// Steps run before frame 0 (not drawn).
+    pub skip: u64,
+    pub progress: bool,
+}
+
+impl FluidRenderOptions {
+    /// Checks the options and creates the output folder, before anything runs.
+    pub fn prepare(&self) -> Result<(), ViewError> {
+        if self.frames == 0 {
+            return Err(ViewError::Options("--frames must be at least 1".into()));
+        }
+        if self.every == 0 {
+            return Err(ViewError::Options("--every must be at least 1".into()));
+        }
+        if !(1..=16).contains(&self.downsample) {
+            return Err(ViewError::Options(format!(
+                "--downsample must be 1 to 16, got {}",
+                self.downsample
+            )));
+        }
+        check_size(self.width, self.height)?;
+        if !self.spin_deg.is_finite() {
+            return Err(ViewError::Options("--spin must be a finite number".into()));
+        }
+        std::fs::create_dir_all(&self.out).map_err(|source| ViewError::OutDir {
+            path: self.out.display().to_string(),
+            source,
+        })?;
+        if let Some(gif) = &self.gif {
+            crate::atomic_file::check_writable_parent(gif).map_err(|e| ViewError::Write {
+                path: gif.display().to_string(),
+                message: e.to_string(),
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// One simulation drawn into one pane of the frame.
+pub struct Pane {
+    pub backend: Box<dyn FluidBackend>,
+    /// Shown in the pane's corner (the model's name in a comparison).
+    pub label: String,
+    /// Why the pane stopped (its model gave up), if it did.
+    pub failed: Option<String>,
+    /// The pane's last frame (kept when it stops).
+    last: Vec<u8>,
+}
+
+impl Pane {
+    pub fn new(backend: Box<dyn FluidBackend>, label: String) -> Pane {
+        Pane {
+            backend,
+            label,
+            failed: None,
+            last: Vec::new(),
+        }
+    }
+}
+
+/// How the panes step: the inlet ramp (steps), an extra factor on the inlet velocity, the
+/// smoke, and the health bounds checked once per frame.
+#[derive(Clone, Debug)]
+pub struct Stepping {
+    pub ramp: f64,
+    pub inlet_factor: f32,
+    pub smoke: SmokeSetup,
+    pub health: Bounds,
+}
+
+impl Stepping {
+    pub fn of(scene: &Scene) -> Result<Stepping, FluidError> {
+        Ok(Stepping {
+            ramp: scene.inlet_ramp_steps,
+            inlet_factor: 1.0,
+            smoke: super::smoke_setup(scene)?,
+            health: Bounds {
+                max_density_deviation: scene.health.max_density_deviation as f32,
+                max_mach: scene.health.max_mach as f32,
+            },
+        })
+    }
+
+    /// `steps` steps of `b`, advecting the smoke on every `smoke.every`-th step; returns the
+    /// wall time spent advecting (the device is waited for around each advection).
+    pub fn advance(&self, b: &mut dyn FluidBackend, steps: u64) -> Result<Duration, FluidError> {
+        let mut smoke = Duration::ZERO;
+        for _ in 0..steps {
+            let step = b.step_count() + 1;
+            b.set_inlet_scale(inlet_scale(step, self.ramp) as f32 * self.inlet_factor);
+            b.step()?;
+            if !self.smoke.sources.is_empty() && step.is_multiple_of(self.smoke.every as u64) {
+                b.synchronize()?;
+                let t = Instant::now();
+                b.advect_smoke(&self.smoke)?;
+                b.synchronize()?;
+                smoke += t.elapsed();
+            }
+        }
+        Ok(smoke)
+    }
+
+    /// Advances a pane (unless it stopped) and checks its health; a model that gives up marks
+    /// the pane instead of failing the render when `tolerate` (a comparison).
+    pub fn advance_pane(
+        &self,
+        p: &mut Pane,
+        steps: u64,
+        tolerate: bool,
+    ) -> Result<Duration, FluidError> {
+        if p.failed.is_some() {
+            return Ok(Duration::ZERO);
+        }
+        let r = self.advance(p.backend.as_mut(), steps).and_then(|d| {
+            match p.backend.health(&self.health)?.and_then(|r| r.first_bad) {
+                Some(_) => Err(FluidError::Invalid(format!(
+                    "left its bounds by step {}",
+                    p.backend.step_count()
+                ))),
+                None => Ok(d),
+            }
+        });
+        match r {
+            Ok(d) => Ok(d),
+            Err(e) if tolerate => {
+                let msg = match e {
+                    FluidError::Invalid(m) => m,
+                    e => e.to_string(),
+                };
+                p.failed = Some(format!("{}: gave up ({msg})", p.label));
+                Ok(Duration::ZERO)
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Draws every pane side by side into `rgba` (`width x height`): pane `i` of `k` spans columns
+/// `i w / k .. (i + 1) w / k`, drawn at `1 / downsample` and scaled up; labels and the colour
+/// bar on top. `look` and the camera's angles are shared; each pane frames its own size.
+#[allow(clippy::too_many_arguments)]
+pub fn draw_panes(
+    panes: &mut [Pane],
+    scene: &Scene,
+    look: &Look,
+    yaw_offset: f32,
+    width: u32,
+    height: u32,
+    downsample: u32,
+    rgba: &mut [u8],
+) -> Result<(), FluidError> {
+    let k = panes.len() as u32;
+    let l = scene.setup.lattice();
+    let range = look.range_for(scene);
+    for (i, p) in panes.iter_mut().enumerate() {
+        let x0 = i as u32 * width / k;
+        let pw = (i as u32 + 1) * width / k - x0;
+        let (sw, sh) = scaled(pw, height, downsample);
+        let mut pane = vec![0u8; (pw * height * 4) as usize];
+        if p.failed.is_none() {
+            let mut cam = look.camera(l, sw, sh);
+            cam.yaw += yaw_offset;
+            let frame = look.frame(&cam, l, range, BACKGROUND);
+            let mut small = vec![0u8; (sw * sh * 4) as usize];
+            p.backend.render_into(&frame, SOLID_RADIUS, &mut small)?;
+            if downsample == 1 {
+                pane = small;
+            } else {
+                upscale(&small, sw, downsample, &mut pane, pw, height);
+            }
+            p.last.clone_from(&pane);
+        } else if p.last.len() == pane.len() {
+            // The last good frame, dimmed.
+            for (d, s) in pane.chunks_exact_mut(4).zip(p.last.chunks_exact(4)) {
+                d.copy_from_slice(&[s[0] / 3, s[1] / 3, s[2] / 3, 255]);
+            }
+        } else {
+            for d in pane.chunks_exact_mut(4) {
+                d.copy_from_slice(&BACKGROUND.to_le_bytes());
+            }
+        }
+        if k > 1 {
+            text(&mut pane, pw, height, 8, 6, &p.label);
+            if let Some(m) = &p.failed {
+                text(&mut pane, pw, height, 8, 24, m);
+            }
+        }
+        for y in 0..height {
+            let (s, d) = ((y * pw * 4) as usize, ((y * width + x0) * 4) as usize);
+            rgba[d..d + (pw * 4) as usize].copy_from_slice(&pane[s..s + (pw * 4) as usize]);
+        }
+    }
+    if look.kind != ViewKind::Smoke {
+        let unit = match look.quantity {
+            murmur_common::render::fluid::Quantity::Vorticity => " (1/step)",
+            murmur_common::render::fluid::Quantity::Q => " (1/step^2)",
+            murmur_common::render::fluid::Quantity::Smoke => "",
+            _ => " (lattice units)",
+        };
+        let label = format!("{}{unit}", look.quantity.name());
+        colour_bar(rgba, width, height, look.map(), range.0, range.1, &label);
+    }
+    Ok(())
+}
+
+/// Figures of a headless fluid render.
+#[derive(Clone, Debug)]
+pub struct FluidRenderReport {
+    pub frames: u32,
+    pub steps_per_frame: u32,
+    /// Wall time of the steps between two frames (all panes), without the smoke.
+    pub sim_ms_per_frame: f64,
+    /// GPU time per step from CUDA events (first pane; None on the CPU).
+    pub gpu_ms_per_step: Option<f64>,
+    /// Wall time of one smoke advection (first pane), and the steps between two.
+    pub smoke_ms: Option<f64>,
+    pub smoke_every: u32,
+    /// Wall time per frame of drawing (fields, derived, light, splats, shading) and copying.
+    pub render_ms_per_frame: f64,
+    pub write_ms_per_frame: f64,
+    /// The panes that gave up.
+    pub failed: Vec<String>,
+}
+
+impl FluidRenderReport {
+    pub fn summary(&self, what: &str, out: &std::path::Path) -> String {
+        let mut s = format!(
+            "rendered {} frames ({what}) into {}\nper frame: ",
+            self.frames,
+            out.display()
+        );
+        let step_ms = self.sim_ms_per_frame / self.steps_per_frame as f64;
+        if self.frames > 1 {
+            s += &format!(
+                "simulation {:.3} ms ({} steps, {step_ms:.4} ms/step wall",
+                self.sim_ms_per_frame, self.steps_per_frame
+            );
+            if let Some(g) = self.gpu_ms_per_step {
+                s += &format!(", {g:.4} ms/step GPU events");
+            }
+            s += "), ";
+        } else {
+            s += "no simulation (one frame: the initial state), ";
+        }
+        s += &format!(
+            "render+copy {:.3} ms, encode+write {:.3} ms",
+            self.render_ms_per_frame, self.write_ms_per_frame
+        );
+        if let Some(a) = self.smoke_ms {
+            let per_step = a / self.smoke_every as f64;
+            let base = self.gpu_ms_per_step.unwrap_or(step_ms);
+            s += &format!(
+                "\nsmoke: {a:.4} ms per advection (fields + BFECC) every {} steps = {per_step:.4} \
+                 ms per step, {:.1} % of a step ({base:.4} ms)",
+                self.smoke_every,
+                100.0 * per_step / base.max(1e-12)
+            );
+        }
+        for f in &self.failed {
+            s += &format!("\n{f}");
+        }
+        s
+    }
+}
+
+/// Writes `opts.frames` frames of `panes` side by side; frame `k` shows the state after `skip +
+/// k * every` steps. Call [`FluidRenderOptions::prepare`] first.
+pub fn render(
+    panes: &mut [Pane],
+    scene: &Scene,
+    stepping: &Stepping,
+    opts: &FluidRenderOptions,
+) -> Result<FluidRenderReport, ViewError> {
+    let tolerate = panes.len() > 1;
+    let mut rgba = vec![0u8; opts.width as usize * opts.height as usize * 4];
+    let mut gif = match &opts.gif {
+        Some(path) => Some(GifWriter::create(path)?),
+        None => None,
+    };
+    let (mut sim, mut smoke, mut draw, mut write) = (
+        Duration::ZERO,
+        Duration::ZERO,
+        Duration::ZERO,
+        Duration::ZERO,
+    );
+    let mut advections = 0u64;
+    let bar = crate::backend::progress_bar(opts.frames as u64, "frame", opts.progress);
+    for p in panes.iter_mut() {
+        stepping.advance_pane(p, opts.skip, tolerate)?;
+        p.backend.reset_times();
+    }
+    let every_smoke = stepping.smoke.every as u64;
+    for k in 0..opts.frames {
+        let t0 = Instant::now();
+        let mut smoke_here = Duration::ZERO;
+        if k > 0 {
+            for (i, p) in panes.iter_mut().enumerate() {
+                let before = p.backend.step_count();
+                let d = stepping.advance_pane(p, opts.every as u64, tolerate)?;
+                if i == 0 {
+                    smoke += d;
+                    let after = p.backend.step_count();
+                    if !stepping.smoke.sources.is_empty() {
+                        advections += after / every_smoke - before / every_smoke;
+                    }
+                }
+                smoke_here += d;
+            }
+        }
+        for p in panes.iter_mut().filter(|p| p.failed.is_none()) {
+            p.backend.synchronize()?;
+        }
+        let t1 = Instant::now();
+        let yaw = (k as f32 * opts.spin_deg).to_radians();
+        draw_panes(
+            panes,
+            scene,
+            &opts.look,
+            yaw,
+            opts.width,
+            opts.height,
+            opts.downsample,
+            &mut rgba,
+        )?;
+        let t2 = Instant::now();
+        let path = opts.out.join(format!("frame_{k:05}.png"));
+        write_png(&path, &rgba, opts.width, opts.height)?;
+        if let Some(g) = gif.as_mut() {
+            g.push(&rgba, opts.width, opts.height)?;
+        }
+        let t3 = Instant::now();
+        if k > 0 {
+            sim += (t1 - t0).saturating_sub(smoke_here);
+        }
+        draw += t2 - t1;
+        write += t3 - t2;
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    if let Some(g) = gif {
+        g.finish()?;
+    }
+    let per_frame = |d: Duration| d.as_secs_f64() * 1e3 / opts.frames as f64;
+    let stepped = (opts.frames - 1).max(1) as f64;
+    Ok(FluidRenderReport {
+        frames: opts.frames,
+        steps_per_frame: opts.every,
+        sim_ms_per_frame: sim.as_secs_f64() * 1e3 / stepped,
+        gpu_ms_per_step: panes[0].backend.gpu_ms_per_step(),
+        smoke_ms: (advections > 0).then(|| smoke.as_secs_f64() * 1e3 / advections as f64),
+        smoke_every: stepping.smoke.every,
+        render_ms_per_frame: per_frame(draw),
+        write_ms_per_frame: per_frame(write),
+        failed: panes.iter().filter_map(|p| p.failed.clone()).collect(),
+    })
+}

@@ -1,0 +1,444 @@
+//! `murmur fluid view`: the fluid in a window (the flock viewer's stack, `crate::view::gfx`), one
+//! frame per redraw: poll the scene file, step (inlet ramp, smoke advection), check the flow's
+//! health, draw the frame where the lattice lives (`FluidBackend::render_into`, on the CPU at a
+//! reduced resolution for large lattices), add the colour bar, draw the HUD and the panel over
+//! it, present, apply what the panel changed.
+//!
+//! Controls: drag to orbit, wheel to zoom, space pause, `.` single step, `r` reset, `v` next
+//! view, Esc quit.
+
+use super::headless::Stepping;
+use super::panel::{Actions, Hud, Panel};
+use super::{colour_bar, cpu_downsample, scaled, upscale, Look, SOLID_RADIUS};
+use crate::backend::BackendChoice;
+use crate::fluid::scene::Scene;
+use crate::fluid::FluidBackend;
+use crate::view::gfx::{no_display, one_line, Gfx};
+use crate::view::ViewError;
+use murmur_common::lbm::Rates;
+use murmur_common::render::fluid::ViewKind;
+use murmur_common::render::{Camera, BACKGROUND};
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime};
+use winit::application::ApplicationHandler;
+use winit::event::{ElementState, MouseButton, MouseScrollDelta, WindowEvent};
+use winit::event_loop::{ActiveEventLoop, EventLoop};
+use winit::keyboard::{Key, NamedKey};
+use winit::window::WindowId;
+
+const RADIANS_PER_PIXEL: f32 = 0.005;
+const PIXELS_PER_ZOOM_STEP: f64 = 50.0;
+/// How often the scene file's modification time is checked.
+const SCENE_POLL: Duration = Duration::from_millis(250);
+
+/// Reads the scene file again (with the command line's flags on top), as a one-line error.
+pub type Reload = Box<dyn FnMut() -> Result<(Scene, Look), String>>;
+
+/// How the window starts.
+pub struct FluidWindowOptions {
+    pub width: u32,
+    pub height: u32,
+    /// The backend choice, for reopening after a scene edit.
+    pub backend: BackendChoice,
+    pub scene_path: PathBuf,
+    pub reload: Reload,
+    pub quit_after: Option<u64>,
+}
+
+/// Fails early, with the headless alternative in the message, when there is no X11 display.
+pub fn check_display() -> Result<(), ViewError> {
+    if cfg!(all(unix, not(target_os = "macos"))) && std::env::var_os("DISPLAY").is_none() {
+        return Err(ViewError::NoFluidDisplay("DISPLAY is not set".into()));
+    }
+    Ok(())
+}
+
+/// Opens the window and runs until it is closed. `scene` is what `backend` was opened with.
+pub fn run(
+    backend: Box<dyn FluidBackend>,
+    scene: Scene,
+    look: Look,
+    opts: FluidWindowOptions,
+) -> Result<(), ViewError> {
+    let event_loop = EventLoop::new().map_err(|e| ViewError::NoFluidDisplay(no_display(&e)))?;
+    let mut app = App::new(backend, scene, look, opts)?;
+    event_loop
+        .run_app(&mut app)
+        .map_err(|e| ViewError::Graphics(one_line(&e)))?;
+    match app.error.take() {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+struct App {
+    backend: Box<dyn FluidBackend>,
+    scene: Scene,
+    stepping: Stepping,
+    panel: Panel,
+    camera: Camera,
+    hud: Hud,
+    opts: FluidWindowOptions,
+    modified: Option<SystemTime>,
+    polled: Instant,
+    gfx: Option<Gfx>,
+    error: Option<ViewError>,
+    size: (u32, u32),
+    dragging: bool,
+    cursor: Option<(f64, f64)>,
+    pending: Actions,
+    last_frame: Instant,
+    frames: u64,
+    /// The downsampled frame before it is scaled into the window's buffer.
+    small: Vec<u8>,
+}
+
+/// The scene's Reynolds number `U L / nu`.
+fn reynolds(scene: &Scene) -> f64 {
+    let p = &scene.file.physical;
+    p.velocity * p.length / p.viscosity
+}
+
+impl App {
+    fn new(
+        backend: Box<dyn FluidBackend>,
+        scene: Scene,
+        look: Look,
+        opts: FluidWindowOptions,
+    ) -> Result<App, ViewError> {
+        let l = scene.setup.lattice();
+        let re = reynolds(&scene);
+        let panel = Panel {
+            paused: false,
+            steps_per_frame: 1,
+            model: scene.setup.model,
+            inlet_factor: 1.0,
+            reynolds: re,
+            scene_reynolds: re,
+            range: look.range_for(&scene),
+            look,
+        };
+        Ok(App {
+            hud: Hud {
+                scene: scene.file.name.clone(),
+                lattice: [l.nx, l.ny, l.nz],
+                backend: backend.describe(),
+                ..Hud::default()
+            },
+            camera: look.camera(l, opts.width, opts.height),
+            stepping: Stepping::of(&scene)?,
+            modified: modified(&opts.scene_path),
+            polled: Instant::now(),
+            backend,
+            scene,
+            panel,
+            size: (opts.width, opts.height),
+            opts,
+            gfx: None,
+            error: None,
+            dragging: false,
+            cursor: None,
+            pending: Actions::default(),
+            last_frame: Instant::now(),
+            frames: 0,
+            small: Vec::new(),
+        })
+    }
+
+    fn fail(&mut self, event_loop: &ActiveEventLoop, e: impl Into<ViewError>) {
+        self.error.get_or_insert(e.into());
+        event_loop.exit();
+    }
+
+    /// The CPU's downsampling factor for the current window (1 on the GPU).
+    fn downsample(&self) -> u32 {
+        if self.backend.describe().starts_with("cpu") {
+            cpu_downsample(self.scene.setup.lattice(), self.size.0, self.size.1)
+        } else {
+            1
+        }
+    }
+
+    fn frame(&mut self, event_loop: &ActiveEventLoop) -> Result<(), ViewError> {
+        let now = Instant::now();
+        let dt = (now - self.last_frame).as_secs_f64();
+        self.last_frame = now;
+        if dt > 0.0 {
+            let fps = 1.0 / dt;
+            self.hud.fps = if self.hud.fps > 0.0 {
+                0.9 * self.hud.fps + 0.1 * fps
+            } else {
+                fps
+            };
+        }
+        self.poll_scene();
+
+        let steps = if self.panel.paused {
+            u32::from(std::mem::take(&mut self.pending.step))
+        } else {
+            self.pending.step = false;
+            self.panel.steps_per_frame
+        };
+        if steps > 0 {
+            self.stepping.inlet_factor = self.panel.inlet_factor;
+            let t0 = Instant::now();
+            self.backend.reset_times();
+            let smoke = self.stepping.advance(self.backend.as_mut(), steps as u64)?;
+            self.hud.gpu_ms_per_step = self.backend.gpu_ms_per_step();
+            self.hud.sim_ms = (t0.elapsed() - smoke).as_secs_f64() * 1e3;
+            self.hud.smoke_ms = smoke.as_secs_f64() * 1e3;
+            if let Some(r) = self.backend.health(&self.stepping.health)? {
+                if let Some(cell) = r.first_bad {
+                    let (x, y, z) = self.scene.setup.lattice().coords(cell as usize);
+                    self.panel.paused = true;
+                    self.hud.message = Some(format!(
+                        "{}: the flow left its bounds at step {} near cell ({x}, {y}, {z}); paused \
+                         (r: reset)",
+                        self.panel.model.name(),
+                        self.backend.step_count()
+                    ));
+                }
+            }
+        }
+        self.hud.step = self.backend.step_count();
+        self.hud.paused = self.panel.paused;
+
+        if self.gfx.is_none() {
+            return Ok(());
+        }
+        let (w, h) = self.size;
+        let k = self.downsample();
+        self.hud.downsample = Some(k);
+        let (sw, sh) = scaled(w, h, k);
+        let l = self.scene.setup.lattice();
+        let range = self.panel.look.range_for(&self.scene);
+        self.panel.range = range;
+        let cam = Camera {
+            width: sw,
+            height: sh,
+            ..self.camera
+        };
+        let frame = self.panel.look.frame(&cam, l, range, BACKGROUND);
+        let t1 = Instant::now();
+        let Some(gfx) = self.gfx.as_mut() else {
+            return Ok(());
+        };
+        let buffer = gfx.pixels.frame_mut();
+        if k == 1 && buffer.len() == (w * h * 4) as usize {
+            self.backend.render_into(&frame, SOLID_RADIUS, buffer)?;
+        } else {
+            self.small.resize((sw * sh * 4) as usize, 0);
+            self.backend
+                .render_into(&frame, SOLID_RADIUS, &mut self.small)?;
+            upscale(&self.small, sw, k, buffer, w, h);
+        }
+        if self.panel.look.kind != ViewKind::Smoke {
+            let q = self.panel.look.quantity.name();
+            colour_bar(buffer, w, h, self.panel.look.map(), range.0, range.1, q);
+        }
+        self.hud.render_ms = t1.elapsed().as_secs_f64() * 1e3;
+        self.hud.display = gfx.adapter.clone();
+
+        let dims = [l.nx, l.ny, l.nz];
+        let (panel, hud) = (&mut self.panel, &self.hud);
+        let mut actions = Actions::default();
+        let present = gfx.present(|ctx| actions = panel.ui(ctx, hud, dims))?;
+        self.hud.present_ms = present;
+        self.pending.reset |= actions.reset;
+        self.pending.step |= actions.step;
+        self.apply(actions)?;
+        self.frames += 1;
+        if self.opts.quit_after.is_some_and(|q| self.frames >= q) {
+            event_loop.exit();
+        }
+        Ok(())
+    }
+
+    /// Applies the panel's changes between steps.
+    fn apply(&mut self, act: Actions) -> Result<(), ViewError> {
+        if act.model {
+            self.backend.set_model(self.panel.model);
+        }
+        if act.reynolds {
+            // nu = U L / Re in lattice units, U the scaled inlet velocity.
+            let file = &self.scene.file;
+            let u = file.lattice.velocity * self.panel.inlet_factor as f64;
+            let nu = u * file.lattice.resolution as f64 / self.panel.reynolds.max(1e-9);
+            let old = self.backend.rates();
+            let rates = Rates {
+                bulk: old.bulk,
+                high: old.high,
+                lambda: old.lambda,
+                ..Rates::from_viscosity(nu as f32)
+            };
+            self.backend.set_rates(rates);
+            self.hud.message = Some(format!(
+                "Re {:.0}: tau {:.5}",
+                self.panel.reynolds,
+                0.5 + 3.0 * nu
+            ));
+        }
+        if act.reframe {
+            let (w, h) = self.size;
+            self.camera = self.panel.look.camera(self.scene.setup.lattice(), w, h);
+        }
+        if std::mem::take(&mut self.pending.reset) {
+            self.reopen(None)?;
+        }
+        Ok(())
+    }
+
+    /// Opens the scene (or a new one) again from its initial state.
+    fn reopen(&mut self, new: Option<(Scene, Look)>) -> Result<(), ViewError> {
+        let (mut scene, look) = match new {
+            Some(s) => s,
+            None => (self.scene.clone(), self.panel.look),
+        };
+        scene.setup.model = self.panel.model;
+        let backend = super::cli::open(self.opts.backend, &scene)?;
+        let stepping = Stepping::of(&scene)?;
+        let l = scene.setup.lattice();
+        let reframe = l != self.scene.setup.lattice() || look.kind != self.panel.look.kind;
+        self.backend = backend;
+        self.stepping = stepping;
+        self.panel.look = look;
+        let re = reynolds(&scene);
+        self.panel.scene_reynolds = re;
+        self.panel.reynolds = re * self.panel.inlet_factor as f64;
+        self.hud.lattice = [l.nx, l.ny, l.nz];
+        self.hud.scene = scene.file.name.clone();
+        self.scene = scene;
+        if reframe {
+            let (w, h) = self.size;
+            self.camera = look.camera(l, w, h);
+        }
+        Ok(())
+    }
+
+    /// Reloads the scene when its file changes: a good edit restarts it, a bad one shows its
+    /// one-line error and the last good scene keeps running.
+    fn poll_scene(&mut self) {
+        if self.polled.elapsed() < SCENE_POLL {
+            return;
+        }
+        self.polled = Instant::now();
+        let m = modified(&self.opts.scene_path);
+        if m.is_none() || m == self.modified {
+            return;
+        }
+        self.modified = m;
+        match (self.opts.reload)() {
+            Ok(new) => {
+                self.panel.model = new.0.setup.model;
+                match self.reopen(Some(new)) {
+                    Ok(()) => {
+                        self.hud.message =
+                            Some(format!("reloaded {}", self.opts.scene_path.display()))
+                    }
+                    Err(e) => self.hud.message = Some(one_line(&e)),
+                }
+            }
+            Err(e) => self.hud.message = Some(e),
+        }
+    }
+
+    fn key(&mut self, event_loop: &ActiveEventLoop, key: &Key) {
+        match key {
+            Key::Named(NamedKey::Space) => self.panel.paused = !self.panel.paused,
+            Key::Named(NamedKey::Escape) => event_loop.exit(),
+            Key::Character(c) => match c.as_str() {
+                "." => self.pending.step = true,
+                "r" | "R" => self.pending.reset = true,
+                "v" | "V" => {
+                    self.panel.look.kind = match self.panel.look.kind {
+                        ViewKind::Slice => ViewKind::Volume,
+                        ViewKind::Volume => ViewKind::Smoke,
+                        ViewKind::Smoke => ViewKind::Slice,
+                    };
+                    if self.panel.look.kind == ViewKind::Volume
+                        && !self.panel.look.quantity.derived()
+                    {
+                        self.panel.look.quantity = murmur_common::render::fluid::Quantity::Q;
+                        self.panel.look.range = None;
+                    }
+                    let (w, h) = self.size;
+                    self.camera = self.panel.look.camera(self.scene.setup.lattice(), w, h);
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+}
+
+fn modified(path: &std::path::Path) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+impl ApplicationHandler for App {
+    fn resumed(&mut self, event_loop: &ActiveEventLoop) {
+        if self.gfx.is_some() {
+            return;
+        }
+        match Gfx::create(event_loop, "murmur fluid", self.size) {
+            Ok(g) => {
+                let (w, h) = g.size();
+                self.size = (w, h);
+                self.camera.width = w;
+                self.camera.height = h;
+                g.window.request_redraw();
+                self.gfx = Some(g);
+            }
+            Err(e) => self.fail(event_loop, e),
+        }
+    }
+
+    fn window_event(&mut self, event_loop: &ActiveEventLoop, _: WindowId, event: WindowEvent) {
+        let Some(gfx) = self.gfx.as_mut() else {
+            return;
+        };
+        let mut resized = None;
+        let consumed = match gfx.event(&event, &mut resized) {
+            Ok(c) => c,
+            Err(e) => return self.fail(event_loop, e),
+        };
+        if let Some((w, h)) = resized {
+            self.size = (w, h);
+            self.camera.width = w;
+            self.camera.height = h;
+        }
+        match event {
+            WindowEvent::CloseRequested => event_loop.exit(),
+            WindowEvent::RedrawRequested => {
+                if let Err(e) = self.frame(event_loop) {
+                    self.fail(event_loop, e);
+                }
+            }
+            WindowEvent::MouseInput {
+                state,
+                button: MouseButton::Left,
+                ..
+            } => self.dragging = state == ElementState::Pressed && !consumed,
+            WindowEvent::CursorMoved { position, .. } => {
+                if let (true, Some((x, y))) = (self.dragging, self.cursor) {
+                    let (dx, dy) = ((position.x - x) as f32, (position.y - y) as f32);
+                    self.camera.orbit(dx, dy, RADIANS_PER_PIXEL);
+                }
+                self.cursor = Some((position.x, position.y));
+            }
+            WindowEvent::MouseWheel { delta, .. } if !consumed => {
+                let steps = match delta {
+                    MouseScrollDelta::LineDelta(_, y) => y,
+                    MouseScrollDelta::PixelDelta(p) => (p.y / PIXELS_PER_ZOOM_STEP) as f32,
+                };
+                self.camera.zoom(steps);
+            }
+            WindowEvent::KeyboardInput { event, .. }
+                if !consumed && event.state == ElementState::Pressed =>
+            {
+                self.key(event_loop, &event.logical_key)
+            }
+            _ => {}
+        }
+    }
+}

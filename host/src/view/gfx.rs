@@ -1,0 +1,178 @@
+//! The window stack both viewers share (`murmur flock view`, `murmur fluid view`): a winit
+//! window, pixels' buffer (the frame the backend drew lands in it), and the egui layer drawn
+//! over it, presented in one wgpu pass.
+
+use super::ViewError;
+use pixels::{Pixels, SurfaceTexture};
+use std::sync::Arc;
+use std::time::Instant;
+use winit::dpi::PhysicalSize;
+use winit::event::WindowEvent;
+use winit::event_loop::ActiveEventLoop;
+use winit::window::Window;
+
+/// The window, its pixel buffer and the egui layer, created on `resumed`.
+pub struct Gfx {
+    pub window: Arc<Window>,
+    pub pixels: Pixels<'static>,
+    egui: EguiLayer,
+    /// The graphics adapter that presents, e.g. `llvmpipe (Vulkan)`.
+    pub adapter: String,
+}
+
+struct EguiLayer {
+    ctx: egui::Context,
+    state: egui_winit::State,
+    renderer: egui_wgpu::Renderer,
+    screen: egui_wgpu::ScreenDescriptor,
+}
+
+/// The error on one line.
+pub fn one_line(e: &dyn std::fmt::Display) -> String {
+    e.to_string().replace('\n', " ")
+}
+
+/// winit's connection error without the source location it prefixes (`os error at
+/// .../winit-0.30.13/src/...rs:788: `), with the display it tried.
+pub fn no_display(e: &winit::error::EventLoopError) -> String {
+    let text = one_line(e);
+    let reason = text.rsplit_once(": ").map_or(text.as_str(), |(_, r)| r);
+    let display = std::env::var("DISPLAY").unwrap_or_default();
+    format!("DISPLAY={display}: {reason}")
+}
+
+impl Gfx {
+    /// Opens a window titled `title` of `size` physical pixels with a buffer of its inner size.
+    pub fn create(
+        event_loop: &ActiveEventLoop,
+        title: &str,
+        size: (u32, u32),
+    ) -> Result<Gfx, ViewError> {
+        let gfx = |e: &dyn std::fmt::Display| ViewError::Graphics(one_line(e));
+        let attrs = Window::default_attributes()
+            .with_title(title)
+            .with_inner_size(PhysicalSize::new(size.0, size.1));
+        let window = Arc::new(event_loop.create_window(attrs).map_err(|e| gfx(&e))?);
+        let inner = window.inner_size();
+        let (w, h) = (inner.width.max(1), inner.height.max(1));
+        let surface = SurfaceTexture::new(w, h, window.clone());
+        let pixels = Pixels::new(w, h, surface).map_err(|e| gfx(&e))?;
+        let info = pixels.adapter().get_info();
+        let adapter = format!("{} ({:?})", info.name, info.backend);
+        let ctx = egui::Context::default();
+        let max_texture = pixels.device().limits().max_texture_dimension_2d as usize;
+        let state = egui_winit::State::new(
+            ctx.clone(),
+            egui::ViewportId::ROOT,
+            &window,
+            Some(window.scale_factor() as f32),
+            None,
+            Some(max_texture),
+        );
+        let renderer = egui_wgpu::Renderer::new(
+            pixels.device(),
+            pixels.render_texture_format(),
+            egui_wgpu::RendererOptions::default(),
+        );
+        let screen = egui_wgpu::ScreenDescriptor {
+            size_in_pixels: [w, h],
+            pixels_per_point: window.scale_factor() as f32,
+        };
+        Ok(Gfx {
+            window,
+            pixels,
+            egui: EguiLayer {
+                ctx,
+                state,
+                renderer,
+                screen,
+            },
+            adapter,
+        })
+    }
+
+    /// The buffer's size in pixels.
+    pub fn size(&self) -> (u32, u32) {
+        let t = self.pixels.texture();
+        (t.width(), t.height())
+    }
+
+    /// Hands a window event to egui; true when egui used it (the viewer then ignores it).
+    /// Resizes and scale changes are applied here; a resize returns its new size in `resized`.
+    pub fn event(
+        &mut self,
+        event: &WindowEvent,
+        resized: &mut Option<(u32, u32)>,
+    ) -> Result<bool, ViewError> {
+        let consumed = self
+            .egui
+            .state
+            .on_window_event(&self.window, event)
+            .consumed;
+        match event {
+            WindowEvent::Resized(s) if s.width > 0 && s.height > 0 => {
+                self.pixels
+                    .resize_surface(s.width, s.height)
+                    .and_then(|()| self.pixels.resize_buffer(s.width, s.height))
+                    .map_err(|e| ViewError::Graphics(one_line(&e)))?;
+                self.egui.screen.size_in_pixels = [s.width, s.height];
+                *resized = Some((s.width, s.height));
+            }
+            WindowEvent::ScaleFactorChanged { scale_factor, .. } => {
+                self.egui.screen.pixels_per_point = *scale_factor as f32;
+            }
+            _ => {}
+        }
+        Ok(consumed)
+    }
+
+    /// Runs `ui` for egui, then uploads the buffer, draws egui over it and presents; returns
+    /// the milliseconds that took (vsync waits included) and asks for the next redraw.
+    pub fn present(&mut self, ui: impl FnMut(&egui::Context)) -> Result<f64, ViewError> {
+        let mut ui = ui;
+        let egui = &mut self.egui;
+        let input = egui.state.take_egui_input(&self.window);
+        let out = egui.ctx.run_ui(input, |u| ui(u.ctx()));
+        egui.state
+            .handle_platform_output(&self.window, out.platform_output);
+        let jobs = egui.ctx.tessellate(out.shapes, out.pixels_per_point);
+        let textures = out.textures_delta;
+        let (renderer, screen) = (&mut egui.renderer, &egui.screen);
+        let t = Instant::now();
+        self.pixels
+            .render_with(|encoder, target, context| {
+                context.scaling_renderer.render(encoder, target);
+                for (id, delta) in &textures.set {
+                    renderer.update_texture(&context.device, &context.queue, *id, delta);
+                }
+                renderer.update_buffers(&context.device, &context.queue, encoder, &jobs, screen);
+                let mut pass = encoder
+                    .begin_render_pass(&pixels::wgpu::RenderPassDescriptor {
+                        label: Some("egui"),
+                        color_attachments: &[Some(pixels::wgpu::RenderPassColorAttachment {
+                            view: target,
+                            resolve_target: None,
+                            ops: pixels::wgpu::Operations {
+                                load: pixels::wgpu::LoadOp::Load,
+                                store: pixels::wgpu::StoreOp::Store,
+                            },
+                            depth_slice: None,
+                        })],
+                        depth_stencil_attachment: None,
+                        timestamp_writes: None,
+                        occlusion_query_set: None,
+                        multiview_mask: None,
+                    })
+                    .forget_lifetime();
+                renderer.render(&mut pass, &jobs, screen);
+                drop(pass);
+                for id in &textures.free {
+                    renderer.free_texture(id);
+                }
+                Ok(())
+            })
+            .map_err(|e| ViewError::Graphics(one_line(&e)))?;
+        self.window.request_redraw();
+        Ok(t.elapsed().as_secs_f64() * 1e3)
+    }
+}

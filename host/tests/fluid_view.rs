@@ -1,0 +1,427 @@
+//! The fluid viewer's CPU rasteriser and smoke on known inputs: a slice of a linear field gives
+//! the colour map's known gradient, a Gaussian blob of smoke in a uniform flow moves by `u t`
+//! without spreading, the frames of CPU and CUDA agree byte for byte (where a GPU is present),
+//! and the headless `murmur fluid render` command (its files, one-line errors).
+
+#![allow(clippy::needless_range_loop)]
+
+mod support;
+use support::{assert_clean_failure, assert_one_line_failure, murmur};
+
+use murmur::fluid::scene::SceneFile;
+use murmur::fluid::SmokeSetup;
+use murmur::raster::fluid::{CpuFluidRaster, CpuSmoke, FrameInput};
+use murmur::view::fluid::Look;
+use murmur_common::lbm::Lattice;
+use murmur_common::render::fluid::{colour_map_rgba, FluidFrame, Quantity, ViewKind};
+use murmur_common::render::smoke::SmokeParams;
+use murmur_common::render::{Camera, BACKGROUND};
+use murmur_common::Vec3;
+
+const W: u32 = 96;
+const H: u32 = 64;
+
+/// Fields with density 1 and velocity `u(x, y, z)`.
+fn fields_of(l: Lattice, u: impl Fn(u32, u32, u32) -> [f32; 3]) -> Vec<f32> {
+    let n = l.cells();
+    let mut f = vec![0.0; 4 * n];
+    f[..n].fill(1.0);
+    for c in 0..n {
+        let (x, y, z) = l.coords(c);
+        let v = u(x, y, z);
+        for a in 0..3 {
+            f[(a + 1) * n + c] = v[a];
+        }
+    }
+    f
+}
+
+/// The camera on +z looking down -z at the lattice's centre (+x right, +y up).
+fn front(l: Lattice, distance: f32) -> Camera {
+    Camera {
+        yaw: 0.0,
+        pitch: 0.0,
+        distance,
+        target: Vec3::new(
+            (l.nx - 1) as f32 / 2.0,
+            (l.ny - 1) as f32 / 2.0,
+            (l.nz - 1) as f32 / 2.0,
+        ),
+        fov_y: 0.7,
+        width: W,
+        height: H,
+    }
+}
+
+fn slice_frame(l: Lattice, cam: &Camera, z: u32, lo: f32, hi: f32) -> FluidFrame {
+    let look = Look {
+        kind: ViewKind::Slice,
+        quantity: Quantity::Ux,
+        axis: 2,
+        at: Some(z),
+        range: Some((lo, hi)),
+        ..Look::default()
+    };
+    look.frame(cam, l, (lo, hi), BACKGROUND)
+}
+
+#[test]
+fn a_slice_of_a_linear_field_is_the_colour_maps_gradient() {
+    // ux = a x on a 40 x 20 x 9 lattice, the slice z = 4 seen head-on: every pixel whose ray
+    // meets the plane shows the colour of a x at the x where it meets it, computed here from
+    // the pinhole geometry alone.
+    let l = Lattice::new(40, 20, 9);
+    let a = 0.002f32;
+    let fields = fields_of(l, |x, _, _| [a * x as f32, 0.0, 0.0]);
+    let flags = vec![0u8; l.cells()];
+    let cam = front(l, 60.0);
+    let (lo, hi) = (0.0, a * 39.0);
+    let frame = slice_frame(l, &cam, 4, lo, hi);
+    let mut rgba = vec![0u8; (W * H * 4) as usize];
+    let input = FrameInput {
+        fields: &fields,
+        flags: &flags,
+        smoke: &[],
+        solids: &[],
+        solid_radius: 0.5,
+    };
+    CpuFluidRaster::default()
+        .draw(&frame, &input, &mut rgba)
+        .unwrap();
+    let focal = (H as f64 / 2.0) / (0.35f64).tan();
+    let eye_z = 4.0 + 60.0;
+    let depth = eye_z - 4.0;
+    let (mut checked, mut inside) = (0, 0);
+    let row = H / 2;
+    let px = |x: u32| {
+        let i = ((row * W + x) * 4) as usize;
+        [rgba[i], rgba[i + 1], rgba[i + 2]]
+    };
+    for x in 0..W {
+        let wx = 19.5 + (x as f64 + 0.5 - W as f64 / 2.0) / focal * depth;
+        let got = px(x);
+        if !(0.5..=38.5).contains(&wx) {
+            // Off the plane's cells (or in the half cell of clamping at its rim): skip.
+            if !(-0.5..=39.5).contains(&wx) {
+                assert_eq!(got, BACKGROUND.to_le_bytes()[..3], "x {x}");
+            }
+            continue;
+        }
+        inside += 1;
+        let want = colour_map_rgba(frame.map, (a as f64 * wx / hi as f64) as f32).to_le_bytes();
+        for k in 0..3 {
+            assert!(
+                (got[k] as i32 - want[k] as i32).abs() <= 1,
+                "pixel {x} (x = {wx:.3}): {got:?} vs {want:?}"
+            );
+        }
+        checked += 1;
+    }
+    assert!(inside > W / 2 && checked == inside, "{checked} of {inside}");
+    // Rising values: the left end is the map's start, the right end its top.
+    assert_ne!(px(W / 4), px(3 * W / 4));
+}
+
+#[test]
+fn slices_of_walls_are_grey_and_other_axes_work() {
+    let l = Lattice::new(12, 12, 12);
+    let fields = fields_of(l, |_, y, _| [0.0, 0.01 * y as f32, 0.0]);
+    let mut flags = vec![0u8; l.cells()];
+    for c in 0..l.cells() {
+        if l.coords(c).0 < 6 {
+            flags[c] = 1; // a wall filling x < 6
+        }
+    }
+    let cam = Camera {
+        yaw: std::f32::consts::FRAC_PI_2,
+        ..front(l, 40.0)
+    };
+    let look = Look {
+        kind: ViewKind::Slice,
+        quantity: Quantity::Speed,
+        axis: 0,
+        at: Some(8),
+        ..Look::default()
+    };
+    let frame = look.frame(&cam, l, (0.0, 0.11), BACKGROUND);
+    let mut rgba = vec![0u8; (W * H * 4) as usize];
+    let input = FrameInput {
+        fields: &fields,
+        flags: &flags,
+        smoke: &[],
+        solids: &[],
+        solid_radius: 0.5,
+    };
+    let mut r = CpuFluidRaster::default();
+    r.draw(&frame, &input, &mut rgba).unwrap();
+    let centre = ((H / 2 * W + W / 2) * 4) as usize;
+    // The centre pixel's ray meets x = 8 half a pixel below the target (5.5, 5.5): depth 37.5,
+    // focal length 32 / tan(0.35) pixels; the speed there is 0.01 y.
+    let y = 5.5 - 0.5 / (32.0 / 0.35f64.tan()) * 37.5;
+    let want = colour_map_rgba(frame.map, (0.01 * y / 0.11) as f32).to_le_bytes();
+    for k in 0..3 {
+        assert!(
+            (rgba[centre + k] as i32 - want[k] as i32).abs() <= 1,
+            "{:?} vs {want:?}",
+            &rgba[centre..centre + 3]
+        );
+    }
+    let frame = Look {
+        at: Some(3),
+        ..look
+    }
+    .frame(&cam, l, (0.0, 0.11), BACKGROUND);
+    r.draw(&frame, &input, &mut rgba).unwrap();
+    assert_eq!(rgba[centre..centre + 3], [107, 107, 107]);
+}
+
+/// Mean and standard deviation along x of a density.
+fn moments(l: Lattice, s: &[f32]) -> (f64, f64) {
+    let (mut m0, mut m1, mut m2) = (0f64, 0f64, 0f64);
+    for c in 0..l.cells() {
+        let x = l.coords(c).0 as f64;
+        let v = s[c] as f64;
+        m0 += v;
+        m1 += v * x;
+        m2 += v * x * x;
+    }
+    let mean = m1 / m0;
+    (mean, (m2 / m0 - mean * mean).sqrt())
+}
+
+#[test]
+fn a_gaussian_blob_moves_by_u_t_without_spreading() {
+    // u = 0.05 along x for 1,000 steps, advected every 8 steps (the default): 125 MacCormack
+    // advections of 0.4 cells. The blob (sigma 3 cells) must move by u t = 50 cells within half
+    // a cell and widen by at most one cell.
+    let l = Lattice::new(96, 4, 4);
+    let (x0, sigma) = (20.0f64, 3.0f64);
+    let fields = fields_of(l, |_, _, _| [0.05, 0.0, 0.0]);
+    let flags = vec![0u8; l.cells()];
+    let mut smoke = CpuSmoke::new(l.cells(), Vec::new());
+    for c in 0..l.cells() {
+        let x = l.coords(c).0 as f64;
+        smoke.s[c] = (-(x - x0) * (x - x0) / (2.0 * sigma * sigma)).exp() as f32;
+    }
+    let (m_start, w_start) = moments(l, &smoke.s);
+    let every = SmokeSetup::DEFAULT_EVERY;
+    let p = SmokeParams {
+        lattice: l,
+        periodic: 0b111,
+        dt: every as f32,
+        keep: 1.0,
+        sources: 0,
+    };
+    for _ in 0..1000 / every {
+        smoke.advect(&p, &fields, &flags);
+    }
+    let (m_end, w_end) = moments(l, &smoke.s);
+    let moved = m_end - m_start;
+    assert!((moved - 50.0).abs() <= 0.5, "moved {moved:.4} cells");
+    assert!(
+        w_end - w_start <= 1.0,
+        "width {w_start:.4} -> {w_end:.4} cells"
+    );
+    assert!(smoke.s.iter().all(|&v| (0.0..=1.0 + 1e-6).contains(&v)));
+    eprintln!("moved {moved:.4} cells, width {w_start:.4} -> {w_end:.4}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: cargo xtask gpu-test"]
+fn gpu_frames_equal_cpu_frames() {
+    // The same scene stepped 24 times with smoke on both backends: the smoke and every kind of
+    // frame must be the same bytes.
+    let file = SceneFile::parse(VIEW_SCENE).unwrap();
+    let scene = file.build().unwrap();
+    let mut cuda = murmur::fluid::cuda::open(&scene.setup).expect("a usable CUDA GPU");
+    let mut cpu = murmur::fluid::cpu::open(&scene.setup).unwrap();
+    let smoke = murmur::view::fluid::smoke_setup(&scene).unwrap();
+    for b in [&mut cpu, &mut cuda] {
+        for k in 1..=24u32 {
+            b.step().unwrap();
+            if k.is_multiple_of(smoke.every) {
+                b.advect_smoke(&smoke).unwrap();
+            }
+        }
+    }
+    assert_eq!(cpu.smoke().unwrap(), cuda.smoke().unwrap(), "smoke differs");
+    let l = scene.setup.lattice();
+    for (kind, quantity) in [
+        (ViewKind::Slice, Quantity::Speed),
+        (ViewKind::Slice, Quantity::Vorticity),
+        (ViewKind::Volume, Quantity::Q),
+        (ViewKind::Smoke, Quantity::Smoke),
+    ] {
+        let look = Look {
+            kind,
+            quantity,
+            ..Look::default()
+        };
+        let cam = look.camera(l, W, H);
+        let range = look.range_for(&scene);
+        let frame = look.frame(&cam, l, range, BACKGROUND);
+        let mut a = vec![0u8; (W * H * 4) as usize];
+        let mut b = a.clone();
+        cpu.render_into(&frame, 0.5, &mut a).unwrap();
+        cuda.render_into(&frame, 0.5, &mut b).unwrap();
+        assert!(a == b, "{kind:?} {quantity:?}: CPU and CUDA frames differ");
+    }
+}
+
+/// A small scene with a sphere, an inlet and two smoke sources.
+const VIEW_SCENE: &str = r#"
+name = "view-test"
+collision = "acm-mrt"
+[physical]
+length = 0.1
+velocity = 1.0
+viscosity = 1e-3
+density = 1.0
+[lattice]
+resolution = 8
+velocity = 0.05
+[domain]
+cells = [40, 16, 16]
+[faces]
+x_min = { type = "inlet", ramp = 0.01 }
+x_max = { type = "outlet" }
+y_min = { type = "free-slip" }
+y_max = { type = "free-slip" }
+z_min = { type = "periodic" }
+z_max = { type = "periodic" }
+[[solids]]
+shape = { type = "sphere", radius = 0.03 }
+position = [0.12, 0.1, 0.1]
+[smoke]
+every = 4
+sources = [
+  { type = "inlet", spacing = 0.03, radius = 0.01 },
+  { type = "point", position = [0.05, 0.1, 0.1], radius = 0.012 },
+]
+"#;
+
+/// A scratch folder with the test scene in it.
+fn scratch(tag: &str) -> (std::path::PathBuf, String) {
+    let dir = std::env::temp_dir().join(format!("murmur-fluid-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let scene = dir.join("s.toml");
+    std::fs::write(&scene, VIEW_SCENE).unwrap();
+    (dir, scene.display().to_string())
+}
+
+#[test]
+fn render_writes_frames_and_a_gif() {
+    let (dir, scene) = scratch("render");
+    let out = dir.join("frames");
+    let gif = dir.join("a.gif");
+    let (out_s, gif_s) = (out.display().to_string(), gif.display().to_string());
+    let o = murmur(&[
+        "fluid",
+        "render",
+        &scene,
+        "--backend",
+        "cpu",
+        "--frames",
+        "3",
+        "--every",
+        "4",
+        "--width",
+        "64",
+        "--height",
+        "48",
+        "--view",
+        "smoke",
+        "--quiet",
+        "--out",
+        &out_s,
+        "--gif",
+        &gif_s,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for k in 0..3 {
+        let p = out.join(format!("frame_{k:05}.png"));
+        let img = image::open(&p).unwrap();
+        assert_eq!((img.width(), img.height()), (64, 48));
+    }
+    assert!(!out.join("frame_00003.png").exists());
+    assert!(std::fs::metadata(&gif).unwrap().len() > 0);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("rendered 3 frames"), "{stdout}");
+    assert!(stdout.contains("smoke:"), "{stdout}");
+    // The three models side by side: one frame three panes wide.
+    let cmp = dir.join("compare");
+    let cmp_s = cmp.display().to_string();
+    let o = murmur(&[
+        "fluid",
+        "render",
+        &scene,
+        "--backend",
+        "cpu",
+        "--frames",
+        "2",
+        "--every",
+        "2",
+        "--compare",
+        "--width",
+        "96",
+        "--height",
+        "32",
+        "--quiet",
+        "--out",
+        &cmp_s,
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let img = image::open(cmp.join("frame_00001.png")).unwrap();
+    assert_eq!((img.width(), img.height()), (96, 32));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("bgk, rm-mrt, acm-mrt"), "{stdout}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn render_rejects_bad_input_in_one_line() {
+    let (dir, scene) = scratch("bad");
+    let file = dir.join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let frames = dir.join("f").display().to_string();
+    let file = file.display().to_string();
+    let base = [
+        "fluid",
+        "render",
+        scene.as_str(),
+        "--backend",
+        "cpu",
+        "--quiet",
+    ];
+    let with = |extra: &[&str]| -> Vec<String> {
+        base.iter().chain(extra).map(|s| s.to_string()).collect()
+    };
+    let check = |extra: &[&str], expect: &str| {
+        let args = with(extra);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_one_line_failure(&args, expect);
+    };
+    check(&["--frames", "0", "--out", &frames], "--frames");
+    check(&["--frames", "1", "--out", &file], "a-file");
+    check(
+        &["--frames", "1", "--out", "/proc/murmur/x"],
+        "/proc/murmur/x",
+    );
+    check(
+        &["--frames", "1", "--range", "3,1", "--out", &frames],
+        "--range",
+    );
+    check(&["--frames", "1", "--at", "900", "--out", &frames], "--at");
+    check(
+        &["--frames", "1", "--width", "4", "--out", &frames],
+        "frame size",
+    );
+    let args = with(&["--frames", "1", "--view", "sideways", "--out", &frames]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    assert_clean_failure(&args, "sideways");
+    assert!(!dir.join("f").join("frame_00000.png").exists());
+    // No display: the viewer says so in one line and names the headless command.
+    assert_one_line_failure(&["fluid", "view", &scene], "murmur fluid render");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,116 @@
+//! Kernels of the fluid viewer: the derived fields (vorticity magnitude and Q), the smoke's
+//! BFECC advection (forward, backward, then the clamped correction with the sources), its light
+//! volume, the solids' splats and the per-pixel shading. Arguments are
+//! `murmur_common::render::abi`; the math is `murmur_common::render::{fluid, smoke}` and
+//! `murmur_common::lbm::derived`, the same functions the CPU twin calls.
+
+use crate::thread::index_below;
+use core::sync::atomic::{AtomicU64, Ordering};
+use murmur_common::lbm::derived::{curl, q_criterion, velocity_gradient};
+use murmur_common::math::sqrt;
+use murmur_common::render::abi::{
+    FluidDerived, FluidShade, FluidSplat, SmokeBackward, SmokeCorrect, SmokeForward, SmokeLight,
+};
+use murmur_common::render::{fluid, smoke};
+
+/// Stage `fluid_derived`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn fluid_derived(a: FluidDerived) {
+    let l = a.lattice;
+    let n = l.cells();
+    let Some(cell) = index_below(n as u64) else {
+        return;
+    };
+    let periodic = [
+        a.periodic & 1 != 0,
+        a.periodic & 2 != 0,
+        a.periodic & 4 != 0,
+    ];
+    let u = |c: usize| {
+        [
+            a.fields.read(n + c),
+            a.fields.read(2 * n + c),
+            a.fields.read(3 * n + c),
+        ]
+    };
+    let (w, q) = match velocity_gradient(&l, periodic, cell, |c| a.flags.read(c), u) {
+        Some(g) => {
+            let w = curl(&g);
+            (
+                sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]),
+                q_criterion(&g),
+            )
+        }
+        None => (0.0, 0.0),
+    };
+    a.derived.write(cell, w);
+    a.derived.write(n + cell, q);
+}
+
+/// Stage `smoke_forward`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn smoke_forward(a: SmokeForward) {
+    let Some(cell) = index_below(a.p.lattice.cells() as u64) else {
+        return;
+    };
+    a.s_hat
+        .write(cell, smoke::forward(&a.p, &a.fields, &a.flags, &a.s, cell));
+}
+
+/// Stage `smoke_backward`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn smoke_backward(a: SmokeBackward) {
+    let Some(cell) = index_below(a.p.lattice.cells() as u64) else {
+        return;
+    };
+    let v = smoke::backward(&a.p, &a.fields, &a.flags, &a.s, &a.s_hat, cell);
+    a.e.write(cell, v);
+}
+
+/// Stage `smoke_correct`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn smoke_correct(a: SmokeCorrect) {
+    let Some(cell) = index_below(a.p.lattice.cells() as u64) else {
+        return;
+    };
+    let v = smoke::correct(&a.p, &a.fields, &a.flags, &a.sources, &a.s, &a.e, cell);
+    a.s_new.write(cell, v);
+}
+
+/// Stage `smoke_light`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn smoke_light(a: SmokeLight) {
+    let l = a.lattice;
+    let Some(i) = index_below(l.nx as u64 * l.nz as u64) else {
+        return;
+    };
+    let (x, z) = (i as u32 % l.nx, i as u32 / l.nx);
+    fluid::light_column(&l, x, z, a.sigma, &a.smoke, |c, t| a.light.write(c, t));
+}
+
+/// Stage `fluid_splat`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn fluid_splat(a: FluidSplat) {
+    let Some(i) = index_below(a.n as u64) else {
+        return;
+    };
+    fluid::splat_solid(&a.view, a.pos.read(i), a.radius, |pixel, key| {
+        // SAFETY: `pixel < width * height`, the frame's length; only atomics touch it here.
+        let slot = AtomicU64::from_ptr(a.frame.at(pixel as usize));
+        slot.fetch_min(key, Ordering::Relaxed);
+    });
+}
+
+/// Stage `fluid_shade`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn fluid_shade(a: FluidShade) {
+    let Some(i) = index_below(a.rgba.len()) else {
+        return;
+    };
+    let w = a.frame.view.width as usize;
+    let (px, py) = ((i % w) as u32, (i / w) as u32);
+    a.rgba.write(
+        i,
+        fluid::shade(&a.frame, &a.volumes, px, py, a.keys.read(i)),
+    );
+}
