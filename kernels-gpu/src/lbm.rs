@@ -153,7 +153,7 @@ macro_rules! stream_collide_kernels {
         /// unless it is fluid with only fluid neighbours.
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $interior(a: StreamCollide<$model, $storage>) {
-            let Some(cell) = lattice_cell(&a.p.lattice, a.launch.three_d) else {
+            let Some(cell) = lattice_cell(&a.p.lattice, &a.launch) else {
                 return;
             };
             stream_collide_interior(&a, cell);
@@ -163,7 +163,7 @@ macro_rules! stream_collide_kernels {
         /// the immersed-boundary force.
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $band(a: StreamCollideBand<$model, $storage>) {
-            let Some(cell) = lattice_cell(&a.step.p.lattice, a.step.launch.three_d) else {
+            let Some(cell) = lattice_cell(&a.step.p.lattice, &a.step.launch) else {
                 return;
             };
             stream_collide_interior_band(&a.step, cell);

@@ -110,13 +110,20 @@ pub fn index() -> usize {
     unsafe { _block_idx_x() as usize * _block_dim_x() as usize + _thread_idx_x() as usize }
 }
 
-/// This thread's cell of a lattice launch: the global thread index of a 1D grid, or with
-/// `three_d` the cell at `(block index * block size + thread index)` per axis of a 3D grid;
-/// `None` for threads outside the lattice.
+/// This thread's cell of a lattice launch over the layers of `launch`: the first cell of its
+/// first layer plus the global thread index of a 1D grid, or with `three_d` the cell at
+/// `(block index * block size + thread index)` per axis of a 3D grid (the first layer added
+/// along z); `None` for threads outside those layers.
 #[inline(always)]
-pub fn lattice_cell(l: &murmur_common::lbm::Lattice, three_d: u32) -> Option<usize> {
-    if three_d == 0 {
-        return index_below(l.cells() as u64);
+pub fn lattice_cell(
+    l: &murmur_common::lbm::Lattice,
+    launch: &murmur_common::lbm::abi::CellLaunch,
+) -> Option<usize> {
+    let (z0, z1) = launch.range(l.nz);
+    let plane = l.nx as usize * l.ny as usize;
+    if launch.three_d == 0 {
+        let first = z0 as usize * plane;
+        return index_below((z1 as usize * plane - first) as u64).map(|i| first + i);
     }
     // SAFETY: reading special registers has no side effects.
     let (x, y, z) = unsafe {
@@ -126,7 +133,8 @@ pub fn lattice_cell(l: &murmur_common::lbm::Lattice, three_d: u32) -> Option<usi
             _block_idx_z() as u32 * _block_dim_z() as u32 + _thread_idx_z() as u32,
         )
     };
-    if x < l.nx && y < l.ny && z < l.nz {
+    let z = z + z0;
+    if x < l.nx && y < l.ny && z < z1 {
         Some(l.index(x, y, z))
     } else {
         None

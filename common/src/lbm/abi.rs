@@ -19,15 +19,50 @@ pub struct Init<S: Storage> {
     pub f: DevSliceMut<S::Elem>,
 }
 
-/// How the interior stream-collide kernels map threads to cells. `#[repr(C)]`: part of the
-/// kernel parameters.
+/// How the interior stream-collide kernels map threads to cells: the z layers `z0..z1` (`z1`
+/// clamped to the lattice; a slab's face layers run apart from its middle), one thread per cell.
+/// `#[repr(C)]`: part of the kernel parameters.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CellLaunch {
-    /// 0: a 1D grid, one thread per cell number; 1: a 3D grid of 3D blocks, the cell at
-    /// `(block index * block size + thread index)` per axis (threads outside the lattice idle).
+    /// 0: a 1D grid, one thread per cell number from the first cell of layer `z0`; 1: a 3D grid
+    /// of 3D blocks, the cell at `(block index * block size + thread index)` per axis, `z0`
+    /// added along z (threads outside the layers idle).
     pub three_d: u32,
+    pub z0: u32,
+    pub z1: u32,
     pub _pad: u32,
+}
+
+impl CellLaunch {
+    /// Every cell, one thread per cell number.
+    pub const FLAT: CellLaunch = CellLaunch {
+        three_d: 0,
+        z0: 0,
+        z1: u32::MAX,
+        _pad: 0,
+    };
+
+    /// The same launch over layers `z0..z1` only.
+    pub const fn layers(mut self, z0: u32, z1: u32) -> CellLaunch {
+        self.z0 = z0;
+        self.z1 = z1;
+        self
+    }
+
+    /// The layers `z0..z1` clamped to `nz` (empty when `z1 <= z0`).
+    #[inline(always)]
+    pub const fn range(&self, nz: u32) -> (u32, u32) {
+        let z1 = if self.z1 < nz { self.z1 } else { nz };
+        let z0 = if self.z0 < z1 { self.z0 } else { z1 };
+        (z0, z1)
+    }
+}
+
+impl Default for CellLaunch {
+    fn default() -> Self {
+        CellLaunch::FLAT
+    }
 }
 
 /// One stream-collide step of model `M` on populations stored as `S`: each fluid cell pulls
@@ -126,10 +161,7 @@ impl<M: Model, S: Storage> StreamCollide<M, S> {
             dst: f,
             band: BandRef::NONE,
             outlet_u: DevSliceMut::empty(),
-            launch: CellLaunch {
-                three_d: 0,
-                _pad: 0,
-            },
+            launch: CellLaunch::FLAT,
             model: Variant::NEW,
         }
     }

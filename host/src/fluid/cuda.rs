@@ -587,7 +587,6 @@ where
         StreamCollideBand<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
         Boundary<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     {
-        let cells = p.lattice.cells() as u64;
         let mut l = self.gpu.launch();
         let band = match self.ib.as_ref() {
             Some(ib) => BandRef::new(ib.plan.bricks, l.read(&ib.table), l.read(&ib.pool)),
@@ -602,45 +601,44 @@ where
             .with_dst(dst)
             .with_band(band)
             .with_outlet_u(l.write(&mut self.outlet_u));
-        let (args, shape) = match self.block {
-            super::Block::Flat => (args, Shape::per_item(cells, BLOCK_SIZE)),
-            super::Block::ThreeD([bx, by, bz]) => {
-                let lat = p.lattice;
-                let shape = Shape {
-                    grid: (
-                        lat.nx.div_ceil(bx),
-                        lat.ny.div_ceil(by),
-                        lat.nz.div_ceil(bz),
-                    ),
-                    block: (bx, by, bz),
-                    shared_bytes: 0,
-                    after_previous: false,
-                };
-                let launch = CellLaunch {
-                    three_d: 1,
-                    _pad: 0,
-                };
-                (args.with_launch(launch), shape)
-            }
-        };
+        let args = args.with_launch(CellLaunch {
+            three_d: matches!(self.block, super::Block::ThreeD(_)) as u32,
+            ..CellLaunch::FLAT
+        });
         drop(l);
-        if self.halo.is_some() {
-            // A rank's slab: the face layers (in the boundary list) first, their crossing
-            // populations then travel on the exchange stream while the interior updates.
-            self.boundary(args)?;
-            let pops = self.now_after(step);
-            if let (Some(halo), Some(dst)) = (self.halo.as_mut(), self.f_next.as_mut()) {
-                halo.send(&self.gpu, &pops, dst)?;
+        let band = band.active != 0;
+        let Some(axis) = self.halo.as_ref().map(|h| h.axis) else {
+            self.interior(args, 0, u32::MAX, band)?;
+            return self.boundary(args);
+        };
+        // A rank's slab: the face layers first, their crossing populations then travel on the
+        // exchange stream while the middle updates. Slabs along z have contiguous face layers,
+        // launched as layer ranges of the interior kernel; other axes pin the face cells to
+        // the boundary list.
+        let owned = [p.lattice.nx, p.lattice.ny, p.lattice.nz][axis as usize] - 2;
+        if axis == 2 {
+            self.interior(args, 1, 2, band)?;
+            if owned > 1 {
+                self.interior(args, owned, owned + 1, band)?;
             }
-            self.interior(args, shape, band.active != 0)?;
-            if let (Some(halo), Some(dst)) = (self.halo.as_mut(), self.f_next.as_mut()) {
-                halo.receive(&self.gpu, &pops, dst)?;
-            }
-            self.clock.mark(&self.gpu.stream, "halo")?;
-            return Ok(());
         }
-        self.interior(args, shape, band.active != 0)?;
-        self.boundary(args)
+        self.boundary(args)?;
+        let pops = self.now_after(step);
+        if let (Some(halo), Some(dst)) = (self.halo.as_mut(), self.f_next.as_mut()) {
+            halo.send(&self.gpu, &pops, dst)?;
+        }
+        if axis == 2 {
+            if owned > 2 {
+                self.interior(args, 2, owned, band)?;
+            }
+        } else {
+            self.interior(args, 0, u32::MAX, band)?;
+        }
+        if let (Some(halo), Some(dst)) = (self.halo.as_mut(), self.f_next.as_mut()) {
+            halo.receive(&self.gpu, &pops, dst)?;
+        }
+        self.clock.mark(&self.gpu.stream, "halo")?;
+        Ok(())
     }
 
     /// The populations as the step after `step` finds them.
@@ -648,17 +646,42 @@ where
         self.pops.at_step(step + 1)
     }
 
-    /// The interior kernel (plain, or adding the band's force).
+    /// The interior kernel (plain, or adding the band's force) over the z layers `z0..z1`
+    /// (clamped to the lattice).
     fn interior<M: Model>(
         &mut self,
         args: StreamCollide<M, S>,
-        shape: Shape,
+        z0: u32,
+        z1: u32,
         band: bool,
     ) -> Result<(), FluidError>
     where
         StreamCollide<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
         StreamCollideBand<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     {
+        let lat = args.p.lattice;
+        let launch = args.launch.layers(z0, z1);
+        let (z0, z1) = launch.range(lat.nz);
+        let layers = z1 - z0;
+        if layers == 0 {
+            return Ok(());
+        }
+        let args = args.with_launch(launch);
+        let shape = match self.block {
+            super::Block::Flat => {
+                Shape::per_item(layers as u64 * lat.nx as u64 * lat.ny as u64, BLOCK_SIZE)
+            }
+            super::Block::ThreeD([bx, by, bz]) => Shape {
+                grid: (
+                    lat.nx.div_ceil(bx),
+                    lat.ny.div_ceil(by),
+                    layers.div_ceil(bz),
+                ),
+                block: (bx, by, bz),
+                shared_bytes: 0,
+                after_previous: false,
+            },
+        };
         let l = self.gpu.launch();
         // SAFETY: flags holds n bytes, f the populations, the band's table and pool their
         // plan's sizes; one thread per cell, each touching only its own slots this step. The

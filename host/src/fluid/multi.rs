@@ -263,18 +263,20 @@ pub struct ScaleArgs {
 const WARMUP: u64 = 10;
 
 /// Times `steps` steps of `b` (wall clock after a synchronisation, the slowest rank's when
-/// several), in ms per step.
-fn time_steps(b: &mut dyn FluidBackend, steps: u64) -> Result<f64, FluidError> {
+/// several), in ms per step, with the mean stage times of the timed steps.
+fn time_steps(b: &mut dyn FluidBackend, steps: u64) -> Result<(f64, String), FluidError> {
     for _ in 0..WARMUP {
         b.step()?;
     }
     b.synchronize()?;
+    b.reset_times();
     let t0 = Instant::now();
     for _ in 0..steps {
         b.step()?;
     }
     b.synchronize()?;
-    Ok(t0.elapsed().as_secs_f64() * 1e3 / steps as f64)
+    let ms = t0.elapsed().as_secs_f64() * 1e3 / steps as f64;
+    Ok((ms, b.times()?.summary()))
 }
 
 fn parse_dims(s: &str) -> Result<[u32; 3]> {
@@ -320,7 +322,7 @@ pub fn scale(a: &ScaleArgs) -> Result<()> {
     // Strong: the same lattice on N GPUs.
     let strong = periodic_box(strong_dims, a.model, a.storage)?;
     let plan = SlabPlan::new(&strong, n)?;
-    let ms_strong = {
+    let (ms_strong, stages_strong) = {
         let mut b = rank.open(&strong, &plan)?;
         time_steps(&mut b, a.steps)?
     };
@@ -328,7 +330,7 @@ pub fn scale(a: &ScaleArgs) -> Result<()> {
     let weak_dims = [a.size, a.size, a.size * n as u32];
     let weak = periodic_box(weak_dims, a.model, a.storage)?;
     let wplan = SlabPlan::new(&weak, n)?;
-    let ms_weak = {
+    let (ms_weak, stages_weak) = {
         let mut b = rank.open(&weak, &wplan)?;
         time_steps(&mut b, a.steps)?
     };
@@ -364,7 +366,7 @@ pub fn scale(a: &ScaleArgs) -> Result<()> {
     let one = |s: &Setup| -> Result<f64> {
         let gpu = Gpu::open_device(rank.gpu_ordinal)?;
         let mut b = super::cuda::open_on(gpu, s)?;
-        Ok(time_steps(b.as_mut(), a.steps)?)
+        Ok(time_steps(b.as_mut(), a.steps)?.0)
     };
     let ms_one_strong = one(&strong)?;
     let one_box = periodic_box([a.size; 3], a.model, a.storage)?;
@@ -379,6 +381,8 @@ pub fn scale(a: &ScaleArgs) -> Result<()> {
         a.storage.name(),
         a.steps
     );
+    println!("rank 0's stages per step (CUDA events), strong: {stages_strong}");
+    println!("rank 0's stages per step (CUDA events), weak: {stages_weak}");
     println!("| run | lattice | GPUs | ms/step | MLUPs/s | MLUPs/s per GPU | vs one GPU |");
     println!("|---|---|---|---|---|---|---|");
     let l = |d: [u32; 3]| format!("{}x{}x{}", d[0], d[1], d[2]);

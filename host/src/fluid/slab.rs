@@ -124,8 +124,15 @@ impl SlabPlan {
         self.global.index(c[0], c[1], c[2])
     }
 
+    /// Whether the face layers' fluid cells are pinned to the boundary list (slabs along x or
+    /// y); slabs along z update their face layers as contiguous layer ranges instead.
+    pub fn pins_faces(&self) -> bool {
+        self.axis != 2
+    }
+
     /// `rank`'s setup: its lattice, the cell bytes of its layers (ghost fluid cells
-    /// [`GHOST`], owned face-layer fluid cells pinned with [`SLAB_FACE`]), the parameters and
+    /// [`GHOST`], owned face-layer fluid cells pinned with [`SLAB_FACE`] unless the slabs lie
+    /// along z, [`SlabPlan::pins_faces`]), the parameters and
     /// the initial fields shifted so that every local position means the global one.
     pub fn local_setup(&self, setup: &Setup, rank: usize) -> Setup {
         let local = self.local_lattice(rank);
@@ -141,7 +148,7 @@ impl SlabPlan {
                 byte
             } else if k == 0 || k == owned + 1 {
                 GHOST
-            } else if k == 1 || k == owned {
+            } else if (k == 1 || k == owned) && self.pins_faces() {
                 byte | SLAB_FACE
             } else {
                 byte
