@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The flock on two GPUs (issue 15), on the nvidia-h200-x2 machine, from the repository root with
-# the bundle of `cargo xtask gpu-bundle` (dist/gpu/murmur): parity of 2 GPUs against 1, the
-# launcher-variable form (RANK/WORLD_SIZE, file and TCP rendezvous), a killed rank, memcheck,
-# strong and weak scaling at constant density, and a flock of 4e9 boids (more than one H200
-# holds). Logs to $OUT/ranks-flock.txt as it goes. About 5 minutes.
+# the bundle of `cargo xtask gpu-bundle` (dist/gpu/murmur). In order: parity of 2 GPUs against 1
+# (with the control: 1 GPU against itself), the gathered save, the launcher-variable form
+# (RANK/WORLD_SIZE, file and TCP rendezvous), a killed rank, strong and weak scaling at constant
+# density, a flock of 4e9 boids (more than one H200 holds), compute-sanitizer last. Every long
+# command runs under `timeout`; logs (and each hand-started rank's own log) go to $OUT as it
+# goes. About 4 minutes of device time.
 #   bash scripts/gpu-ranks-flock.sh
 set -u
 M=${MURMUR:-dist/gpu/murmur}
@@ -12,6 +14,8 @@ mkdir -p "$O"
 T=/tmp/murmur-ranks-flock
 rm -rf "$T"; mkdir -p "$T/lib"
 [ -z "${MURMUR_LOGGED:-}" ] && exec > >(tee -a "$O/ranks-flock.txt") 2>&1
+# Never a bare `wait` below: it would also wait for the `tee` above, which never ends. Wait for
+# the processes started here by their ids.
 export NCCL_NVLS_ENABLE=0
 section() { echo; echo "=== $* ($(date +%T)) ==="; }
 section device
@@ -28,47 +32,51 @@ for f in "$NCCL_DIR/libnccl.so.2" $(ldconfig -p 2>/dev/null | awk '/libnccl.so.2
 done
 export LD_LIBRARY_PATH="$T/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
-section "parity: the same flock on 2 GPUs and on 1, 10 steps, by id (tolerance 1e-4)"
-timeout 90 "$M" flock check-ranks --gpus 2 --n 100000 --steps 10
-timeout 90 "$M" flock check-ranks --gpus 2 --n 1000000 --steps 10
-timeout 90 "$M" flock check-ranks --gpus 2 --n 5000000 --steps 10
-echo "CPU ranks (the same slab code, memory copies): $(timeout 60 "$M" flock check-ranks --ranks 4 --n 100000 --steps 10 2>&1)"
+section "parity: 2 GPUs against 1 after 10 steps, by id; the check with each cell in id order (tolerance 1e-4), the control: 1 GPU against itself"
+for n in 100000 1000000 5000000; do
+  timeout 60 "$M" flock check-ranks --gpus 2 --n $n --steps 10; echo "rc $?"
+done
+echo "CPU ranks (the same slab code, memory copies):"
+timeout 60 "$M" flock check-ranks --ranks 4 --n 100000 --steps 10; echo "rc $?"
 
 section "save: gathered on rank 0, ordered by id"
-timeout 60 "$M" flock run --gpus 2 --n 1000000 --steps 20 --quiet --save "$O/split-1M.npz"
+timeout 60 "$M" flock run --gpus 2 --n 1000000 --steps 20 --quiet --save "$O/split-1M.npz"; echo "rc $?"
 python3 -c "import numpy as np; d = np.load('$O/split-1M.npz'); print('ids in order:', bool((d['id'] == np.arange(len(d['id']))).all()), d['pos'].shape)" 2>&1
 
-section "launcher variables (RANK / WORLD_SIZE / LOCAL_RANK), file and TCP rendezvous"
+section "launcher variables (RANK / WORLD_SIZE / LOCAL_RANK), file and TCP rendezvous (logs: $O/env-*.txt)"
 for rdv in "file:$T/rdv" "tcp:127.0.0.1:29517"; do
+  kind=${rdv%%:*}
   echo "-- $rdv"
   for r in 0 1; do
-    RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r timeout 90 "$M" flock run --n 10000000 --scale 215.44 --steps 50 --quiet \
-      --rendezvous "$rdv" > "$T/env-$r.txt" 2>&1 &
+    RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r timeout 60 "$M" flock run --n 10000000 --scale 215.44 --steps 50 --quiet \
+      --rendezvous "$rdv" --rank-timeout 30 > "$O/env-$kind-$r.txt" 2>&1 &
+    eval "E$r=$!"
   done
-  wait; cat "$T/env-0.txt" "$T/env-1.txt"
+  wait "$E0"; rc0=$?; wait "$E1"; rc1=$?
+  echo "rank 0 exit $rc0, rank 1 exit $rc1"
+  cat "$O/env-$kind-0.txt" "$O/env-$kind-1.txt"
 done
 
 section "faults: a missing rendezvous, a rank killed mid-run (the other must stop within seconds)"
 RANK=0 WORLD_SIZE=2 timeout 20 "$M" flock run --n 1000 --steps 1; echo "rc $?"
 for r in 0 1; do
-  RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r timeout 120 "$M" flock run --n 10000000 --scale 215.44 --steps 1000000 --quiet \
-    --rendezvous tcp:127.0.0.1:29518 --rank-timeout 20 > "$T/kill-$r.txt" 2>&1 &
+  RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r timeout 60 "$M" flock run --n 10000000 --scale 215.44 --steps 1000000 --quiet \
+    --rendezvous tcp:127.0.0.1:29518 --rank-timeout 20 > "$O/kill-$r.txt" 2>&1 &
   eval "P$r=$!"
 done
-sleep 15; kill -9 "$P1"; t0=$(date +%s)
-wait "$P0"; echo "rank 0 exit $? after $(( $(date +%s) - t0 )) s: $(tail -1 "$T/kill-0.txt")"
+sleep 12; kill -9 "$P1"; t0=$(date +%s)
+wait "$P0"; echo "rank 0 exit $? after $(( $(date +%s) - t0 )) s: $(tail -1 "$O/kill-0.txt")"
 wait "$P1" 2>/dev/null
 
-if command -v compute-sanitizer >/dev/null; then
-  section "compute-sanitizer memcheck, 2 GPUs, 20k boids, 3 steps"
-  timeout 150 compute-sanitizer --target-processes all --tool memcheck --error-exitcode 9 \
-    "$M" flock check-ranks --gpus 2 --n 20000 --steps 3 2>&1 | grep -E "ERROR SUMMARY|pass|FAIL|error" | head -6
-fi
-
 section "strong and weak scaling: 100M and 200M on 2 GPUs, 100M on 1 (constant density)"
-timeout 240 "$M" flock scale --gpus 2 --sizes 100000000,200000000 --single 100000000 --warmup 5 --steps 20
+timeout 150 "$M" flock scale --gpus 2 --sizes 100000000,200000000 --single 100000000 --warmup 3 --steps 20; echo "rc $?"
 
 section "4e9 boids on 2 GPUs (constant density: scale 1587.4), 3 steps"
-timeout 240 "$M" flock run --gpus 2 --n 4000000000 --scale 1587.4 --steps 3 --quiet
-nvidia-smi --query-gpu=index,memory.used --format=csv,noheader
+timeout 150 "$M" flock run --gpus 2 --n 4000000000 --scale 1587.4 --steps 3 --quiet; echo "rc $?"
+
+if command -v compute-sanitizer >/dev/null; then
+  section "compute-sanitizer memcheck, 2 GPUs, 20k boids, 3 steps (last: dropped when time is short)"
+  timeout 90 compute-sanitizer --target-processes all --tool memcheck --error-exitcode 9 \
+    "$M" flock check-ranks --gpus 2 --n 20000 --steps 3 2>&1 | grep -E "ERROR SUMMARY|pass|FAIL|error" | head -8
+fi
 section done

@@ -252,6 +252,7 @@ kernel_table! {
     flock::ComputeKeys => "compute_keys",
     flock::CellBounds => "cell_bounds",
     flock::Gather => "gather",
+    flock::OrderCells => "order_cells_by_id",
     flock::UpdateNaive => "update_boids_naive",
     flock::UpdateScattered => "update_boids_scattered",
     flock::UpdateCoherent => "update_boids_coherent",

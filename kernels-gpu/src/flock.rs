@@ -12,16 +12,16 @@ use crate::thread::{
 };
 use core::sync::atomic::{AtomicU32, Ordering};
 use murmur_common::flock::abi::{
-    CellBounds, ComputeKeys, CountCells, Gather, InitFlock, ScatterCells, ScatterIndex, SharedBox,
-    UpdateBoids, UpdateCoherent, UpdateCoherentPredicated, UpdateCoherentShared, UpdateNaive,
-    UpdateScattered,
+    CellBounds, ComputeKeys, CountCells, Gather, InitFlock, OrderCells, ScatterCells, ScatterIndex,
+    SharedBox, UpdateBoids, UpdateCoherent, UpdateCoherentPredicated, UpdateCoherentShared,
+    UpdateNaive, UpdateScattered,
 };
 use murmur_common::flock::slab::{
     tally, Fate, InitSlab, RouteSlab, ScatterSlab, SlabSends, UnpackSlab, UpdateSlab, HOLE,
 };
 use murmur_common::flock::{
     fill_cell_start, for_each_box_run, grid_sums, grid_sums_as, initial_position,
-    integrate_position, naive_sums, new_velocity, Body, RuleSums,
+    integrate_position, naive_sums, new_velocity, order_cell_by_id, Body, RuleSums,
 };
 use murmur_common::{DevSlice, Vec3};
 
@@ -139,6 +139,27 @@ pub unsafe extern "ptx-kernel" fn gather(a: Gather) {
     let j = a.values.read(i) as usize;
     a.body_out.write(i, a.body_in.read(j));
     a.vel_out.write(i, a.vel_in.read(j));
+}
+
+/// Stage `order_cells_by_id` (`WithinCell::ById`): one thread per cell sorts its entries by id,
+/// so a boid's neighbours are summed in the same order whatever order binning left (one GPU or
+/// several, counting or radix sort). Launched without programmatic dependent launch: it starts
+/// after the binning has finished.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn order_cells_by_id(a: OrderCells) {
+    let Some(k) = index_below(a.cell_count as u64) else {
+        return;
+    };
+    order_cell_by_id(
+        cell_start(a.cell_end, k as u32),
+        a.cell_end.read(k),
+        |r: &(Body, Vec3)| r.0.id,
+        |e| (a.body.read(e as usize), a.vel.read(e as usize)),
+        |e, (b, v)| {
+            a.body.write(e as usize, b);
+            a.vel.write(e as usize, v);
+        },
+    );
 }
 
 /// The end of every `update_boids_*` kernel: new velocity from the sums, new position, both

@@ -78,6 +78,18 @@ pub struct CellBounds {
     pub cell_end: DevSliceMut<u32>,
 }
 
+/// `order_cells_by_id` (`WithinCell::ById`, after binning into cell order): each of the
+/// `cell_count` cells' entries (`cell_end` holds their ends) sorted by id in place, bodies and
+/// velocities together ([`crate::flock::order_cell_by_id`]).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct OrderCells {
+    pub cell_count: u32,
+    pub cell_end: DevSlice<u32>,
+    pub body: DevSliceMut<Body>,
+    pub vel: DevSliceMut<Vec3>,
+}
+
 /// `gather` (radix path, `coherent`): `out[i] = in[values[i]]` for bodies and velocities.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]

@@ -17,6 +17,7 @@ pub use params::{FlockParams, InvalidParam, ParamSpec, PARAMS};
 pub use rules::{clamp_speed, integrate_position, new_velocity, wrap_axis, RuleSums};
 pub use search::{
     fill_cell_start, for_each_box_run, for_each_run, grid_sums, grid_sums_as, naive_sums,
+    order_cell_by_id,
 };
 
 use crate::math::Vec3;

@@ -224,6 +224,37 @@ where
     s
 }
 
+/// Sorts the entries `start..end` (one cell) by id in place: insertion sort through
+/// `id(k)` (entry `k`'s id), `take(k)` (its record) and `put(k, record)`. Ids are unique, so
+/// the order is the same whatever order binning left. A cell holds a few dozen boids, so the
+/// quadratic sort is one thread's short loop.
+#[inline(always)]
+pub fn order_cell_by_id<T, I, G, P>(start: u32, end: u32, id: I, take: G, put: P)
+where
+    I: Fn(&T) -> u32,
+    G: Fn(u32) -> T,
+    P: Fn(u32, T),
+{
+    let mut i = start + 1;
+    while i < end {
+        let cur = take(i);
+        let key = id(&cur);
+        let mut j = i;
+        while j > start {
+            let prev = take(j - 1);
+            if id(&prev) <= key {
+                break;
+            }
+            put(j, prev);
+            j -= 1;
+        }
+        if j != i {
+            put(j, cur);
+        }
+        i += 1;
+    }
+}
+
 /// Writes, through `set(key, index)`, the entries of the lower-bound table `cell_start` owned by
 /// sorted entry `i` of `n` (keys sorted ascending, `key(i)` reads them): keys from the previous
 /// entry's key + 1 (or 0) up to `key(i)` start at `i`; the last entry also ends the table with
@@ -246,5 +277,42 @@ where
             set(t, n);
             t += 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::cell::RefCell;
+
+    #[test]
+    fn a_cell_is_ordered_by_id_whatever_its_order() {
+        // (id, payload) records; cells [0, 1), [1, 6), [6, 9) as two tables would bin them.
+        let v = RefCell::new([
+            (7u32, 0.7f32),
+            (9, 0.9),
+            (3, 0.3),
+            (5, 0.5),
+            (4, 0.4),
+            (1, 0.1),
+            (8, 0.8),
+            (2, 0.2),
+            (6, 0.6),
+        ]);
+        for (s, e) in [(0u32, 1u32), (1, 6), (6, 9)] {
+            order_cell_by_id(
+                s,
+                e,
+                |r: &(u32, f32)| r.0,
+                |k| v.borrow()[k as usize],
+                |k, r| v.borrow_mut()[k as usize] = r,
+            );
+        }
+        let ids: [u32; 9] = core::array::from_fn(|k| v.borrow()[k].0);
+        assert_eq!(ids, [7, 1, 3, 4, 5, 9, 2, 6, 8]);
+        assert!(v
+            .borrow()
+            .iter()
+            .all(|r| (r.1 * 10.0).round() as u32 == r.0));
     }
 }

@@ -2,7 +2,7 @@
 //! `murmur_common::flock` functions the kernels call. Methods agree up to float summation order.
 
 use super::stage::{Search, Stage};
-use super::{FlockBackend, FlockSettings, FlockState, Method, SimError};
+use super::{FlockBackend, FlockSettings, FlockState, Method, SimError, WithinCell};
 use crate::raster::CpuRaster;
 use crate::timing::{stage, StageTimes};
 use murmur_common::flock::{
@@ -31,6 +31,8 @@ pub struct CpuFlock {
     /// The viewer's key frame (empty until the first `render_into`).
     raster: CpuRaster,
     step_ms: Vec<f64>,
+    /// The order inside a cell after binning.
+    within: WithinCell,
 }
 
 impl CpuFlock {
@@ -50,10 +52,16 @@ impl CpuFlock {
             times: StageTimes::default(),
             raster: CpuRaster::default(),
             step_ms: Vec::new(),
+            within: WithinCell::Binned,
         };
         f.load(state);
         f.resize_grid();
         f
+    }
+
+    /// Chooses the order inside a cell ([`WithinCell::ById`]: the order of the CPU ranks).
+    pub fn set_within_cell(&mut self, within: WithinCell) {
+        self.within = within;
     }
 
     fn load(&mut self, state: &FlockState) {
@@ -87,9 +95,14 @@ impl CpuFlock {
                 .enumerate()
                 .for_each(|(i, pair)| *pair = (grid.key(pos[i]), i as u32));
         });
-        // Pairs are unique (the index breaks ties), so the unstable sort is deterministic.
-        stage(&mut self.times, Stage::Sort.name(), || {
-            self.pairs.par_sort_unstable()
+        // Pairs are unique (the index, or the id, breaks ties), so the unstable sort is
+        // deterministic.
+        let (id, within) = (&self.id, self.within);
+        stage(&mut self.times, Stage::Sort.name(), || match within {
+            WithinCell::Binned => self.pairs.par_sort_unstable(),
+            WithinCell::ById => self
+                .pairs
+                .par_sort_unstable_by_key(|&(key, i)| (key, id[i as usize])),
         });
         let pairs = &self.pairs;
         let start = &mut self.cell_start;

@@ -14,7 +14,7 @@
 //! its step graph is the same every step.
 
 use super::stage::{Search, Stage, StepPlan, Target};
-use super::{FlockBackend, FlockSettings, FlockState, Method, SimError, SortArg};
+use super::{FlockBackend, FlockSettings, FlockState, Method, SimError, SortArg, WithinCell};
 use crate::gpu::scan::CellScan;
 use crate::gpu::sort::RadixSort;
 use crate::gpu::{DriverContext, Gpu, GpuError, Shape, StageClock};
@@ -24,7 +24,7 @@ use crate::timing::StageTimes;
 use cudarc::driver::{CudaGraph, CudaSlice};
 use murmur_common::flock::abi::{
     self as k, coherent_shared_bytes, CellBounds, ComputeKeys, CountCells, Gather, InitFlock,
-    ScatterCells, ScatterIndex, UpdateBoids,
+    OrderCells, ScatterCells, ScatterIndex, UpdateBoids,
 };
 use murmur_common::flock::{Body, Grid};
 use murmur_common::kernel::{DevSliceMut, Variant};
@@ -107,6 +107,8 @@ pub struct CudaFlock {
     raster: CudaRaster,
     /// How `coherent` sums the candidates.
     update_form: UpdateForm,
+    /// The order inside a cell the update sees.
+    within: WithinCell,
 }
 
 /// Which of `coherent`'s two update kernels a step runs (both give the same sums).
@@ -183,6 +185,7 @@ impl CudaFlock {
             clock: StageClock::new(&gpu.ctx),
             raster: CudaRaster::default(),
             update_form,
+            within: WithinCell::Binned,
             plan: StepPlan::new(
                 settings,
                 Target::Cuda {
@@ -208,7 +211,17 @@ impl CudaFlock {
                 radix_passes: RadixSort::passes(self.grid.key_bits()),
             },
         );
+        if self.within == WithinCell::ById {
+            self.plan = self.plan.clone().with_cells_by_id(&self.settings);
+        }
         self.graphs = Default::default();
+    }
+
+    /// Chooses the order inside a cell the update sees ([`WithinCell::ById`]: one more stage,
+    /// `order_cells_by_id`, for `coherent` and `coherent-shared`).
+    pub fn set_within_cell(&mut self, within: WithinCell) {
+        self.within = within;
+        self.replan();
     }
 
     /// Chooses `coherent`'s update kernel (the checks run both; the default is `Auto`).
@@ -428,6 +441,24 @@ impl CudaFlock {
                 // SAFETY: values is a permutation of 0..n.
                 unsafe { l.run(args, shape) }?;
                 *src ^= 1;
+            }
+            Stage::OrderCells => {
+                let mut l = gpu.launch();
+                let args = OrderCells {
+                    cell_count: cells,
+                    cell_end: l.read(&self.cell_end),
+                    body: l.write(&mut self.body[*src]),
+                    vel: l.write_cast(&mut self.vel[*src]),
+                };
+                // SAFETY: cell_end holds the ends of the binned cells (a partition of 0..n);
+                // one thread per cell moves entries inside its own cell only. No programmatic
+                // dependent launch: it starts once the binning has finished.
+                unsafe {
+                    l.run(
+                        args,
+                        Shape::per_item(cells as u64, self.settings.block_size),
+                    )
+                }?;
             }
             Stage::Update(search) => {
                 let block = self.settings.block_size;

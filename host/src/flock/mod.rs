@@ -75,6 +75,34 @@ pub enum SortArg {
     Radix,
 }
 
+/// The order of the boids inside each grid cell once binned: the order a boid's neighbours are
+/// visited and their rule terms added in (float sums depend on it, to the last bits).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WithinCell {
+    /// As binning leaves them: the counting sort's atomics (varies from run to run), or the
+    /// previous step's order (the radix sort and the CPU's comparison sort: reproducible).
+    #[default]
+    Binned,
+    /// Sorted by id in every cell (`order_cells_by_id` on the GPU): the same order on one rank
+    /// and on N, whatever the binning, so the same flock gives the same bits (the check of a
+    /// flock split across ranks; costs one more stage).
+    ById,
+}
+
+/// How two flocks of the same boids differ, matched by id.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Difference {
+    /// Largest position component difference, per axis the shorter way round the periodic
+    /// domain (`x = -scale` and `x = +scale` are the same point).
+    pub pos: f32,
+    /// Largest velocity component difference.
+    pub vel: f32,
+    /// Boids with a position or velocity component differing by more than the tolerance.
+    pub beyond: u64,
+    /// Boids whose position or velocity differ at all (compared as numbers).
+    pub differ: u64,
+}
+
 /// Everything that defines a flock simulation besides its state.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlockSettings {
@@ -171,6 +199,25 @@ impl FlockState {
             dv = dv.max(max_abs(a.vel[i] - b.vel[i]));
         }
         (dp, dv)
+    }
+
+    /// [`Difference`] between two flocks of the same boids on the periodic domain of half-width
+    /// `scale` (matched by id; `tolerance` counts the boids beyond it).
+    pub fn difference(&self, other: &FlockState, scale: f32, tolerance: f32) -> Difference {
+        let a = self.sorted_by_id();
+        let b = other.sorted_by_id();
+        let width = 2.0 * scale;
+        let mut d = Difference::default();
+        for i in 0..a.len().min(b.len()) {
+            let dp = (a.pos[i] - b.pos[i]).abs();
+            let dp = dp.min(Vec3::splat(width) - dp);
+            let (dp, dv) = (max_abs(dp), max_abs(a.vel[i] - b.vel[i]));
+            d.pos = d.pos.max(dp);
+            d.vel = d.vel.max(dv);
+            d.beyond += (dp > tolerance || dv > tolerance) as u64;
+            d.differ += (a.pos[i] != b.pos[i] || a.vel[i] != b.vel[i]) as u64;
+        }
+        d
     }
 }
 

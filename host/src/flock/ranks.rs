@@ -8,14 +8,19 @@
 use super::bench::constant_density_scale;
 use super::cli::{pick_grid_for, FlockArgs, RunArgs};
 use super::cpu::CpuFlock;
+use super::cuda::{CudaFlock, UpdateForm};
 use super::driver::{self, si, BackendChoice, Start};
-use super::slab::{check_ranks, gather_state, halo_width, run_cpu_ranks, SlabError};
+use super::slab::{
+    barrier, check_ranks, halo_width, run_cpu_ranks, run_cpu_ranks_as, run_rank, SlabError,
+};
 use super::slab_cuda::CudaRank;
-use super::{snapshot, FlockBackend, FlockSettings, FlockState, Method, SortArg};
+use super::{
+    snapshot, Difference, FlockBackend, FlockSettings, FlockState, Method, SortArg, WithinCell,
+};
 use crate::gpu::Gpu;
 use crate::preflight;
 use crate::ranks::nccl::NcclComm;
-use crate::ranks::{decode_u64, spawn, Comm, RankEnv, Ranks};
+use crate::ranks::{spawn, RankEnv, Ranks};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::io::IsTerminal;
@@ -57,21 +62,6 @@ fn build(f: &FlockArgs, ranks: usize, gpu: bool) -> Result<(FlockSettings, Start
     }
     check_ranks(&settings.params, ranks, start.len() as u64)?;
     Ok((settings, start))
-}
-
-/// Waits for every rank.
-fn barrier<C: Comm + ?Sized>(comm: &C) -> Result<(), SlabError> {
-    comm.all_gather(&[0])?;
-    Ok(())
-}
-
-/// `u64`s of every rank, in rank order.
-fn gather_u64<C: Comm + ?Sized>(comm: &C, v: u64) -> Result<Vec<u64>, SlabError> {
-    Ok(comm
-        .all_gather(&v.to_le_bytes())?
-        .iter()
-        .map(|m| decode_u64(m))
-        .collect())
 }
 
 fn list(v: &[u64]) -> String {
@@ -129,24 +119,23 @@ fn run_cpu(a: &RunArgs, ranks: usize) -> Result<()> {
         super::cpu_host_bytes(n, cells) + ranks as u64 * 4 * (cells + 1) + 2 * 28 * n,
     )?;
     let state = start.to_state(settings.params.scale);
-    let t0 = Instant::now();
-    let out = run_cpu_ranks(&settings, &state, ranks, a.steps)?;
-    let wall = t0.elapsed();
+    // The same protocol as the GPU ranks (`run_rank`), with the same options.
+    let run = run_cpu_ranks_as(&settings, &state, ranks, a.steps, a.save.is_some())?;
     let what = format!(
         "{ranks} CPU ranks (slabs along x, halo {}), {} threads, {}",
         halo_width(&settings.params),
         rayon::current_num_threads(),
         grid_text(&settings)
     );
-    println!("{}", summary(a.steps, n, &what, wall));
-    println!(
-        "own boids per rank: {}; held (own + halo): {}",
-        list(&out.own),
-        list(&out.held)
-    );
-    if let Some(path) = &a.save {
-        snapshot::save(path, &out.state)?;
-        println!("saved {} boids to {}", out.state.len(), path.display());
+    println!("{}", summary(a.steps, n, &what, run.wall));
+    let own = match &run.own {
+        Some(own) => format!("own boids per rank: {}; ", list(own)),
+        None => String::new(),
+    };
+    println!("{own}held (own + halo): {}", list(&run.held));
+    if let (Some(path), Some(s)) = (&a.save, &run.state) {
+        snapshot::save(path, s)?;
+        println!("saved {} boids to {}", s.len(), path.display());
     }
     Ok(())
 }
@@ -173,19 +162,15 @@ fn open_rank(
 }
 
 /// Runs `steps` steps between two barriers: the wall time of the slowest rank.
-fn timed_steps(r: &mut CudaRank, comm: &NcclComm, steps: u64, progress: bool) -> Result<Duration> {
-    let bar = crate::backend::step_bar(steps, progress);
+fn timed_steps(r: &mut CudaRank, comm: &NcclComm, steps: u64) -> Result<Duration> {
     barrier(comm)?;
     let t0 = Instant::now();
     for _ in 0..steps {
         r.step(comm)?;
-        bar.inc(1);
     }
     r.synchronize()?;
     barrier(comm)?;
-    let wall = t0.elapsed();
-    bar.finish_and_clear();
-    Ok(wall)
+    Ok(t0.elapsed())
 }
 
 fn run_gpu(a: &RunArgs, env: &RankEnv) -> Result<()> {
@@ -200,35 +185,34 @@ fn run_gpu(a: &RunArgs, env: &RankEnv) -> Result<()> {
     let name = gpu.name.clone();
     let mut r = open_rank(&comm, gpu, &settings, &start)?;
     let progress = env.rank == 0 && !a.quiet && std::io::stderr().is_terminal();
-    let wall = timed_steps(&mut r, &comm, a.steps, progress)?;
-    let held = gather_u64(&comm, r.held())?;
-    if env.rank == 0 {
-        let width = 2.0 * settings.params.scale / env.size as f32;
-        let what = format!(
-            "{} GPUs ({name}, ranks from {}), slabs along x {width} wide, halo {}, {}",
-            env.size,
-            env.source,
-            halo_width(&settings.params),
-            grid_text(&settings)
-        );
-        println!("{}", summary(a.steps, n, &what, wall));
-        println!(
-            "start share per rank: {}; held now (own + halo): {}; {:.1} device bytes per own \
-             boid on rank 0",
-            list(&r.start_counts),
-            list(&held),
-            r.bytes_per_own_boid()
-        );
-    }
-    if let Some(path) = &a.save {
-        let own = r.own_state()?;
-        if let Some(s) = gather_state(&comm, &own, n)? {
-            snapshot::save(path, &s)?;
-            println!("saved {} boids to {}", s.len(), path.display());
-        }
-    }
-    barrier(&comm)?;
+    let bar = crate::backend::step_bar(a.steps, progress);
+    // Every rank makes the same collective calls whatever its rank and the options.
+    let run = run_rank(&comm, &mut r, a.steps, a.save.is_some(), n, || bar.inc(1))?;
+    bar.finish_and_clear();
     comm.finish();
+    if env.rank != 0 {
+        return Ok(());
+    }
+    let width = 2.0 * settings.params.scale / env.size as f32;
+    let what = format!(
+        "{} GPUs ({name}, ranks from {}), slabs along x {width} wide, halo {}, {}",
+        env.size,
+        env.source,
+        halo_width(&settings.params),
+        grid_text(&settings)
+    );
+    println!("{}", summary(a.steps, n, &what, run.wall));
+    println!(
+        "start share per rank: {}; held now (own + halo): {}; {:.1} device bytes per own boid \
+         on rank 0",
+        list(&r.start_counts),
+        list(&run.held),
+        r.bytes_per_own_boid()
+    );
+    if let (Some(path), Some(s)) = (&a.save, &run.state) {
+        snapshot::save(path, s)?;
+        println!("saved {} boids to {}", s.len(), path.display());
+    }
     Ok(())
 }
 
@@ -249,17 +233,28 @@ pub struct CheckRanksArgs {
     tolerance: f32,
 }
 
-/// Prints the comparison line; an error when it fails.
-fn verdict(what: &str, a: &CheckRanksArgs, n: u64, d: (f32, f32)) -> Result<()> {
-    let pass = d.0 <= a.tolerance && d.1 <= a.tolerance;
-    println!(
+/// One comparison line: `what` after the steps, the largest differences (positions the shorter
+/// way round the periodic domain), the boids beyond the tolerance and those differing at all.
+fn compare_line(what: &str, a: &CheckRanksArgs, n: u64, d: &Difference) -> String {
+    format!(
         "{what} after {} steps, {n} boids: largest position difference {:.3e}, velocity \
-         difference {:.3e} (by id; tolerance {:.0e}): {}",
-        a.steps,
-        d.0,
-        d.1,
-        a.tolerance,
-        if pass { "pass" } else { "FAIL" }
+         difference {:.3e} (by id, periodic); {} boids beyond {:.0e}, {} differ",
+        a.steps, d.pos, d.vel, d.beyond, a.tolerance, d.differ
+    )
+}
+
+/// Prints the check's line and its verdict; an error when it fails.
+fn verdict(what: &str, a: &CheckRanksArgs, n: u64, d: &Difference) -> Result<()> {
+    let pass = d.pos <= a.tolerance && d.vel <= a.tolerance;
+    let how = match (pass, d.differ) {
+        (true, 0) => "pass (bit for bit)",
+        (true, _) => "pass",
+        _ => "FAIL",
+    };
+    println!(
+        "{} (tolerance {:.0e}): {how}",
+        compare_line(what, a, n, d),
+        a.tolerance
     );
     if !pass {
         bail!("the flock split across ranks differs from the single-rank flock");
@@ -267,7 +262,10 @@ fn verdict(what: &str, a: &CheckRanksArgs, n: u64, d: (f32, f32)) -> Result<()> 
     Ok(())
 }
 
-/// `flock check-ranks`.
+/// `flock check-ranks`: the flock split across ranks against one rank, both with each cell in
+/// id order (`WithinCell::ById`: the same sums in the same order, so the same bits are
+/// expected), after a control that shows what the order of the sums alone does (one rank
+/// against itself in another order, or twice with the GPU's counting sort).
 pub fn check(a: &CheckRanksArgs) -> Result<()> {
     if !(a.tolerance.is_finite() && a.tolerance >= 0.0) {
         bail!("--tolerance must be a number >= 0");
@@ -287,19 +285,58 @@ pub fn check(a: &CheckRanksArgs) -> Result<()> {
     };
     let (settings, start) = build(&a.flock, ranks, false)?;
     let state = start.to_state(settings.params.scale);
-    let mut single = CpuFlock::new(&settings, &state);
-    for _ in 0..a.steps {
-        single.step()?;
-    }
-    let reference = single.state()?;
+    let n = state.len() as u64;
+    let single = |within| -> Result<FlockState> {
+        let mut f = CpuFlock::new(&settings, &state);
+        f.set_within_cell(within);
+        for _ in 0..a.steps {
+            f.step()?;
+        }
+        Ok(f.state()?)
+    };
+    let by_id = single(WithinCell::ById)?;
+    let binned = single(WithinCell::Binned)?;
+    let scale = settings.params.scale;
+    let control = binned.difference(&by_id, scale, a.tolerance);
+    println!(
+        "{}",
+        compare_line(
+            "control: 1 CPU rank with each cell as sorted against in id order",
+            a,
+            n,
+            &control
+        )
+    );
     let split = run_cpu_ranks(&settings, &state, ranks, a.steps)?;
-    let what = format!("flock on {ranks} CPU ranks against 1");
+    let what = format!("flock on {ranks} CPU ranks against 1, each cell in id order,");
     verdict(
         &what,
         a,
-        state.len() as u64,
-        split.state.max_difference(&reference),
+        n,
+        &split.state.difference(&by_id, scale, a.tolerance),
     )
+}
+
+/// The flock on one GPU (rank 0 alone, after the split runs): `steps` steps with each cell
+/// in `within` order and the branched update (the slab kernel's sums).
+fn single_gpu(
+    settings: &FlockSettings,
+    start: &Start,
+    steps: u64,
+    within: WithinCell,
+) -> Result<FlockState> {
+    let n = start.len() as u32;
+    let mut f = CudaFlock::new(settings, n)?;
+    match start {
+        Start::Random { seed, .. } => f.init_random(*seed)?,
+        Start::State(s) => f.set_state(s)?,
+    }
+    f.set_update_form(UpdateForm::Branched);
+    f.set_within_cell(within);
+    for _ in 0..steps {
+        f.step()?;
+    }
+    Ok(f.state()?)
 }
 
 fn check_gpu(a: &CheckRanksArgs, env: &RankEnv) -> Result<()> {
@@ -312,29 +349,60 @@ fn check_gpu(a: &CheckRanksArgs, env: &RankEnv) -> Result<()> {
         );
     }
     let (gpu, comm) = connect(env)?;
-    let mut r = open_rank(&comm, gpu, &settings, &start)?;
-    for _ in 0..a.steps {
-        r.step(&comm)?;
+    // The split flock twice: each cell in id order (the check), then as the counting sort
+    // leaves it (what a run does; compared with the control). Same calls on every rank.
+    let mut gpu = Some(gpu);
+    let mut split = Vec::new();
+    for within in [WithinCell::ById, WithinCell::Binned] {
+        let g = gpu.take().expect("the GPU comes back after each run");
+        let mut r = open_rank(&comm, g, &settings, &start)?;
+        r.set_within_cell(within);
+        let run = run_rank(&comm, &mut r, a.steps, true, n, || {})?;
+        gpu = Some(r.gpu);
+        split.push(run.state);
     }
-    let own = r.own_state()?;
-    let gathered = gather_state(&comm, &own, n)?;
-    barrier(&comm)?;
     comm.finish();
-    drop(r);
-    let Some(split) = gathered else {
+    drop(gpu);
+    let (Some(by_id), Some(binned)) = (split[0].take(), split[1].take()) else {
         return Ok(());
     };
-    // Rank 0: the same flock on one GPU.
-    let mut single: Box<dyn FlockBackend> = match &start {
-        Start::Random { n, seed } => super::cuda::open_random(&settings, *n as u32, *seed)?,
-        Start::State(s) => super::cuda::open(&settings, s)?,
-    };
-    for _ in 0..a.steps {
-        single.step()?;
-    }
-    let reference: FlockState = single.state()?;
-    let what = format!("flock on {} GPUs against 1", env.size);
-    verdict(&what, a, n, split.max_difference(&reference))
+    // Rank 0: the same flock on one GPU: twice as the counting sort leaves the cells (the
+    // control: how far the order of the sums alone moves a flock), once in id order.
+    let scale = settings.params.scale;
+    let once = single_gpu(&settings, &start, a.steps, WithinCell::Binned)?;
+    let twice = single_gpu(&settings, &start, a.steps, WithinCell::Binned)?;
+    println!(
+        "{}",
+        compare_line(
+            "control: 1 GPU against itself, cells as the counting sort leaves them,",
+            a,
+            n,
+            &twice.difference(&once, scale, a.tolerance)
+        )
+    );
+    println!(
+        "{}",
+        compare_line(
+            &format!(
+                "flock on {} GPUs against 1, cells as the counting sort leaves them,",
+                env.size
+            ),
+            a,
+            n,
+            &binned.difference(&once, scale, a.tolerance)
+        )
+    );
+    let reference = single_gpu(&settings, &start, a.steps, WithinCell::ById)?;
+    let what = format!(
+        "flock on {} GPUs against 1, each cell in id order,",
+        env.size
+    );
+    verdict(
+        &what,
+        a,
+        n,
+        &by_id.difference(&reference, scale, a.tolerance),
+    )
 }
 
 #[derive(Args)]
@@ -401,7 +469,7 @@ pub fn scale(a: &ScaleArgs) -> Result<()> {
         for _ in 0..a.warmup {
             r.step(&comm)?;
         }
-        let wall = timed_steps(&mut r, &comm, a.steps, false)?;
+        let wall = timed_steps(&mut r, &comm, a.steps)?;
         rows.push((
             n,
             settings.params.scale,

@@ -256,6 +256,91 @@ pub fn gather_state<C: Comm + ?Sized>(
     Ok(Some(all.sorted_by_id()))
 }
 
+/// One rank of a flock split across ranks, as the run protocol ([`run_rank`]) drives it: the
+/// CPU rank over any [`Comm`], the GPU rank over NCCL.
+pub trait SlabRank<C: Comm + ?Sized> {
+    /// One step (collective: every rank steps together).
+    fn step(&mut self, comm: &C) -> Result<(), SlabError>;
+    /// Waits until the queued steps have finished (a wall clock stops after it).
+    fn synchronize(&self) -> Result<(), SlabError> {
+        Ok(())
+    }
+    /// Boids held now (own and halo).
+    fn held(&self) -> u64;
+    /// This rank's own boids, in any order.
+    fn own_state(&self) -> Result<FlockState, SlabError>;
+}
+
+/// Waits for every rank.
+pub fn barrier<C: Comm + ?Sized>(comm: &C) -> Result<(), CommError> {
+    comm.all_gather(&[0])?;
+    Ok(())
+}
+
+/// `u64`s of every rank, in rank order.
+pub fn gather_u64<C: Comm + ?Sized>(comm: &C, v: u64) -> Result<Vec<u64>, CommError> {
+    Ok(comm
+        .all_gather(&v.to_le_bytes())?
+        .iter()
+        .map(|m| decode_u64(m))
+        .collect())
+}
+
+/// What [`run_rank`] returns on each rank.
+pub struct RankRun {
+    /// Wall time of the steps, between two barriers (the slowest rank's).
+    pub wall: std::time::Duration,
+    /// Boids each rank holds at the end (own and halo), in rank order.
+    pub held: Vec<u64>,
+    /// Own boids of each rank at the end, when gathered.
+    pub own: Option<Vec<u64>>,
+    /// The whole flock, ordered by id: on rank 0, when gathered.
+    pub state: Option<FlockState>,
+}
+
+/// The run of one rank after its start, the same on every rank and every backend (`flock run`
+/// on CPU ranks and on GPUs, `check-ranks`): a barrier, `steps` steps (`tick` after each), the
+/// wait for the device, a barrier; then the held counts, and with `gather` the own counts and
+/// the flock on rank 0. Every call here is collective and made by every rank in this order
+/// whatever the rank or the options (a call one rank skips would leave the others waiting).
+pub fn run_rank<C, R>(
+    comm: &C,
+    r: &mut R,
+    steps: u64,
+    gather: bool,
+    n: u64,
+    mut tick: impl FnMut(),
+) -> Result<RankRun, SlabError>
+where
+    C: Comm + ?Sized,
+    R: SlabRank<C>,
+{
+    barrier(comm)?;
+    let t0 = std::time::Instant::now();
+    for _ in 0..steps {
+        r.step(comm)?;
+        tick();
+    }
+    r.synchronize()?;
+    barrier(comm)?;
+    let wall = t0.elapsed();
+    let held = gather_u64(comm, r.held())?;
+    let (own, state) = if gather {
+        let mine = r.own_state()?;
+        let own = gather_u64(comm, mine.len() as u64)?;
+        (Some(own), gather_state(comm, &mine, n)?)
+    } else {
+        (None, None)
+    };
+    barrier(comm)?;
+    Ok(RankRun {
+        wall,
+        held,
+        own,
+        state,
+    })
+}
+
 /// One CPU rank: own boids and this step's halo, the same stages as the CPU reference's
 /// `coherent` (keys, sort, cell table, gather, update) over them, own boids only updated.
 pub struct CpuRank {
@@ -318,7 +403,10 @@ impl CpuRank {
         let mut pairs: Vec<(u32, u32)> = (0..n)
             .map(|i| (grid.key(self.pos[i as usize]), i))
             .collect();
-        pairs.par_sort_unstable();
+        // Each cell in id order (`WithinCell::ById`): a boid's neighbours are summed in the
+        // order the single-rank reference sums them in with that setting.
+        let ids = &self.id;
+        pairs.par_sort_unstable_by_key(|&(key, i)| (key, ids[i as usize]));
         let cells = grid.cell_count();
         let mut start = vec![0u32; cells as usize + 1];
         for i in 0..n {
@@ -426,6 +514,38 @@ impl CpuRank {
     }
 }
 
+impl<C: Comm + ?Sized> SlabRank<C> for CpuRank {
+    fn step(&mut self, comm: &C) -> Result<(), SlabError> {
+        CpuRank::step(self, comm)
+    }
+
+    fn held(&self) -> u64 {
+        CpuRank::held(self) as u64
+    }
+
+    fn own_state(&self) -> Result<FlockState, SlabError> {
+        Ok(CpuRank::own_state(self))
+    }
+}
+
+/// The flock `start` run for `steps` steps on `ranks` CPU ranks in this process (threads over `LocalComm`): rank
+/// 0's [`RankRun`].
+pub fn run_cpu_ranks_as(
+    settings: &FlockSettings,
+    start: &FlockState,
+    ranks: usize,
+    steps: u64,
+    gather: bool,
+) -> Result<RankRun, SlabError> {
+    check_ranks(&settings.params, ranks, start.len() as u64)?;
+    let n = start.len() as u64;
+    let out = crate::ranks::local::run_ranks(ranks, |comm| -> Result<_, SlabError> {
+        let mut r = CpuRank::start(&comm, settings, start)?;
+        run_rank(&comm, &mut r, steps, gather, n, || {})
+    })?;
+    Ok(out.into_iter().next().expect("rank 0 ran"))
+}
+
 /// A run of `ranks` CPU ranks in this process (threads over `LocalComm`).
 pub struct CpuRanksRun {
     /// The final state, gathered and ordered by id.
@@ -436,32 +556,18 @@ pub struct CpuRanksRun {
     pub held: Vec<u64>,
 }
 
-/// Runs `steps` steps of the flock `start` on `ranks` CPU ranks in this process.
+/// Runs `steps` steps of the flock `start` on `ranks` CPU ranks in this process, gathered.
 pub fn run_cpu_ranks(
     settings: &FlockSettings,
     start: &FlockState,
     ranks: usize,
     steps: u64,
 ) -> Result<CpuRanksRun, SlabError> {
-    check_ranks(&settings.params, ranks, start.len() as u64)?;
-    let n = start.len() as u64;
-    let out = crate::ranks::local::run_ranks(ranks, |comm| -> Result<_, SlabError> {
-        let mut r = CpuRank::start(&comm, settings, start)?;
-        for _ in 0..steps {
-            r.step(&comm)?;
-        }
-        let own = r.own_state();
-        let counts = comm.all_gather(&(own.len() as u64).to_le_bytes())?;
-        let held = comm.all_gather(&(r.held() as u64).to_le_bytes())?;
-        let state = gather_state(&comm, &own, n)?;
-        Ok((state, counts, held))
-    })?;
-    let mut it = out.into_iter();
-    let (state, counts, held) = it.next().expect("rank 0 ran");
+    let run = run_cpu_ranks_as(settings, start, ranks, steps, true)?;
     Ok(CpuRanksRun {
-        state: state.expect("rank 0 gathers"),
-        own: counts.iter().map(|m| decode_u64(m)).collect(),
-        held: held.iter().map(|m| decode_u64(m)).collect(),
+        state: run.state.expect("rank 0 gathers"),
+        own: run.own.expect("gathered"),
+        held: run.held,
     })
 }
 

@@ -18,13 +18,16 @@
 //! cell table); the send and receive buffers of each neighbour (28 B per boid of the halo
 //! estimate, twice).
 
-use super::slab::{check_start_counts, halo_width, step_travel, swap_counts, SlabError, SlabPlan};
-use super::{FlockSettings, FlockState};
+use super::slab::{
+    check_start_counts, halo_width, step_travel, swap_counts, SlabError, SlabPlan, SlabRank,
+};
+use super::{FlockSettings, FlockState, WithinCell};
 use crate::gpu::scan::CellScan;
 use crate::gpu::{DriverContext, Gpu, GpuError, Shape};
 use crate::ranks::nccl::NcclComm;
 use crate::ranks::Comm;
 use cudarc::driver::CudaSlice;
+use murmur_common::flock::abi::OrderCells;
 use murmur_common::flock::slab::{
     tally, InitSlab, RouteSlab, ScatterSlab, SlabSends, UnpackSlab, UpdateSlab, HOLE,
 };
@@ -76,6 +79,9 @@ pub struct CudaRank {
     pub send_capacity: u64,
     /// Own boids of every rank at the start.
     pub start_counts: Vec<u64>,
+    /// The order inside a cell the update sees (`ById`: `order_cells_by_id` after the scatter,
+    /// so the sums come out as on one GPU with the same setting, bit for bit).
+    within: WithinCell,
 }
 
 fn ping_pong<T>(pair: &mut [CudaSlice<T>; 2], read: usize) -> (&CudaSlice<T>, &mut CudaSlice<T>) {
@@ -258,11 +264,17 @@ impl CudaRank {
             capacity,
             send_capacity,
             start_counts: counts.to_vec(),
+            within: WithinCell::Binned,
             settings: settings.clone(),
             grid,
             plan,
             gpu,
         })
+    }
+
+    /// Chooses the order inside a cell the update sees.
+    pub fn set_within_cell(&mut self, within: WithinCell) {
+        self.within = within;
     }
 
     /// Device bytes per own boid of the start share (all buffers counted).
@@ -332,6 +344,18 @@ impl CudaRank {
             // SAFETY: the non-hole entries are the counted ones: their claims are a
             // permutation of 0..live.
             unsafe { l.run(args, Shape::per_item(self.entries, block)) }?;
+        }
+        if self.within == WithinCell::ById {
+            let mut l = self.gpu.launch();
+            let args = OrderCells {
+                cell_count: cells,
+                cell_end: l.read(&self.cell_end),
+                body: l.write(&mut self.body[other]),
+                vel: l.write_cast(&mut self.vel[other]),
+            };
+            // SAFETY: cell_end holds the ends of the scattered cells (a partition of
+            // 0..live); one thread per cell moves entries inside its own cell only.
+            unsafe { l.run(args, Shape::per_item(cells as u64, block)) }?;
         }
         {
             let (bin, bout) = ping_pong(&mut self.body, other);
@@ -527,5 +551,23 @@ fn sends_view(
         body,
         vel,
         tally: l.write(tally),
+    }
+}
+
+impl SlabRank<NcclComm> for CudaRank {
+    fn step(&mut self, comm: &NcclComm) -> Result<(), SlabError> {
+        CudaRank::step(self, comm)
+    }
+
+    fn synchronize(&self) -> Result<(), SlabError> {
+        CudaRank::synchronize(self)
+    }
+
+    fn held(&self) -> u64 {
+        CudaRank::held(self)
+    }
+
+    fn own_state(&self) -> Result<FlockState, SlabError> {
+        CudaRank::own_state(self)
     }
 }

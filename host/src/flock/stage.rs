@@ -55,6 +55,8 @@ pub enum Stage {
     CellBounds,
     /// Sort binning, `coherent`: the state gathered into cell order.
     Gather,
+    /// `WithinCell::ById` on the GPU: each cell's entries sorted by id (after binning).
+    OrderCells,
     /// New velocities and positions (and, counting, the next step's cell counts).
     Update(Search),
 }
@@ -72,6 +74,7 @@ impl Stage {
             Stage::RadixPass => RadixOnesweep::NAME,
             Stage::CellBounds => k::CellBounds::NAME,
             Stage::Gather => k::Gather::NAME,
+            Stage::OrderCells => k::OrderCells::NAME,
             Stage::Update(s) => s.name(),
         }
     }
@@ -150,6 +153,23 @@ impl StepPlan {
         stages.push(once(Stage::Update(update)));
         StepPlan { stages, counting }
     }
+
+    /// This plan with each cell's boids put in id order before the update
+    /// ([`super::WithinCell::ById`]); only where the update reads the state in cell order
+    /// (`coherent`, `coherent-shared`), else unchanged.
+    pub fn with_cells_by_id(mut self, settings: &FlockSettings) -> StepPlan {
+        if matches!(settings.method, Method::Coherent | Method::CoherentShared) {
+            let at = self.stages.len() - 1;
+            self.stages.insert(
+                at,
+                Planned {
+                    stage: Stage::OrderCells,
+                    repeat: 1,
+                },
+            );
+        }
+        self
+    }
 }
 
 #[cfg(test)]
@@ -202,8 +222,22 @@ mod tests {
                 ("update_boids_coherent", 1)
             ]
         );
+        s.sort = SortArg::Counting;
+        assert_eq!(
+            names(&StepPlan::new(&s, gpu).with_cells_by_id(&s)),
+            [
+                ("scan_cells", 1),
+                ("scatter_cells", 1),
+                ("order_cells_by_id", 1),
+                ("update_boids_coherent_predicated", 1)
+            ]
+        );
         s.method = Method::Naive;
         assert_eq!(names(&StepPlan::new(&s, gpu)), [("update_boids_naive", 1)]);
+        assert_eq!(
+            names(&StepPlan::new(&s, gpu).with_cells_by_id(&s)),
+            [("update_boids_naive", 1)]
+        );
         assert!(!StepPlan::new(&s, gpu).counting);
     }
 }

@@ -432,49 +432,78 @@ impl NcclComm {
         Ok(out)
     }
 
-    /// One group of host messages with known receive sizes.
+    /// One group of host messages with known receive sizes, through the reused staging
+    /// buffers (sends packed into one, receives into the other): one copy each way and one
+    /// wait, no allocation once the buffers are large enough.
     fn host_group(
         &self,
         sends: &[(usize, &[u8])],
         recvs: &[(usize, usize)],
     ) -> Result<Vec<Vec<u8>>, CommError> {
-        let mut send_bufs = Vec::with_capacity(sends.len());
-        for (p, d) in sends {
-            let mut b = self
-                .stream
-                .alloc_zeros::<u8>(d.len().max(1))
-                .ctx("staging")?;
-            if !d.is_empty() {
-                self.stream
-                    .memcpy_htod(*d, &mut b.slice_mut(..d.len()))
-                    .ctx("staging")?;
-            }
-            send_bufs.push((*p, b, d.len()));
-        }
-        let mut recv_bufs = Vec::with_capacity(recvs.len());
-        for &(p, n) in recvs {
-            recv_bufs.push((
-                p,
-                self.stream.alloc_zeros::<u8>(n.max(1)).ctx("staging")?,
-                n,
-            ));
+        let send_total: usize = sends.iter().map(|(_, d)| d.len()).sum();
+        let recv_total: usize = recvs.iter().map(|&(_, n)| n).sum();
+        let (mut send, mut recv) = self.staging(send_total.max(recv_total))?;
+        if send_total > 0 {
+            let packed: Vec<u8> = sends.iter().flat_map(|(_, d)| d.iter().copied()).collect();
+            self.stream
+                .memcpy_htod(&packed, &mut send.slice_mut(..send_total))
+                .ctx("staging messages")?;
         }
         {
-            let s: Vec<_> = send_bufs.iter().map(|(p, b, n)| (*p, b, *n)).collect();
-            let mut r: Vec<_> = recv_bufs.iter_mut().map(|(p, b, n)| (*p, b, *n)).collect();
-            self.exchange_device(&s, &mut r)?;
-        }
-        let mut out = Vec::with_capacity(recvs.len());
-        for (_, b, n) in &recv_bufs {
-            let mut v = vec![0u8; *n];
-            if *n > 0 {
-                self.watched(|| self.stream.memcpy_dtoh(&b.slice(..*n), &mut v))
-                    .ctx("receiving a message")?;
+            let s = self.stream.cu_stream() as sys::cudaStream_t;
+            let (sp, _a) = send.device_ptr(&self.stream);
+            let (rp, _b) = recv.device_ptr_mut(&self.stream);
+            result::group_start().map_err(|e| nccl_err("group", e))?;
+            let mut at = 0u64;
+            for (peer, d) in sends {
+                // SAFETY: the staging buffer holds the packed sends: `d.len()` bytes at `at`.
+                unsafe {
+                    result::send(
+                        (sp + at) as *const _,
+                        d.len(),
+                        sys::ncclDataType_t::ncclUint8,
+                        *peer as i32,
+                        self.watch.raw.0,
+                        s,
+                    )
+                }
+                .map_err(|e| nccl_err("send", e))?;
+                at += d.len() as u64;
             }
-            out.push(v);
+            let mut at = 0u64;
+            for &(peer, n) in recvs {
+                // SAFETY: the staging buffer holds `recv_total` bytes: `n` at `at`.
+                unsafe {
+                    result::recv(
+                        (rp + at) as *mut _,
+                        n,
+                        sys::ncclDataType_t::ncclUint8,
+                        peer as i32,
+                        self.watch.raw.0,
+                        s,
+                    )
+                }
+                .map_err(|e| nccl_err("recv", e))?;
+                at += n as u64;
+            }
+            result::group_end().map_err(|e| nccl_err("group", e))?;
         }
-        self.watched(|| self.stream.synchronize())
-            .ctx("receiving messages")?;
+        let mut all = vec![0u8; recv_total];
+        self.watched(|| {
+            if recv_total > 0 {
+                self.stream
+                    .memcpy_dtoh(&recv.slice(..recv_total), &mut all)?;
+            }
+            self.stream.synchronize()
+        })
+        .ctx("receiving messages")?;
+        self.put_staging((send, recv));
+        let mut out = Vec::with_capacity(recvs.len());
+        let mut at = 0;
+        for &(_, n) in recvs {
+            out.push(all[at..at + n].to_vec());
+            at += n;
+        }
         Ok(out)
     }
 }
