@@ -155,3 +155,96 @@ fn an_unhealthy_cell_stops_every_rank_at_the_same_step() {
     assert!(reports[0].is_some(), "the flow never became unhealthy");
     assert!(reports.iter().all(|r| *r == reports[0]), "{reports:?}");
 }
+
+/// Each rank's output piece (its layers and the next slab's first, with vorticity and Q from
+/// the neighbours' exchanged layers) holds exactly the values of the whole lattice's output.
+#[test]
+fn output_pieces_equal_the_whole_lattice_output() {
+    use murmur::fluid::derived::Derived;
+    use murmur::fluid::pieces::PieceSink;
+    use murmur::fluid::slab::open_cpu_rank;
+    use murmur::ranks::Comm;
+    use std::sync::Arc;
+    let units = murmur_common::lbm::Units::from_scales(1.0, 16.0, 1.0, 0.05, 1000.0);
+    let cases = [
+        (
+            "taylor-green (periodic along z)",
+            scene::taylor_green(16, 24, 0.05, 0.02, CollisionModel::Bgk).unwrap(),
+        ),
+        (
+            "cavity (walls along y)",
+            scene::cavity(14, 6, 0.1, 0.02, CollisionModel::AcmMrt).unwrap(),
+        ),
+    ];
+    let steps = 8;
+    for (name, setup) in cases {
+        let periodic = setup.immersed.periodic;
+        let mut whole = CpuFluid::<Fp32>::new(&setup).unwrap();
+        for _ in 0..steps {
+            whole.step().unwrap();
+        }
+        let f = whole.fields().unwrap();
+        let d = Derived::compute(&f, &setup.flags, periodic, &units).unwrap();
+        let g = setup.lattice();
+        let plan = SlabPlan::new(&setup, 3).unwrap();
+        let pieces = murmur::ranks::local::run_ranks(3, |comm| {
+            let comm: Arc<dyn Comm> = Arc::new(comm);
+            let mut b = open_cpu_rank(&setup, &plan, comm.clone())?;
+            b.write_pieces(periodic[plan.axis]);
+            for _ in 0..steps {
+                b.step()?;
+            }
+            let piece = b.fields()?;
+            let sink = PieceSink {
+                name: "t".into(),
+                dir: std::env::temp_dir(),
+                units,
+                flags: setup.flags.clone(),
+                periodic,
+                comm,
+                plan: plan.clone(),
+                written: Vec::new(),
+            };
+            sink.piece_data(steps, &piece)
+        })
+        .unwrap();
+        let mut covered = vec![0u32; g.cells()];
+        for (r, p) in pieces.iter().enumerate() {
+            let l = p.fields.lattice;
+            let n = l.cells();
+            for c in 0..n {
+                let (x, y, z) = l.coords(c);
+                let gc = g.index(x + p.origin[0], y + p.origin[1], z + p.origin[2]);
+                covered[gc] += 1;
+                for k in 0..4 {
+                    assert_eq!(
+                        p.fields.data[k * n + c].to_bits(),
+                        f.data[k * g.cells() + gc].to_bits(),
+                        "{name}: rank {r} field {k} at ({x}, {y}, {z}) of its piece"
+                    );
+                }
+                assert_eq!(p.flags[c], setup.flags[gc]);
+                assert_eq!(
+                    p.derived.q_criterion[c].to_bits(),
+                    d.q_criterion[gc].to_bits(),
+                    "{name}: rank {r} Q at ({x}, {y}, {z}) of its piece"
+                );
+                for k in 0..3 {
+                    assert_eq!(
+                        p.derived.vorticity[3 * c + k].to_bits(),
+                        d.vorticity[3 * gc + k].to_bits(),
+                        "{name}: rank {r} vorticity at ({x}, {y}, {z}) of its piece"
+                    );
+                }
+            }
+        }
+        // Every cell is written, the layers where two pieces meet twice.
+        assert!(
+            covered.iter().all(|&c| c >= 1),
+            "{name}: a cell is in no piece"
+        );
+        let twice = covered.iter().filter(|&&c| c == 2).count();
+        let face = g.cells() / [g.nx, g.ny, g.nz][plan.axis] as usize;
+        assert_eq!(twice, 2 * face, "{name}: shared layers");
+    }
+}

@@ -355,12 +355,29 @@ fn run_scene(a: &RunArgs) -> Result<()> {
     };
     let steps = a.steps.unwrap_or(scene.file.run.steps);
     let mut rank = None;
+    // Several ranks writing a folder: each rank writes its piece, rank 0 the .pvti.
+    let mut pieces: Option<super::pieces::PieceSink> = None;
     let (mut backend, note) = match ranked {
         Some(env) => {
             // One slab per rank; the tuning cache is for one GPU and stays out of it.
             let plan = super::slab::SlabPlan::new(&scene.setup, env.size).map_err(in_scene)?;
             let r = super::multi::GpuRank::join(env)?;
-            let b: Box<dyn FluidBackend> = Box::new(r.open(&scene.setup, &plan)?);
+            let mut slab = r.open(&scene.setup, &plan)?;
+            if let Out::Dir(dir) = &out {
+                let periodic = scene.setup.immersed.periodic;
+                slab.write_pieces(periodic[plan.axis]);
+                pieces = Some(super::pieces::PieceSink {
+                    name: scene.file.name.clone(),
+                    dir: dir.clone(),
+                    units: scene.units,
+                    flags: scene.setup.flags.clone(),
+                    periodic,
+                    comm: slab.comm().clone(),
+                    plan: plan.clone(),
+                    written: Vec::new(),
+                });
+            }
+            let b: Box<dyn FluidBackend> = Box::new(slab);
             rank = Some(r);
             (b, None)
         }
@@ -408,10 +425,14 @@ fn run_scene(a: &RunArgs) -> Result<()> {
             inlet_ramp: scene.inlet_ramp_steps,
         };
         let mut last_good: Option<Checkpoint> = None;
-        let mut sink = driver::Follower {
+        let mut follower = driver::Follower {
             fields: !matches!(out, Out::None),
         };
-        driver::run(backend.as_mut(), opts, &mut last_good, &mut sink)?;
+        let sink: &mut dyn driver::Sink = match pieces.as_mut() {
+            Some(p) => p,
+            None => &mut follower,
+        };
+        driver::run(backend.as_mut(), opts, &mut last_good, sink)?;
         if let Some(r) = &rank {
             r.finish();
         }
@@ -467,10 +488,16 @@ fn run_scene(a: &RunArgs) -> Result<()> {
         forces: super::sink::force_series(&scene, csv.as_deref())?,
     };
     let mut last_good: Option<Checkpoint> = None;
-    let result = driver::run(backend.as_mut(), opts, &mut last_good, &mut sink);
+    let result = match pieces.as_mut() {
+        Some(p) => driver::run(backend.as_mut(), opts, &mut last_good, p),
+        None => driver::run(backend.as_mut(), opts, &mut last_good, &mut sink),
+    };
     // The force file keeps every row handed over, also when the run stops early.
     let summaries = sink.finish();
     let report = result?;
+    if let Some(p) = pieces {
+        sink.written.extend(p.written);
+    }
     if let Some(r) = &rank {
         r.finish();
     }

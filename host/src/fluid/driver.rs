@@ -191,8 +191,8 @@ pub fn run(
             report = backend.health(&opts.health)?;
             if let Some(cell) = report.and_then(|r| r.first_bad) {
                 bar.finish_and_clear();
-                let fields = backend.fields()?;
                 let c = cell as usize;
+                let (rho, u) = backend.cell_state(c)?;
                 let (x, y, z) = lattice.coords(c);
                 return Err(FluidError::Unhealthy {
                     step,
@@ -200,7 +200,7 @@ pub fn run(
                     x,
                     y,
                     z,
-                    what: describe(&opts.health, fields.rho(c), fields.u(c)),
+                    what: describe(&opts.health, rho, u),
                     last_output: last_good.as_ref().map(|c| c.step),
                 });
             }

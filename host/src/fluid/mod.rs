@@ -17,6 +17,7 @@ pub mod ib_bench;
 pub mod immersed;
 pub mod multi;
 pub mod output;
+pub mod pieces;
 pub mod scene;
 pub mod sink;
 pub mod slab;
@@ -219,6 +220,11 @@ pub trait FluidBackend {
     /// Density and velocity of every cell after the last step, computed from the populations
     /// on demand (the first call allocates the fields' buffer on the GPU).
     fn fields(&mut self) -> Result<Fields, FluidError>;
+    /// Density and velocity of one cell after the last step (the health check's report).
+    fn cell_state(&mut self, cell: usize) -> Result<(f32, [f32; 3]), FluidError> {
+        let f = self.fields()?;
+        Ok((f.rho(cell), f.u(cell)))
+    }
     /// All populations, decoded, `f[q * n + cell]` (post-collision of the last step).
     fn populations(&mut self) -> Result<Vec<f32>, FluidError>;
     /// Measured memory bandwidth in bytes/s: the best of a few copies of a scratch buffer the

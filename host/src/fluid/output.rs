@@ -14,6 +14,63 @@ use ndarray_npy::NpzWriter;
 use std::io::Write;
 use std::path::Path;
 
+/// A VTK extent `"x0 x1 y0 y1 z0 z1"` (inclusive point indices) of `dims` points at `origin`.
+fn extent(origin: [u32; 3], dims: [u32; 3]) -> String {
+    format!(
+        "{} {} {} {} {} {}",
+        origin[0],
+        origin[0] + dims[0] - 1,
+        origin[1],
+        origin[1] + dims[1] - 1,
+        origin[2],
+        origin[2] + dims[2] - 1
+    )
+}
+
+/// Writes ParaView's parallel image data `path` (`.pvti`) over the lattice `whole`: the arrays
+/// [`Snapshot::write_vti`] writes, stitched from `pieces`, each `(first point, last point,
+/// file name beside path)`.
+pub fn write_pvti(
+    path: &Path,
+    whole: murmur_common::lbm::Lattice,
+    pieces: &[([u32; 3], [u32; 3], String)],
+    units: &Units,
+) -> Result<(), FluidError> {
+    let mut s = String::new();
+    s += "<?xml version=\"1.0\"?>\n";
+    s += "<VTKFile type=\"PImageData\" version=\"1.0\" byte_order=\"LittleEndian\" \
+          header_type=\"UInt64\">\n";
+    s += &format!(
+        "  <PImageData WholeExtent=\"{}\" GhostLevel=\"0\" Origin=\"0 0 0\" \
+         Spacing=\"{d} {d} {d}\">\n",
+        extent([0; 3], [whole.nx, whole.ny, whole.nz]),
+        d = units.dx
+    );
+    s += "    <PPointData Scalars=\"density\" Vectors=\"velocity\">\n";
+    for (ty, name, comps) in [
+        ("Float32", "density", 1),
+        ("Float32", "pressure", 1),
+        ("Float32", "velocity", 3),
+        ("Float32", "vorticity", 3),
+        ("Float32", "q_criterion", 1),
+        ("UInt8", "cell_type", 1),
+    ] {
+        s += &format!(
+            "      <PDataArray type=\"{ty}\" Name=\"{name}\" NumberOfComponents=\"{comps}\"/>\n"
+        );
+    }
+    s += "    </PPointData>\n";
+    for (lo, hi, file) in pieces {
+        let dims = [hi[0] - lo[0] + 1, hi[1] - lo[1] + 1, hi[2] - lo[2] + 1];
+        s += &format!(
+            "    <Piece Extent=\"{}\" Source=\"{file}\"/>\n",
+            extent(*lo, dims)
+        );
+    }
+    s += "  </PImageData>\n</VTKFile>\n";
+    write_atomic(path, |w| w.write_all(s.as_bytes())).map_err(|e| write_error(path, e))
+}
+
 /// SI arrays of one snapshot, x fastest.
 struct Si {
     density: Vec<f32>,
@@ -153,6 +210,18 @@ impl<'a> Snapshot<'a> {
     /// reference), `velocity` (m/s), `vorticity` (1/s), `q_criterion` (1/s^2), `cell_type`
     /// (UInt8, `flags & 0x07`: 0 fluid, 1 wall, 2 moving wall, 3 inlet, 4 outlet, 5 free-slip).
     pub fn write_vti(&self, path: &Path) -> Result<(), FluidError> {
+        self.write_vti_piece(path, [0; 3], self.fields.lattice)
+    }
+
+    /// [`Snapshot::write_vti`] for a piece of a larger lattice `whole` (a rank's slab): the
+    /// snapshot's cells sit at `origin` of `whole` (the piece's `Extent` inside the file's
+    /// `WholeExtent`), as ParaView's parallel image data (`.pvti`, [`write_pvti`]) expects.
+    pub fn write_vti_piece(
+        &self,
+        path: &Path,
+        origin: [u32; 3],
+        whole: murmur_common::lbm::Lattice,
+    ) -> Result<(), FluidError> {
         let si = to_si(self.fields, &self.units);
         let l = self.fields.lattice;
         let mut data = Appended::default();
@@ -167,13 +236,14 @@ impl<'a> Snapshot<'a> {
         arrays += &data.array("Float32", "q_criterion", 1, q, indent);
         arrays += &data.array("UInt8", "cell_type", 1, cell_types(self.flags), indent);
 
-        let extent = format!("0 {} 0 {} 0 {}", l.nx - 1, l.ny - 1, l.nz - 1);
+        let piece = extent(origin, [l.nx, l.ny, l.nz]);
+        let whole = extent([0; 3], [whole.nx, whole.ny, whole.nz]);
         let open = format!(
-            "<ImageData WholeExtent=\"{extent}\" Origin=\"0 0 0\" Spacing=\"{d} {d} {d}\">",
+            "<ImageData WholeExtent=\"{whole}\" Origin=\"0 0 0\" Spacing=\"{d} {d} {d}\">",
             d = self.units.dx
         );
         let mut header = vtk_header("ImageData", &open, self.time_s);
-        header += &format!("    <Piece Extent=\"{extent}\">\n");
+        header += &format!("    <Piece Extent=\"{piece}\">\n");
         header += "      <PointData Scalars=\"density\" Vectors=\"velocity\">\n";
         header += &arrays;
         header += "      </PointData>\n    </Piece>\n  </ImageData>\n";

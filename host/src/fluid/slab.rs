@@ -408,11 +408,55 @@ where
     }
 }
 
+/// The layers along the slab axis of a rank's output piece ([`super::pieces`]): the fields of
+/// its owned layers with up to two layers of each neighbouring slab around them (for the
+/// velocity gradients), of which the owned layers and, except on the last rank, the next
+/// slab's first layer are written (point-data pieces meet on a shared layer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Piece {
+    /// Global layer of the piece's first layer (below 0 or past the end: wrapped).
+    pub first: i64,
+    /// Layers of the previous slab before the owned ones.
+    pub below: u32,
+    pub owned: u32,
+    /// Layers of the next slab after the owned ones.
+    pub above: u32,
+    /// Layers written, from layer `below`.
+    pub written: u32,
+}
+
+impl Piece {
+    /// `rank`'s piece; `periodic`: whether the slab axis wraps (then the first and last ranks
+    /// also take their wrapped neighbours' layers, as the single-rank gradients do).
+    pub fn of(plan: &SlabPlan, rank: usize, periodic: bool) -> Piece {
+        let n = plan.size();
+        let owned = plan.owned(rank);
+        let prev = plan.owned((rank + n - 1) % n);
+        let next = plan.owned((rank + 1) % n);
+        let below = if rank > 0 || periodic { prev.min(2) } else { 0 };
+        let above = if rank + 1 < n || periodic {
+            next.min(2)
+        } else {
+            0
+        };
+        Piece {
+            first: plan.ranges[rank].start as i64 - below as i64,
+            below,
+            owned,
+            above,
+            written: owned + (rank + 1 < n) as u32,
+        }
+    }
+}
+
 /// One rank's backend seen as the whole lattice.
 pub struct SlabFluid {
     inner: Box<dyn FluidBackend>,
     comm: Arc<dyn Comm>,
     plan: SlabPlan,
+    /// `Some(periodic)`: [`FluidBackend::fields`] gives this rank's output piece (the slab
+    /// axis wrapping or not) instead of the whole lattice gathered on every rank.
+    pieces: Option<bool>,
 }
 
 /// A health report as a message: 3 floats, a flag, the global first bad cell (or `u64::MAX`).
@@ -437,7 +481,96 @@ fn f32_at(m: &[u8], i: usize) -> f32 {
 
 impl SlabFluid {
     pub fn new(inner: Box<dyn FluidBackend>, comm: Arc<dyn Comm>, plan: SlabPlan) -> SlabFluid {
-        SlabFluid { inner, comm, plan }
+        SlabFluid {
+            inner,
+            comm,
+            plan,
+            pieces: None,
+        }
+    }
+
+    /// From now on [`FluidBackend::fields`] gives this rank's output piece ([`Piece`]; the
+    /// slab axis wraps when `periodic`), for [`super::pieces::PieceSink`].
+    pub fn write_pieces(&mut self, periodic: bool) {
+        self.pieces = Some(periodic);
+    }
+
+    /// The communicator and the cut.
+    pub fn comm(&self) -> &Arc<dyn Comm> {
+        &self.comm
+    }
+
+    pub fn plan(&self) -> &SlabPlan {
+        &self.plan
+    }
+
+    /// This rank's local fields with every rank's face layers exchanged: the fields of
+    /// [`Piece::of`] (rank, `periodic`), a lattice of `below + owned + above` layers along the
+    /// slab axis.
+    fn piece(&mut self, periodic: bool) -> Result<Fields, FluidError> {
+        let r = self.rank();
+        let p = Piece::of(&self.plan, r, periodic);
+        self.comm.set_busy(true);
+        let local = self.inner.fields();
+        self.comm.set_busy(false);
+        let local = local?;
+        let l = local.lattice;
+        let axis = self.plan.axis as u32;
+        let face = face_cells(&l, axis);
+        let n = l.cells();
+        // Layer k of the local lattice: the four fields of its face cells.
+        let layer = |k: u32| -> Vec<f32> {
+            let mut v = Vec::with_capacity(4 * face);
+            for a in 0..4 {
+                for i in 0..face {
+                    v.push(local.data[a * n + halo::face_cell(&l, axis, k, i)]);
+                }
+            }
+            v
+        };
+        let owned = p.owned;
+        let lo: Vec<f32> = (1..=owned.min(2)).flat_map(layer).collect();
+        let hi: Vec<f32> = (owned + 1 - owned.min(2)..=owned).flat_map(layer).collect();
+        let (prev, next) = crate::ranks::ring(r, self.comm.size());
+        // To the next rank first, then the previous (the halo's order: with two ranks both are
+        // the same peer and the messages pair up in order).
+        let got = self.comm.send_recv(
+            &[(next, as_bytes(&hi)), (prev, as_bytes(&lo))],
+            &[prev, next],
+        )?;
+        let bad = || FluidError::Invalid("a field layer message has the wrong size".into());
+        let from_prev: Vec<f32> = from_bytes(&got[0], got[0].len() / 4).ok_or_else(bad)?;
+        let from_next: Vec<f32> = from_bytes(&got[1], got[1].len() / 4).ok_or_else(bad)?;
+        let mut dims = [l.nx, l.ny, l.nz];
+        dims[axis as usize] = p.below + owned + p.above;
+        let ext = Lattice::new(dims[0], dims[1], dims[2]);
+        let m = ext.cells();
+        let mut data = vec![0f32; 4 * m];
+        let mut put = |e: u32, values: &[f32]| {
+            for a in 0..4 {
+                for i in 0..face {
+                    data[a * m + halo::face_cell(&ext, axis, e, i)] = values[a * face + i];
+                }
+            }
+        };
+        // The previous rank's last `below` layers, the owned layers, the next rank's first
+        // `above` layers.
+        let prev_layers = from_prev.len() / (4 * face);
+        for j in 0..p.below {
+            let k = prev_layers - p.below as usize + j as usize;
+            put(j, &from_prev[4 * face * k..4 * face * (k + 1)]);
+        }
+        for k in 0..owned {
+            put(p.below + k, &layer(k + 1));
+        }
+        for j in 0..p.above {
+            let k = j as usize;
+            put(
+                p.below + owned + j,
+                &from_next[4 * face * k..4 * face * (k + 1)],
+            );
+        }
+        Ok(Fields { lattice: ext, data })
     }
 
     fn rank(&self) -> usize {
@@ -534,6 +667,9 @@ impl FluidBackend for SlabFluid {
     }
 
     fn fields(&mut self) -> Result<Fields, FluidError> {
+        if let Some(periodic) = self.pieces {
+            return self.piece(periodic);
+        }
         self.comm.set_busy(true);
         let local = self.inner.fields();
         self.comm.set_busy(false);
@@ -542,6 +678,32 @@ impl FluidBackend for SlabFluid {
             lattice: self.plan.global,
             data,
         })
+    }
+
+    /// Collective: the rank owning `cell` (a global cell) reads it, every rank gets it.
+    fn cell_state(&mut self, cell: usize) -> Result<(f32, [f32; 3]), FluidError> {
+        let r = self.rank();
+        let g = self.plan.global;
+        let (x, y, z) = g.coords(cell);
+        let layer = [x, y, z][self.plan.axis];
+        let mut mine = Vec::new();
+        if self.plan.ranges[r].contains(&layer) {
+            self.comm.set_busy(true);
+            let local = self.inner.fields();
+            self.comm.set_busy(false);
+            let local = local?;
+            let mut c = [x, y, z];
+            c[self.plan.axis] = layer - self.plan.ranges[r].start + 1;
+            let lc = local.lattice.index(c[0], c[1], c[2]);
+            let u = local.u(lc);
+            mine = as_bytes(&[local.rho(lc), u[0], u[1], u[2]]).to_vec();
+        }
+        let all = self.comm.all_gather(&mine)?;
+        let m = all
+            .iter()
+            .find(|m| m.len() == 16)
+            .ok_or_else(|| FluidError::Invalid(format!("no rank owns cell {cell}")))?;
+        Ok((f32_at(m, 0), [f32_at(m, 1), f32_at(m, 2), f32_at(m, 3)]))
     }
 
     fn populations(&mut self) -> Result<Vec<f32>, FluidError> {
@@ -617,7 +779,7 @@ impl FluidBackend for SlabFluid {
             o.max_mach = if ma.is_nan() { ma } else { o.max_mach.max(ma) };
         }
         if let Some(o) = out.as_mut() {
-            o.first_bad = (first_bad != u64::MAX).then(|| first_bad as u32);
+            o.first_bad = (first_bad != u64::MAX).then_some(first_bad as u32);
         }
         Ok(out)
     }
