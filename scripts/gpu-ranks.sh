@@ -51,7 +51,7 @@ if want check; then
     set -- $ms
     timeout 200 "$M" fluid ranks-check --gpus "$N" --size 128 --steps 100 --model "$1" --storage "$2" 2>&1 | tee -a "$LOG/ranks-check.txt" | tail -2 || status=1
   done
-  timeout 200 "$M" fluid ranks-check assets/fluid/obstacle.toml --gpus "$N" --steps 200 --model acm-mrt 2>&1 | tee -a "$LOG/ranks-check.txt" | tail -2 || status=1
+  timeout 200 "$M" fluid ranks-check assets/fluid/wind-tunnel.toml --gpus "$N" --steps 200 --model acm-mrt 2>&1 | tee -a "$LOG/ranks-check.txt" | tail -2 || status=1
 fi
 
 if want scale; then
@@ -64,14 +64,15 @@ if want scale; then
 fi
 
 if want run; then
-  section "fluid run --gpus $N with output"
-  rm -rf "$LOG/run-out"
-  timeout 200 "$M" fluid run assets/fluid/cavity-re100.toml --gpus "$N" --steps 2000 --out "$LOG/run-out" --quiet 2>&1 | tee "$LOG/run.txt" | tail -6 || status=1
-  ls "$LOG/run-out" | head
-  # The same on one GPU: the files must match.
-  timeout 200 "$M" fluid run assets/fluid/cavity-re100.toml --steps 2000 --out "$LOG/run-one" --quiet --no-tuning 2>&1 | tail -2
-  for f in "$LOG"/run-out/*.vti; do cmp "$f" "$LOG/run-one/$(basename "$f")" && echo "same: $(basename "$f")"; done
-  rm -rf "$LOG/run-one"
+  section "fluid run --gpus $N: one file (gathered by rank 0) against one GPU, and pieces + .pvti"
+  rm -rf "$LOG/run-out"; mkdir -p "$LOG/run-out"
+  timeout 200 "$M" fluid run assets/fluid/taylor-green.toml --gpus "$N" --steps 400 --out "$LOG/run-out/ranks.vti" --quiet 2>&1 | tail -3 || status=1
+  timeout 200 "$M" fluid run assets/fluid/taylor-green.toml --steps 400 --out "$LOG/run-out/one.vti" --quiet --no-tuning 2>&1 | tail -1
+  cmp "$LOG/run-out/ranks.vti" "$LOG/run-out/one.vti" && echo "the .vti of $N GPUs and of one GPU are byte-identical"
+  timeout 200 "$M" fluid run assets/fluid/taylor-green.toml --gpus "$N" --steps 400 --out "$LOG/run-out/pieces" --quiet 2>&1 | tail -4 || status=1
+  ls -la "$LOG/run-out/pieces" | head -12
+  cat "$LOG/run-out/pieces/"*0000400.pvti
+  rm -f "$LOG/run-out/"*.vti; rm -f "$LOG/run-out/pieces/"*00000[0-3]*
 fi
 
 if want faults; then
@@ -99,9 +100,24 @@ if want faults; then
   "$M" fluid ranks-check --ranks 99 --size 32 2>&1 | tail -1
 fi
 
+if want figures; then
+  section "viewer figures on one GPU (the docs' pictures)"
+  F="$LOG/fig"; mkdir -p "$F"
+  timeout 60 "$M" fluid render assets/fluid/sphere-re10000.toml --backend cuda --frames 51 --every 400 \
+    --width 1280 --height 540 --view slice --quantity vorticity --quiet --out "$F/s" --gif "$F/sphere-re10000-vorticity.gif" 2>&1 | tail -1
+  cp "$F/s/frame_00050.png" "$F/sphere-re10000-vorticity.png"; rm -rf "$F/s"
+  timeout 60 "$M" fluid render assets/fluid/sphere-re10000.toml --backend cuda --skip 20000 --frames 1 \
+    --width 1280 --height 540 --view smoke --quiet --out "$F/s" 2>&1 | tail -1
+  cp "$F/s/frame_00000.png" "$F/sphere-re10000-smoke.png"; rm -rf "$F/s"
+  timeout 90 "$M" fluid render assets/fluid/rotating-torus.toml --backend cuda --frames 61 --every 200 \
+    --width 960 --height 540 --view smoke --spin 0.5 --quiet --out "$F/s" 2>&1 | tail -1
+  cp "$F/s/frame_00060.png" "$F/rotating-torus-smoke.png"; rm -rf "$F/s"
+fi
+
 if want flock && [ -f scripts/gpu-ranks-flock.sh ]; then
   section "flock on $N GPUs"
-  bash scripts/gpu-ranks-flock.sh || status=1
+  MURMUR_LOGGED=1 timeout 300 bash scripts/gpu-ranks-flock.sh > "$LOG/flock.txt" 2>&1 || status=1
+  tail -60 "$LOG/flock.txt"
 fi
 
 section "done (status $status)"
