@@ -64,7 +64,7 @@ for r in 0 1; do
     --rendezvous tcp:127.0.0.1:29518 --rank-timeout 20 > "$O/kill-$r.txt" 2>&1 &
   eval "P$r=$!"
 done
-sleep 12; kill -9 "$P1"; t0=$(date +%s)
+sleep 12; pkill -9 -P "$P1"; kill -9 "$P1"; t0=$(date +%s)
 wait "$P0"; echo "rank 0 exit $? after $(( $(date +%s) - t0 )) s: $(tail -1 "$O/kill-0.txt")"
 wait "$P1" 2>/dev/null
 

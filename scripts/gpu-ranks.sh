@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # The multi-GPU round on a machine of several GPUs (nvidia-h200-x2, -x4, -x8), one call, from the
 # repository root with the release bundle in dist/gpu:
-#   bash scripts/gpu-ranks.sh [all|smoke|check|scale|run|faults|flock]...
+#   bash scripts/gpu-ranks.sh [all|smoke|check|scale|scale-ce|run|faults|figures|flock]...
 # - smoke: NCCL found, the GPUs and their links, a 64^3 ranks-check;
 # - check: `fluid ranks-check` (one GPU vs N, bit for bit) on a periodic box per model and
 #   storage, and on the obstacle scene (walls, inlet, outlet, slabs along x);
 # - scale: `fluid scale`: strong 512^3 and weak 512^3 per GPU, BGK FP32, and the exchange alone;
 #   on 4 or more GPUs also the strong 1024x512x512 lattice;
-# - run: `fluid run --gpus N` of a scene with output (the gathered fields written by rank 0);
+# - scale-ce: the same with NCCL's copy-engine peer copies (NCCL_P2P_USE_CUDA_MEMCPY=1);
+# - run: `fluid run --gpus N` of a scene with output: one file gathered by rank 0 (compared
+#   byte for byte with one GPU's), and pieces with a .pvti;
 # - faults: a rank killed mid-run (the launcher stops the others), ranks under a TCP rendezvous
-#   with one killed (the watchdog names it), a missing rendezvous, too many ranks;
+#   with one killed (the watchdog names it; fluid and flock), a missing rendezvous, too many
+#   ranks;
+# - figures: the viewer's pictures on one GPU;
 # - flock: scripts/gpu-ranks-flock.sh when present.
 # NVLink multicast stays off (NCCL_NVLS_ENABLE=0). Logs go to $OUT.
 set -u -o pipefail
@@ -63,6 +67,11 @@ if want scale; then
   fi
 fi
 
+if want scale-ce; then
+  section "fluid scale with NCCL's copy-engine peer copies (NCCL_P2P_USE_CUDA_MEMCPY=1)"
+  NCCL_P2P_USE_CUDA_MEMCPY=1 timeout 300 "$M" fluid scale --gpus "$N" --size 512 --steps 100 2>&1 | tee "$LOG/scale-ce.md" || status=1
+fi
+
 if want run; then
   section "fluid run --gpus $N: one file (gathered by rank 0) against one GPU, and pieces + .pvti"
   rm -rf "$LOG/run-out"; mkdir -p "$LOG/run-out"
@@ -92,6 +101,14 @@ if want faults; then
   sleep 15
   t0=$(date +%s%N); kill -9 "$p1"; wait "$p0"; rc=$?
   echo "rank 0 exit $rc, $(( ($(date +%s%N) - t0) / 1000000 )) ms after killing rank 1"; cat "$LOG/tcp0.txt"
+  echo "-- the flock under a TCP rendezvous, rank 1 killed"
+  RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 "$M" flock run --n 10000000 --scale 215.44 --steps 1000000 --quiet --rendezvous tcp:127.0.0.1:29534 > "$LOG/ftcp0.txt" 2>&1 &
+  p0=$!
+  RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 "$M" flock run --n 10000000 --scale 215.44 --steps 1000000 --quiet --rendezvous tcp:127.0.0.1:29534 > "$LOG/ftcp1.txt" 2>&1 &
+  p1=$!
+  sleep 15
+  t0=$(date +%s%N); kill -9 "$p1"; wait "$p0"; rc=$?
+  echo "flock rank 0 exit $rc, $(( ($(date +%s%N) - t0) / 1000000 )) ms after killing rank 1"; tail -2 "$LOG/ftcp0.txt"
   echo "-- missing rendezvous"
   RANK=0 WORLD_SIZE=2 "$M" fluid run assets/fluid/taylor-green.toml --steps 10 2>&1 | tail -1
   echo "-- rank 1 never starts (file rendezvous, 10 s timeout)"

@@ -331,6 +331,10 @@ impl NcclComm {
 
 impl Drop for NcclComm {
     fn drop(&mut self) {
+        // An aborted communicator is gone (the watchdog ends the process): leave it alone.
+        if self.watch.aborted.swap(true, Ordering::SeqCst) {
+            return;
+        }
         self.watch.done.store(true, Ordering::SeqCst);
         // SAFETY: the communicator is live and no operation is pending after the stream sync.
         unsafe {
