@@ -407,23 +407,24 @@ fn run_scene(a: &RunArgs) -> Result<()> {
     let p = &scene.setup.params;
     let nu = (1.0 / p.rates.shear as f64 - 0.5) / 3.0;
     let ph = &scene.file.physical;
+    let opts = RunOptions {
+        steps,
+        check_every: scene.file.run.check_every,
+        output_every: match out {
+            Out::Dir(_) => scene.file.run.output_every.unwrap_or(0),
+            _ => 0,
+        },
+        forces_every: scene.forces.every,
+        health: murmur_common::lbm::health::Bounds {
+            max_density_deviation: scene.health.max_density_deviation as f32,
+            max_mach: scene.health.max_mach as f32,
+        },
+        // Rank 0 (or the only rank) shows the progress.
+        progress: lead && !a.quiet && std::io::stderr().is_terminal(),
+        inlet_ramp: scene.inlet_ramp_steps,
+    };
     if !lead {
         // Another rank: the same steps and collective checks, no output of its own.
-        let opts = RunOptions {
-            steps,
-            check_every: scene.file.run.check_every,
-            output_every: match out {
-                Out::Dir(_) => scene.file.run.output_every.unwrap_or(0),
-                _ => 0,
-            },
-            forces_every: scene.forces.every,
-            health: murmur_common::lbm::health::Bounds {
-                max_density_deviation: scene.health.max_density_deviation as f32,
-                max_mach: scene.health.max_mach as f32,
-            },
-            progress: false,
-            inlet_ramp: scene.inlet_ramp_steps,
-        };
         let mut last_good: Option<Checkpoint> = None;
         let mut follower = driver::Follower {
             fields: !matches!(out, Out::None),
@@ -459,21 +460,6 @@ fn run_scene(a: &RunArgs) -> Result<()> {
         steps,
         steps as f64 * units.dt
     );
-    let opts = RunOptions {
-        steps,
-        check_every: scene.file.run.check_every,
-        output_every: match out {
-            Out::Dir(_) => scene.file.run.output_every.unwrap_or(0),
-            _ => 0,
-        },
-        forces_every: scene.forces.every,
-        health: murmur_common::lbm::health::Bounds {
-            max_density_deviation: scene.health.max_density_deviation as f32,
-            max_mach: scene.health.max_mach as f32,
-        },
-        progress: !a.quiet && std::io::stderr().is_terminal(),
-        inlet_ramp: scene.inlet_ramp_steps,
-    };
     let csv = out.forces_csv(&scene.file.name);
     if let Some(p) = &csv {
         crate::preflight::check_output_file(p)?;

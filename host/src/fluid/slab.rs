@@ -341,32 +341,15 @@ where
         pops: &Populations<S>,
         f: &mut cudarc::driver::CudaSlice<S::Elem>,
     ) -> Result<(), FluidError> {
-        use crate::gpu::Shape;
-        use murmur_common::lbm::abi::HaloPack;
         let l = pops.lattice;
-        let n = face_cells(&l, self.axis);
         let owned = extent(&l, self.axis as usize) - 2;
         let stream = self.comm.stream.clone();
-        for (layer, sign, up) in [(owned, 1, true), (1, -1, false)] {
-            let mut launch = gpu.launch_on(&stream);
-            let buf = if up { &mut self.up } else { &mut self.down };
-            let args = HaloPack {
-                halo: Halo {
-                    pops: *pops,
-                    f: launch.write(f),
-                    buf: launch.write(buf),
-                    axis: self.axis,
-                    layer,
-                    sign,
-                    _pad: 0,
-                },
-            };
-            // SAFETY: one thread per face cell, reading its 9 slots, writing its buffer
-            // entries.
-            unsafe { launch.run(args, Shape::per_item(n as u64, 128)) }?;
-        }
+        let faces = [(owned, 1, &mut self.up), (1, -1, &mut self.down)];
+        launch_faces(gpu, &stream, pops, f, self.axis, faces, |halo| {
+            murmur_common::lbm::abi::HaloPack { halo }
+        })?;
         let (prev, next) = crate::ranks::ring(self.comm.rank(), self.comm.size());
-        let count = CROSSING * n;
+        let count = CROSSING * face_cells(&l, self.axis);
         self.comm
             .exchange_device(
                 &[(next, &self.up, count), (prev, &self.down, count)],
@@ -381,31 +364,46 @@ where
         pops: &Populations<S>,
         f: &mut cudarc::driver::CudaSlice<S::Elem>,
     ) -> Result<(), FluidError> {
-        use crate::gpu::Shape;
-        use murmur_common::lbm::abi::HaloUnpack;
-        let l = pops.lattice;
-        let n = face_cells(&l, self.axis);
-        let owned = extent(&l, self.axis as usize) - 2;
+        let owned = extent(&pops.lattice, self.axis as usize) - 2;
         let stream = self.comm.stream.clone();
-        for (layer, sign, lo) in [(0, 1, true), (owned + 1, -1, false)] {
-            let mut launch = gpu.launch_on(&stream);
-            let buf = if lo { &mut self.lo } else { &mut self.hi };
-            let args = HaloUnpack {
-                halo: Halo {
-                    pops: *pops,
-                    f: launch.write(f),
-                    buf: launch.write(buf),
-                    axis: self.axis,
-                    layer,
-                    sign,
-                    _pad: 0,
-                },
-            };
-            // SAFETY: one thread per ghost cell, writing its 9 slots from its buffer entries.
-            unsafe { launch.run(args, Shape::per_item(n as u64, 128)) }?;
-        }
-        Ok(())
+        let faces = [(0, 1, &mut self.lo), (owned + 1, -1, &mut self.hi)];
+        launch_faces(gpu, &stream, pops, f, self.axis, faces, |halo| {
+            murmur_common::lbm::abi::HaloUnpack { halo }
+        })
     }
+}
+
+/// Launches `wrap(halo)` on `stream` for two face layers `(layer, sign, buffer)` of `f`: one
+/// thread per face cell, moving its 9 crossing populations between the lattice and the buffer.
+fn launch_faces<S: Storage, K>(
+    gpu: &crate::gpu::Gpu,
+    stream: &Arc<cudarc::driver::CudaStream>,
+    pops: &Populations<S>,
+    f: &mut cudarc::driver::CudaSlice<S::Elem>,
+    axis: u32,
+    faces: [(u32, i32, &mut cudarc::driver::CudaSlice<S::Elem>); 2],
+    wrap: fn(Halo<S>) -> K,
+) -> Result<(), FluidError>
+where
+    K: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+{
+    let n = face_cells(&pops.lattice, axis);
+    for (layer, sign, buf) in faces {
+        let mut launch = gpu.launch_on(stream);
+        let args = wrap(Halo {
+            pops: *pops,
+            f: launch.write(f),
+            buf: launch.write(buf),
+            axis,
+            layer,
+            sign,
+            _pad: 0,
+        });
+        // SAFETY: one thread per face cell, touching its own 9 slots and buffer entries; the
+        // buffer holds 9 values per face cell.
+        unsafe { launch.run(args, crate::gpu::Shape::per_item(n as u64, 128)) }?;
+    }
+    Ok(())
 }
 
 /// The layers along the slab axis of a rank's output piece ([`super::pieces`]): the fields of
