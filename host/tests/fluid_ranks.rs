@@ -248,3 +248,70 @@ fn output_pieces_equal_the_whole_lattice_output() {
         assert_eq!(twice, 2 * face, "{name}: shared layers");
     }
 }
+
+mod support;
+
+/// `fluid ranks-check --ranks N` from the outside: a scene cut along x on CPU ranks, bit for bit,
+/// and the decomposition's bad inputs as one-line errors.
+#[test]
+fn ranks_check_command_and_its_errors() {
+    use support::murmur_text as murmur;
+    let (ok, out, err) = murmur(&[
+        "fluid",
+        "ranks-check",
+        "--ranks",
+        "3",
+        "--size",
+        "24",
+        "--steps",
+        "10",
+    ]);
+    assert!(ok, "{out}\n{err}");
+    assert!(
+        out.contains("0 of 373248 population values differ"),
+        "{out}"
+    );
+    assert!(out.contains("pass: identical"), "{out}");
+    for (args, what) in [
+        (
+            &["fluid", "ranks-check", "--ranks", "30", "--size", "24"][..],
+            "30 ranks need at least 30 layers",
+        ),
+        (&["fluid", "ranks-check", "--ranks", "1"][..], "at least 2"),
+        (
+            &["fluid", "ranks-check", "--ranks", "2", "--gpus", "2"][..],
+            "exclude each other",
+        ),
+        (
+            &["fluid", "ranks-check", "--ranks", "2", "--steps", "0"][..],
+            "--steps must be at least 1",
+        ),
+        (
+            &[
+                "fluid",
+                "ranks-check",
+                "assets/fluid/obstacle.toml",
+                "--ranks",
+                "2",
+            ][..],
+            "immersed solids on several ranks",
+        ),
+        (
+            &[
+                "fluid",
+                "run",
+                "assets/fluid/taylor-green.toml",
+                "--gpus",
+                "2",
+                "--backend",
+                "cpu",
+            ][..],
+            "several ranks run on GPUs",
+        ),
+    ] {
+        let (ok, _, err) = murmur(args);
+        assert!(!ok, "{args:?} should fail");
+        assert!(err.contains(what), "{args:?}: {err}");
+        assert!(err.starts_with("murmur: error:"), "{args:?}: {err}");
+    }
+}

@@ -299,6 +299,10 @@ fn opener(
 }
 
 fn run_scene(a: &RunArgs) -> Result<()> {
+    let several = a.world.gpus.is_some_and(|n| n > 1);
+    if several && a.backend == BackendChoice::Cpu {
+        bail!("several ranks run on GPUs: leave out --backend cpu (fluid ranks-check --ranks N checks the decomposition on the CPU)");
+    }
     if crate::ranks::spawn::is_launcher(a.world.gpus) {
         return Ok(crate::ranks::spawn::launch(a.world.gpus.unwrap_or(1))?);
     }
