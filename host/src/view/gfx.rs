@@ -176,3 +176,53 @@ impl Gfx {
         Ok(t.elapsed().as_secs_f64() * 1e3)
     }
 }
+
+/// Orbit speed of a mouse drag.
+const RADIANS_PER_PIXEL: f32 = 0.005;
+/// Pixels of a touchpad scroll per zoom step.
+const PIXELS_PER_ZOOM_STEP: f64 = 50.0;
+
+/// The orbit camera's mouse: a left drag orbits, the wheel zooms; events the panel took
+/// (`consumed`) start no drag and no zoom. Both viewers use it.
+#[derive(Default)]
+pub struct OrbitMouse {
+    dragging: bool,
+    cursor: Option<(f64, f64)>,
+}
+
+impl OrbitMouse {
+    /// Applies `event` to `camera`; true when it was a mouse event (nothing else to do).
+    pub fn handle(
+        &mut self,
+        event: &WindowEvent,
+        consumed: bool,
+        camera: &mut murmur_common::render::Camera,
+    ) -> bool {
+        use winit::event::{ElementState, MouseButton, MouseScrollDelta};
+        match event {
+            WindowEvent::MouseInput {
+                state,
+                button: MouseButton::Left,
+                ..
+            } => self.dragging = *state == ElementState::Pressed && !consumed,
+            WindowEvent::CursorMoved { position, .. } => {
+                if let (true, Some((x, y))) = (self.dragging, self.cursor) {
+                    let (dx, dy) = ((position.x - x) as f32, (position.y - y) as f32);
+                    camera.orbit(dx, dy, RADIANS_PER_PIXEL);
+                }
+                self.cursor = Some((position.x, position.y));
+            }
+            WindowEvent::MouseWheel { delta, .. } => {
+                if !consumed {
+                    let steps = match delta {
+                        MouseScrollDelta::LineDelta(_, y) => *y,
+                        MouseScrollDelta::PixelDelta(p) => (p.y / PIXELS_PER_ZOOM_STEP) as f32,
+                    };
+                    camera.zoom(steps);
+                }
+            }
+            _ => return false,
+        }
+        true
+    }
+}

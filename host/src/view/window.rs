@@ -14,15 +14,11 @@ use murmur_common::render::{Camera, ColourMode, BACKGROUND};
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 use winit::application::ApplicationHandler;
-use winit::event::{ElementState, MouseButton, MouseScrollDelta, WindowEvent};
+use winit::event::{ElementState, WindowEvent};
 use winit::event_loop::{ActiveEventLoop, EventLoop};
 use winit::keyboard::{Key, NamedKey};
 use winit::window::WindowId;
 
-/// Orbit speed of a mouse drag.
-const RADIANS_PER_PIXEL: f32 = 0.005;
-/// Wheel pixels (touchpads) per zoom step.
-const PIXELS_PER_ZOOM_STEP: f64 = 50.0;
 /// How often the config file's modification time is checked.
 const CONFIG_POLL: Duration = Duration::from_millis(250);
 
@@ -90,8 +86,7 @@ struct App {
     gfx: Option<Gfx>,
     error: Option<ViewError>,
     size: (u32, u32),
-    dragging: bool,
-    cursor: Option<(f64, f64)>,
+    mouse: crate::view::gfx::OrbitMouse,
     pending: Actions,
     last_frame: Instant,
     frames: u64,
@@ -123,8 +118,7 @@ impl App {
             gfx: None,
             error: None,
             size: (opts.width, opts.height),
-            dragging: false,
-            cursor: None,
+            mouse: Default::default(),
             pending: Actions::default(),
             last_frame: Instant::now(),
             frames: 0,
@@ -335,31 +329,15 @@ impl ApplicationHandler for App {
         if let Some((w, h)) = resized {
             self.resize_frame(w, h);
         }
+        if self.mouse.handle(&event, consumed, &mut self.camera) {
+            return;
+        }
         match event {
             WindowEvent::CloseRequested => event_loop.exit(),
             WindowEvent::RedrawRequested => {
                 if let Err(e) = self.frame(event_loop) {
                     self.fail(event_loop, e);
                 }
-            }
-            WindowEvent::MouseInput {
-                state,
-                button: MouseButton::Left,
-                ..
-            } => self.dragging = state == ElementState::Pressed && !consumed,
-            WindowEvent::CursorMoved { position, .. } => {
-                if let (true, Some((x, y))) = (self.dragging, self.cursor) {
-                    let (dx, dy) = ((position.x - x) as f32, (position.y - y) as f32);
-                    self.camera.orbit(dx, dy, RADIANS_PER_PIXEL);
-                }
-                self.cursor = Some((position.x, position.y));
-            }
-            WindowEvent::MouseWheel { delta, .. } if !consumed => {
-                let steps = match delta {
-                    MouseScrollDelta::LineDelta(_, y) => y,
-                    MouseScrollDelta::PixelDelta(p) => (p.y / PIXELS_PER_ZOOM_STEP) as f32,
-                };
-                self.camera.zoom(steps);
             }
             WindowEvent::KeyboardInput { event, .. }
                 if !consumed && event.state == ElementState::Pressed =>
