@@ -350,6 +350,8 @@ kernel_table! {
     lbm::IbBin => "ib_bin",
     lbm::IbPlace => "ib_place",
     lbm::IbGather => "ib_gather",
+    lbm::BandPack => "ib_band_pack",
+    lbm::BandUnpack => "ib_band_unpack",
     lbm::HaloPack<Fp32> => "lbm_halo_pack_fp32",
     lbm::HaloUnpack<Fp32> => "lbm_halo_unpack_fp32",
     lbm::HaloPack<Fp16S> => "lbm_halo_pack_fp16s",

@@ -8,8 +8,9 @@ use crate::thread::{
 };
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use murmur_common::lbm::abi::{
-    Boundary, FieldsArgs, HaloPack, HaloUnpack, Health, IbBin, IbClear, IbForce, IbGather, IbMark,
-    IbPlace, IbUpdate, IbVelocity, Init, StreamCollide, StreamCollideBand, FORCE_RECORD,
+    BandPack, BandUnpack, Boundary, FieldsArgs, HaloPack, HaloUnpack, Health, IbBin, IbClear,
+    IbForce, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity, Init, StreamCollide,
+    StreamCollideBand, FORCE_RECORD,
 };
 use murmur_common::lbm::band::BRICK_CELLS;
 use murmur_common::lbm::gather;
@@ -141,6 +142,27 @@ macro_rules! halo_kernels {
             halo::unpack(&a.halo, i);
         }
     };
+}
+
+/// Stage `ib_band_halo` (several ranks, immersed solids): a face layer's band values into the
+/// exchange buffer.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn ib_band_pack(a: BandPack) {
+    let l = a.halo.band.bricks.lattice;
+    let Some(i) = index_below(halo::face_cells(&l, a.halo.axis) as u64) else {
+        return;
+    };
+    halo::band_pack(&a.halo, i);
+}
+
+/// Stage `ib_band_halo`: the received band values into a ghost layer's band cells.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn ib_band_unpack(a: BandUnpack) {
+    let l = a.halo.band.bricks.lattice;
+    let Some(i) = index_below(halo::face_cells(&l, a.halo.axis) as u64) else {
+        return;
+    };
+    halo::band_unpack(&a.halo, i);
 }
 
 halo_kernels!(Fp32, lbm_halo_pack_fp32, lbm_halo_unpack_fp32);

@@ -352,6 +352,33 @@ pub struct IbUpdate {
     pub band: BandMut,
 }
 
+/// `ib_band_pack` / `ib_band_unpack`: one thread per cell of layer `layer` across `axis`,
+/// moving the band values `rho, u*` of the cell (`rho = 0`: not in the band) between the band
+/// and the exchange buffer `buf` (4 floats per face cell, value-major; [`super::halo`]), so
+/// that the samples near a slab face interpolate from every node of their stencil.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct BandHalo {
+    pub band: BandMut,
+    pub buf: DevSliceMut<f32>,
+    pub axis: u32,
+    pub layer: u32,
+}
+
+/// [`BandHalo`] packing (a face layer's band values to the buffer).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct BandPack {
+    pub halo: BandHalo,
+}
+
+/// [`BandHalo`] unpacking (the buffer to a ghost layer's band cells).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct BandUnpack {
+    pub halo: BandHalo,
+}
+
 /// `lbm_halo_pack_*` / `lbm_halo_unpack_*`: one thread per cell of layer `layer` across
 /// `axis`, moving its 9 populations with `c . e_axis == sign` between the lattice `f` and the
 /// exchange buffer `buf` ([`super::halo`]; pull streaming).

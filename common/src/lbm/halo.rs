@@ -11,9 +11,18 @@
 //!
 //! Buffers hold `9 * face_cells` values, population-major: entry `k * face_cells + i` is the
 //! `k`-th crossing population of the face's `i`-th cell ([`face_cell`]).
+//!
+//! With immersed solids every rank runs every sample, and a sample whose stencil reaches across
+//! a slab face needs the band values (`rho, u*`) of the neighbour's face layer: before each
+//! multi-direct-forcing pass those are exchanged into the ghost layers' band cells
+//! ([`band_pack`], [`band_unpack`]). Each band cell's values are computed by the slab that owns
+//! it, from the same populations and the same fixed-point force sums as on one rank, so every
+//! sample interpolates the same numbers, bit for bit; each slab spreads into its own cells and
+//! counts the reactions of the samples it owns ([`super::ib::Domain::owns`]).
 
-use super::abi::Halo;
+use super::abi::{BandHalo, Halo};
 use super::access::Storage;
+use super::band::slot;
 use super::d3q27::velocity;
 use super::{Lattice, Q};
 
@@ -92,6 +101,52 @@ pub unsafe fn unpack<S: Storage>(a: &Halo<S>, i: usize) {
         let v = a.buf.read(k * n + i);
         a.f.write(a.pops.index(qs[k], cell), v);
         k += 1;
+    }
+}
+
+/// Band values per face cell in a [`BandHalo`] buffer: `rho` and the three components of `u*`.
+pub const BAND_VALUES: usize = 4;
+
+/// Packs face cell `i` of `a.layer`: its band values `rho, u*` into `a.buf`, or zeros when the
+/// cell is not in the band (an absent node to the receiver, as a non-fluid one).
+///
+/// # Safety
+/// `a.band` as documented on [`BandMut`](super::band::BandMut), `a.buf` holds
+/// `4 * face_cells` values, `i < face_cells`.
+#[inline(always)]
+pub unsafe fn band_pack(a: &BandHalo, i: usize) {
+    let l = a.band.bricks.lattice;
+    let n = face_cells(&l, a.axis);
+    let cell = face_cell(&l, a.axis, a.layer, i);
+    let mut v = [0.0f32; BAND_VALUES];
+    if let Some((s, local)) = a.band.slot_of(cell) {
+        v[0] = a.band.get(s, slot::RHO, local);
+        v[1] = a.band.get(s, slot::U, local);
+        v[2] = a.band.get(s, slot::U + 1, local);
+        v[3] = a.band.get(s, slot::U + 2, local);
+    }
+    let mut k = 0;
+    while k < BAND_VALUES {
+        a.buf.write(k * n + i, v[k]);
+        k += 1;
+    }
+}
+
+/// Unpacks face cell `i` of `a.layer` (a ghost layer) from `a.buf` into its band values, when
+/// the cell is in this slab's band (else no stencil here reaches it).
+///
+/// # Safety
+/// As [`band_pack`].
+#[inline(always)]
+pub unsafe fn band_unpack(a: &BandHalo, i: usize) {
+    let l = a.band.bricks.lattice;
+    let n = face_cells(&l, a.axis);
+    let cell = face_cell(&l, a.axis, a.layer, i);
+    if let Some((s, local)) = a.band.slot_of(cell) {
+        a.band.set(s, slot::RHO, local, a.buf.read(i));
+        a.band.set(s, slot::U, local, a.buf.read(n + i));
+        a.band.set(s, slot::U + 1, local, a.buf.read(2 * n + i));
+        a.band.set(s, slot::U + 2, local, a.buf.read(3 * n + i));
     }
 }
 

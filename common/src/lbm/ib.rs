@@ -75,12 +75,24 @@ macro_rules! for_8 {
 
 /// The lattice a stencil lives on and which of its axes wrap. `#[repr(C)]`: it may travel to
 /// kernels inside their argument structs.
+///
+/// On one rank of several ([`Domain::slab`]) `lattice` is the rank's slab of a larger lattice
+/// along one axis, with a ghost layer on either side: along that axis the stencil is formed in
+/// the whole lattice's coordinates (its extent, its wrap), exactly as on one rank, and its
+/// nodes are then moved to the slab's layers; nodes outside the slab are absent.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Domain {
     pub lattice: Lattice,
-    /// Bit `a` set: axis `a` (x = 0, y = 1, z = 2) is periodic.
+    /// Bit `a` set: axis `a` (x = 0, y = 1, z = 2) is periodic (in the whole lattice).
     pub periodic: u32,
+    /// The slab's axis (meaningless when `slab_extent` is 0).
+    pub slab_axis: u32,
+    /// Whole-lattice coordinate of the slab's layer 0 (its lower ghost layer; -1 on the
+    /// first slab).
+    pub slab_origin: i32,
+    /// The whole lattice's extent along `slab_axis`; 0: the lattice is not a slab.
+    pub slab_extent: u32,
 }
 
 impl Domain {
@@ -90,7 +102,89 @@ impl Domain {
         Domain {
             lattice,
             periodic: periodic[0] as u32 | (periodic[1] as u32) << 1 | (periodic[2] as u32) << 2,
+            slab_axis: 0,
+            slab_origin: 0,
+            slab_extent: 0,
         }
+    }
+
+    /// This domain's lattice as the slab of a lattice of `extent` layers along `axis` whose
+    /// local layer 0 is layer `origin` of the whole (`origin >= -1`; the periodic bits are the
+    /// whole lattice's).
+    #[inline(always)]
+    pub const fn slab(mut self, axis: u32, origin: i32, extent: u32) -> Self {
+        self.slab_axis = axis;
+        self.slab_origin = origin;
+        self.slab_extent = extent;
+        self
+    }
+
+    /// The two stencil nodes along axis `a` of a sample at coordinate `p` on that axis.
+    #[inline(always)]
+    fn axis(&self, a: usize, p: f32) -> Axis {
+        let l = &self.lattice;
+        let n = match a {
+            0 => l.nx,
+            1 => l.ny,
+            _ => l.nz,
+        };
+        if self.slab_extent == 0 || a as u32 != self.slab_axis {
+            return axis(p, n, self.is_periodic(a));
+        }
+        let mut s = axis(p, self.slab_extent, self.is_periodic(a));
+        unroll!(k in [0, 1] => {
+            let local = self.local_layer(s.coord[k]);
+            s.inside[k] = s.inside[k] && local < n;
+            s.coord[k] = if s.inside[k] { local } else { 0 };
+        });
+        s
+    }
+
+    /// The slab layer of whole-lattice layer `c < slab_extent` (past the slab: `>= n`).
+    #[inline(always)]
+    const fn local_layer(&self, c: u32) -> u32 {
+        let e = self.slab_extent as i64;
+        let mut d = c as i64 - self.slab_origin as i64;
+        if d < 0 {
+            d += e;
+        } else if d >= e {
+            d -= e;
+        }
+        d as u32
+    }
+
+    /// Whether this rank answers for a sample at `pos`: always on one rank; on a slab, when
+    /// the lower node of the sample's stencil along the slab axis (the upper one where the
+    /// lower lies before a non-periodic lattice's first layer) is one of the slab's own layers
+    /// (not a ghost). Exactly one slab answers for each sample with a node in the lattice, so
+    /// what a sample adds to its solid's force is counted once.
+    #[inline(always)]
+    pub fn owns(&self, pos: [f32; 3]) -> bool {
+        if self.slab_extent == 0 {
+            return true;
+        }
+        let a = self.slab_axis as usize;
+        let p = match a {
+            0 => pos[0],
+            1 => pos[1],
+            _ => pos[2],
+        };
+        let s = axis(p, self.slab_extent, self.is_periodic(a));
+        let c = if s.inside[0] {
+            s.coord[0]
+        } else if s.inside[1] {
+            s.coord[1]
+        } else {
+            return false;
+        };
+        let l = &self.lattice;
+        let n = match a {
+            0 => l.nx,
+            1 => l.ny,
+            _ => l.nz,
+        };
+        let k = self.local_layer(c);
+        k >= 1 && k + 1 < n
     }
 
     /// Every axis wraps, as the lattice's index math does (walls are cells inside the grid).
@@ -173,9 +267,9 @@ impl Stencil {
     #[inline(always)]
     pub fn new(domain: &Domain, pos: [f32; 3]) -> Self {
         let l = &domain.lattice;
-        let ax = axis(pos[0], l.nx, domain.is_periodic(0));
-        let ay = axis(pos[1], l.ny, domain.is_periodic(1));
-        let az = axis(pos[2], l.nz, domain.is_periodic(2));
+        let ax = domain.axis(0, pos[0]);
+        let ay = domain.axis(1, pos[1]);
+        let az = domain.axis(2, pos[2]);
         let mut s = Stencil {
             cells: [0; NODES],
             weights: [0.0; NODES],
@@ -351,10 +445,9 @@ pub fn spread(stencil: &Stencil, f_s: [f32; 3], dv: f32, mut add: impl FnMut(usi
 /// of one cell both stencil nodes are the same cell and the gather adds their weights first).
 #[inline(always)]
 pub fn weight(domain: &Domain, node: [u32; 3], pos: [f32; 3]) -> f32 {
-    let l = &domain.lattice;
-    let wx = axis_weight(axis(pos[0], l.nx, domain.is_periodic(0)), node[0]);
-    let wy = axis_weight(axis(pos[1], l.ny, domain.is_periodic(1)), node[1]);
-    let wz = axis_weight(axis(pos[2], l.nz, domain.is_periodic(2)), node[2]);
+    let wx = axis_weight(domain.axis(0, pos[0]), node[0]);
+    let wy = axis_weight(domain.axis(1, pos[1]), node[1]);
+    let wz = axis_weight(domain.axis(2, pos[2]), node[2]);
     wx * wy * wz
 }
 
@@ -366,10 +459,9 @@ pub fn weight(domain: &Domain, node: [u32; 3], pos: [f32; 3]) -> f32 {
 /// node bit for bit.
 #[inline(always)]
 pub fn node_weights(domain: &Domain, node: [u32; 3], pos: [f32; 3], mut term: impl FnMut(f32)) {
-    let l = &domain.lattice;
-    let ax = axis(pos[0], l.nx, domain.is_periodic(0));
-    let ay = axis(pos[1], l.ny, domain.is_periodic(1));
-    let az = axis(pos[2], l.nz, domain.is_periodic(2));
+    let ax = domain.axis(0, pos[0]);
+    let ay = domain.axis(1, pos[1]);
+    let az = domain.axis(2, pos[2]);
     let on = |a: &Axis, k: usize, c: u32| a.inside[k] && a.coord[k] == c;
     for_8!(i => {
         let (a, b, c) = (i & 1, i >> 1 & 1, i >> 2);
@@ -386,7 +478,6 @@ pub fn node_weights(domain: &Domain, node: [u32; 3], pos: [f32; 3], mut term: im
 /// a node finds the samples that reach it among the bins at itself and one cell below.
 #[inline(always)]
 pub fn bin_node(domain: &Domain, pos: [f32; 3]) -> Option<[u32; 3]> {
-    let l = &domain.lattice;
     let pick = |a: Axis| {
         if a.inside[0] {
             Some(a.coord[0])
@@ -400,9 +491,9 @@ pub fn bin_node(domain: &Domain, pos: [f32; 3]) -> Option<[u32; 3]> {
         return None;
     }
     Some([
-        pick(axis(pos[0], l.nx, domain.is_periodic(0)))?,
-        pick(axis(pos[1], l.ny, domain.is_periodic(1)))?,
-        pick(axis(pos[2], l.nz, domain.is_periodic(2)))?,
+        pick(domain.axis(0, pos[0]))?,
+        pick(domain.axis(1, pos[1]))?,
+        pick(domain.axis(2, pos[2]))?,
     ])
 }
 
@@ -752,6 +843,47 @@ mod tests {
         // A NaN position reports none rather than spreading NaN.
         let mut s = Stencil::new(&d, [f32::NAN, 1.0, 1.0]);
         assert_eq!(s.renormalise(|_| true), None);
+    }
+
+    #[test]
+    fn slabs_see_the_whole_lattice_stencil_and_one_owns_each_sample() {
+        // 10 layers along x cut as 0..4, 4..7, 7..10; each slab has a ghost layer either side.
+        let whole = Lattice::new(10, 3, 3);
+        let cuts = [(0u32, 4u32), (4, 7), (7, 10)];
+        for periodic in [true, false] {
+            let pb = [periodic, true, true];
+            let d1 = Domain::new(whole, pb);
+            let slabs: std::vec::Vec<Domain> = cuts
+                .iter()
+                .map(|&(a, b)| {
+                    Domain::new(Lattice::new(b - a + 2, 3, 3), pb).slab(0, a as i32 - 1, 10)
+                })
+                .collect();
+            for k in 0..200 {
+                let pos = [-1.5 + k as f32 * 0.0625, 1.25, 0.5];
+                let one = Stencil::new(&d1, pos);
+                let owners = slabs.iter().filter(|d| d.owns(pos)).count();
+                let expected = usize::from(one.count() > 0);
+                assert_eq!(owners, expected, "x = {}, periodic {periodic}", pos[0]);
+                for (d, &(a, _)) in slabs.iter().zip(&cuts) {
+                    let s = Stencil::new(d, pos);
+                    // Every node the slab sees is the whole lattice's node, shifted, with the
+                    // same weight; a slab that owns the sample sees all of them.
+                    for i in 0..NODES {
+                        if s.is_present(i) {
+                            assert!(one.is_present(i));
+                            let (x, y, z) = d.lattice.coords(s.cell(i));
+                            let gx = (x as i32 + a as i32 - 1).rem_euclid(10) as u32;
+                            assert_eq!(whole.index(gx, y, z), one.cell(i));
+                            assert_eq!(s.weight(i).to_bits(), one.weight(i).to_bits());
+                        }
+                    }
+                    if d.owns(pos) {
+                        assert_eq!(s.count(), one.count(), "x = {}", pos[0]);
+                    }
+                }
+            }
+        }
     }
 
     #[test]

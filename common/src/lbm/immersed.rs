@@ -22,7 +22,7 @@ use super::abi::{
 };
 use super::access::Storage;
 use super::band::{claim, from_fixed, pass_index, slot, to_fixed, BRICK_CELLS};
-use super::boundary::{FLUID, KIND_MASK};
+use super::boundary::{FLUID, GHOST, KIND_MASK};
 use super::ib::{bin_node, force_density, interpolate, interpolate_scalar, spread, Stencil};
 use super::{moments, stream};
 
@@ -135,7 +135,10 @@ pub unsafe fn band_velocity<S: Storage>(a: &IbVelocity<S>, i: usize) {
     let brick = band.brick_of.read(s as usize) as usize;
     let (mut rho, mut u) = (0.0f32, [0.0f32; 3]);
     if let Some(cell) = band.bricks.cell(brick, local) {
-        if a.flags.read(cell) & KIND_MASK == FLUID {
+        // A slab's ghost cells get their values from the neighbouring slab
+        // ([`super::halo::band_unpack`]): they cannot pull here.
+        let flag = a.flags.read(cell);
+        if flag & KIND_MASK == FLUID && flag != GHOST {
             let f = stream::pull_cell(&a.p, &a.pops, a.flags, a.f, cell);
             let (r, j) = moments::density_momentum(&f);
             rho = r;
@@ -230,6 +233,10 @@ pub unsafe fn sample_force(a: &IbForce, t: usize, add: impl Fn(*mut u64, u64)) -
         let p = a.sample_force.at(3 * s + c);
         let before = if a.pass == 0 { 0.0 } else { *p };
         *p = before + gc;
+    }
+    if !a.domain.owns(pos) {
+        // Another slab counts this sample's reaction ([`super::ib::Domain::owns`]).
+        return reaction;
     }
     reaction.force = g;
     reaction.torque = [

@@ -131,6 +131,18 @@ impl CpuIb {
     fn band_ref(&self) -> BandRef {
         BandRef::new(self.plan.bricks, view(&self.table), view(&self.pool))
     }
+
+    /// Decodes the pending force records into `taken`; on a slab, summed over every rank
+    /// first (collective).
+    fn drain(&mut self, halo: Option<&super::slab::CpuHalo>) -> Result<(), FluidError> {
+        if let Some(h) = halo {
+            let n = self.records.pending_values();
+            super::slab::sum_records(h.comm.as_ref(), &mut self.ring[..n])?;
+        }
+        let rows = self.records.drain(&self.plan, &self.ring);
+        self.taken.extend(rows);
+        Ok(())
+    }
 }
 
 /// Kernel arguments over host buffers that rayon tasks may share: every task writes disjoint
@@ -262,8 +274,7 @@ impl<S: Storage> CpuFluid<S> {
             return Ok(());
         };
         if ib.records.next_slot().is_none() {
-            let rows = ib.records.drain(&ib.plan, &ib.ring);
-            ib.taken.extend(rows);
+            ib.drain(self.halo.as_ref())?;
         }
         let slot = ib.records.next_slot().unwrap_or(0);
         let solids = ib.plan.states(step);
@@ -353,6 +364,9 @@ impl<S: Storage> CpuFluid<S> {
                 });
         });
         for pass in 0..ib.plan.passes {
+            if let Some(halo) = self.halo.as_ref() {
+                stage(times, "ib_band_halo", || halo.exchange_band(band))?;
+            }
             stage(times, "ib_force", || {
                 let g = &mut ib.gather;
                 let blocks = ib.plan.bins.is_some_and(|b| b.kind == BIN_BLOCK);
@@ -596,10 +610,8 @@ impl<S: Storage> FluidBackend for CpuFluid<S> {
     fn take_forces(&mut self) -> Result<Vec<ForceSample>, FluidError> {
         Ok(match self.ib.as_mut() {
             Some(ib) => {
-                let rows = ib.records.drain(&ib.plan, &ib.ring);
-                let mut all = std::mem::take(&mut ib.taken);
-                all.extend(rows);
-                all
+                ib.drain(self.halo.as_ref())?;
+                std::mem::take(&mut ib.taken)
             }
             None => Vec::new(),
         })

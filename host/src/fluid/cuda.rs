@@ -145,12 +145,21 @@ impl CudaIb {
         })
     }
 
-    /// Reads the ring's pending records (waits for the queued steps).
-    fn drain(&mut self, gpu: &Gpu) -> Result<(), FluidError> {
+    /// Reads the ring's pending records (waits for the queued steps); on a slab, summed over
+    /// every rank (collective: every rank drains at the same step).
+    fn drain(
+        &mut self,
+        gpu: &Gpu,
+        comm: Option<&dyn crate::ranks::Comm>,
+    ) -> Result<(), FluidError> {
         if self.records.pending.is_empty() {
             return Ok(());
         }
-        let ring = gpu.download(&self.ring)?;
+        let mut ring = gpu.download(&self.ring)?;
+        if let Some(comm) = comm {
+            let n = self.records.pending_values();
+            super::slab::sum_records(comm, &mut ring[..n])?;
+        }
         let rows = self.records.drain(&self.plan, &ring);
         self.taken.extend(rows);
         Ok(())
@@ -189,12 +198,16 @@ impl CudaIb {
         flags: &CudaSlice<u8>,
         f: &CudaSlice<S::Elem>,
         step: u64,
+        mut halo: Option<&mut super::slab::CudaHalo<S>>,
     ) -> Result<(), FluidError>
     where
         IbVelocity<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     {
         if self.records.next_slot().is_none() {
-            self.drain(gpu)?;
+            let comm = halo
+                .as_ref()
+                .map(|h| h.comm.clone() as std::sync::Arc<dyn crate::ranks::Comm>);
+            self.drain(gpu, comm.as_deref())?;
         }
         let slot = self.records.next_slot().unwrap_or(0) as u64;
         let solids = self.plan.states(step);
@@ -287,6 +300,10 @@ impl CudaIb {
             clock.mark(&gpu.stream, "ib_velocity")?;
         }
         for pass in 0..self.plan.passes {
+            if let Some(h) = halo.as_deref_mut() {
+                h.exchange_band(gpu, &p.lattice, |l| self.band(l))?;
+                clock.mark(&gpu.stream, "ib_band_halo")?;
+            }
             let mut l = gpu.launch();
             let band = self.band(&mut l);
             let (spread, order, at, force) = match self.gather.as_mut() {
@@ -792,6 +809,7 @@ where
                 &self.flags,
                 &self.f,
                 step,
+                self.halo.as_mut(),
             )?;
         }
         with_model!(self.model, M => self.stream_collide::<M>(p, step))?;
@@ -811,7 +829,11 @@ where
         let Some(ib) = self.ib.as_mut() else {
             return Ok(Vec::new());
         };
-        ib.drain(&self.gpu)?;
+        let comm = self
+            .halo
+            .as_ref()
+            .map(|h| h.comm.clone() as std::sync::Arc<dyn crate::ranks::Comm>);
+        ib.drain(&self.gpu, comm.as_deref())?;
         ib.check_overflow(&self.gpu)?;
         Ok(std::mem::take(&mut ib.taken))
     }

@@ -146,7 +146,12 @@ impl IbPlan {
             solids: immersed.solids.clone(),
             body,
             solid_of,
-            domain: Domain::new(lattice, immersed.periodic),
+            domain: match immersed.slab {
+                None => Domain::new(lattice, immersed.periodic),
+                Some((axis, origin, extent)) => {
+                    Domain::new(lattice, immersed.periodic).slab(axis, origin, extent)
+                }
+            },
             bricks,
             capacity,
             passes: if immersed.passes == 0 {
@@ -255,6 +260,11 @@ impl RecordRing {
     /// Slot of the next step's record, or `None` when the ring is full (read it first).
     pub fn next_slot(&self) -> Option<usize> {
         (self.pending.len() < RING_STEPS).then_some(self.pending.len())
+    }
+
+    /// Values of the pending records at the ring's start.
+    pub fn pending_values(&self) -> usize {
+        self.pending.len() * RECORD_FLOATS
     }
 
     /// Decodes the pending records from the ring's floats and empties the ring.

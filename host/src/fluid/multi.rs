@@ -154,6 +154,12 @@ pub fn ranks_check(a: &RanksCheckArgs) -> Result<()> {
         }
         let reference = whole.populations()?;
         let t_whole = t0.elapsed().as_secs_f64();
+        report_solids(
+            &r.forces,
+            &whole.take_forces()?,
+            &r.fields,
+            &whole.fields()?,
+        )?;
         return report(
             &format!("{n} CPU ranks"),
             &r.plan,
@@ -180,6 +186,12 @@ pub fn ranks_check(a: &RanksCheckArgs) -> Result<()> {
     }
     let pops = b.populations()?;
     let t_ranks = t0.elapsed().as_secs_f64();
+    let forces = b.take_forces()?;
+    let fields = if setup.immersed.is_empty() {
+        None
+    } else {
+        Some(b.fields()?)
+    };
     drop(b);
     rank.finish();
     if rank.env.rank != 0 {
@@ -198,6 +210,9 @@ pub fn ranks_check(a: &RanksCheckArgs) -> Result<()> {
     }
     let reference = whole.populations()?;
     let t_whole = t0.elapsed().as_secs_f64();
+    if let Some(fields) = fields {
+        report_solids(&forces, &whole.take_forces()?, &fields, &whole.fields()?)?;
+    }
     report(
         &format!("{} GPUs", plan.size()),
         &plan,
@@ -207,6 +222,46 @@ pub fn ranks_check(a: &RanksCheckArgs) -> Result<()> {
         t_ranks,
         t_whole,
     )
+}
+
+/// With immersed solids: the solids' force rows (bits) and the velocity against the whole
+/// lattice, as the largest difference over the largest speed.
+fn report_solids(
+    ranks: &[super::forces::ForceSample],
+    whole: &[super::forces::ForceSample],
+    f_ranks: &super::Fields,
+    f_whole: &super::Fields,
+) -> Result<()> {
+    if whole.is_empty() {
+        return Ok(());
+    }
+    let bits = |rows: &[super::forces::ForceSample]| -> Vec<u64> {
+        rows.iter()
+            .flat_map(|r| r.force.iter().chain(&r.torque).map(|v| v.to_bits()))
+            .collect()
+    };
+    let (a, b) = (bits(ranks), bits(whole));
+    let diff = a.iter().zip(&b).filter(|(x, y)| x != y).count() + a.len().abs_diff(b.len());
+    let mut du = 0.0f32;
+    let mut umax = 0.0f32;
+    for cell in 0..f_whole.n().min(f_ranks.n()) {
+        let (x, y) = (f_ranks.u(cell), f_whole.u(cell));
+        for c in 0..3 {
+            du = du.max((x[c] - y[c]).abs());
+        }
+        umax = umax.max((y[0] * y[0] + y[1] * y[1] + y[2] * y[2]).sqrt());
+    }
+    println!(
+        "immersed solids: {diff} of {} force and torque values differ over {} rows; velocity: \
+         max |u_ranks - u_one| / max |u| = {:.2e}",
+        b.len(),
+        whole.len(),
+        if umax > 0.0 { du / umax } else { du }
+    );
+    if diff != 0 {
+        bail!("the solids' forces on several ranks differ from the whole lattice in {diff} values");
+    }
+    Ok(())
 }
 
 fn report(
@@ -255,6 +310,10 @@ pub struct ScaleArgs {
     /// 1024x512x512).
     #[arg(long, value_name = "NXxNYxNZ")]
     pub dims: Option<String>,
+    /// Strong scaling of this scene (its solids, walls, inlet and outlet; model and storage
+    /// from the flags) instead of the periodic boxes.
+    #[arg(long, value_name = "SCENE.toml", conflicts_with = "dims")]
+    pub scene: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub world: Ranks,
 }
@@ -317,6 +376,16 @@ pub fn scale(a: &ScaleArgs) -> Result<()> {
         bail!("give --gpus N (N >= 2), or run under mpirun or srun");
     };
     let n = env.size;
+    if let Some(path) = &a.scene {
+        let mut file = scene::file::SceneFile::load(path)?;
+        file.collision = a.model;
+        let mut setup = file.build()?.setup;
+        setup.storage = a.storage;
+        setup.streaming = Some(murmur_common::lbm::Streaming::Pull);
+        let plan = SlabPlan::new(&setup, n)?;
+        let rank = GpuRank::join(env)?;
+        return scale_scene(a, &rank, &setup, &plan);
+    }
     let rank = GpuRank::join(env)?;
     let me = rank.env.rank;
     // Strong: the same lattice on N GPUs.
@@ -412,6 +481,63 @@ pub fn scale(a: &ScaleArgs) -> Result<()> {
         mlups(wc, ms_weak),
         mlups(wc, ms_weak) / n as f64,
         100.0 * mlups(wc, ms_weak) / n as f64 / mlups(bc, ms_one_box)
+    );
+    Ok(())
+}
+
+/// `fluid scale --scene`: the scene on the GPUs of the run against one GPU.
+fn scale_scene(a: &ScaleArgs, rank: &GpuRank, setup: &Setup, plan: &SlabPlan) -> Result<()> {
+    let n = plan.size();
+    let (ms, stages) = {
+        let mut b = rank.open(setup, plan)?;
+        time_steps(&mut b, a.steps)?
+    };
+    let all = rank.comm.all_gather(&ms.to_le_bytes())?;
+    rank.finish();
+    if rank.env.rank != 0 {
+        return Ok(());
+    }
+    let ms = all
+        .iter()
+        .map(|m| f64::from_le_bytes(m[..8].try_into().unwrap_or([0; 8])))
+        .fold(0.0f64, f64::max);
+    let gpu = Gpu::open_device(rank.gpu_ordinal)?;
+    let (ms_one, stages_one) = {
+        let mut b = super::cuda::open_on(gpu, setup)?;
+        time_steps(b.as_mut(), a.steps)?
+    };
+    let l = plan.global;
+    let cells = l.cells();
+    let mlups = |ms: f64| cells as f64 / ms / 1e3;
+    println!(
+        "fluid scaling of {}, {} {}, {} x {} x {} ({} samples), slabs along {}, {} steps timed \
+         (wall clock, slowest rank)",
+        a.scene
+            .as_deref()
+            .unwrap_or(std::path::Path::new("?"))
+            .display(),
+        a.model.name(),
+        a.storage.name(),
+        l.nx,
+        l.ny,
+        l.nz,
+        setup.immersed.samples(),
+        ["x", "y", "z"][plan.axis],
+        a.steps
+    );
+    println!("one GPU's stages per step (CUDA events): {stages_one}");
+    println!("rank 0's stages per step (CUDA events): {stages}");
+    println!("| run | GPUs | ms/step | MLUPs/s | vs one GPU |");
+    println!("|---|---|---|---|---|");
+    println!(
+        "| one GPU | 1 | {ms_one:.3} | {:.0} | 1.00 |",
+        mlups(ms_one)
+    );
+    println!(
+        "| strong | {n} | {ms:.3} | {:.0} | {:.2}x speed-up ({:.1} % efficiency) |",
+        mlups(ms),
+        ms_one / ms,
+        100.0 * ms_one / ms / n as f64
     );
     Ok(())
 }

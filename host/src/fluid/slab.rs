@@ -18,10 +18,12 @@
 use super::{Fields, FluidBackend, FluidError, Setup};
 use crate::ranks::Comm;
 use crate::timing::StageTimes;
-use murmur_common::lbm::abi::Halo;
+use murmur_common::lbm::abi::{BandHalo, Halo};
+use murmur_common::lbm::band::BandMut;
 use murmur_common::lbm::boundary::{FLUID, GHOST, KIND_MASK, SLAB_FACE};
-use murmur_common::lbm::halo::{self, face_cells, CROSSING};
+use murmur_common::lbm::halo::{self, face_cells, BAND_VALUES, CROSSING};
 use murmur_common::lbm::health::{Bounds, Report};
+use murmur_common::lbm::ib::Domain;
 use murmur_common::lbm::{CollisionModel, Lattice, Layout, Populations, Storage};
 use murmur_common::lbm::{StorageKind, Streaming, Q};
 use std::ops::Range;
@@ -39,6 +41,8 @@ pub struct SlabPlan {
     pub global: Lattice,
     /// Owned layers of each rank along `axis`.
     pub ranges: Vec<Range<u32>>,
+    /// The immersed boundary's periodic axes (for [`SlabPlan::ib_domain`]).
+    pub ib_periodic: [bool; 3],
 }
 
 fn extent(l: &Lattice, axis: usize) -> u32 {
@@ -53,12 +57,13 @@ impl SlabPlan {
         let dims = [global.nx, global.ny, global.nz];
         let longest = *dims.iter().max().unwrap_or(&0);
         let axis = (0..3).rev().find(|&a| dims[a] == longest).unwrap_or(2);
-        if !setup.immersed.solids.is_empty() {
-            return Err(FluidError::Invalid(
-                "immersed solids on several ranks are not supported yet: run this scene on one \
-                 GPU"
-                .into(),
-            ));
+        if !setup.immersed.is_empty() && setup.immersed.spread != super::immersed::IbSpread::Scatter
+        {
+            return Err(FluidError::Invalid(format!(
+                "on several ranks the immersed boundary spreads by scatter: set spread = \
+                 \"scatter\" in the scene's [immersed] table (it has \"{}\")",
+                setup.immersed.spread.name()
+            )));
         }
         if setup.streaming == Some(Streaming::InPlace) {
             return Err(FluidError::Invalid(
@@ -84,6 +89,7 @@ impl SlabPlan {
         Ok(SlabPlan {
             axis,
             global,
+            ib_periodic: setup.immersed.periodic,
             ranges: ranges
                 .into_iter()
                 .map(|r| r.start as u32..r.end as u32)
@@ -122,6 +128,15 @@ impl SlabPlan {
         let mut c = [x, y, z];
         c[self.axis] = self.global_layer(rank, c[self.axis]);
         self.global.index(c[0], c[1], c[2])
+    }
+
+    /// The immersed boundary's domain on `rank`'s slab.
+    pub fn ib_domain(&self, rank: usize) -> Domain {
+        Domain::new(self.local_lattice(rank), self.ib_periodic).slab(
+            self.axis as u32,
+            self.ranges[rank].start as i32 - 1,
+            extent(&self.global, self.axis),
+        )
     }
 
     /// Whether the face layers' fluid cells are pinned to the boundary list (slabs along x or
@@ -168,10 +183,14 @@ impl SlabPlan {
         if a < 2 {
             initial.offset[a] -= shift;
         }
+        let mut immersed = setup.immersed.clone();
+        let d = self.ib_domain(rank);
+        immersed.slab = Some((d.slab_axis, d.slab_origin, d.slab_extent));
         Setup {
             params,
             flags,
             initial,
+            immersed,
             streaming: Some(Streaming::Pull),
             ..setup.clone()
         }
@@ -197,6 +216,26 @@ fn from_bytes<T: Copy + Default>(b: &[u8], n: usize) -> Option<Vec<T>> {
     Some(v)
 }
 
+/// Adds every rank's fixed-point force records into `records` (the same slots on every rank;
+/// collective). Integer sums: the totals equal one rank's over the whole lattice, whatever the
+/// order. Each sample's reaction is counted by one rank only ([`murmur_common::lbm::ib::Domain::owns`]).
+pub fn sum_records(comm: &dyn Comm, records: &mut [u64]) -> Result<(), FluidError> {
+    let all = comm
+        .all_gather(as_bytes(records))
+        .map_err(|e| FluidError::Invalid(e.to_string()))?;
+    let mut total = vec![0u64; records.len()];
+    for m in &all {
+        let v: Vec<u64> = from_bytes(m, records.len()).ok_or_else(|| {
+            FluidError::Invalid("a rank's force records have the wrong size".into())
+        })?;
+        for (t, x) in total.iter_mut().zip(v) {
+            *t = t.wrapping_add(x);
+        }
+    }
+    records.copy_from_slice(&total);
+    Ok(())
+}
+
 /// The CPU's exchange: pack the face layers, one message to each neighbour, unpack into the
 /// ghost layers.
 pub struct CpuHalo {
@@ -205,6 +244,70 @@ pub struct CpuHalo {
 }
 
 impl CpuHalo {
+    /// Sends `up` (this slab's upper face) to the next rank and `down` to the previous one;
+    /// returns what arrives for the lower and the upper ghost layer, each checked to hold
+    /// `len` bytes.
+    fn swap_faces(
+        &self,
+        up: &[u8],
+        down: &[u8],
+        len: usize,
+    ) -> Result<(Vec<u8>, Vec<u8>), FluidError> {
+        let (prev, next) = crate::ranks::ring(self.comm.rank(), self.comm.size());
+        let mut got = self
+            .comm
+            .send_recv(&[(next, up), (prev, down)], &[prev, next])
+            .map_err(|e| FluidError::Invalid(e.to_string()))?;
+        if got.len() != 2 || got.iter().any(|m| m.len() != len) {
+            return Err(FluidError::Invalid(
+                "a slab message has the wrong size".into(),
+            ));
+        }
+        let hi = got.pop().unwrap_or_default();
+        let lo = got.pop().unwrap_or_default();
+        Ok((lo, hi))
+    }
+
+    /// Exchanges the band values (`rho, u*`) of the face layers into the ghost layers' band
+    /// cells, before a multi-direct-forcing pass ([`halo::band_pack`]).
+    pub fn exchange_band(&self, band: BandMut) -> Result<(), FluidError> {
+        let l = band.bricks.lattice;
+        let n = face_cells(&l, self.axis);
+        let owned = extent(&l, self.axis as usize) - 2;
+        let args = |buf: &mut [f32], layer: u32| BandHalo {
+            band,
+            buf: super::cpu::view_mut(buf),
+            axis: self.axis,
+            layer,
+        };
+        let mut up = vec![0.0f32; BAND_VALUES * n];
+        let mut down = vec![0.0f32; BAND_VALUES * n];
+        {
+            let (a, b) = (args(&mut up, owned), args(&mut down, 1));
+            for i in 0..n {
+                // SAFETY: the buffers hold `4 n` values, the band its plan's sizes.
+                unsafe {
+                    halo::band_pack(&a, i);
+                    halo::band_pack(&b, i);
+                }
+            }
+        }
+        let bytes = BAND_VALUES * n * 4;
+        let (lo, hi) = self.swap_faces(as_bytes(&up), as_bytes(&down), bytes)?;
+        let bad = || FluidError::Invalid("a slab message has the wrong size".into());
+        let mut lo: Vec<f32> = from_bytes(&lo, BAND_VALUES * n).ok_or_else(bad)?;
+        let mut hi: Vec<f32> = from_bytes(&hi, BAND_VALUES * n).ok_or_else(bad)?;
+        let (a, b) = (args(&mut lo, 0), args(&mut hi, owned + 1));
+        for i in 0..n {
+            // SAFETY: as above.
+            unsafe {
+                halo::band_unpack(&a, i);
+                halo::band_unpack(&b, i);
+            }
+        }
+        Ok(())
+    }
+
     /// Exchanges the crossing populations of `f` (the copy the next step reads).
     pub fn exchange<S: Storage>(
         &self,
@@ -235,17 +338,11 @@ impl CpuHalo {
                 }
             }
         }
-        let (prev, next) = crate::ranks::ring(self.comm.rank(), self.comm.size());
-        let got = self
-            .comm
-            .send_recv(
-                &[(next, as_bytes(&up)), (prev, as_bytes(&down))],
-                &[prev, next],
-            )
-            .map_err(|e| FluidError::Invalid(e.to_string()))?;
+        let bytes = std::mem::size_of_val(up.as_slice());
+        let (lo, hi) = self.swap_faces(as_bytes(&up), as_bytes(&down), bytes)?;
         let bad = || FluidError::Invalid("a slab message has the wrong size".into());
-        let mut lo: Vec<S::Elem> = from_bytes(&got[0], CROSSING * n).ok_or_else(bad)?;
-        let mut hi: Vec<S::Elem> = from_bytes(&got[1], CROSSING * n).ok_or_else(bad)?;
+        let mut lo: Vec<S::Elem> = from_bytes(&lo, CROSSING * n).ok_or_else(bad)?;
+        let mut hi: Vec<S::Elem> = from_bytes(&hi, CROSSING * n).ok_or_else(bad)?;
         let (a, b) = (halo(f, &mut lo, 0, 1), halo(f, &mut hi, owned + 1, -1));
         for i in 0..n {
             // SAFETY: as above.
@@ -278,6 +375,8 @@ pub struct CudaHalo<S: Storage> {
     pub hi: cudarc::driver::CudaSlice<S::Elem>,
     send: CudaHaloStage<S>,
     receive: CudaHaloStage<S>,
+    /// The band exchange's buffers (up, down, lo, hi), from its first use.
+    band: Option<[cudarc::driver::CudaSlice<f32>; 4]>,
 }
 
 impl<S: Storage> CudaHalo<S> {
@@ -332,6 +431,7 @@ where
             comm,
             send: Self::pack_and_send,
             receive: Self::unpack,
+            band: None,
         })
     }
 
@@ -370,6 +470,69 @@ where
         launch_faces(gpu, &stream, pops, f, self.axis, faces, |halo| {
             murmur_common::lbm::abi::HaloUnpack { halo }
         })
+    }
+}
+
+impl<S: Storage> CudaHalo<S> {
+    /// Exchanges the band values (`rho, u*`) of the face layers into the ghost layers' band
+    /// cells, before a multi-direct-forcing pass ([`halo::band_pack`]): packed, sent and
+    /// unpacked on the exchange stream, after the work queued on the band so far (the next
+    /// stage that reads the band waits for it). `band` gives the band's views in a launch.
+    pub fn exchange_band(
+        &mut self,
+        gpu: &crate::gpu::Gpu,
+        lattice: &Lattice,
+        mut band: impl FnMut(&mut crate::gpu::Launch<'_>) -> BandMut,
+    ) -> Result<(), FluidError> {
+        use crate::gpu::DriverContext;
+        let n = face_cells(lattice, self.axis);
+        let count = BAND_VALUES * n;
+        if self.band.is_none() {
+            let alloc = || {
+                self.comm
+                    .stream
+                    .alloc_zeros::<f32>(count)
+                    .ctx("band exchange buffers")
+            };
+            self.band = Some([alloc()?, alloc()?, alloc()?, alloc()?]);
+        }
+        let Some([up, down, lo, hi]) = self.band.as_mut() else {
+            return Ok(());
+        };
+        let owned = extent(lattice, self.axis as usize) - 2;
+        let stream = self.comm.stream.clone();
+        let shape = crate::gpu::Shape::per_item(n as u64, 128);
+        for (layer, buf) in [(owned, &mut *up), (1, &mut *down)] {
+            let mut l = gpu.launch_on(&stream);
+            let halo = BandHalo {
+                band: band(&mut l),
+                buf: l.write(buf),
+                axis: self.axis,
+                layer,
+            };
+            // SAFETY: one thread per face cell, reading its band values into its own buffer
+            // entries; the buffer holds 4 values per face cell.
+            unsafe { l.run(murmur_common::lbm::abi::BandPack { halo }, shape) }?;
+        }
+        let (prev, next) = crate::ranks::ring(self.comm.rank(), self.comm.size());
+        self.comm
+            .exchange_device(
+                &[(next, &*up, count), (prev, &*down, count)],
+                &mut [(prev, &mut *lo, count), (next, &mut *hi, count)],
+            )
+            .map_err(|e| FluidError::Invalid(e.to_string()))?;
+        for (layer, buf) in [(0, &mut *lo), (owned + 1, &mut *hi)] {
+            let mut l = gpu.launch_on(&stream);
+            let halo = BandHalo {
+                band: band(&mut l),
+                buf: l.write(buf),
+                axis: self.axis,
+                layer,
+            };
+            // SAFETY: one thread per ghost-layer cell, writing only its own band values.
+            unsafe { l.run(murmur_common::lbm::abi::BandUnpack { halo }, shape) }?;
+        }
+        Ok(())
     }
 }
 
@@ -731,8 +894,33 @@ impl FluidBackend for SlabFluid {
         self.inner.take_forces()
     }
 
+    /// Collective: each sample's force as the rank that owns it computed it (every rank runs
+    /// every sample; only the owner has all of a sample's passes).
     fn samples(&mut self) -> Result<Option<super::immersed::SampleSnapshot>, FluidError> {
-        self.inner.samples()
+        let Some(mut snap) = self.inner.samples()? else {
+            return Ok(None);
+        };
+        let mine: Vec<f32> = snap.force.iter().flatten().copied().collect();
+        let all = self
+            .comm
+            .all_gather(as_bytes(&mine))
+            .map_err(Self::comm_err)?;
+        let forces = all
+            .iter()
+            .map(|m| from_bytes::<f32>(m, mine.len()))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| {
+                FluidError::Invalid("a rank's sample forces have the wrong size".into())
+            })?;
+        let domains: Vec<Domain> = (0..self.plan.size())
+            .map(|r| self.plan.ib_domain(r))
+            .collect();
+        for (i, (pos, force)) in snap.positions.iter().zip(&mut snap.force).enumerate() {
+            if let Some(r) = domains.iter().position(|d| d.owns(*pos)) {
+                *force = [0, 1, 2].map(|c| forces[r][3 * i + c]);
+            }
+        }
+        Ok(Some(snap))
     }
 
     /// Collective: every rank gets the same report (the extremes over all ranks, the lowest
@@ -865,6 +1053,10 @@ pub struct RanksResult {
     /// Decoded populations in the global cell order, `f[q * n + cell]`.
     pub populations: Vec<f32>,
     pub fields: Fields,
+    /// The solids' force rows of every step (summed over the ranks).
+    pub forces: Vec<super::forces::ForceSample>,
+    /// The samples after the last step, each force from the rank that owns it.
+    pub samples: Option<super::immersed::SampleSnapshot>,
     pub plan: SlabPlan,
 }
 
@@ -878,12 +1070,16 @@ pub fn run_cpu_ranks(setup: &Setup, ranks: usize, steps: u64) -> Result<RanksRes
         for _ in 0..steps {
             b.step()?;
         }
-        Ok((b.populations()?, b.fields()?))
+        let forces = b.take_forces()?;
+        let samples = b.samples()?;
+        Ok((b.populations()?, b.fields()?, forces, samples))
     })?;
-    let (populations, fields) = out.swap_remove(0);
+    let (populations, fields, forces, samples) = out.swap_remove(0);
     Ok(RanksResult {
         populations,
         fields,
+        forces,
+        samples,
         plan,
     })
 }

@@ -2,6 +2,8 @@
 //! subset of them.
 #![allow(dead_code)]
 
+pub mod ib_scenes;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

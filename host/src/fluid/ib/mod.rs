@@ -37,6 +37,9 @@ pub struct Immersed {
     pub passes: u32,
     /// How the samples' forces reach the band.
     pub spread: crate::fluid::immersed::IbSpread,
+    /// On one rank of several: the lattice is a slab `(axis, origin, extent)` of the whole
+    /// ([`murmur_common::lbm::ib::Domain::slab`]); set by the slab plan.
+    pub slab: Option<(u32, i32, u32)>,
 }
 
 impl Immersed {
