@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The multi-GPU round on a machine of several GPUs (nvidia-h200-x2, -x4, -x8), one call, from the
 # repository root with the release bundle in dist/gpu:
-#   bash scripts/gpu-ranks.sh [all|smoke|check|scale|scale-ce|run|faults|figures|flock]...
+#   bash scripts/gpu-ranks.sh [all|smoke|check|ib|scale|scale-ce|run|faults|figures|flock]...
 # - smoke: NCCL found, the GPUs and their links, a 64^3 ranks-check;
 # - check: `fluid ranks-check` (one GPU vs N, bit for bit) on a periodic box per model and
 #   storage, and on the obstacle scene (walls, inlet, outlet, slabs along x);
+# - ib: immersed solids: `fluid ranks-check` of the rotating torus (slabs along x) and of its
+#   flow-along-z variant (bit for bit, forces too), and `fluid scale --scene` of the latter;
 # - scale: `fluid scale`: strong 512^3 and weak 512^3 per GPU, BGK FP32, and the exchange alone;
 #   on 4 or more GPUs also the strong 1024x512x512 lattice;
 # - scale-ce: the same with NCCL's copy-engine peer copies (NCCL_P2P_USE_CUDA_MEMCPY=1);
@@ -56,6 +58,15 @@ if want check; then
     timeout 200 "$M" fluid ranks-check --gpus "$N" --size 128 --steps 100 --model "$1" --storage "$2" 2>&1 | tee -a "$LOG/ranks-check.txt" | tail -2 || status=1
   done
   timeout 200 "$M" fluid ranks-check assets/fluid/wind-tunnel.toml --gpus "$N" --steps 200 --model acm-mrt 2>&1 | tee -a "$LOG/ranks-check.txt" | tail -2 || status=1
+fi
+
+if want ib; then
+  section "immersed solids on $N GPUs: ranks-check (one GPU vs N) and the scene's strong scaling"
+  timeout 300 "$M" fluid ranks-check assets/fluid/rotating-torus.toml --gpus "$N" --steps 100 --model acm-mrt 2>&1 | tee -a "$LOG/ranks-ib.txt" | tail -3 || status=1
+  timeout 300 "$M" fluid ranks-check assets/fluid/rotating-torus-z.toml --gpus "$N" --steps 100 --model acm-mrt 2>&1 | tee -a "$LOG/ranks-ib.txt" | tail -3 || status=1
+  for model in acm-mrt bgk; do
+    timeout 300 "$M" fluid scale --gpus "$N" --scene assets/fluid/rotating-torus-z.toml --model $model --steps 100 2>&1 | tee -a "$LOG/scale-ib.txt" || status=1
+  done
 fi
 
 if want scale; then
