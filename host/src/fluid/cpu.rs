@@ -365,7 +365,8 @@ impl<S: Storage> CpuFluid<S> {
         });
         for pass in 0..ib.plan.passes {
             if let Some(halo) = self.halo.as_ref() {
-                stage(times, "ib_band_halo", || halo.exchange_band(band))?;
+                let faces = ib.plan.faces_reached(step);
+                stage(times, "ib_band_halo", || halo.exchange_band(band, faces))?;
             }
             stage(times, "ib_force", || {
                 let g = &mut ib.gather;

@@ -301,7 +301,8 @@ impl CudaIb {
         }
         for pass in 0..self.plan.passes {
             if let Some(h) = halo.as_deref_mut() {
-                h.exchange_band(gpu, &p.lattice, |l| self.band(l))?;
+                let faces = self.plan.faces_reached(step);
+                h.exchange_band(gpu, &p.lattice, faces, |l| self.band(l))?;
                 clock.mark(&gpu.stream, "ib_band_halo")?;
             }
             let mut l = gpu.launch();

@@ -195,6 +195,42 @@ impl IbPlan {
         out
     }
 
+    /// On a slab ([`Domain::slab`]): whether a solid may reach the ghost layer below and the
+    /// one above this slab during step `step` (its bounding sphere within 2 cells of the face:
+    /// a stencil reaches one cell past its sample). The neighbour across a face computes the
+    /// same answer from the same states, so both skip the face's band exchange together.
+    /// `[false; 2]` on one rank.
+    pub fn faces_reached(&self, step: u64) -> [bool; 2] {
+        let d = &self.domain;
+        if d.slab_extent == 0 {
+            return [false; 2];
+        }
+        let a = d.slab_axis as usize;
+        let l = &d.lattice;
+        let n = [l.nx, l.ny, l.nz][a] as i64;
+        let extent = d.slab_extent as f64;
+        let periodic = d.is_periodic(a);
+        // Faces as whole-lattice layer numbers: the face lies just below that layer.
+        let faces = [d.slab_origin as i64 + 1, d.slab_origin as i64 + n - 1];
+        let states = self.states(step);
+        faces.map(|face| {
+            let plane = face as f64 - 0.5;
+            self.solids
+                .iter()
+                .enumerate()
+                .take(MAX_SOLIDS)
+                .any(|(i, s)| {
+                    let c = states.states[i].center[a] as f64;
+                    let mut dist = (c - plane).abs();
+                    if periodic {
+                        dist = dist.rem_euclid(extent);
+                        dist = dist.min(extent - dist);
+                    }
+                    dist <= s.radius + 2.0
+                })
+        })
+    }
+
     /// The forces of one step from its fixed-point record (lattice units: the reaction of the
     /// immersed-boundary force), with the inner fluid's inertia added for accelerating closed
     /// solids (reference density 1).
