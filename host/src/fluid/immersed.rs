@@ -120,6 +120,9 @@ pub struct IbPlan {
     pub spread: IbSpread,
     /// The gather's bins (`None` for the scatter).
     pub bins: Option<Bins>,
+    /// Per solid, the largest `|body_j|` of its samples along each body axis: the half sides
+    /// of a box about the centre holding them.
+    pub half: Vec<[f32; 3]>,
 }
 
 impl IbPlan {
@@ -140,7 +143,14 @@ impl IbPlan {
         // Band cells are numbered in `u32` (the gather's bins).
         let capacity = capacity_for(&bricks, immersed.solids.iter().map(|s| s.radius as f32))
             .min((u32::MAX - 2) / BRICK_CELLS as u32);
+        let mut half = vec![[0.0f32; 3]; immersed.solids.len().min(MAX_SOLIDS)];
+        for (b, &i) in body.iter().zip(&solid_of) {
+            for j in 0..3 {
+                half[i as usize][j] = half[i as usize][j].max(b[j].abs());
+            }
+        }
         Some(IbPlan {
+            half,
             spread: immersed.spread,
             bins: immersed.spread.bins(lattice, capacity),
             solids: immersed.solids.clone(),
@@ -196,8 +206,8 @@ impl IbPlan {
     }
 
     /// On a slab ([`Domain::slab`]): whether a solid may reach the ghost layer below and the
-    /// one above this slab during step `step` (its bounding sphere within 2 cells of the face:
-    /// a stencil reaches one cell past its sample). The neighbour across a face computes the
+    /// one above this slab during step `step` (the box of its samples, turned with the solid,
+    /// within 2 cells of the face: a stencil reaches one cell past its sample). The neighbour across a face computes the
     /// same answer from the same states, so both skip the face's band exchange together.
     /// `[false; 2]` on one rank.
     pub fn faces_reached(&self, step: u64) -> [bool; 2] {
@@ -215,19 +225,19 @@ impl IbPlan {
         let states = self.states(step);
         faces.map(|face| {
             let plane = face as f64 - 0.5;
-            self.solids
-                .iter()
-                .enumerate()
-                .take(MAX_SOLIDS)
-                .any(|(i, s)| {
-                    let c = states.states[i].center[a] as f64;
-                    let mut dist = (c - plane).abs();
-                    if periodic {
-                        dist = dist.rem_euclid(extent);
-                        dist = dist.min(extent - dist);
-                    }
-                    dist <= s.radius + 2.0
-                })
+            self.half.iter().enumerate().any(|(i, h)| {
+                let st = &states.states[i];
+                let reach: f64 = (0..3)
+                    .map(|j| (st.rotation[a][j].abs() * h[j]) as f64)
+                    .sum();
+                let c = st.center[a] as f64;
+                let mut dist = (c - plane).abs();
+                if periodic {
+                    dist = dist.rem_euclid(extent);
+                    dist = dist.min(extent - dist);
+                }
+                dist <= reach + 2.0
+            })
         })
     }
 
