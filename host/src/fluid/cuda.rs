@@ -16,7 +16,7 @@ use murmur_common::lbm::abi::{
     RECORD_FLOATS, SPREAD_SCATTER, SPREAD_STORE,
 };
 use murmur_common::lbm::band::{counter, pass_len, pool_len, BandMut, BandRef};
-use murmur_common::lbm::boundary::{FLUID, KIND_MASK, OUTLET};
+use murmur_common::lbm::boundary::{KIND_MASK, OUTLET};
 use murmur_common::lbm::health::{self, word, Report};
 use murmur_common::lbm::immersed::clear_items;
 use murmur_common::lbm::{
@@ -467,12 +467,7 @@ where
             ));
         }
         let prepared = setup.prepared_flags();
-        let list: Vec<u32> = (0..n as u32)
-            .filter(|&c| {
-                let b = prepared[c as usize];
-                b & KIND_MASK == FLUID && b != FLUID
-            })
-            .collect();
+        let list = setup.boundary_list(&prepared);
         let has_outlet = prepared.iter().any(|&b| b & KIND_MASK == OUTLET);
         let streaming = super::cpu::streaming_of::<S>();
         let what = format!(

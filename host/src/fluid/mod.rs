@@ -107,6 +107,36 @@ impl Setup {
         flags
     }
 
+    /// The cells the GPU's boundary kernel updates, from [`Setup::prepared_flags`]: every fluid
+    /// cell other than the interior ones (byte exactly `FLUID`) and the ghosts of a slab,
+    /// grouped by their neighbourhood (the kinds of the 27 neighbours, and the outlet layer's
+    /// bit), in cell order within a group. A warp then takes the same branches in every lane
+    /// (cells along a wall, or next to the inlet, run together instead of alternating with the
+    /// outlet's), and rows of cells along a wall stay consecutive, so their loads coalesce.
+    pub fn boundary_list(&self, prepared: &[u8]) -> Vec<u32> {
+        use murmur_common::lbm::boundary::{FLUID, GHOST, KIND_MASK, SPONGE};
+        use rayon::prelude::*;
+        let l = self.lattice();
+        let mut keyed: Vec<(u128, u32)> = (0..prepared.len() as u32)
+            .into_par_iter()
+            .filter(|&c| {
+                let b = prepared[c as usize];
+                b & KIND_MASK == FLUID && b != FLUID && b != GHOST
+            })
+            .map(|c| {
+                let o = l.pull_offsets(c as usize);
+                let mut key = (prepared[c as usize] & SPONGE != 0) as u128;
+                for q in 0..murmur_common::lbm::Q {
+                    let kind = prepared[murmur_common::lbm::access::neighbour(&o, q)] & KIND_MASK;
+                    key = key << 3 | kind as u128;
+                }
+                (key, c)
+            })
+            .collect();
+        keyed.par_sort_unstable();
+        keyed.into_iter().map(|(_, c)| c).collect()
+    }
+
     /// Stored population values of the lattice (padded to whole CSoA groups).
     pub fn population_values(&self) -> usize {
         // The element type does not change the count.
@@ -356,4 +386,64 @@ pub enum FluidError {
         what: String,
         last_output: Option<u64>,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scene::{Boundary, Geometry};
+    use murmur_common::lbm::boundary::{FLUID, KIND_MASK};
+    use murmur_common::lbm::{CollisionModel, Rates};
+
+    /// The boundary list holds every fluid cell but the interior ones, once, in groups of
+    /// one neighbourhood each, cell order within a group.
+    #[test]
+    fn boundary_list_groups_the_listed_cells() {
+        let setup = Geometry {
+            fluid: [20, 9, 7],
+            faces: [
+                Boundary::Inlet {
+                    velocity: [0.05, 0.0, 0.0],
+                    parabolic: 0,
+                },
+                Boundary::Outlet(1.0),
+                Boundary::FreeSlip,
+                Boundary::FreeSlip,
+                Boundary::Wall,
+                Boundary::Wall,
+            ],
+        }
+        .setup(Rates::from_viscosity(0.02), CollisionModel::Bgk)
+        .unwrap();
+        let prepared = setup.prepared_flags();
+        let list = setup.boundary_list(&prepared);
+        let mut sorted = list.clone();
+        sorted.sort_unstable();
+        let want: Vec<u32> = (0..prepared.len() as u32)
+            .filter(|&c| {
+                let b = prepared[c as usize];
+                b & KIND_MASK == FLUID && b != FLUID
+            })
+            .collect();
+        assert_eq!(sorted, want);
+        let l = setup.lattice();
+        let kinds = |c: u32| -> Vec<u8> {
+            let o = l.pull_offsets(c as usize);
+            (0..27)
+                .map(|q| prepared[murmur_common::lbm::access::neighbour(&o, q)] & KIND_MASK)
+                .collect()
+        };
+        // Each neighbourhood is one run of the list, its cells ascending.
+        let mut seen: Vec<Vec<u8>> = Vec::new();
+        for (i, &c) in list.iter().enumerate() {
+            let k = kinds(c);
+            if i > 0 && kinds(list[i - 1]) == k {
+                assert!(list[i - 1] < c, "cells out of order within a group");
+                continue;
+            }
+            assert!(!seen.contains(&k), "a neighbourhood in two runs");
+            seen.push(k);
+        }
+        // The cells along the inlet come together, not alternating with the outlet's.
+        assert!(seen.len() < list.len() / 4, "{} groups", seen.len());
+    }
 }
