@@ -702,8 +702,8 @@ mod tests {
                     };
                     let u = || [0.01f32, -0.02, 0.03];
                     let mut cells = 0;
-                    for cell in 0..p.lattice.cells() {
-                        if flags[cell] & KIND_MASK != FLUID || flags[cell] & NEAR_BOUNDARY == 0 {
+                    for (cell, &byte) in flags.iter().enumerate() {
+                        if byte & KIND_MASK != FLUID || byte & NEAR_BOUNDARY == 0 {
                             continue;
                         }
                         cells += 1;
