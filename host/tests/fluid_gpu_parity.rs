@@ -42,3 +42,36 @@ fn cuda_fields_match_the_cpu_after_100_steps() {
         }
     }
 }
+
+/// The boundary kernel beside the interior kernel (a second stream) and after it store the
+/// same bits: the two kernels write disjoint cells in both streaming schemes.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo xtask gpu-test"]
+fn overlapped_and_serial_boundary_launches_agree_in_bits() {
+    use murmur::fluid::BoundaryLaunch;
+    for storage in [StorageKind::Fp32, StorageKind::Fp16s] {
+        for streaming in [Streaming::Pull, Streaming::InPlace] {
+            for model in CollisionModel::ALL {
+                for (name, mut setup) in parity_setups(model).unwrap() {
+                    setup.storage = storage;
+                    setup.streaming = Some(streaming);
+                    let mut run = |launch| {
+                        setup.boundary_launch = launch;
+                        let mut gpu = murmur::fluid::cuda::open(&setup).unwrap();
+                        for _ in 0..100 {
+                            gpu.step().unwrap();
+                        }
+                        gpu.populations().unwrap()
+                    };
+                    let (a, b) = (run(BoundaryLaunch::Overlap), run(BoundaryLaunch::Serial));
+                    let differ = a.iter().zip(&b).filter(|(x, y)| x.to_bits() != y.to_bits());
+                    assert_eq!(
+                        differ.count(),
+                        0,
+                        "{name} {model:?} {storage:?} {streaming:?}: populations differ in bits"
+                    );
+                }
+            }
+        }
+    }
+}

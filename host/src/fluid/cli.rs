@@ -6,7 +6,7 @@ use super::driver::{self, BackendChoice, Checkpoint, RunOptions};
 use super::scene::{self, Boundary, SceneFile};
 use super::sink::{Out, RunSink};
 use super::validate::{self, Opener, Sizes};
-use super::{Block, FluidBackend, FluidError, Setup};
+use super::{Block, BoundaryLaunch, FluidBackend, FluidError, Setup};
 use anyhow::{bail, Result};
 use murmur_common::lbm::{CollisionModel, Layout, Rates, StorageKind, Streaming, Units};
 use std::io::IsTerminal;
@@ -108,6 +108,10 @@ pub struct StorageArgs {
     /// esoteric pull: twice the cells fit) [default: pull when both copies fit, else in-place].
     #[arg(long, value_enum)]
     pub streaming: Option<Streaming>,
+    /// Where the GPU runs the boundary kernel: `overlap` (on a second stream, beside the
+    /// interior kernel) or `serial` (after it: each kernel's own time in the stage times).
+    #[arg(long, value_enum, default_value = "overlap")]
+    pub boundary_launch: BoundaryLaunch,
 }
 
 impl StorageArgs {
@@ -118,6 +122,7 @@ impl StorageArgs {
         setup.layout = self.layout.unwrap_or(Layout::SOA);
         setup.block = self.block.unwrap_or_default();
         setup.streaming = self.streaming;
+        setup.boundary_launch = self.boundary_launch;
     }
 
     /// Whether the user set a knob the tuner chooses (then `fluid run` leaves the cache alone).
@@ -568,6 +573,7 @@ fn validate_cmd(a: &ValidateArgs) -> Result<()> {
             layout: Some(a.layout),
             block: None,
             streaming: None,
+            boundary_launch: BoundaryLaunch::default(),
         };
         let mut open = opener(a.backend, Some(st));
         let what = open(&scene::taylor_green(8, 1, 0.0, 0.1, CollisionModel::Bgk)?)?.describe();
@@ -660,6 +666,7 @@ fn bench_cmd(a: &BenchArgs) -> Result<()> {
                     layout: Some(layout),
                     block: Some(a.block),
                     streaming: Some(streaming),
+                    boundary_launch: BoundaryLaunch::default(),
                 }),
             );
             for &n in &a.sizes {

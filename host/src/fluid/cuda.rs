@@ -7,7 +7,7 @@ use super::forces::ForceSample;
 use super::immersed::{IbPlan, RecordRing, SampleSnapshot, RING_STEPS};
 use super::{Fields, FluidBackend, FluidError, Setup};
 use crate::gpu::scan::CellScan;
-use crate::gpu::{DriverContext, Gpu, Shape, StageClock};
+use crate::gpu::{DriverContext, Gpu, Shape, Side, StageClock};
 use crate::timing::StageTimes;
 use cudarc::driver::CudaSlice;
 use murmur_common::lbm::abi::{
@@ -42,6 +42,9 @@ pub struct CudaFluid<S: Storage> {
     /// when there are none).
     boundary_cells: CudaSlice<u32>,
     boundary_count: u32,
+    /// The stream the boundary kernel runs on beside the interior kernel
+    /// ([`super::BoundaryLaunch::Overlap`] with listed cells; `None`: after it).
+    side: Option<Side>,
     /// The last collision velocity of each listed cell next to an outlet (three floats per
     /// list entry; one dummy value without outlets).
     outlet_u: CudaSlice<f32>,
@@ -516,6 +519,10 @@ where
             None => None,
         };
         let health = gpu.zeros(word::WORDS)?;
+        let side = match setup.boundary_launch {
+            super::BoundaryLaunch::Overlap if !list.is_empty() => Some(Side::new(&gpu)?),
+            _ => None,
+        };
         Ok(CudaFluid {
             step: 0,
             ib,
@@ -532,6 +539,7 @@ where
             flags,
             boundary_count: list.len() as u32,
             boundary_cells,
+            side,
             outlet_u,
             f,
             f_next,
@@ -566,6 +574,8 @@ where
             .synchronize()
             .ctx("the first slab exchange")?;
         self.halo = Some(halo);
+        // A slab orders its boundary kernel (the face cells) before the exchange itself.
+        self.side = None;
         Ok(self)
     }
 
@@ -574,8 +584,9 @@ where
         self.pops.at_step(self.step + 1)
     }
 
-    /// Stage `stream_collide` of model `M` for step `step` (interior kernel, then the boundary
-    /// kernel over the listed cells).
+    /// Stages `stream_collide` and `boundary` of model `M` for step `step`: the interior kernel
+    /// and the boundary kernel over the listed cells, the latter beside the former on the side
+    /// stream or after it.
     fn stream_collide<M: Model>(&mut self, p: LbmParams, step: u64) -> Result<(), FluidError>
     where
         StreamCollide<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
@@ -603,8 +614,21 @@ where
         drop(l);
         let band = band.active != 0;
         let Some(axis) = self.halo.as_ref().map(|h| h.axis) else {
+            if let Some(side) = self.side.as_ref() {
+                // The boundary kernel first, on the side stream (its blocks start first and
+                // keep the priority), the interior kernel beside it; the join orders the next
+                // step after both.
+                side.fork(&self.gpu)?;
+                self.boundary(args, true)?;
+                self.interior(args, 0, u32::MAX, band)?;
+                if let Some(side) = self.side.as_ref() {
+                    side.join(&self.gpu)?;
+                }
+                self.clock.mark(&self.gpu.stream, "boundary")?;
+                return Ok(());
+            }
             self.interior(args, 0, u32::MAX, band)?;
-            return self.boundary(args);
+            return self.boundary(args, false);
         };
         // A rank's slab: the face layers first, their crossing populations then travel on the
         // exchange stream while the middle updates. Slabs along z have contiguous face layers,
@@ -617,7 +641,7 @@ where
                 self.interior(args, owned, owned + 1, band)?;
             }
         }
-        self.boundary(args)?;
+        self.boundary(args, false)?;
         let pops = self.now_after(step);
         if let (Some(halo), Some(dst)) = (self.halo.as_mut(), self.f_next.as_mut()) {
             halo.send(&self.gpu, &pops, dst)?;
@@ -692,15 +716,30 @@ where
         Ok(())
     }
 
-    /// The boundary kernel over the listed cells (nothing without any).
-    fn boundary<M: Model>(&mut self, args: StreamCollide<M, S>) -> Result<(), FluidError>
+    /// The boundary kernel over the listed cells (nothing without any): on the side stream
+    /// when `beside` (between its fork and its join; the caller marks the stage after the
+    /// join), else on the GPU's own stream, marked `boundary`.
+    fn boundary<M: Model>(
+        &mut self,
+        args: StreamCollide<M, S>,
+        beside: bool,
+    ) -> Result<(), FluidError>
     where
         Boundary<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     {
         if self.boundary_count == 0 {
             return Ok(());
         }
-        let mut l = self.gpu.launch();
+        let side = self.side.as_ref().filter(|_| beside);
+        let mut l = match side {
+            // SAFETY: until the join, the GPU's own stream runs only the interior kernel, which
+            // writes the slots of interior cells alone (the destination copy's, or in place the
+            // slots those cells own this step) and reads no slot a listed cell writes; both
+            // only read the cell bytes, the band and the source populations, and the outlet
+            // velocities belong to listed cells.
+            Some(side) => unsafe { side.launch(&self.gpu) },
+            None => self.gpu.launch(),
+        };
         let args = Boundary {
             step: args,
             // The list's first `boundary_count` entries are the cells (the buffer holds one
@@ -717,7 +756,9 @@ where
                 Shape::per_item(self.boundary_count as u64, BLOCK_SIZE),
             )
         }?;
-        self.clock.mark(&self.gpu.stream, "boundary")?;
+        if side.is_none() {
+            self.clock.mark(&self.gpu.stream, "boundary")?;
+        }
         Ok(())
     }
 

@@ -50,6 +50,33 @@ pub struct Setup {
     pub block: Block,
     /// Streaming scheme; `None`: pull (two copies) when both fit, else in place.
     pub streaming: Option<Streaming>,
+    /// Where the GPU runs the boundary kernel beside the interior one.
+    pub boundary_launch: BoundaryLaunch,
+}
+
+/// Where the GPU runs the boundary kernel (the listed fluid cells next to walls, inlets and
+/// outlets) with respect to the interior kernel. The two write disjoint cells and read nothing
+/// the other writes, in both streaming schemes, so either order gives the same bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum BoundaryLaunch {
+    /// On a second stream, beside the interior kernel (forked before it, joined after it): the
+    /// short, latency-bound boundary launch runs while the bandwidth-bound interior one does.
+    /// Stage `stream_collide` is then the interior kernel sharing the GPU, `boundary` the time
+    /// the step still waits for the boundary kernel after it.
+    #[default]
+    Overlap,
+    /// After the interior kernel on the same stream: each kernel's own time in its stage.
+    Serial,
+}
+
+impl BoundaryLaunch {
+    /// `overlap` or `serial`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            BoundaryLaunch::Overlap => "overlap",
+            BoundaryLaunch::Serial => "serial",
+        }
+    }
 }
 
 /// Thread blocks of the interior stream-collide kernel: one thread per cell number in blocks of
