@@ -44,6 +44,10 @@ pub enum FluidCmd {
     /// The immersed boundary's spreading methods (scatter, gather, block gather) timed stage by
     /// stage on one scene, against the same grid without its solids.
     IbBench(super::ib_bench::IbBenchArgs),
+    /// What a scene's walls, inlets and outlets cost: the scene (its solids left out) against a
+    /// periodic box of the same size, the boundary kernel beside the interior kernel and after
+    /// it; MLUPs/s of each, the ratio and the stage times.
+    BoundaryBench(super::boundary_bench::BoundaryBenchArgs),
     /// The same lattice on one rank and on several (GPUs joined by NCCL, or CPU ranks in this
     /// process), compared bit for bit: the decomposition must not change a single value.
     RanksCheck(super::multi::RanksCheckArgs),
@@ -274,6 +278,7 @@ pub fn run(cmd: &FluidCmd) -> Result<()> {
         FluidCmd::Parity(a) => parity_cmd(a),
         FluidCmd::Case(a) => case_cmd(a),
         FluidCmd::IbBench(a) => super::ib_bench::ib_bench_cmd(a),
+        FluidCmd::BoundaryBench(a) => super::boundary_bench::boundary_bench_cmd(a),
         FluidCmd::Tune(a) => super::tune::tune_cmd(a),
         FluidCmd::View(a) => crate::view::fluid::cli::view(a),
         FluidCmd::Render(a) => crate::view::fluid::cli::render(a),

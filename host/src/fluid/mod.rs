@@ -6,6 +6,7 @@
 //! that they agree.
 
 pub mod bench;
+pub mod boundary_bench;
 pub mod cli;
 pub mod cpu;
 pub mod cuda;
