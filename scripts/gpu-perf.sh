@@ -8,9 +8,10 @@
 #   of dist/base when present);
 # - layout: CSoA granularities and 3D thread blocks, BGK and ACM-MRT FP32;
 # - boundary: the obstacle scene (walls, inlet, outlet; its sphere left out) against a periodic
-#   box of its size (`murmur fluid boundary-bench`: MLUPs/s, the ratio, stage times, the boundary
-#   kernel beside the interior kernel and after it), and ncu tables of the boundary, interior and
-#   immersed-boundary kernels (obstacle with and without its sphere, the torus channel);
+#   box of its size (`murmur fluid boundary-bench`: MLUPs/s, the ratio and stage times for each
+#   boundary launch: tail, beside-1, beside-2, serial), and ncu tables of the boundary, interior
+#   and immersed-boundary kernels (obstacle with and without its sphere, its periodic box, the
+#   torus channel);
 # - ib: `murmur fluid ib-bench` on the torus channel (1.1M samples);
 # - big: a 1300^3 Taylor-Green vortex, FP16S, 1000 steps, with its allocation;
 # - validate: `murmur fluid validate` for every storage;
@@ -46,6 +47,11 @@ NCU_N=0
 # boundary kernel runs after the interior one).
 profile_boundaries() {
   sed '/^\[\[solids\]\]/,/^position/d' assets/fluid/obstacle.toml > "$LOG/obstacle-nosolid.toml"
+  sed -E 's/^([xyz]_(min|max)) = .*/\1 = { type = "periodic" }/' "$LOG/obstacle-nosolid.toml" \
+    > "$LOG/obstacle-periodic.toml"
+  ncu_table "lbm_stream_collide_" 5 1 \
+    "periodic box of the obstacle's size, ACM-MRT, FP32 pull, step 6 (the interior kernel alone):" \
+    fluid run "$LOG/obstacle-periodic.toml" --backend cuda --steps 8 --quiet --no-tuning
   for v in "fp32 pull" "fp16s pull" "fp32 in-place"; do
     set -- $v
     ncu_table "lbm_boundary_|lbm_stream_collide_" 10 2 \

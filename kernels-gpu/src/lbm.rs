@@ -4,7 +4,8 @@
 //! access, is `murmur_common::lbm`.
 
 use crate::thread::{
-    ballot, index, index_below, lattice_cell, red_add_u64, shfl_idx, warp_max, warp_sum_u64,
+    ballot, grid_stride, index, index_below, lattice_cell, red_add_u64, shfl_idx, warp_max,
+    warp_sum_u64,
 };
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use murmur_common::lbm::abi::{
@@ -170,13 +171,14 @@ macro_rules! stream_collide_kernels {
         }
 
         /// Stage `boundary`, the listed fluid cells next to non-fluid ones: boundary
-        /// conditions are applied while pulling.
+        /// conditions are applied while pulling. One entry per thread, or several when the
+        /// grid is smaller than the list (a fixed share of each SM beside the interior kernel).
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $boundary(a: Boundary<$model, $storage>) {
-            let Some(i) = index_below(a.cells.len()) else {
-                return;
-            };
-            stream_collide_listed(&a.step, a.cells.read(i) as usize, i);
+            // The list holds fewer entries than the lattice has cells (below 2^32).
+            grid_stride(a.cells.len() as u32, |i| {
+                stream_collide_listed(&a.step, a.cells.read(i) as usize, i)
+            });
         }
     };
 }

@@ -112,9 +112,11 @@ pub struct StorageArgs {
     /// esoteric pull: twice the cells fit) [default: pull when both copies fit, else in-place].
     #[arg(long, value_enum)]
     pub streaming: Option<Streaming>,
-    /// Where the GPU runs the boundary kernel: `overlap` (on a second stream, beside the
-    /// interior kernel) or `serial` (after it: each kernel's own time in the stage times).
-    #[arg(long, value_enum, default_value = "overlap")]
+    /// Where the GPU runs the boundary kernel: `tail` (a second stream, its blocks filling the
+    /// interior kernel's last wave), `beside[-N]` (a second stream at high priority, N blocks
+    /// per SM running through the interior kernel), or `serial` (after it: each kernel's own
+    /// time in the stage times).
+    #[arg(long, value_name = "tail|beside[-N]|serial", default_value = "tail", value_parser = BoundaryLaunch::parse)]
     pub boundary_launch: BoundaryLaunch,
 }
 

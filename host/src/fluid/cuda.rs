@@ -42,8 +42,10 @@ pub struct CudaFluid<S: Storage> {
     /// when there are none).
     boundary_cells: CudaSlice<u32>,
     boundary_count: u32,
-    /// The stream the boundary kernel runs on beside the interior kernel
-    /// ([`super::BoundaryLaunch::Overlap`] with listed cells; `None`: after it).
+    /// Where the boundary kernel runs with respect to the interior kernel.
+    boundary_launch: super::BoundaryLaunch,
+    /// The second stream it runs on (a launch other than `Serial`, with listed cells, and not a
+    /// slab's: `None` runs it after the interior kernel on the own stream).
     side: Option<Side>,
     /// The last collision velocity of each listed cell next to an outlet (three floats per
     /// list entry; one dummy value without outlets).
@@ -520,8 +522,10 @@ where
         };
         let health = gpu.zeros(word::WORDS)?;
         let side = match setup.boundary_launch {
-            super::BoundaryLaunch::Overlap if !list.is_empty() => Some(Side::new(&gpu)?),
-            _ => None,
+            _ if list.is_empty() => None,
+            super::BoundaryLaunch::Serial => None,
+            super::BoundaryLaunch::Tail => Some(Side::new(&gpu, false)?),
+            super::BoundaryLaunch::Beside { .. } => Some(Side::new(&gpu, true)?),
         };
         Ok(CudaFluid {
             step: 0,
@@ -539,6 +543,7 @@ where
             flags,
             boundary_count: list.len() as u32,
             boundary_cells,
+            boundary_launch: setup.boundary_launch,
             side,
             outlet_u,
             f,
@@ -615,12 +620,20 @@ where
         let band = band.active != 0;
         let Some(axis) = self.halo.as_ref().map(|h| h.axis) else {
             if let Some(side) = self.side.as_ref() {
-                // The boundary kernel first, on the side stream (its blocks start first and
-                // keep the priority), the interior kernel beside it; the join orders the next
-                // step after both.
+                // The side stream waits for the work before the interior kernel only; the join
+                // orders the next step after both kernels.
                 side.fork(&self.gpu)?;
-                self.boundary(args, true)?;
-                self.interior(args, 0, u32::MAX, band)?;
+                if let super::BoundaryLaunch::Beside { .. } = self.boundary_launch {
+                    // Launched first at high priority: its blocks take their share of each SM
+                    // before the interior kernel's fill the rest.
+                    self.boundary(args, true)?;
+                    self.interior(args, 0, u32::MAX, band)?;
+                } else {
+                    // Launched second at the same priority: its blocks are placed once the
+                    // interior kernel's last ones are.
+                    self.interior(args, 0, u32::MAX, band)?;
+                    self.boundary(args, true)?;
+                }
                 if let Some(side) = self.side.as_ref() {
                     side.join(&self.gpu)?;
                 }
@@ -748,14 +761,17 @@ where
                 .read(&self.boundary_cells)
                 .prefix(self.boundary_count as u64),
         };
+        let mut shape = Shape::per_item(self.boundary_count as u64, BLOCK_SIZE);
+        if let (Some(_), super::BoundaryLaunch::Beside { blocks_per_sm }) =
+            (side, self.boundary_launch)
+        {
+            // A fixed share of each SM; the threads loop over the list.
+            shape.grid.0 = shape.grid.0.min(blocks_per_sm * self.gpu.sm_count);
+        }
         // SAFETY: cells holds distinct fluid cell numbers < n (those the interior kernel
-        // skips); outlet_u three floats per entry when outlets exist.
-        unsafe {
-            l.run(
-                args,
-                Shape::per_item(self.boundary_count as u64, BLOCK_SIZE),
-            )
-        }?;
+        // skips); outlet_u three floats per entry when outlets exist; the kernel takes every
+        // entry whatever the grid.
+        unsafe { l.run(args, shape) }?;
         if side.is_none() {
             self.clock.mark(&self.gpu.stream, "boundary")?;
         }

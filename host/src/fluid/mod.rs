@@ -51,31 +51,60 @@ pub struct Setup {
     pub block: Block,
     /// Streaming scheme; `None`: pull (two copies) when both fit, else in place.
     pub streaming: Option<Streaming>,
-    /// Where the GPU runs the boundary kernel beside the interior one.
+    /// Where the GPU runs the boundary kernel with respect to the interior one.
     pub boundary_launch: BoundaryLaunch,
 }
 
 /// Where the GPU runs the boundary kernel (the listed fluid cells next to walls, inlets and
 /// outlets) with respect to the interior kernel. The two write disjoint cells and read nothing
-/// the other writes, in both streaming schemes, so either order gives the same bits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
+/// the other writes, in both streaming schemes, so every choice stores the same bits. With a
+/// second stream, stage `stream_collide` is the interior kernel sharing the GPU and `boundary`
+/// the time the step still waits for the boundary kernel after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum BoundaryLaunch {
-    /// On a second stream, beside the interior kernel (forked before it, joined after it): the
-    /// short, latency-bound boundary launch runs while the bandwidth-bound interior one does.
-    /// Stage `stream_collide` is then the interior kernel sharing the GPU, `boundary` the time
-    /// the step still waits for the boundary kernel after it.
-    #[default]
-    Overlap,
     /// After the interior kernel on the same stream: each kernel's own time in its stage.
     Serial,
+    /// On a second stream, launched after the interior kernel: its blocks start as soon as the
+    /// interior kernel's last blocks are placed, on the SMs its last wave leaves idle, instead
+    /// of after its last block ends.
+    #[default]
+    Tail,
+    /// On a second stream at the device's highest priority, launched before the interior
+    /// kernel with `blocks_per_sm` blocks per SM that loop over the list: the latency-bound
+    /// boundary kernel runs through the interior kernel on a fixed share of each SM.
+    Beside { blocks_per_sm: u32 },
 }
 
 impl BoundaryLaunch {
-    /// `overlap` or `serial`.
-    pub const fn name(self) -> &'static str {
+    /// Most blocks per SM of [`BoundaryLaunch::Beside`].
+    pub const MAX_BLOCKS_PER_SM: u32 = 16;
+
+    /// `serial`, `tail`, `beside` (one block per SM) or `beside-N`.
+    pub fn parse(s: &str) -> Result<BoundaryLaunch, String> {
+        match s {
+            "serial" => return Ok(BoundaryLaunch::Serial),
+            "tail" => return Ok(BoundaryLaunch::Tail),
+            "beside" => return Ok(BoundaryLaunch::Beside { blocks_per_sm: 1 }),
+            _ => {}
+        }
+        match s.strip_prefix("beside-").map(str::parse::<u32>) {
+            Some(Ok(n)) if (1..=Self::MAX_BLOCKS_PER_SM).contains(&n) => {
+                Ok(BoundaryLaunch::Beside { blocks_per_sm: n })
+            }
+            _ => Err(format!(
+                "expected serial, tail, beside or beside-N (N blocks per SM, 1..={}), got `{s}`",
+                Self::MAX_BLOCKS_PER_SM
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for BoundaryLaunch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            BoundaryLaunch::Overlap => "overlap",
-            BoundaryLaunch::Serial => "serial",
+            BoundaryLaunch::Serial => write!(f, "serial"),
+            BoundaryLaunch::Tail => write!(f, "tail"),
+            BoundaryLaunch::Beside { blocks_per_sm } => write!(f, "beside-{blocks_per_sm}"),
         }
     }
 }
@@ -419,6 +448,21 @@ pub enum FluidError {
 #[cfg(test)]
 mod tests {
     use super::scene::{Boundary, Geometry};
+    use super::BoundaryLaunch;
+
+    #[test]
+    fn boundary_launches_parse_and_print_alike() {
+        for s in ["serial", "tail", "beside-1", "beside-4"] {
+            assert_eq!(BoundaryLaunch::parse(s).unwrap().to_string(), s);
+        }
+        assert_eq!(
+            BoundaryLaunch::parse("beside"),
+            Ok(BoundaryLaunch::Beside { blocks_per_sm: 1 })
+        );
+        for bad in ["", "overlap", "beside-0", "beside-17", "beside-x"] {
+            assert!(BoundaryLaunch::parse(bad).is_err(), "{bad}");
+        }
+    }
     use murmur_common::lbm::boundary::{FLUID, KIND_MASK};
     use murmur_common::lbm::{CollisionModel, Rates};
 

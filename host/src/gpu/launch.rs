@@ -20,9 +20,9 @@
 //! A [`Side`] stream runs work beside a GPU's own stream: [`Side::fork`] orders it after
 //! everything queued on the own stream so far, launches through [`Side::launch`] then run at the
 //! same time as what the own stream queues next (its buffers are not joined launch by launch),
-//! and [`Side::join`] orders the own stream's later work after them. The side stream has the
-//! device's highest priority, so its blocks are scheduled first as the own stream's kernel
-//! frees SM slots.
+//! and [`Side::join`] orders the own stream's later work after them. At the device's highest
+//! priority, the side stream's blocks are placed first whenever SM resources free up; at the
+//! default priority, kernels of both streams are placed in the order they were launched.
 
 use super::{DriverContext, Gpu, GpuError};
 use cudarc::driver::{sys, CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr};
@@ -232,7 +232,7 @@ impl<'a> Launch<'a> {
 }
 
 /// A second stream of one GPU for work beside the work of the GPU's own stream (see the module
-/// docs): the stream, at the device's highest priority, and the two events of a fork and a join.
+/// docs): the stream and the two events of a fork and a join.
 pub struct Side {
     stream: Arc<CudaStream>,
     forked: CudaEvent,
@@ -240,15 +240,18 @@ pub struct Side {
 }
 
 impl Side {
-    /// A side stream of `gpu`.
-    pub fn new(gpu: &Gpu) -> Result<Side, GpuError> {
-        gpu.ctx.bind_to_thread().ctx("binding the context")?;
-        let (_, highest) = cudarc::driver::result::stream::get_priority_range()
-            .ctx("reading the stream priorities")?;
-        let stream = gpu
-            .ctx
-            .new_stream_with_priority(highest)
-            .ctx("creating a side stream")?;
+    /// A side stream of `gpu`, at the device's highest priority when `high`, else at the
+    /// default priority (the own stream's).
+    pub fn new(gpu: &Gpu, high: bool) -> Result<Side, GpuError> {
+        let stream = if high {
+            gpu.ctx.bind_to_thread().ctx("binding the context")?;
+            let (_, highest) = cudarc::driver::result::stream::get_priority_range()
+                .ctx("reading the stream priorities")?;
+            gpu.ctx.new_stream_with_priority(highest)
+        } else {
+            gpu.ctx.new_stream()
+        }
+        .ctx("creating a side stream")?;
         let event = || {
             gpu.ctx
                 .new_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
