@@ -4,8 +4,7 @@
 //! access, is `murmur_common::lbm`.
 
 use crate::thread::{
-    ballot, grid_stride, index, index_below, lattice_cell, red_add_u64, shfl_idx, warp_max,
-    warp_sum_u64,
+    ballot, index, index_below, lattice_cell, red_add_u64, shfl_idx, warp_max, warp_sum_u64,
 };
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use murmur_common::lbm::abi::{
@@ -171,14 +170,13 @@ macro_rules! stream_collide_kernels {
         }
 
         /// Stage `boundary`, the listed fluid cells next to non-fluid ones: boundary
-        /// conditions are applied while pulling. One entry per thread, or several when the
-        /// grid is smaller than the list (a fixed share of each SM beside the interior kernel).
+        /// conditions are applied while pulling.
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $boundary(a: Boundary<$model, $storage>) {
-            // The list holds fewer entries than the lattice has cells (below 2^32).
-            grid_stride(a.cells.len() as u32, |i| {
-                stream_collide_listed(&a.step, a.cells.read(i) as usize, i)
-            });
+            let Some(i) = index_below(a.cells.len()) else {
+                return;
+            };
+            stream_collide_listed(&a.step, a.cells.read(i) as usize, i);
         }
     };
 }

@@ -153,25 +153,6 @@ pub fn index_below(n: u64) -> Option<usize> {
     }
 }
 
-/// Calls `f` for each element of `0..n` this thread takes in a 1-D grid that may be smaller
-/// than `n`: its global index, then steps of the grid's thread count (one element per thread,
-/// as [`index_below`], when the grid covers `n`). 32-bit counters (fewer registers across the
-/// loop): `n` and the grid's threads below `2^31`.
-#[inline(always)]
-pub fn grid_stride(n: u32, mut f: impl FnMut(usize)) {
-    // SAFETY: reading special registers has no side effects.
-    let (step, mut i) = unsafe {
-        (
-            _grid_dim_x() as u32 * _block_dim_x() as u32,
-            _block_idx_x() as u32 * _block_dim_x() as u32 + _thread_idx_x() as u32,
-        )
-    };
-    while i < n {
-        f(i as usize);
-        i += step;
-    }
-}
-
 /// `threadIdx.x`.
 #[inline(always)]
 pub fn tid() -> u32 {

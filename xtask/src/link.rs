@@ -33,10 +33,8 @@ pub const PTX_ISA: &str = "+ptx80";
 /// A name ending in `*` caps every kernel that starts with the rest. The boundary kernels
 /// (`lbm_boundary_*`: latency-bound, a short list of cells whose loads resident warps hide)
 /// keep the 4 blocks of 128 per SM they had before their pull put every load in flight at once
-/// (113-128 registers then): uncapped, ptxas gives them 156-180 (3 blocks, 2 at 180); at 128
-/// they spill 12-16 bytes and reload 4-8 per list entry, the counters of their loop over the
-/// list (`ptxas -v`, sm_90; the same pull without the loop spilled nothing). Not timed on its
-/// own yet.
+/// (106-128 registers then): uncapped, ptxas gives the in-place ones 163-166 (3 blocks), the
+/// pull ones 128; at 128 none of the 18 spills (`ptxas -v`, sm_90). Not timed on its own yet.
 pub const REGISTER_CAPS: &[(&str, u32)] = &[
     ("update_boids_coherent", 32),
     ("update_boids_scattered", 32),

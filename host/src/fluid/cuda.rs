@@ -744,34 +744,47 @@ where
             return Ok(());
         }
         let side = self.side.as_ref().filter(|_| beside);
-        let mut l = match side {
-            // SAFETY: until the join, the GPU's own stream runs only the interior kernel, which
-            // writes the slots of interior cells alone (the destination copy's, or in place the
-            // slots those cells own this step) and reads no slot a listed cell writes; both
-            // only read the cell bytes, the band and the source populations, and the outlet
-            // velocities belong to listed cells.
-            Some(side) => unsafe { side.launch(&self.gpu) },
-            None => self.gpu.launch(),
+        let count = self.boundary_count as u64;
+        // `beside`: launches of `blocks_per_sm` blocks per SM, one after another on the side
+        // stream, each over its part of the list (a fixed share of each SM at a time).
+        let part = match (side, self.boundary_launch) {
+            (Some(_), super::BoundaryLaunch::Beside { blocks_per_sm }) => {
+                blocks_per_sm as u64 * self.gpu.sm_count as u64 * BLOCK_SIZE as u64
+            }
+            _ => count,
         };
-        let args = Boundary {
-            step: args,
-            // The list's first `boundary_count` entries are the cells (the buffer holds one
-            // dummy entry when there are none).
-            cells: l
-                .read(&self.boundary_cells)
-                .prefix(self.boundary_count as u64),
-        };
-        let mut shape = Shape::per_item(self.boundary_count as u64, BLOCK_SIZE);
-        if let (Some(_), super::BoundaryLaunch::Beside { blocks_per_sm }) =
-            (side, self.boundary_launch)
-        {
-            // A fixed share of each SM; the threads loop over the list.
-            shape.grid.0 = shape.grid.0.min(blocks_per_sm * self.gpu.sm_count);
+        // Outlet velocities are kept per list entry when the scene has outlets.
+        let per_entry_u = args.outlet_u.len() >= 3 * count;
+        let mut start = 0;
+        while start < count {
+            let len = part.min(count - start);
+            let mut l = match side {
+                // SAFETY: until the join, the GPU's own stream runs only the interior kernel,
+                // which writes the slots of interior cells alone (the destination copy's, or in
+                // place the slots those cells own this step) and reads no slot a listed cell
+                // writes; both only read the cell bytes, the band and the source populations,
+                // and the outlet velocities belong to listed cells.
+                Some(side) => unsafe { side.launch(&self.gpu) },
+                None => self.gpu.launch(),
+            };
+            // SAFETY: `start + len <= count`: entries of the list (the buffer holds
+            // `boundary_count` of them, or one dummy entry when there are none) and, with
+            // outlets, their three outlet floats each.
+            let a = unsafe {
+                Boundary {
+                    step: if per_entry_u {
+                        args.with_outlet_u(args.outlet_u.range(3 * start, 3 * len))
+                    } else {
+                        args
+                    },
+                    cells: l.read(&self.boundary_cells).offset(start).prefix(len),
+                }
+            };
+            // SAFETY: cells holds distinct fluid cell numbers < n (those the interior kernel
+            // skips); outlet_u three floats per entry when outlets exist.
+            unsafe { l.run(a, Shape::per_item(len, BLOCK_SIZE)) }?;
+            start += len;
         }
-        // SAFETY: cells holds distinct fluid cell numbers < n (those the interior kernel
-        // skips); outlet_u three floats per entry when outlets exist; the kernel takes every
-        // entry whatever the grid.
-        unsafe { l.run(args, shape) }?;
         if side.is_none() {
             self.clock.mark(&self.gpu.stream, "boundary")?;
         }

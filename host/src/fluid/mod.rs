@@ -70,8 +70,9 @@ pub enum BoundaryLaunch {
     #[default]
     Tail,
     /// On a second stream at the device's highest priority, launched before the interior
-    /// kernel with `blocks_per_sm` blocks per SM that loop over the list: the latency-bound
-    /// boundary kernel runs through the interior kernel on a fixed share of each SM.
+    /// kernel as launches of `blocks_per_sm` blocks per SM one after another, each over its
+    /// part of the list: the latency-bound boundary kernel runs through the interior kernel
+    /// on about that share of each SM.
     Beside { blocks_per_sm: u32 },
 }
 
