@@ -7,7 +7,11 @@
 # - bench: `murmur fluid bench` at 256^3 for every model and storage (and the baseline binary
 #   of dist/base when present);
 # - layout: CSoA granularities and 3D thread blocks, BGK and ACM-MRT FP32;
-# - boundary: the obstacle scene (walls, inlet, outlet) against a periodic box of its size;
+# - boundary: the obstacle scene (walls, inlet, outlet; its sphere left out) against a periodic
+#   box of its size (`murmur fluid boundary-bench`: MLUPs/s, the ratio and stage times for each
+#   boundary launch: tail, beside-1, beside-2, serial), and ncu tables of the boundary, interior
+#   and immersed-boundary kernels (obstacle with and without its sphere, its periodic box, the
+#   torus channel);
 # - ib: `murmur fluid ib-bench` on the torus channel (1.1M samples);
 # - big: a 1300^3 Taylor-Green vortex, FP16S, 1000 steps, with its allocation;
 # - validate: `murmur fluid validate` for every storage;
@@ -15,12 +19,56 @@
 # Logs go to $OUT.
 set -u -o pipefail
 M=${MURMUR:-dist/gpu/murmur}
+# The metrics scripts/ncu-table.py turns into a table (its --metrics prints the same list).
+NCU_METRICS=gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,dram__bytes.sum.per_second,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__inst_executed.sum,smsp__thread_inst_executed_per_inst_executed.ratio
 LOG=${OUT:-gpu-logs}
 mkdir -p "$LOG"
 status=0
 section() { echo; echo "=== $* ($(date +%T)) ==="; }
 want() { [[ " $WANT " == *" all "* ]] || [[ " $WANT " == *" $1 "* ]]; }
 WANT=" ${*:-all} "
+
+# ncu over `murmur ARGS...`, kernels matching $1, skipping $2 launches and profiling $3, as a
+# markdown table under the title $4 (the raw output kept in $LOG/ncu-N.txt).
+ncu_table() {
+  local match=$1 skip=$2 count=$3 title=$4; shift 4
+  local raw="$LOG/ncu-$((++NCU_N)).txt"
+  ncu --clock-control none -k "regex:$match" -s "$skip" -c "$count" --metrics "$NCU_METRICS" \
+    "$M" "$@" > "$raw" 2>&1 || { echo "ncu failed: $(tail -2 "$raw")"; status=1; }
+  if command -v python3 >/dev/null; then
+    python3 scripts/ncu-table.py --title "$title" < "$raw"
+  else
+    echo "$title"; grep -E "^  [a-z_]+ ?\(|__" "$raw"
+  fi
+}
+NCU_N=0
+
+# The boundary, interior and immersed-boundary kernels under ncu (one launch at a time, so the
+# boundary kernel runs after the interior one).
+profile_boundaries() {
+  sed '/^\[\[solids\]\]/,/^position/d' assets/fluid/obstacle.toml > "$LOG/obstacle-nosolid.toml"
+  sed -E 's/^([xyz]_(min|max)) = .*/\1 = { type = "periodic" }/' "$LOG/obstacle-nosolid.toml" \
+    > "$LOG/obstacle-periodic.toml"
+  ncu_table "lbm_stream_collide_" 5 1 \
+    "periodic box of the obstacle's size, ACM-MRT, FP32 pull, step 6 (the interior kernel alone):" \
+    fluid run "$LOG/obstacle-periodic.toml" --backend cuda --steps 8 --quiet --no-tuning
+  for v in "fp32 pull" "fp16s pull" "fp32 in-place"; do
+    set -- $v
+    ncu_table "lbm_boundary_|lbm_stream_collide_" 10 2 \
+      "obstacle without its sphere, ACM-MRT, $1 $2, steps 6 (interior kernel, then the boundary kernel):" \
+      fluid run "$LOG/obstacle-nosolid.toml" --backend cuda --steps 8 --quiet --no-tuning \
+      --storage "$1" --streaming "$2" --boundary-launch serial
+  done
+  # A step of the obstacle: ib_clear, ib_mark, ib_velocity, 3 x (ib_force, ib_update) and the
+  # banded interior kernel; of the torus channel (block gather): ib_clear, ib_mark, ib_bin,
+  # scan_cells, ib_place, ib_velocity, 3 x (ib_force, ib_gather) and the banded interior kernel.
+  ncu_table "^ib_|lbm_stream_collide_band_" 20 10 \
+    "obstacle with its sphere (scatter), ACM-MRT, FP32 pull, step 3:" \
+    fluid run assets/fluid/obstacle.toml --backend cuda --steps 4 --quiet --no-tuning
+  ncu_table "^ib_|^scan_cells|lbm_stream_collide_band_" 26 13 \
+    "torus channel (1.1M samples, block gather), FP32 pull, step 3:" \
+    fluid run assets/fluid/torus-channel.toml --backend cuda --steps 4 --quiet --no-tuning
+}
 
 section device
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv,noheader
@@ -64,15 +112,13 @@ if want layout; then
 fi
 
 if want boundary; then
-  section "boundaries: obstacle scene vs a periodic box of its size (ACM-MRT, 2000 steps)"
-  sed '/^\[\[solids\]\]/,/^position/d' assets/fluid/obstacle.toml > "$LOG/obstacle-nosolid.toml"
-  sed -E 's/^([xyz]_(min|max)) = .*/\1 = { type = "periodic" }/' "$LOG/obstacle-nosolid.toml" > "$LOG/obstacle-periodic.toml"
-  for s in assets/fluid/obstacle.toml "$LOG/obstacle-nosolid.toml" "$LOG/obstacle-periodic.toml"; do
-    for st in fp32 fp16s; do
-      echo "-- $s $st"
-      "$M" fluid run "$s" --backend cuda --steps 2000 --quiet --no-tuning --storage $st 2>&1 | grep -E "^scene|steps of|stages|error" | cut -c1-260
-    done
-  done
+  section "boundaries: obstacle (no sphere) against a periodic box of its size, every storage"
+  "$M" fluid boundary-bench assets/fluid/obstacle.toml --backend cuda --steps 1000 \
+    --storage fp32,fp16s,fp16c --streaming pull,in-place 2>&1 | tee "$LOG/boundary-bench.md" | grep -v "^  "
+  if command -v ncu >/dev/null; then
+    section "ncu: boundary, interior and immersed-boundary kernels"
+    profile_boundaries
+  fi
 fi
 
 if want ib; then
@@ -111,10 +157,10 @@ if want profile && command -v ncu >/dev/null; then
         "$M" fluid bench --backend cuda --sizes 256 --models $m --storage $st --steps 5 2>&1 | grep -E "lbm_|registers|warps_active|dram__|inst_executed|duration" | sed "s/^/$m $st /"
     done
   done
-  section "ncu: boundary and immersed-boundary kernels (obstacle, 10 steps)"
-  ncu --clock-control none -k regex:"lbm_boundary_|ib_" -c 12 \
-    --metrics launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__inst_executed.sum,smsp__thread_inst_executed_per_inst_executed.ratio,gpu__time_duration.sum \
-    "$M" fluid run assets/fluid/obstacle.toml --backend cuda --steps 3 --quiet 2>&1 | grep -E "  [a-z_]+\(|registers|warps_active|dram__|inst_executed|duration" | head -80
+  if ! want boundary; then
+    section "ncu: boundary, interior and immersed-boundary kernels"
+    profile_boundaries
+  fi
 fi
 
 echo; echo "status $status"

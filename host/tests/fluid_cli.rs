@@ -452,6 +452,79 @@ spread = "gather"
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+#[test]
+fn boundary_bench_compares_a_scene_with_its_periodic_box() {
+    let dir = support::tmp("fluid-boundary-bench", "");
+    let scene = channel_scene(
+        &dir,
+        "walls.toml",
+        "y_min = { type = \"free-slip\" }\ny_max = { type = \"wall\" }",
+        &sphere("[0.5, 0.5, 0.5]", ""),
+    );
+    let args = [
+        "fluid",
+        "boundary-bench",
+        &scene,
+        "--backend",
+        "cpu",
+        "--steps",
+        "2",
+        "--warmup",
+        "1",
+        "--storage",
+        "fp32,fp16s",
+    ];
+    let (ok, stdout, stderr) = murmur(&args);
+    assert!(ok, "{stdout}\n{stderr}");
+    for row in [
+        "| fp32 | pull | periodic box |",
+        "| fp32 | pull | scene, tail |",
+        "| fp16s | pull | periodic box |",
+        "| fp16s | pull | scene, tail |",
+        "its 1 solid(s) left out",
+        "% of the periodic box",
+        "stream_collide",
+    ] {
+        assert!(stdout.contains(row), "{row}: {stdout}");
+    }
+    // One scene row per storage on the CPU, which has no boundary kernel to place.
+    assert!(!stdout.contains("beside"), "{stdout}");
+
+    // A scene without boundaries has nothing to compare.
+    let periodic = dir.join("periodic.toml");
+    std::fs::write(
+        &periodic,
+        "name = \"p\"\n[physical]\nlength = 1.0\nvelocity = 1.0\nviscosity = 0.05\n\
+         [lattice]\nresolution = 8\n[domain]\nsize = [1.0, 1.0, 1.0]\n[faces]\n\
+         x_min = { type = \"periodic\" }\nx_max = { type = \"periodic\" }\n\
+         y_min = { type = \"periodic\" }\ny_max = { type = \"periodic\" }\n\
+         z_min = { type = \"periodic\" }\nz_max = { type = \"periodic\" }\n",
+    )
+    .unwrap();
+    let (ok, _, err) = murmur(&[
+        "fluid",
+        "boundary-bench",
+        periodic.to_str().unwrap(),
+        "--backend",
+        "cpu",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("no walls, inlets or outlets"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let (ok, _, err) = murmur(&[
+        "fluid",
+        "boundary-bench",
+        &scene,
+        "--backend",
+        "cpu",
+        "--launches",
+        "beside-0",
+    ]);
+    assert!(!ok);
+    assert!(err.contains("expected serial, tail, beside"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A tiny channel with a fixed sphere: the tuner's smallest useful scene.
 const TUNE_SCENE: &str = r#"
 name = "tune-tiny"

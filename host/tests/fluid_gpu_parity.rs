@@ -42,3 +42,98 @@ fn cuda_fields_match_the_cpu_after_100_steps() {
         }
     }
 }
+
+/// The boundary kernel on a second stream (filling the interior kernel's tail, or beside it in
+/// launches of one block per SM over parts of its list) and after it store the same bits: the
+/// two kernels write disjoint cells in both streaming schemes.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo xtask gpu-test"]
+fn overlapped_and_serial_boundary_launches_agree_in_bits() {
+    use murmur::fluid::BoundaryLaunch;
+    for storage in [StorageKind::Fp32, StorageKind::Fp16s] {
+        for streaming in [Streaming::Pull, Streaming::InPlace] {
+            for model in CollisionModel::ALL {
+                for (name, mut setup) in parity_setups(model).unwrap() {
+                    setup.storage = storage;
+                    setup.streaming = Some(streaming);
+                    let mut run = |launch| {
+                        setup.boundary_launch = launch;
+                        let mut gpu = murmur::fluid::cuda::open(&setup).unwrap();
+                        for _ in 0..100 {
+                            gpu.step().unwrap();
+                        }
+                        gpu.populations().unwrap()
+                    };
+                    let serial = run(BoundaryLaunch::Serial);
+                    for launch in [
+                        BoundaryLaunch::Tail,
+                        BoundaryLaunch::Beside { blocks_per_sm: 1 },
+                    ] {
+                        let other = run(launch);
+                        let differ = other
+                            .iter()
+                            .zip(&serial)
+                            .filter(|(x, y)| x.to_bits() != y.to_bits());
+                        assert_eq!(
+                            differ.count(),
+                            0,
+                            "{name} {model:?} {storage:?} {streaming:?} {launch}: populations \
+                             differ in bits from the serial launch"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `beside` launches the list in parts of one block per SM: a duct whose list holds several
+/// parts (75,368 cells next to its faces: five parts on an H200) stores the serial launch's
+/// bits, outlet velocities included.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo xtask gpu-test"]
+fn beside_launches_in_parts_agree_with_serial() {
+    use murmur::fluid::scene::{Boundary, Geometry};
+    use murmur::fluid::BoundaryLaunch;
+    use murmur_common::lbm::Rates;
+    let mut setup = Geometry {
+        fluid: [200, 80, 80],
+        faces: [
+            Boundary::Inlet {
+                velocity: [0.05, 0.0, 0.0],
+                parabolic: 0b110,
+            },
+            Boundary::Outlet(1.0),
+            Boundary::FreeSlip,
+            Boundary::FreeSlip,
+            Boundary::Wall,
+            Boundary::Wall,
+        ],
+    }
+    .setup(Rates::from_viscosity(0.02), CollisionModel::AcmMrt)
+    .unwrap();
+    let listed = setup.boundary_list(&setup.prepared_flags()).len();
+    assert!(listed > 3 * 132 * 128, "{listed} listed cells");
+    for streaming in [Streaming::Pull, Streaming::InPlace] {
+        setup.streaming = Some(streaming);
+        let mut run = |launch| {
+            setup.boundary_launch = launch;
+            let mut gpu = murmur::fluid::cuda::open(&setup).unwrap();
+            for _ in 0..30 {
+                gpu.step().unwrap();
+            }
+            gpu.populations().unwrap()
+        };
+        let serial = run(BoundaryLaunch::Serial);
+        let beside = run(BoundaryLaunch::Beside { blocks_per_sm: 1 });
+        let differ = beside
+            .iter()
+            .zip(&serial)
+            .filter(|(x, y)| x.to_bits() != y.to_bits());
+        assert_eq!(
+            differ.count(),
+            0,
+            "{streaming:?}: populations differ in bits"
+        );
+    }
+}

@@ -18,8 +18,8 @@ use murmur_common::lbm::halo;
 use murmur_common::lbm::health::{cell_words, word};
 use murmur_common::lbm::immersed::{self, record_fixed, record_index, Reaction};
 use murmur_common::lbm::{
-    cell_fields, init_cell, store_fields, stream_collide_cell, stream_collide_interior,
-    stream_collide_interior_band, AcmMrt, Bgk, Fp16C, Fp16S, Fp32, InPlace, RmMrt,
+    cell_fields, init_cell, store_fields, stream_collide_interior, stream_collide_interior_band,
+    stream_collide_listed, AcmMrt, Bgk, Fp16C, Fp16S, Fp32, InPlace, RmMrt,
 };
 
 macro_rules! storage_kernels {
@@ -191,14 +191,14 @@ macro_rules! stream_collide_kernels {
             stream_collide_interior_band(&a.step, cell);
         }
 
-        /// Stage `stream_collide`, the listed fluid cells next to non-fluid ones: boundary
+        /// Stage `boundary`, the listed fluid cells next to non-fluid ones: boundary
         /// conditions are applied while pulling.
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $boundary(a: Boundary<$model, $storage>) {
             let Some(i) = index_below(a.cells.len()) else {
                 return;
             };
-            stream_collide_cell(&a.step, a.cells.read(i) as usize, i);
+            stream_collide_listed(&a.step, a.cells.read(i) as usize, i);
         }
     };
 }

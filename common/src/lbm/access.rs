@@ -427,11 +427,28 @@ impl<S: Storage> Populations<S> {
         q: usize,
         cell: usize,
     ) -> f32 {
+        self.load_index(f, q, self.arriving_index(o, q, cell))
+    }
+
+    /// Where [`Populations::arriving`] reads `f_q` of `cell`: an index into the buffer.
+    #[inline(always)]
+    pub fn arriving_index(&self, o: &[[u32; 3]; 3], q: usize, cell: usize) -> usize {
         if !S::IN_PLACE {
-            return self.load(f, q, q, neighbour(o, q));
+            return self.index(q, neighbour(o, q));
         }
         let at = if positive(q) { cell } else { neighbour(o, q) };
-        self.load(f, q, self.read_slot(q), at)
+        self.index(self.read_slot(q), at)
+    }
+
+    /// The stored value at index `i` decoded as population `q`. Decoding depends on the
+    /// direction only through its weight `w_q`, which is the same for `q`, its opposite and its
+    /// mirror images (`W1` is symmetric), so one `q` serves a load from any of them.
+    ///
+    /// # Safety
+    /// `i < ` [`Populations::len`] and `f` holds that many values.
+    #[inline(always)]
+    pub unsafe fn load_index(&self, f: DevSlice<S::Elem>, q: usize, i: usize) -> f32 {
+        S::decode(q, f.read(i))
     }
 
     /// The 27 populations arriving at `cell` when every neighbour is fluid (periodic wrap).
@@ -500,12 +517,35 @@ impl<S: Storage> Populations<S> {
         q: usize,
         cell: usize,
     ) -> f32 {
+        self.load_index(f, opposite(q), self.reflected_index(o, q, cell))
+    }
+
+    /// Where [`Populations::reflected`] reads `f*_{q̄}` of `cell`: an index into the buffer.
+    #[inline(always)]
+    pub fn reflected_index(&self, o: &[[u32; 3]; 3], q: usize, cell: usize) -> usize {
         let r = opposite(q);
         if !S::IN_PLACE {
-            return self.load(f, r, r, cell);
+            return self.index(r, cell);
         }
         let at = if positive(r) { neighbour(o, q) } else { cell };
-        self.load(f, r, self.read_slot(r), at)
+        self.index(self.read_slot(r), at)
+    }
+
+    /// Where the previous step's `f*_m` of the cell `from = x - c_q` without its components
+    /// along `axes` lies, `m` being `c_q` with those components negated (a free-slip
+    /// reflection): the slot [`Populations::own`]`(f, m, from)` reads, found from `cell`'s own
+    /// offsets `o` (in place, `from + c_m` is `x` minus the `axes` components of `c_q`).
+    #[inline(always)]
+    pub fn mirrored_index(&self, o: &[[u32; 3]; 3], q: usize, axes: u32, m: usize) -> usize {
+        if !S::IN_PLACE {
+            return self.index(m, neighbour_without(o, q, axes));
+        }
+        let at = if positive(m) {
+            neighbour_without(o, q, 7 & !axes)
+        } else {
+            neighbour_without(o, q, axes)
+        };
+        self.index(self.read_slot(m), at)
     }
 
     /// Stores this step's 27 post-collision populations of `cell`: in place, into the slots it

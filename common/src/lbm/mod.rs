@@ -73,7 +73,7 @@ pub use layout::Lattice;
 pub use params::{Face, LbmParams, Rates};
 pub use stream::{
     boundary_fields, cell_fields, init_cell, pull_cell, store_fields, stream_collide_cell,
-    stream_collide_interior, stream_collide_interior_band,
+    stream_collide_interior, stream_collide_interior_band, stream_collide_listed,
 };
 pub use units::Units;
 

@@ -3,14 +3,14 @@
 //! are read and written only through [`Populations`].
 
 use super::abi::{Init, StreamCollide};
-use super::access::{neighbour, neighbour_without, Populations, Storage};
+use super::access::{neighbour, Populations, Storage};
 use super::band::BandRef;
 use super::boundary::{
-    anti_bounce_back, face_axis, face_of, inlet_velocity, mirrored, moving_bounce_back,
-    sponge_rates, FLUID, GHOST, INLET, KIND_MASK, NEAR_BOUNDARY, OUTLET, SPONGE,
+    anti_bounce_back, face_axis, face_of, inlet_velocity, moving_bounce_back, sponge_rates, FLUID,
+    GHOST, INLET, KIND_MASK, NEAR_BOUNDARY, OUTLET, SPONGE,
 };
 use super::collide::{collide_with, Model};
-use super::d3q27::{velocity, velocity_f32};
+use super::d3q27::{velocity, velocity_f32, REST};
 use super::params::{LbmParams, FACES};
 use super::{moments, CellKind, Q};
 use crate::kernel::{DevSlice, DevSliceMut};
@@ -44,11 +44,57 @@ pub unsafe fn stream_collide_cell<M: Model, S: Storage>(
         return;
     }
     let src = a.f.as_const();
-    let (mut f, mask) = if flag & NEAR_BOUNDARY == 0 {
+    let (f, mask) = if flag & NEAR_BOUNDARY == 0 {
         (a.pops.pull(src, cell), 0)
     } else {
-        pull_with_boundaries(p, &a.pops, cell, a.flags, src, || read_u(a.outlet_u, side))
+        let (f, mask, _) = pull_with_boundaries::<S, false>(p, &a.pops, cell, a.flags, src, || {
+            read_u(a.outlet_u, side)
+        });
+        (f, mask)
     };
+    collide_listed(a, cell, side, flag, f, mask);
+}
+
+/// [`stream_collide_cell`] for an entry of the boundary list: a fluid cell that is neither an
+/// interior cell (byte exactly [`FLUID`]) nor a ghost (next to non-fluid cells, in the outlet
+/// layer, or a slab's face cell). The form the boundary kernel runs: the cell's own byte is
+/// read with its neighbours' (it is neighbour 13 of itself), so a thread waits for one round of
+/// loads fewer, and every listed cell pulls through [`pull_with_boundaries`], which for a cell
+/// whose neighbours are all fluid loads what [`Populations::pull`] loads. The same values as
+/// [`stream_collide_cell`] (tested); other cells do nothing.
+///
+/// # Safety
+/// As [`stream_collide_cell`].
+#[inline(always)]
+pub unsafe fn stream_collide_listed<M: Model, S: Storage>(
+    a: &StreamCollide<M, S>,
+    cell: usize,
+    side: usize,
+) {
+    let src = a.f.as_const();
+    let (f, mask, flag) =
+        pull_with_boundaries::<S, false>(&a.p, &a.pops, cell, a.flags, src, || {
+            read_u(a.outlet_u, side)
+        });
+    if flag & KIND_MASK != FLUID || flag == GHOST {
+        return;
+    }
+    collide_listed(a, cell, side, flag, f, mask);
+}
+
+/// The rest of a fluid cell's update once its populations are pulled (`flag` its byte, `mask`
+/// its neighbours' kinds): the outlet layer's rates, collision with the body and band forces,
+/// the store, and next to an outlet the velocity of the collision kept at `side`.
+#[inline(always)]
+unsafe fn collide_listed<M: Model, S: Storage>(
+    a: &StreamCollide<M, S>,
+    cell: usize,
+    side: usize,
+    flag: u8,
+    mut f: [f32; Q],
+    mask: u32,
+) {
+    let p = &a.p;
     let rates = if flag & SPONGE != 0 {
         let (x, y, z) = p.lattice.coords(cell);
         sponge_rates(p, [x, y, z])
@@ -91,7 +137,7 @@ pub unsafe fn pull_cell<S: Storage>(
             let (rho, j) = moments::density_momentum(&own);
             moments::velocity(rho, j, [-p.force[0], -p.force[1], -p.force[2]])
         };
-        pull_with_boundaries(p, pops, cell, flags, f, own_u).0
+        pull_with_boundaries::<S, true>(p, pops, cell, flags, f, own_u).0
     }
 }
 
@@ -166,94 +212,181 @@ unsafe fn total_force<const BAND: bool>(
 /// Pulls the 27 populations of a cell next to non-fluid cells: fluid neighbours are pulled,
 /// boundary neighbours apply their condition with their face's data
 /// ([`super::boundary`]). `outlet_u` gives the velocity the outlet condition extrapolates
-/// (called only when an outlet is a neighbour). Also returns the mask of neighbour kinds
-/// (bit `kind`).
+/// (called only when an outlet is a neighbour, before the pull's loads with `U_FIRST`, after them
+/// otherwise). Also returns the mask of neighbour kinds
+/// (bit `kind`) and the cell's own byte (read with its neighbours': it is neighbour 13).
+///
+/// In passes, so that a thread has its loads in flight together rather than one direction
+/// after another: every direction first loads the population of a fluid neighbour, or the
+/// reflected one of a boundary neighbour (the neighbours' bytes choose, no branch); cells next
+/// to free-slip cells then load the mirror images those links take instead (every byte that
+/// choice needs is among the 27 already read, so no load waits on another beyond the bytes);
+/// last, each boundary direction applies its formula to its value.
 ///
 /// # Safety
 /// As [`stream_collide_cell`].
 #[inline(always)]
-unsafe fn pull_with_boundaries<S: Storage>(
+unsafe fn pull_with_boundaries<S: Storage, const U_FIRST: bool>(
     p: &LbmParams,
     pops: &Populations<S>,
     cell: usize,
     flags: DevSlice<u8>,
     src: DevSlice<S::Elem>,
     outlet_u: impl FnOnce() -> [f32; 3],
-) -> ([f32; Q], u32) {
+) -> ([f32; Q], u32, u8) {
     let o = p.lattice.pull_offsets(cell);
     let mut bytes = [0u8; Q];
     let mut mask = 0u32;
+    // Bit q: the neighbour x - c_q is fluid / a free-slip cell.
+    let mut fluid = 0u32;
+    let mut slip = 0u32;
     for_q!(q => {
         bytes[q] = flags.read(neighbour(&o, q));
-        mask |= 1 << (bytes[q] & KIND_MASK);
+        let kind = bytes[q] & KIND_MASK;
+        mask |= 1 << kind;
+        fluid |= ((kind == FLUID) as u32) << q;
+        slip |= ((kind == CellKind::FreeSlip as u8) as u32) << q;
     });
-    let u_own = if mask & (1 << OUTLET) != 0 {
-        outlet_u()
-    } else {
-        [0.0f32; 3]
-    };
+    // `U_FIRST`: before the pull's loads, so that an outlet velocity computed from the
+    // populations (the immersed boundary's: 27 more loads) does not hold its values in
+    // registers beside the pull's; a stored velocity (three loads) comes after them.
+    let mut u_own = [0.0f32; 3];
+    let mut late = None;
+    if mask & (1 << OUTLET) != 0 {
+        if U_FIRST {
+            u_own = outlet_u();
+        } else {
+            late = Some(outlet_u);
+        }
+    }
+    // The population arriving from a fluid neighbour, or the one `x` left toward a boundary
+    // neighbour, `f*_{q̄}(x)`, which the boundary formulas turn around.
+    let mut f = [0.0f32; Q];
+    for_q!(q => {
+        let i = if fluid >> q & 1 != 0 {
+            pops.arriving_index(&o, q, cell)
+        } else {
+            pops.reflected_index(&o, q, cell)
+        };
+        f[q] = pops.load_index(src, q, i);
+    });
+    if slip != 0 {
+        for_q!(q => {
+            if let Some(i) = free_slip_index(pops, &o, q, bytes[q], fluid, slip) {
+                f[q] = pops.load_index(src, q, i);
+            }
+        });
+    }
+    if let Some(u) = late {
+        u_own = u();
+    }
     // Position of the cell, for inlet profiles.
     let mut x = [0.0f32; 3];
     if mask & (1 << INLET) != 0 {
         let (cx, cy, cz) = p.lattice.coords(cell);
         x = [cx as f32, cy as f32, cz as f32];
     }
-    let mut f = [0.0f32; Q];
     for_q!(q => {
-        let kind = bytes[q] & KIND_MASK;
-        f[q] = if kind == FLUID {
-            pops.arriving(src, &o, q, cell)
-        } else {
-            let f_out = pops.reflected(src, &o, q, cell);
-            let face = face_of(bytes[q]);
-            match CellKind::from_u8(kind) {
-                CellKind::MovingWall => moving_bounce_back(q, f_out, p.face(face).velocity),
-                CellKind::Inlet => {
-                    // The wall point of the link, halfway to the inlet cell.
-                    let c = velocity_f32(q);
-                    let at = [x[0] - 0.5 * c[0], x[1] - 0.5 * c[1], x[2] - 0.5 * c[2]];
-                    moving_bounce_back(q, f_out, inlet_velocity(p, &p.face(face), at))
-                }
-                CellKind::Outlet => anti_bounce_back(q, f_out, p.face(face).density, u_own),
-                CellKind::FreeSlip if (face as usize) < FACES => {
-                    // Specular reflection off the wall of this face and off every other
-                    // free-slip wall the link crosses (edges and corners where free-slip faces
-                    // meet): those normal components are mirrored and the population comes
-                    // from the cell beside `x` along the remaining ones.
-                    let c = velocity(q);
-                    let mut axes = 1u32 << face_axis(face);
-                    let mut a = 0;
-                    while a < 3 {
-                        if c[a] != 0 && axes >> a & 1 == 0 {
-                            let beside = neighbour_without(&o, q, 7 & !(1 << a));
-                            if flags.read(beside) & KIND_MASK == CellKind::FreeSlip as u8 {
-                                axes |= 1 << a;
-                            }
-                        }
-                        a += 1;
-                    }
-                    let from = neighbour_without(&o, q, axes);
-                    if flags.read(from) & KIND_MASK == FLUID {
-                        let mut m = q;
-                        let mut b = 0;
-                        while b < 3 {
-                            if axes >> b & 1 != 0 {
-                                m = mirrored(m, b);
-                            }
-                            b += 1;
-                        }
-                        // `from + c_m` is the wall cell the mirrored link crosses: it does not
-                        // run, so the slot is safe to read during the step.
-                        pops.own(src, m, from)
-                    } else {
-                        f_out
-                    }
-                }
-                CellKind::Fluid | CellKind::Wall | CellKind::FreeSlip => f_out,
+        let face = face_of(bytes[q]);
+        match CellKind::from_u8(bytes[q]) {
+            CellKind::MovingWall => {
+                f[q] = moving_bounce_back(q, f[q], p.face(face).velocity);
             }
-        };
+            CellKind::Inlet => {
+                // The wall point of the link, halfway to the inlet cell.
+                let c = velocity_f32(q);
+                let at = [x[0] - 0.5 * c[0], x[1] - 0.5 * c[1], x[2] - 0.5 * c[2]];
+                f[q] = moving_bounce_back(q, f[q], inlet_velocity(p, &p.face(face), at));
+            }
+            CellKind::Outlet => {
+                f[q] = anti_bounce_back(q, f[q], p.face(face).density, u_own);
+            }
+            CellKind::Fluid | CellKind::Wall | CellKind::FreeSlip => {}
+        }
     });
-    (f, mask)
+    (f, mask, bytes[REST])
+}
+
+/// Where direction `q` of a fluid cell takes its population from when its neighbour `x - c_q`
+/// (byte `byte`) is a free-slip cell of a domain face and the reflection finds fluid:
+/// specular reflection off the wall of this face and off every other free-slip wall the link
+/// crosses (edges and corners where free-slip faces meet): those normal components are
+/// mirrored and the population comes from the cell beside `x` along the remaining ones, when
+/// that cell is fluid. `None` otherwise (the reflected population stands: corners, free-slip
+/// cells of no face, other kinds).
+///
+/// Every cell involved is one of the 27 neighbours (the cell beside `x` along axis `a` is
+/// `x - c_{q,a} e_a`, the source `x - c_q` without the mirrored components), so the masks of
+/// fluid and free-slip neighbours (bit `q'` for `x - c_q'`) answer without further loads.
+/// `from + c_m` is the wall cell the mirrored link crosses: it does not run, so the slot is
+/// safe to read during the step.
+#[inline(always)]
+fn free_slip_index<S: Storage>(
+    pops: &Populations<S>,
+    o: &[[u32; 3]; 3],
+    q: usize,
+    byte: u8,
+    fluid: u32,
+    slip: u32,
+) -> Option<usize> {
+    let face = face_of(byte);
+    if byte & KIND_MASK != CellKind::FreeSlip as u8 || face as usize >= FACES {
+        return None;
+    }
+    let c = velocity(q);
+    let mut axes = 1u32 << face_axis(face);
+    unroll!(a in [0, 1, 2] => {
+        // The neighbour beside x along axis a alone.
+        if c[a] != 0 && slip >> along(q, a) & 1 != 0 {
+            axes |= 1 << a;
+        }
+    });
+    if fluid >> without(q, axes) & 1 == 0 {
+        return None;
+    }
+    Some(pops.mirrored_index(o, q, axes, mirror(q, axes)))
+}
+
+/// Stride of axis `a` in a direction's number (`q = 9 (cz + 1) + 3 (cy + 1) + (cx + 1)`).
+#[inline(always)]
+const fn stride(a: usize) -> i32 {
+    match a {
+        0 => 1,
+        1 => 3,
+        _ => 9,
+    }
+}
+
+/// The direction of `c_q`'s component along axis `a` alone.
+#[inline(always)]
+const fn along(q: usize, a: usize) -> usize {
+    (REST as i32 + velocity(q)[a] * stride(a)) as usize
+}
+
+/// The direction of `c_q` without its components along the axes of bit mask `axes`.
+#[inline(always)]
+fn without(q: usize, axes: u32) -> usize {
+    let c = velocity(q);
+    let mut d = q as i32;
+    unroll!(a in [0, 1, 2] => {
+        if axes >> a & 1 != 0 {
+            d -= c[a] * stride(a);
+        }
+    });
+    d as usize
+}
+
+/// The direction of `c_q` with its components along the axes of bit mask `axes` negated.
+#[inline(always)]
+fn mirror(q: usize, axes: u32) -> usize {
+    let c = velocity(q);
+    let mut d = q as i32;
+    unroll!(a in [0, 1, 2] => {
+        if axes >> a & 1 != 0 {
+            d -= 2 * c[a] * stride(a);
+        }
+    });
+    d as usize
 }
 
 /// The fields reported for a non-fluid cell of byte `byte` at `cell`: density 1 and its face's
@@ -330,4 +463,331 @@ pub unsafe fn init_cell<S: Storage>(a: &Init<S>, cell: usize) {
     let fluid = a.flags.read(cell) & KIND_MASK == FLUID;
     let (rho, u) = a.initial.at([x, y, z], fluid);
     a.pops.store(a.f, cell, &super::initial_populations(rho, u));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lbm::access::neighbour_without;
+    use crate::lbm::boundary::{cell_byte, mark_near_boundary, mirrored, NO_FACE};
+    use crate::lbm::{Bgk, Fp16S, Fp32, InPlace, Lattice, Layout, Rates};
+    use crate::rng::{mix64, uniform};
+    use std::vec::Vec;
+
+    /// The pull with boundaries as it was written before the two-pass form (one branch per
+    /// direction, loads inside the branches, the free-slip cells' bytes read again): the
+    /// reference the two-pass form must equal bit for bit.
+    #[inline(always)]
+    unsafe fn reference_pull<S: Storage>(
+        p: &LbmParams,
+        pops: &Populations<S>,
+        cell: usize,
+        flags: DevSlice<u8>,
+        src: DevSlice<S::Elem>,
+        outlet_u: impl FnOnce() -> [f32; 3],
+    ) -> ([f32; Q], u32) {
+        let o = p.lattice.pull_offsets(cell);
+        let mut bytes = [0u8; Q];
+        let mut mask = 0u32;
+        for_q!(q => {
+            bytes[q] = flags.read(neighbour(&o, q));
+            mask |= 1 << (bytes[q] & KIND_MASK);
+        });
+        let u_own = if mask & (1 << OUTLET) != 0 {
+            outlet_u()
+        } else {
+            [0.0f32; 3]
+        };
+        // Position of the cell, for inlet profiles.
+        let mut x = [0.0f32; 3];
+        if mask & (1 << INLET) != 0 {
+            let (cx, cy, cz) = p.lattice.coords(cell);
+            x = [cx as f32, cy as f32, cz as f32];
+        }
+        let mut f = [0.0f32; Q];
+        for_q!(q => {
+            let kind = bytes[q] & KIND_MASK;
+            f[q] = if kind == FLUID {
+                pops.arriving(src, &o, q, cell)
+            } else {
+                let f_out = pops.reflected(src, &o, q, cell);
+                let face = face_of(bytes[q]);
+                match CellKind::from_u8(kind) {
+                    CellKind::MovingWall => moving_bounce_back(q, f_out, p.face(face).velocity),
+                    CellKind::Inlet => {
+                        // The wall point of the link, halfway to the inlet cell.
+                        let c = velocity_f32(q);
+                        let at = [x[0] - 0.5 * c[0], x[1] - 0.5 * c[1], x[2] - 0.5 * c[2]];
+                        moving_bounce_back(q, f_out, inlet_velocity(p, &p.face(face), at))
+                    }
+                    CellKind::Outlet => anti_bounce_back(q, f_out, p.face(face).density, u_own),
+                    CellKind::FreeSlip if (face as usize) < FACES => {
+                        // Specular reflection off the wall of this face and off every other
+                        // free-slip wall the link crosses (edges and corners where free-slip faces
+                        // meet): those normal components are mirrored and the population comes
+                        // from the cell beside `x` along the remaining ones.
+                        let c = velocity(q);
+                        let mut axes = 1u32 << face_axis(face);
+                        let mut a = 0;
+                        while a < 3 {
+                            if c[a] != 0 && axes >> a & 1 == 0 {
+                                let beside = neighbour_without(&o, q, 7 & !(1 << a));
+                                if flags.read(beside) & KIND_MASK == CellKind::FreeSlip as u8 {
+                                    axes |= 1 << a;
+                                }
+                            }
+                            a += 1;
+                        }
+                        let from = neighbour_without(&o, q, axes);
+                        if flags.read(from) & KIND_MASK == FLUID {
+                            let mut m = q;
+                            let mut b = 0;
+                            while b < 3 {
+                                if axes >> b & 1 != 0 {
+                                    m = mirrored(m, b);
+                                }
+                                b += 1;
+                            }
+                            // `from + c_m` is the wall cell the mirrored link crosses: it does not
+                            // run, so the slot is safe to read during the step.
+                            pops.own(src, m, from)
+                        } else {
+                            f_out
+                        }
+                    }
+                    CellKind::Fluid | CellKind::Wall | CellKind::FreeSlip => f_out,
+                }
+            };
+        });
+        (f, mask)
+    }
+
+    /// A lattice of random cell kinds (walls, moving walls, inlets, outlets, free-slip cells
+    /// of every face and of none) and faces with every kind of data.
+    fn random_case(seed: u64) -> (LbmParams, Vec<u8>) {
+        let lattice = Lattice::new(6, 5, 4);
+        let mut p = LbmParams::new(lattice, Rates::from_viscosity(0.05));
+        p.inlet_scale = 0.75;
+        for (k, face) in p.faces.iter_mut().enumerate() {
+            let r = |i: u64| uniform(seed ^ 0x5eed, 100 * k as u64 + i);
+            face.velocity = [0.1 * r(0) - 0.05, 0.1 * r(1) - 0.05, 0.1 * r(2) - 0.05];
+            face.density = 0.98 + 0.04 * r(3);
+            face.parabolic = (mix64(seed + k as u64) % 8) as u32;
+            face.center = [3.0 * r(4), 2.5 * r(5), 2.0 * r(6)];
+            face.inv_half_width = [0.3 + r(7), 0.4 + r(8), 0.5 + r(9)];
+        }
+        let kinds = [
+            CellKind::Wall,
+            CellKind::MovingWall,
+            CellKind::Inlet,
+            CellKind::Outlet,
+            CellKind::FreeSlip,
+            CellKind::FreeSlip,
+        ];
+        let mut flags: Vec<u8> = (0..lattice.cells())
+            .map(|c| {
+                let h = mix64(seed.wrapping_mul(1_000_003) + c as u64);
+                match h % 100 {
+                    0..50 => return FLUID,
+                    50..53 => return FLUID | SPONGE,
+                    53..55 => return GHOST,
+                    _ => {}
+                }
+                let kind = kinds[(h >> 8) as usize % kinds.len()];
+                let face = match (h >> 16) % 7 {
+                    6 => NO_FACE,
+                    f => f as u8,
+                };
+                cell_byte(kind, face)
+            })
+            .collect();
+        mark_near_boundary(&lattice, &mut flags);
+        p.sponge_axis = (seed % 4) as u32;
+        p.sponge_start = 1.0;
+        p.sponge_inv = 0.25;
+        (p, flags)
+    }
+
+    /// One step of every cell of a random case, the listed cells (fluid, not interior, not
+    /// ghosts) through `listed` and the rest through [`stream_collide_cell`]; the populations
+    /// and outlet velocities after it.
+    fn step_with<S: Storage>(
+        seed: u64,
+        layout: Layout,
+        step: u64,
+        store: &impl Fn(usize, f32) -> S::Elem,
+        listed: unsafe fn(&StreamCollide<Bgk, S>, usize, usize),
+    ) -> (Vec<S::Elem>, Vec<f32>) {
+        let (p, flags) = random_case(seed);
+        let n = p.lattice.cells();
+        let pops = Populations::<S>::new(p.lattice, layout, step);
+        let mut f: Vec<S::Elem> = (0..pops.len())
+            .map(|i| store(i % Q, 0.02 + 0.05 * uniform(seed + 77, i as u64)))
+            .collect();
+        let mut g = f.clone();
+        let mut u: Vec<f32> = (0..3 * n)
+            .map(|i| 0.02 * uniform(seed + 5, i as u64))
+            .collect();
+        let list: Vec<usize> = (0..n)
+            .filter(|&c| flags[c] & KIND_MASK == FLUID && flags[c] != FLUID && flags[c] != GHOST)
+            .collect();
+        // SAFETY: the views cover the vectors, which outlive them; one cell at a time.
+        unsafe {
+            let fv = DevSliceMut::from_raw(f.as_mut_ptr(), f.len() as u64);
+            let dst = if S::IN_PLACE {
+                fv
+            } else {
+                DevSliceMut::from_raw(g.as_mut_ptr(), g.len() as u64)
+            };
+            let a = StreamCollide::<Bgk, S>::new(
+                p,
+                pops,
+                DevSlice::from_raw(flags.as_ptr(), n as u64),
+                fv,
+            )
+            .with_dst(dst)
+            .with_outlet_u(DevSliceMut::from_raw(u.as_mut_ptr(), u.len() as u64));
+            for cell in 0..n {
+                match list.iter().position(|&c| c == cell) {
+                    Some(side) => listed(&a, cell, side),
+                    None => stream_collide_cell(&a, cell, n - 1),
+                }
+            }
+        }
+        (if S::IN_PLACE { f } else { g }, u)
+    }
+
+    fn listed_agrees<S: Storage>(store: impl Fn(usize, f32) -> S::Elem) {
+        for seed in 0..8u64 {
+            for layout in [Layout::SOA, Layout { alpha: 4 }] {
+                for step in [1u64, 2] {
+                    let a = step_with::<S>(seed, layout, step, &store, stream_collide_listed);
+                    let b = step_with::<S>(seed, layout, step, &store, stream_collide_cell);
+                    assert!(
+                        a.0 == b.0,
+                        "seed {seed} {layout:?} step {step}: populations"
+                    );
+                    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(&a.1), bits(&b.1), "seed {seed}: outlet velocities");
+                }
+            }
+        }
+    }
+
+    /// The boundary kernel's form of a listed cell's update stores what the CPU reference's
+    /// does, bit for bit (outlet layer, ghosts, every boundary kind; pull and in place).
+    #[test]
+    fn listed_update_equals_the_cell_update() {
+        listed_agrees::<Fp32>(|_, v| v);
+        listed_agrees::<InPlace<Fp32>>(|_, v| v);
+        listed_agrees::<Fp16S>(Fp16S::encode);
+        listed_agrees::<InPlace<Fp16S>>(Fp16S::encode);
+    }
+
+    fn pulls_agree<S: Storage>(store: impl Fn(usize, f32) -> S::Elem) {
+        for seed in 0..12u64 {
+            let (p, flags) = random_case(seed);
+            for layout in [Layout::SOA, Layout { alpha: 4 }] {
+                for step in [1u64, 2] {
+                    let pops = Populations::<S>::new(p.lattice, layout, step);
+                    let values: Vec<S::Elem> = (0..pops.len())
+                        .map(|i| store(i % Q, 0.02 + 0.05 * uniform(seed + 77, i as u64)))
+                        .collect();
+                    // SAFETY: the views cover the vectors, which outlive them.
+                    let (f, fl) = unsafe {
+                        (
+                            DevSlice::from_raw(values.as_ptr(), values.len() as u64),
+                            DevSlice::from_raw(flags.as_ptr(), flags.len() as u64),
+                        )
+                    };
+                    let u = || [0.01f32, -0.02, 0.03];
+                    let mut cells = 0;
+                    for (cell, &byte) in flags.iter().enumerate() {
+                        if byte & KIND_MASK != FLUID || byte & NEAR_BOUNDARY == 0 {
+                            continue;
+                        }
+                        cells += 1;
+                        // SAFETY: `cell` is a fluid cell of the lattice the buffers hold.
+                        let (a, ma, _) =
+                            unsafe { pull_with_boundaries::<S, false>(&p, &pops, cell, fl, f, u) };
+                        let (c, mc, _) =
+                            unsafe { pull_with_boundaries::<S, true>(&p, &pops, cell, fl, f, u) };
+                        assert_eq!(ma, mc);
+                        for q in 0..Q {
+                            assert_eq!(a[q].to_bits(), c[q].to_bits());
+                        }
+                        let (b, mb) = unsafe { reference_pull(&p, &pops, cell, fl, f, u) };
+                        assert_eq!(ma, mb, "seed {seed} cell {cell}: kinds");
+                        for q in 0..Q {
+                            assert_eq!(
+                                a[q].to_bits(),
+                                b[q].to_bits(),
+                                "seed {seed} {layout:?} step {step} cell {cell} q {q}: {} vs {}",
+                                a[q],
+                                b[q]
+                            );
+                        }
+                    }
+                    assert!(cells > 20, "seed {seed}: only {cells} boundary cells");
+                }
+            }
+        }
+    }
+
+    /// The two-pass pull reads the same slots and applies the same formulas as the reference:
+    /// equal bits for every direction of every listed cell, pull and in place, FP32 and FP16S.
+    #[test]
+    fn two_pass_pull_equals_the_reference() {
+        pulls_agree::<Fp32>(|_, v| v);
+        pulls_agree::<InPlace<Fp32>>(|_, v| v);
+        pulls_agree::<Fp16S>(Fp16S::encode);
+        pulls_agree::<InPlace<Fp16S>>(Fp16S::encode);
+    }
+
+    /// Decoding depends on a direction only through its weight, equal for a direction, its
+    /// opposite and its mirror images: the one-`q` decoding of the two-pass pull relies on it.
+    #[test]
+    fn weights_of_opposites_and_mirrors_are_equal() {
+        use crate::lbm::d3q27::{opposite, weight};
+        for q in 0..Q {
+            assert_eq!(weight(q).to_bits(), weight(opposite(q)).to_bits());
+            for axes in 0..8u32 {
+                let m = mirror(q, axes);
+                assert_eq!(
+                    weight(q).to_bits(),
+                    weight(m).to_bits(),
+                    "q {q} axes {axes}"
+                );
+                let mut want = q;
+                for a in 0..3 {
+                    if axes >> a & 1 != 0 {
+                        want = mirrored(want, a);
+                    }
+                }
+                assert_eq!(m, want, "q {q} axes {axes}");
+            }
+        }
+    }
+
+    /// `along` and `without` name the neighbours `neighbour_without` finds.
+    #[test]
+    fn direction_helpers_match_the_offsets() {
+        let l = Lattice::new(5, 4, 3);
+        let cell = l.index(2, 1, 1);
+        let o = l.pull_offsets(cell);
+        for q in 0..Q {
+            for a in 0..3 {
+                assert_eq!(
+                    neighbour(&o, along(q, a)),
+                    neighbour_without(&o, q, 7 & !(1 << a))
+                );
+            }
+            for axes in 0..8u32 {
+                assert_eq!(
+                    neighbour(&o, without(q, axes)),
+                    neighbour_without(&o, q, axes)
+                );
+            }
+        }
+    }
 }

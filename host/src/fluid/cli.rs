@@ -6,7 +6,7 @@ use super::driver::{self, BackendChoice, Checkpoint, RunOptions};
 use super::scene::{self, Boundary, SceneFile};
 use super::sink::{Out, RunSink};
 use super::validate::{self, Opener, Sizes};
-use super::{Block, FluidBackend, FluidError, Setup};
+use super::{Block, BoundaryLaunch, FluidBackend, FluidError, Setup};
 use anyhow::{bail, Result};
 use murmur_common::lbm::{CollisionModel, Layout, Rates, StorageKind, Streaming, Units};
 use std::io::IsTerminal;
@@ -44,6 +44,10 @@ pub enum FluidCmd {
     /// The immersed boundary's spreading methods (scatter, gather, block gather) timed stage by
     /// stage on one scene, against the same grid without its solids.
     IbBench(super::ib_bench::IbBenchArgs),
+    /// What a scene's walls, inlets and outlets cost: the scene (its solids left out) against a
+    /// periodic box of the same size, the boundary kernel beside the interior kernel and after
+    /// it; MLUPs/s of each, the ratio and the stage times.
+    BoundaryBench(super::boundary_bench::BoundaryBenchArgs),
     /// The same lattice on one rank and on several (GPUs joined by NCCL, or CPU ranks in this
     /// process), compared bit for bit: the decomposition must not change a single value.
     RanksCheck(super::multi::RanksCheckArgs),
@@ -108,6 +112,12 @@ pub struct StorageArgs {
     /// esoteric pull: twice the cells fit) [default: pull when both copies fit, else in-place].
     #[arg(long, value_enum)]
     pub streaming: Option<Streaming>,
+    /// Where the GPU runs the boundary kernel: `tail` (a second stream, its blocks filling the
+    /// interior kernel's last wave), `beside[-N]` (a second stream at high priority, N blocks
+    /// per SM running through the interior kernel), or `serial` (after it: each kernel's own
+    /// time in the stage times).
+    #[arg(long, value_name = "tail|beside[-N]|serial", default_value = "tail", value_parser = BoundaryLaunch::parse)]
+    pub boundary_launch: BoundaryLaunch,
 }
 
 impl StorageArgs {
@@ -118,6 +128,7 @@ impl StorageArgs {
         setup.layout = self.layout.unwrap_or(Layout::SOA);
         setup.block = self.block.unwrap_or_default();
         setup.streaming = self.streaming;
+        setup.boundary_launch = self.boundary_launch;
     }
 
     /// Whether the user set a knob the tuner chooses (then `fluid run` leaves the cache alone).
@@ -269,6 +280,7 @@ pub fn run(cmd: &FluidCmd) -> Result<()> {
         FluidCmd::Parity(a) => parity_cmd(a),
         FluidCmd::Case(a) => case_cmd(a),
         FluidCmd::IbBench(a) => super::ib_bench::ib_bench_cmd(a),
+        FluidCmd::BoundaryBench(a) => super::boundary_bench::boundary_bench_cmd(a),
         FluidCmd::Tune(a) => super::tune::tune_cmd(a),
         FluidCmd::View(a) => crate::view::fluid::cli::view(a),
         FluidCmd::Render(a) => crate::view::fluid::cli::render(a),
@@ -568,6 +580,7 @@ fn validate_cmd(a: &ValidateArgs) -> Result<()> {
             layout: Some(a.layout),
             block: None,
             streaming: None,
+            boundary_launch: BoundaryLaunch::default(),
         };
         let mut open = opener(a.backend, Some(st));
         let what = open(&scene::taylor_green(8, 1, 0.0, 0.1, CollisionModel::Bgk)?)?.describe();
@@ -660,6 +673,7 @@ fn bench_cmd(a: &BenchArgs) -> Result<()> {
                     layout: Some(layout),
                     block: Some(a.block),
                     streaming: Some(streaming),
+                    boundary_launch: BoundaryLaunch::default(),
                 }),
             );
             for &n in &a.sizes {

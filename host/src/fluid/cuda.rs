@@ -7,7 +7,7 @@ use super::forces::ForceSample;
 use super::immersed::{IbPlan, RecordRing, SampleSnapshot, RING_STEPS};
 use super::{Fields, FluidBackend, FluidError, Setup};
 use crate::gpu::scan::CellScan;
-use crate::gpu::{DriverContext, Gpu, Shape, StageClock};
+use crate::gpu::{DriverContext, Gpu, Shape, Side, StageClock};
 use crate::timing::StageTimes;
 use cudarc::driver::CudaSlice;
 use murmur_common::lbm::abi::{
@@ -16,7 +16,7 @@ use murmur_common::lbm::abi::{
     RECORD_FLOATS, SPREAD_SCATTER, SPREAD_STORE,
 };
 use murmur_common::lbm::band::{counter, pass_len, pool_len, BandMut, BandRef};
-use murmur_common::lbm::boundary::{FLUID, KIND_MASK, OUTLET};
+use murmur_common::lbm::boundary::{KIND_MASK, OUTLET};
 use murmur_common::lbm::health::{self, word, Report};
 use murmur_common::lbm::immersed::clear_items;
 use murmur_common::lbm::{
@@ -42,6 +42,11 @@ pub struct CudaFluid<S: Storage> {
     /// when there are none).
     boundary_cells: CudaSlice<u32>,
     boundary_count: u32,
+    /// Where the boundary kernel runs with respect to the interior kernel.
+    boundary_launch: super::BoundaryLaunch,
+    /// The second stream it runs on (a launch other than `Serial`, with listed cells, and not a
+    /// slab's: `None` runs it after the interior kernel on the own stream).
+    side: Option<Side>,
     /// The last collision velocity of each listed cell next to an outlet (three floats per
     /// list entry; one dummy value without outlets).
     outlet_u: CudaSlice<f32>,
@@ -485,12 +490,7 @@ where
             ));
         }
         let prepared = setup.prepared_flags();
-        let list: Vec<u32> = (0..n as u32)
-            .filter(|&c| {
-                let b = prepared[c as usize];
-                b & KIND_MASK == FLUID && b != FLUID
-            })
-            .collect();
+        let list = setup.boundary_list(&prepared);
         let has_outlet = prepared.iter().any(|&b| b & KIND_MASK == OUTLET);
         let streaming = super::cpu::streaming_of::<S>();
         let what = format!(
@@ -539,6 +539,12 @@ where
             None => None,
         };
         let health = gpu.zeros(word::WORDS)?;
+        let side = match setup.boundary_launch {
+            _ if list.is_empty() => None,
+            super::BoundaryLaunch::Serial => None,
+            super::BoundaryLaunch::Tail => Some(Side::new(&gpu, false)?),
+            super::BoundaryLaunch::Beside { .. } => Some(Side::new(&gpu, true)?),
+        };
         Ok(CudaFluid {
             step: 0,
             ib,
@@ -555,6 +561,8 @@ where
             flags,
             boundary_count: list.len() as u32,
             boundary_cells,
+            boundary_launch: setup.boundary_launch,
+            side,
             outlet_u,
             f,
             f_next,
@@ -589,6 +597,8 @@ where
             .synchronize()
             .ctx("the first slab exchange")?;
         self.halo = Some(halo);
+        // A slab orders its boundary kernel (the face cells) before the exchange itself.
+        self.side = None;
         Ok(self)
     }
 
@@ -597,8 +607,9 @@ where
         self.pops.at_step(self.step + 1)
     }
 
-    /// Stage `stream_collide` of model `M` for step `step` (interior kernel, then the boundary
-    /// kernel over the listed cells).
+    /// Stages `stream_collide` and `boundary` of model `M` for step `step`: the interior kernel
+    /// and the boundary kernel over the listed cells, the latter beside the former on the side
+    /// stream or after it.
     fn stream_collide<M: Model>(&mut self, p: LbmParams, step: u64) -> Result<(), FluidError>
     where
         StreamCollide<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
@@ -626,8 +637,29 @@ where
         drop(l);
         let band = band.active != 0;
         let Some(axis) = self.halo.as_ref().map(|h| h.axis) else {
+            if let Some(side) = self.side.as_ref() {
+                // The side stream waits for the work before the interior kernel only; the join
+                // orders the next step after both kernels.
+                side.fork(&self.gpu)?;
+                if let super::BoundaryLaunch::Beside { .. } = self.boundary_launch {
+                    // Launched first at high priority: its blocks take their share of each SM
+                    // before the interior kernel's fill the rest.
+                    self.boundary(args, true)?;
+                    self.interior(args, 0, u32::MAX, band)?;
+                } else {
+                    // Launched second at the same priority: its blocks are placed once the
+                    // interior kernel's last ones are.
+                    self.interior(args, 0, u32::MAX, band)?;
+                    self.boundary(args, true)?;
+                }
+                if let Some(side) = self.side.as_ref() {
+                    side.join(&self.gpu)?;
+                }
+                self.clock.mark(&self.gpu.stream, "boundary")?;
+                return Ok(());
+            }
             self.interior(args, 0, u32::MAX, band)?;
-            return self.boundary(args);
+            return self.boundary(args, false);
         };
         // A rank's slab: the face layers first, their crossing populations then travel on the
         // exchange stream while the middle updates. Slabs along z have contiguous face layers,
@@ -640,7 +672,7 @@ where
                 self.interior(args, owned, owned + 1, band)?;
             }
         }
-        self.boundary(args)?;
+        self.boundary(args, false)?;
         let pops = self.now_after(step);
         if let (Some(halo), Some(dst)) = (self.halo.as_mut(), self.f_next.as_mut()) {
             halo.send(&self.gpu, &pops, dst)?;
@@ -715,32 +747,65 @@ where
         Ok(())
     }
 
-    /// The boundary kernel over the listed cells (nothing without any).
-    fn boundary<M: Model>(&mut self, args: StreamCollide<M, S>) -> Result<(), FluidError>
+    /// The boundary kernel over the listed cells (nothing without any): on the side stream
+    /// when `beside` (between its fork and its join; the caller marks the stage after the
+    /// join), else on the GPU's own stream, marked `boundary`.
+    fn boundary<M: Model>(
+        &mut self,
+        args: StreamCollide<M, S>,
+        beside: bool,
+    ) -> Result<(), FluidError>
     where
         Boundary<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     {
         if self.boundary_count == 0 {
             return Ok(());
         }
-        let mut l = self.gpu.launch();
-        let args = Boundary {
-            step: args,
-            // The list's first `boundary_count` entries are the cells (the buffer holds one
-            // dummy entry when there are none).
-            cells: l
-                .read(&self.boundary_cells)
-                .prefix(self.boundary_count as u64),
+        let side = self.side.as_ref().filter(|_| beside);
+        let count = self.boundary_count as u64;
+        // `beside`: launches of `blocks_per_sm` blocks per SM, one after another on the side
+        // stream, each over its part of the list (a fixed share of each SM at a time).
+        let part = match (side, self.boundary_launch) {
+            (Some(_), super::BoundaryLaunch::Beside { blocks_per_sm }) => {
+                blocks_per_sm as u64 * self.gpu.sm_count as u64 * BLOCK_SIZE as u64
+            }
+            _ => count,
         };
-        // SAFETY: cells holds distinct fluid cell numbers < n (those the interior kernel
-        // skips); outlet_u three floats per entry when outlets exist.
-        unsafe {
-            l.run(
-                args,
-                Shape::per_item(self.boundary_count as u64, BLOCK_SIZE),
-            )
-        }?;
-        self.clock.mark(&self.gpu.stream, "boundary")?;
+        // Outlet velocities are kept per list entry when the scene has outlets.
+        let per_entry_u = args.outlet_u.len() >= 3 * count;
+        let mut start = 0;
+        while start < count {
+            let len = part.min(count - start);
+            let mut l = match side {
+                // SAFETY: until the join, the GPU's own stream runs only the interior kernel,
+                // which writes the slots of interior cells alone (the destination copy's, or in
+                // place the slots those cells own this step) and reads no slot a listed cell
+                // writes; both only read the cell bytes, the band and the source populations,
+                // and the outlet velocities belong to listed cells.
+                Some(side) => unsafe { side.launch(&self.gpu) },
+                None => self.gpu.launch(),
+            };
+            // SAFETY: `start + len <= count`: entries of the list (the buffer holds
+            // `boundary_count` of them, or one dummy entry when there are none) and, with
+            // outlets, their three outlet floats each.
+            let a = unsafe {
+                Boundary {
+                    step: if per_entry_u {
+                        args.with_outlet_u(args.outlet_u.range(3 * start, 3 * len))
+                    } else {
+                        args
+                    },
+                    cells: l.read(&self.boundary_cells).offset(start).prefix(len),
+                }
+            };
+            // SAFETY: cells holds distinct fluid cell numbers < n (those the interior kernel
+            // skips); outlet_u three floats per entry when outlets exist.
+            unsafe { l.run(a, Shape::per_item(len, BLOCK_SIZE)) }?;
+            start += len;
+        }
+        if side.is_none() {
+            self.clock.mark(&self.gpu.stream, "boundary")?;
+        }
         Ok(())
     }
 

@@ -6,6 +6,7 @@
 //! that they agree.
 
 pub mod bench;
+pub mod boundary_bench;
 pub mod cli;
 pub mod cpu;
 pub mod cuda;
@@ -50,6 +51,63 @@ pub struct Setup {
     pub block: Block,
     /// Streaming scheme; `None`: pull (two copies) when both fit, else in place.
     pub streaming: Option<Streaming>,
+    /// Where the GPU runs the boundary kernel with respect to the interior one.
+    pub boundary_launch: BoundaryLaunch,
+}
+
+/// Where the GPU runs the boundary kernel (the listed fluid cells next to walls, inlets and
+/// outlets) with respect to the interior kernel. The two write disjoint cells and read nothing
+/// the other writes, in both streaming schemes, so every choice stores the same bits. With a
+/// second stream, stage `stream_collide` is the interior kernel sharing the GPU and `boundary`
+/// the time the step still waits for the boundary kernel after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum BoundaryLaunch {
+    /// After the interior kernel on the same stream: each kernel's own time in its stage.
+    Serial,
+    /// On a second stream, launched after the interior kernel: its blocks start as soon as the
+    /// interior kernel's last blocks are placed, on the SMs its last wave leaves idle, instead
+    /// of after its last block ends.
+    #[default]
+    Tail,
+    /// On a second stream at the device's highest priority, launched before the interior
+    /// kernel as launches of `blocks_per_sm` blocks per SM one after another, each over its
+    /// part of the list: the latency-bound boundary kernel runs through the interior kernel
+    /// on about that share of each SM.
+    Beside { blocks_per_sm: u32 },
+}
+
+impl BoundaryLaunch {
+    /// Most blocks per SM of [`BoundaryLaunch::Beside`].
+    pub const MAX_BLOCKS_PER_SM: u32 = 16;
+
+    /// `serial`, `tail`, `beside` (one block per SM) or `beside-N`.
+    pub fn parse(s: &str) -> Result<BoundaryLaunch, String> {
+        match s {
+            "serial" => return Ok(BoundaryLaunch::Serial),
+            "tail" => return Ok(BoundaryLaunch::Tail),
+            "beside" => return Ok(BoundaryLaunch::Beside { blocks_per_sm: 1 }),
+            _ => {}
+        }
+        match s.strip_prefix("beside-").map(str::parse::<u32>) {
+            Some(Ok(n)) if (1..=Self::MAX_BLOCKS_PER_SM).contains(&n) => {
+                Ok(BoundaryLaunch::Beside { blocks_per_sm: n })
+            }
+            _ => Err(format!(
+                "expected serial, tail, beside or beside-N (N blocks per SM, 1..={}), got `{s}`",
+                Self::MAX_BLOCKS_PER_SM
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for BoundaryLaunch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BoundaryLaunch::Serial => write!(f, "serial"),
+            BoundaryLaunch::Tail => write!(f, "tail"),
+            BoundaryLaunch::Beside { blocks_per_sm } => write!(f, "beside-{blocks_per_sm}"),
+        }
+    }
 }
 
 /// Thread blocks of the interior stream-collide kernel: one thread per cell number in blocks of
@@ -105,6 +163,36 @@ impl Setup {
             murmur_common::lbm::boundary::mark_near_boundary(&self.lattice(), &mut flags);
         }
         flags
+    }
+
+    /// The cells the GPU's boundary kernel updates, from [`Setup::prepared_flags`]: every fluid
+    /// cell other than the interior ones (byte exactly `FLUID`) and the ghosts of a slab,
+    /// grouped by their neighbourhood (the kinds of the 27 neighbours, and the outlet layer's
+    /// bit), in cell order within a group. A warp then takes the same branches in every lane
+    /// (cells along a wall, or next to the inlet, run together instead of alternating with the
+    /// outlet's), and rows of cells along a wall stay consecutive, so their loads coalesce.
+    pub fn boundary_list(&self, prepared: &[u8]) -> Vec<u32> {
+        use murmur_common::lbm::boundary::{FLUID, GHOST, KIND_MASK, SPONGE};
+        use rayon::prelude::*;
+        let l = self.lattice();
+        let mut keyed: Vec<(u128, u32)> = (0..prepared.len() as u32)
+            .into_par_iter()
+            .filter(|&c| {
+                let b = prepared[c as usize];
+                b & KIND_MASK == FLUID && b != FLUID && b != GHOST
+            })
+            .map(|c| {
+                let o = l.pull_offsets(c as usize);
+                let mut key = (prepared[c as usize] & SPONGE != 0) as u128;
+                for q in 0..murmur_common::lbm::Q {
+                    let kind = prepared[murmur_common::lbm::access::neighbour(&o, q)] & KIND_MASK;
+                    key = key << 3 | kind as u128;
+                }
+                (key, c)
+            })
+            .collect();
+        keyed.par_sort_unstable();
+        keyed.into_iter().map(|(_, c)| c).collect()
     }
 
     /// Stored population values of the lattice (padded to whole CSoA groups).
@@ -356,4 +444,79 @@ pub enum FluidError {
         what: String,
         last_output: Option<u64>,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scene::{Boundary, Geometry};
+    use super::BoundaryLaunch;
+
+    #[test]
+    fn boundary_launches_parse_and_print_alike() {
+        for s in ["serial", "tail", "beside-1", "beside-4"] {
+            assert_eq!(BoundaryLaunch::parse(s).unwrap().to_string(), s);
+        }
+        assert_eq!(
+            BoundaryLaunch::parse("beside"),
+            Ok(BoundaryLaunch::Beside { blocks_per_sm: 1 })
+        );
+        for bad in ["", "overlap", "beside-0", "beside-17", "beside-x"] {
+            assert!(BoundaryLaunch::parse(bad).is_err(), "{bad}");
+        }
+    }
+    use murmur_common::lbm::boundary::{FLUID, KIND_MASK};
+    use murmur_common::lbm::{CollisionModel, Rates};
+
+    /// The boundary list holds every fluid cell but the interior ones, once, in groups of
+    /// one neighbourhood each, cell order within a group.
+    #[test]
+    fn boundary_list_groups_the_listed_cells() {
+        let setup = Geometry {
+            fluid: [20, 9, 7],
+            faces: [
+                Boundary::Inlet {
+                    velocity: [0.05, 0.0, 0.0],
+                    parabolic: 0,
+                },
+                Boundary::Outlet(1.0),
+                Boundary::FreeSlip,
+                Boundary::FreeSlip,
+                Boundary::Wall,
+                Boundary::Wall,
+            ],
+        }
+        .setup(Rates::from_viscosity(0.02), CollisionModel::Bgk)
+        .unwrap();
+        let prepared = setup.prepared_flags();
+        let list = setup.boundary_list(&prepared);
+        let mut sorted = list.clone();
+        sorted.sort_unstable();
+        let want: Vec<u32> = (0..prepared.len() as u32)
+            .filter(|&c| {
+                let b = prepared[c as usize];
+                b & KIND_MASK == FLUID && b != FLUID
+            })
+            .collect();
+        assert_eq!(sorted, want);
+        let l = setup.lattice();
+        let kinds = |c: u32| -> Vec<u8> {
+            let o = l.pull_offsets(c as usize);
+            (0..27)
+                .map(|q| prepared[murmur_common::lbm::access::neighbour(&o, q)] & KIND_MASK)
+                .collect()
+        };
+        // Each neighbourhood is one run of the list, its cells ascending.
+        let mut seen: Vec<Vec<u8>> = Vec::new();
+        for (i, &c) in list.iter().enumerate() {
+            let k = kinds(c);
+            if i > 0 && kinds(list[i - 1]) == k {
+                assert!(list[i - 1] < c, "cells out of order within a group");
+                continue;
+            }
+            assert!(!seen.contains(&k), "a neighbourhood in two runs");
+            seen.push(k);
+        }
+        // The cells along the inlet come together, not alternating with the outlet's.
+        assert!(seen.len() < list.len() / 4, "{} groups", seen.len());
+    }
 }

@@ -16,9 +16,16 @@
 //! the previous kernel's blocks drain, and the kernel waits in `griddepcontrol.wait`
 //! (`thread::wait_for_previous_grid`) before it reads that kernel's results. Graph capture keeps
 //! the attribute as a programmatic edge.
+//!
+//! A [`Side`] stream runs work beside a GPU's own stream: [`Side::fork`] orders it after
+//! everything queued on the own stream so far, launches through [`Side::launch`] then run at the
+//! same time as what the own stream queues next (its buffers are not joined launch by launch),
+//! and [`Side::join`] orders the own stream's later work after them. At the device's highest
+//! priority, the side stream's blocks are placed first whenever SM resources free up; at the
+//! default priority, kernels of both streams are placed in the order they were launched.
 
 use super::{DriverContext, Gpu, GpuError};
-use cudarc::driver::{sys, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr};
+use cudarc::driver::{sys, CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr};
 use murmur_common::kernel::{DevSlice, DevSliceMut, Kernel};
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -77,6 +84,9 @@ impl Shape {
 pub struct Launch<'a> {
     gpu: &'a Gpu,
     stream: &'a Arc<CudaStream>,
+    /// A stream whose buffers count as joined (the own stream of a [`Side`] launch, which the
+    /// fork and the join order instead).
+    forked: Option<&'a Arc<CudaStream>>,
     /// Owners of buffers this launch uses that are not its stream (joined before and after).
     foreign: Vec<Arc<CudaStream>>,
     /// The first failure of a join, reported by [`Launch::run`].
@@ -88,6 +98,7 @@ impl<'a> Launch<'a> {
         Launch {
             gpu,
             stream,
+            forked: None,
             foreign: Vec::new(),
             error: None,
         }
@@ -100,7 +111,10 @@ impl<'a> Launch<'a> {
 
     /// Joins the owner of a buffer once when it is not the launch stream.
     fn own(&mut self, owner: &Arc<CudaStream>) {
-        if Arc::ptr_eq(owner, self.stream) || self.foreign.iter().any(|s| Arc::ptr_eq(s, owner)) {
+        if Arc::ptr_eq(owner, self.stream)
+            || self.forked.is_some_and(|f| Arc::ptr_eq(f, owner))
+            || self.foreign.iter().any(|s| Arc::ptr_eq(s, owner))
+        {
             return;
         }
         if let Err(e) = self.stream.join(owner) {
@@ -214,6 +228,73 @@ impl<'a> Launch<'a> {
             owner.join(self.stream).ctx("joining a buffer's stream")?;
         }
         Ok(())
+    }
+}
+
+/// A second stream of one GPU for work beside the work of the GPU's own stream (see the module
+/// docs): the stream and the two events of a fork and a join.
+pub struct Side {
+    stream: Arc<CudaStream>,
+    forked: CudaEvent,
+    joined: CudaEvent,
+}
+
+impl Side {
+    /// A side stream of `gpu`, at the device's highest priority when `high`, else at the
+    /// default priority (the own stream's).
+    pub fn new(gpu: &Gpu, high: bool) -> Result<Side, GpuError> {
+        let stream = if high {
+            gpu.ctx.bind_to_thread().ctx("binding the context")?;
+            let (_, highest) = cudarc::driver::result::stream::get_priority_range()
+                .ctx("reading the stream priorities")?;
+            gpu.ctx.new_stream_with_priority(highest)
+        } else {
+            gpu.ctx.new_stream()
+        }
+        .ctx("creating a side stream")?;
+        let event = || {
+            gpu.ctx
+                .new_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
+                .ctx("creating a CUDA event")
+        };
+        Ok(Side {
+            stream,
+            forked: event()?,
+            joined: event()?,
+        })
+    }
+
+    /// Orders the side stream after everything queued on `gpu`'s own stream so far.
+    pub fn fork(&self, gpu: &Gpu) -> Result<(), GpuError> {
+        self.forked
+            .record(&gpu.stream)
+            .ctx("recording a CUDA event")?;
+        self.stream
+            .wait(&self.forked)
+            .ctx("waiting for a CUDA event")
+    }
+
+    /// A launch on the side stream: buffers of `gpu`'s own stream are not joined (the fork and
+    /// the join order it), those of other streams are.
+    ///
+    /// # Safety
+    /// Between the [`Side::fork`] before it and the [`Side::join`] after it, the work queued on
+    /// `gpu`'s own stream writes no buffer this launch reads or writes, and reads none it
+    /// writes.
+    pub unsafe fn launch<'a>(&'a self, gpu: &'a Gpu) -> Launch<'a> {
+        let mut l = Launch::new(gpu, &self.stream);
+        l.forked = Some(&gpu.stream);
+        l
+    }
+
+    /// Orders `gpu`'s own stream after everything launched on the side stream so far.
+    pub fn join(&self, gpu: &Gpu) -> Result<(), GpuError> {
+        self.joined
+            .record(&self.stream)
+            .ctx("recording a CUDA event")?;
+        gpu.stream
+            .wait(&self.joined)
+            .ctx("waiting for a CUDA event")
     }
 }
 

@@ -15,7 +15,7 @@ pub mod scan;
 pub mod sort;
 
 pub use clock::StageClock;
-pub use launch::{Launch, Shape};
+pub use launch::{Launch, Shape, Side};
 pub use ptx::{ptx_source, KERNEL_SOURCE_HASH};
 
 use cudarc::driver::{

@@ -234,6 +234,7 @@ impl Geometry {
             layout: Layout::SOA,
             block: crate::fluid::Block::Flat,
             streaming: None,
+            boundary_launch: Default::default(),
             immersed: Default::default(),
         };
         setup.immersed.periodic = self.periodic();

@@ -1,0 +1,332 @@
+//! `murmur fluid boundary-bench`: what a scene's walls, inlets and outlets cost. The scene (its
+//! immersed solids left out) is timed against a periodic box of the same size, with each way of
+//! launching the boundary kernel ([`BoundaryLaunch`]): ms per step, MLUPs/s over all cells, the
+//! ratio to the periodic box and the stage times, per storage and streaming scheme.
+
+use super::driver::{self, BackendChoice};
+use super::scene::{self, SceneFile};
+use super::{BoundaryLaunch, FluidBackend, FluidError, Setup};
+use anyhow::{bail, Result};
+use murmur_common::lbm::boundary::{inlet_scale, FLUID};
+use murmur_common::lbm::{CollisionModel, StorageKind, Streaming};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct BoundaryBenchArgs {
+    /// Scene file with walls, inlets or outlets, e.g. assets/fluid/obstacle.toml (its solids
+    /// are left out).
+    #[arg(value_name = "SCENE.toml")]
+    pub scene: PathBuf,
+    /// Timed steps per run.
+    #[arg(long, default_value_t = 200)]
+    pub steps: u64,
+    /// Untimed steps before the timed ones.
+    #[arg(long, default_value_t = 20)]
+    pub warmup: u64,
+    /// Collision model [default: the scene's].
+    #[arg(long, value_enum)]
+    pub model: Option<CollisionModel>,
+    /// Population storages, comma separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "fp32")]
+    pub storage: Vec<StorageKind>,
+    /// Streaming schemes, comma separated: pull (two copies), in-place (one copy).
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "pull")]
+    pub streaming: Vec<Streaming>,
+    /// Boundary launches to time, comma separated: tail, beside[-N], serial (see `fluid run
+    /// --boundary-launch`).
+    #[arg(long, value_delimiter = ',', default_value = "tail,beside-1,beside-2,serial", value_parser = BoundaryLaunch::parse)]
+    pub launches: Vec<BoundaryLaunch>,
+    /// Where to run: auto picks CUDA when usable, else the CPU.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: BackendChoice,
+}
+
+/// What one run is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Run {
+    /// Every cell fluid, every axis periodic: the interior kernel alone.
+    Periodic,
+    /// The scene, its boundary kernel launched as given.
+    Scene(BoundaryLaunch),
+}
+
+impl Run {
+    fn name(self) -> String {
+        match self {
+            Run::Periodic => "periodic box".to_string(),
+            Run::Scene(b) => format!("scene, {b}"),
+        }
+    }
+}
+
+/// `(stage, ms per step)` in step order.
+pub type Stages = Vec<(&'static str, f64)>;
+
+/// The figures of one run.
+#[derive(Clone, Debug)]
+pub struct BoundaryRow {
+    pub storage: StorageKind,
+    pub streaming: Streaming,
+    pub run: Run,
+    pub ms_per_step: f64,
+    /// Million lattice updates per second over all cells (walls included, as `fluid run`).
+    pub mlups: f64,
+    pub stages: Stages,
+}
+
+/// The periodic box of `setup`'s size: every cell fluid, no outlet layer, no solids; the same
+/// model, parameters, initial fields, storage and layout.
+pub fn periodic_box(setup: &Setup) -> Setup {
+    let mut s = setup.clone();
+    s.flags.fill(FLUID);
+    s.params.sponge_axis = 3;
+    s.immersed.solids.clear();
+    s.immersed.periodic = [true; 3];
+    s
+}
+
+/// Runs `warmup` then `steps` timed steps of `setup` on a backend `open` builds (the inlets
+/// ramp as in a run over `ramp` steps) and returns the ms per step (CUDA events on the GPU, the
+/// wall clock on the CPU) and the mean stage times.
+pub fn time_setup(
+    open: &mut super::validate::Opener,
+    setup: &Setup,
+    warmup: u64,
+    steps: u64,
+    ramp: f64,
+) -> Result<(f64, Stages), FluidError> {
+    let mut b = open(setup)?;
+    let step = |b: &mut dyn FluidBackend| -> Result<(), FluidError> {
+        if ramp > 0.0 {
+            b.set_inlet_scale(inlet_scale(b.step_count() + 1, ramp));
+        }
+        b.step()
+    };
+    for _ in 0..warmup {
+        step(b.as_mut())?;
+    }
+    b.synchronize()?;
+    b.reset_times();
+    let t0 = std::time::Instant::now();
+    for _ in 0..steps {
+        step(b.as_mut())?;
+    }
+    b.synchronize()?;
+    let wall = t0.elapsed().as_secs_f64() * 1e3 / steps as f64;
+    let ms = b.gpu_ms_per_step().unwrap_or(wall);
+    Ok((ms, b.times()?.mean_ms()))
+}
+
+/// The markdown table: one row per run, the ratio to the periodic box of the same storage and
+/// streaming.
+pub fn table(rows: &[BoundaryRow]) -> String {
+    let mut out = String::from(
+        "| storage | streaming | run | ms/step | MLUPs/s | of periodic | stages (ms per step) |\n\
+         |---|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        let periodic = rows
+            .iter()
+            .find(|p| {
+                p.run == Run::Periodic && p.storage == r.storage && p.streaming == r.streaming
+            })
+            .map(|p| p.mlups);
+        out += &format!(
+            "| {} | {} | {} | {:.4} | {:.0} | {} | {} |\n",
+            r.storage.name(),
+            r.streaming.name(),
+            r.run.name(),
+            r.ms_per_step,
+            r.mlups,
+            periodic.map_or("-".to_string(), |p| format!("{:.1} %", 100.0 * r.mlups / p)),
+            r.stages
+                .iter()
+                .map(|(n, ms)| format!("{n} {ms:.4}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    out
+}
+
+/// `murmur fluid boundary-bench`.
+pub fn boundary_bench_cmd(a: &BoundaryBenchArgs) -> Result<()> {
+    if a.steps == 0 || a.launches.is_empty() {
+        bail!("--steps must be at least 1 and --launches name at least one launch");
+    }
+    let mut file = SceneFile::load(&a.scene)?;
+    if let Some(m) = a.model {
+        file.collision = m;
+    }
+    let in_scene = |e: FluidError| match e {
+        FluidError::Invalid(m) => FluidError::Invalid(format!("scene {}: {m}", a.scene.display())),
+        e => e,
+    };
+    if a.backend == BackendChoice::Cpu {
+        let [nx, ny, nz] = file.dims().map_err(in_scene)?;
+        let cells = nx as u64 * ny as u64 * nz as u64;
+        crate::preflight::check_host_memory(
+            &format!("the CPU lattice of {nx} x {ny} x {nz} cells"),
+            cells * (27 * 4 + 1 + 12 + scene::SETUP_BYTES_PER_CELL),
+        )?;
+    }
+    let mut scene = file.build().map_err(in_scene)?;
+    for w in &scene.warnings {
+        eprintln!("murmur: warning: {w}");
+    }
+    let solids = scene.setup.immersed.solids.len();
+    scene.setup.immersed.solids.clear();
+    let l = scene.setup.lattice();
+    let listed = scene
+        .setup
+        .boundary_list(&scene.setup.prepared_flags())
+        .len();
+    if listed == 0 {
+        bail!(
+            "scene {}: it has no walls, inlets or outlets (every axis periodic)",
+            a.scene.display()
+        );
+    }
+    // The first backend's description (and the fallback's note, once).
+    let note = std::cell::OnceCell::new();
+    let choice = a.backend;
+    let mut open = |setup: &Setup| -> Result<Box<dyn FluidBackend>, FluidError> {
+        let (b, n) = driver::open_backend(choice, setup)?;
+        if note.set(b.describe()).is_ok() {
+            if let Some(n) = n {
+                eprintln!("murmur: {n}");
+            }
+        }
+        Ok(b)
+    };
+    let mut rows = Vec::new();
+    for (&storage, &streaming) in a
+        .storage
+        .iter()
+        .flat_map(|s| a.streaming.iter().map(move |t| (s, t)))
+    {
+        let mut setup = scene.setup.clone();
+        setup.storage = storage;
+        setup.streaming = Some(streaming);
+        let runs = [Run::Periodic]
+            .into_iter()
+            .chain(a.launches.iter().map(|&b| Run::Scene(b)));
+        for (k, run) in runs.enumerate() {
+            // The CPU has no boundary kernel to place: one scene row.
+            let cpu = note.get().is_some_and(|d: &String| d.starts_with("cpu"));
+            if cpu && k > 1 {
+                continue;
+            }
+            let (s, ramp) = match run {
+                Run::Periodic => (periodic_box(&setup), 0.0),
+                Run::Scene(b) => {
+                    let mut s = setup.clone();
+                    s.boundary_launch = b;
+                    (s, scene.inlet_ramp_steps)
+                }
+            };
+            let (ms, stages) = time_setup(&mut open, &s, a.warmup, a.steps, ramp)?;
+            let mlups = l.cells() as f64 / ms / 1e3;
+            eprintln!(
+                "  {} {} {}: {ms:.4} ms/step, {mlups:.0} MLUPs/s",
+                storage.name(),
+                streaming.name(),
+                run.name()
+            );
+            rows.push(BoundaryRow {
+                storage,
+                streaming,
+                run,
+                ms_per_step: ms,
+                mlups,
+                stages,
+            });
+        }
+    }
+    let what = note.get().cloned().unwrap_or_default();
+    println!(
+        "boundary-bench {} on {what}: {} x {} x {} cells, {} listed next to boundaries ({:.1} %), \
+         {}{}, {} warm-up + {} timed steps, {}",
+        scene.file.name,
+        l.nx,
+        l.ny,
+        l.nz,
+        listed,
+        100.0 * listed as f64 / l.cells() as f64,
+        scene.file.collision.name(),
+        if solids > 0 {
+            format!(", its {solids} solid(s) left out")
+        } else {
+            String::new()
+        },
+        a.warmup,
+        a.steps,
+        if what.starts_with("cpu") {
+            "CPU wall clock"
+        } else {
+            "CUDA events"
+        }
+    );
+    print!("{}", table(&rows));
+    if what.starts_with("cpu") {
+        println!("(the CPU runs no boundary kernel: its scene row is the whole step)");
+    }
+    for p in rows.iter().filter(|r| r.run == Run::Periodic) {
+        let best = rows
+            .iter()
+            .filter(|r| {
+                r.run != Run::Periodic && r.storage == p.storage && r.streaming == p.streaming
+            })
+            .max_by(|a, b| a.mlups.total_cmp(&b.mlups));
+        if let Some(r) = best {
+            println!(
+                "{} {} {}: best {}, {:.0} MLUPs/s, {:.1} % of the periodic box ({:.0} MLUPs/s; \
+                 target: at least 90 %)",
+                scene.file.name,
+                r.storage.name(),
+                r.streaming.name(),
+                r.run.name(),
+                r.mlups,
+                100.0 * r.mlups / p.mlups,
+                p.mlups
+            );
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_periodic_box_keeps_the_size_and_drops_the_boundaries() {
+        let s = scene::taylor_green(8, 1, 0.0, 0.1, CollisionModel::Bgk).unwrap();
+        let mut walled = s.clone();
+        walled.flags[3] = murmur_common::lbm::CellKind::Wall as u8;
+        walled.params.sponge_axis = 0;
+        let b = periodic_box(&walled);
+        assert_eq!(b.lattice(), s.lattice());
+        assert!(b.flags.iter().all(|&f| f == FLUID));
+        assert_eq!(b.params.sponge_axis, 3);
+        assert!(b.boundary_list(&b.prepared_flags()).is_empty());
+    }
+
+    #[test]
+    fn the_table_gives_the_ratio_to_the_periodic_box() {
+        let row = |run, mlups| BoundaryRow {
+            storage: StorageKind::Fp32,
+            streaming: Streaming::Pull,
+            run,
+            ms_per_step: 1.0,
+            mlups,
+            stages: vec![("stream_collide", 0.9), ("boundary", 0.1)],
+        };
+        let t = table(&[
+            row(Run::Periodic, 200.0),
+            row(Run::Scene(BoundaryLaunch::Tail), 180.0),
+        ]);
+        assert!(t.contains("| scene, tail | 1.0000 | 180 | 90.0 % |"), "{t}");
+        assert!(t.contains("stream_collide 0.9000, boundary 0.1000"), "{t}");
+    }
+}
