@@ -209,7 +209,8 @@ mod tests {
     #[test]
     fn mrt_with_equal_rates_is_bgk_with_product_equilibrium() {
         // With every rate omega, RM-MRT and central-moment MRT both relax all moments toward the
-        // same product-form equilibrium: they must agree (ACM with a huge lambda = plain CM-MRT).
+        // same product-form equilibrium: they must agree (ACM with a huge lambda = plain CM-MRT
+        // with its higher orders at `high`).
         let omega = 1.6;
         let mut p = params([0.0; 3]);
         p.rates = Rates {
@@ -228,12 +229,12 @@ mod tests {
     }
 
     #[test]
-    fn acm_rate_adapts_between_shear_and_one() {
-        // 1 - omega_k for omega = 1.8, rho lambda = 1e-2.
+    fn acm_rate_adapts_between_its_base_and_one() {
+        // 1 - omega_k for a base rate omega_h = 1.8, rho lambda = 1e-2.
         let (omega, rho_lambda) = (1.8f32, 1e-2f32);
         let keep = (1.0 - omega) * rho_lambda;
         let rate = |neq: f32| 1.0 - acm_mrt::kept_fraction(neq, keep, rho_lambda);
-        assert!((rate(0.0) - 1.8).abs() < 1e-6, "resolved: the shear rate");
+        assert!((rate(0.0) - 1.8).abs() < 1e-6, "resolved: the base rate");
         assert!((rate(1e3) - 1.0).abs() < 1e-4, "under-resolved: rate 1");
         assert!(
             (rate(-1e-2) - 1.4).abs() < 1e-6,

@@ -12,16 +12,19 @@ pub struct Rates {
     pub shear: f32,
     /// Bulk rate (MRT models): bulk viscosity `2/3 (1 / bulk - 1 / 2)`. In (0, 2).
     pub bulk: f32,
-    /// Rate of the moments of order 3 to 6 (RM-MRT). In (0, 2).
+    /// Rate of the moments of order 3 to 6: RM-MRT's, and ACM-MRT's base rate before its
+    /// limiter (`acm_mrt`: at the shear rate instead, ACM-MRT is unstable as `tau -> 1/2`).
+    /// In (0, 2).
     pub high: f32,
-    /// ACM-MRT limiter `lambda` (> 0): larger keeps the higher orders at the shear rate longer.
+    /// ACM-MRT limiter `lambda` (> 0): larger keeps the higher orders at `high` longer (with
+    /// `high = 1`, the default, it has nothing to limit).
     pub lambda: f32,
 }
 
 impl Rates {
     /// Default bulk rate of the MRT models (1: bulk viscosity 1/3, damps acoustic waves).
     pub const DEFAULT_BULK: f32 = 1.0;
-    /// Default higher-order rate of RM-MRT (1: higher moments set to equilibrium).
+    /// Default higher-order rate of RM-MRT and ACM-MRT (1: higher moments set to equilibrium).
     pub const DEFAULT_HIGH: f32 = 1.0;
     /// Default ACM-MRT limiter (Geier et al. 2017 use values of this order).
     pub const DEFAULT_LAMBDA: f32 = 1e-2;

@@ -70,6 +70,10 @@ pub enum FluidCmd {
     /// this device (a pruned search under a time cap) and stores them in the tuning cache,
     /// which `fluid run` then uses.
     Tune(super::tune::TuneArgs),
+    /// Grid-scale noise of a scene every few steps: RMS of the velocity and density minus
+    /// their 3 x 3 x 3 box averages over a range of x, and the mean velocity there.
+    #[command(hide = true)]
+    Noise(super::noise::NoiseArgs),
 }
 
 /// An immersed-boundary validation case.
@@ -282,6 +286,7 @@ pub fn run(cmd: &FluidCmd) -> Result<()> {
         FluidCmd::IbBench(a) => super::ib_bench::ib_bench_cmd(a),
         FluidCmd::BoundaryBench(a) => super::boundary_bench::boundary_bench_cmd(a),
         FluidCmd::Tune(a) => super::tune::tune_cmd(a),
+        FluidCmd::Noise(a) => super::noise::noise_cmd(a),
         FluidCmd::View(a) => crate::view::fluid::cli::view(a),
         FluidCmd::Render(a) => crate::view::fluid::cli::render(a),
     }

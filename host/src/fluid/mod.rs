@@ -17,6 +17,7 @@ pub mod ib;
 pub mod ib_bench;
 pub mod immersed;
 pub mod multi;
+pub mod noise;
 pub mod output;
 pub mod pieces;
 pub mod scene;

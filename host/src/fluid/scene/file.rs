@@ -83,7 +83,7 @@ pub struct LatticeConfig {
     /// Bulk relaxation rate of the MRT models.
     #[serde(default = "default_bulk")]
     pub bulk_rate: f32,
-    /// Rate of the moments of order 3-6 in RM-MRT.
+    /// Rate of the moments of order 3-6 in RM-MRT; ACM-MRT's base rate before its limiter.
     #[serde(default = "default_high")]
     pub high_rate: f32,
     /// ACM-MRT limiter lambda.
