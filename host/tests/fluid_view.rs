@@ -175,6 +175,89 @@ fn slices_of_walls_are_grey_and_other_axes_work() {
     assert_eq!(rgba[centre..centre + 3], [107, 107, 107]);
 }
 
+/// A swirling velocity (Taylor-Green-like cells of `2 pi / k` cells) with a wall block in it:
+/// vorticity and Q of both signs.
+fn swirl(l: Lattice) -> (Vec<f32>, Vec<u8>) {
+    let k = 2.0 * std::f32::consts::PI / 12.0;
+    let fields = fields_of(l, |x, y, z| {
+        let (x, y, z) = (k * x as f32, k * y as f32, k * z as f32);
+        [
+            0.05 * x.sin() * y.cos() * z.cos(),
+            -0.05 * x.cos() * y.sin() * z.cos(),
+            0.02 * (x + y).sin(),
+        ]
+    });
+    let flags = (0..l.cells())
+        .map(|c| {
+            let (x, y, z) = l.coords(c);
+            u8::from((9..13).contains(&x) && (4..8).contains(&y) && z < 6)
+        })
+        .collect();
+    (fields, flags)
+}
+
+#[test]
+fn slices_read_only_their_planes() {
+    // Fields that are NaN outside the planes a slice says it reads: the same bytes as with
+    // every cell's fields, for each axis, planes at the faces (the gradients wrap) and inside,
+    // plain and derived quantities.
+    let l = Lattice::new(24, 14, 11);
+    let (fields, flags) = swirl(l);
+    for axis in 0..3usize {
+        let n = [l.nx, l.ny, l.nz][axis];
+        for at in [0, 1, n / 2, n - 1] {
+            for quantity in [Quantity::Speed, Quantity::Vorticity, Quantity::Q] {
+                let look = Look {
+                    kind: ViewKind::Slice,
+                    quantity,
+                    axis,
+                    at: Some(at),
+                    ..Look::default()
+                };
+                let cam = look.camera(l, W, H);
+                let range = if quantity == Quantity::Speed {
+                    (0.0, 0.08)
+                } else {
+                    (-0.002, 0.002)
+                };
+                let frame = look.frame(&cam, l, range, BACKGROUND);
+                let planes = frame.field_planes().unwrap();
+                let mut poisoned = fields.clone();
+                let cells = l.cells();
+                for c in 0..cells {
+                    let (x, y, z) = l.coords(c);
+                    if !planes.contains(&l, x, y, z) {
+                        for a in 0..4 {
+                            poisoned[a * cells + c] = f32::NAN;
+                        }
+                    }
+                }
+                let draw = |f: &[f32]| {
+                    let mut rgba = vec![0u8; (W * H * 4) as usize];
+                    let input = FrameInput {
+                        fields: f,
+                        flags: &flags,
+                        smoke: &[],
+                        solids: &[],
+                        solid_radius: 0.5,
+                    };
+                    CpuFluidRaster::default()
+                        .draw(&frame, &input, &mut rgba)
+                        .unwrap();
+                    rgba
+                };
+                let full = draw(&fields);
+                assert!(
+                    full == draw(&poisoned),
+                    "axis {axis} at {at} {quantity:?}: the slice reads cells off its planes"
+                );
+                // Not all background: the slice is on screen.
+                assert!(full.chunks_exact(4).any(|p| p != BACKGROUND.to_le_bytes()));
+            }
+        }
+    }
+}
+
 /// Mean and standard deviation along x of a density.
 fn moments(l: Lattice, s: &[f32]) -> (f64, f64) {
     let (mut m0, mut m1, mut m2) = (0f64, 0f64, 0f64);

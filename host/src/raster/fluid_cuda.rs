@@ -1,7 +1,9 @@
 //! The fluid viewer on the GPU: the smoke's advection (`smoke_forward`, `smoke_backward`,
 //! `smoke_correct`) and a
 //! frame's stages (`fluid_derived`, `smoke_light`, `render_clear`, `fluid_splat`, `fluid_shade`)
-//! on a CUDA lattice's own fields buffer, then one copy of the `RGBA8` frame back.
+//! on a CUDA lattice's own fields buffer, then one copy of the `RGBA8` frame back. A slice's
+//! derived arrays are computed on its plane alone (the backend computes the plane's fields,
+//! `FluidFrame::field_planes`).
 
 use crate::gpu::{DriverContext, Gpu, GpuError, Shape};
 use cudarc::driver::CudaSlice;
@@ -158,7 +160,8 @@ impl CudaFluidRaster {
             }
             None => None,
         };
-        if !smoke_kind && q.derived() {
+        // Stage `fluid_derived`: a slice's plane or every cell.
+        if let Some(planes) = frame.derived_planes() {
             if self.derived.as_ref().is_none_or(|b| b.len() != 2 * n) {
                 self.derived = None;
                 gpu.check_fits("the derived fields (8 bytes per cell)", 8 * n as u64)?;
@@ -171,12 +174,14 @@ impl CudaFluidRaster {
             let a = FluidDerived {
                 lattice: l,
                 periodic: 0b111,
+                planes,
                 fields: la.read(input.fields),
                 flags: la.read(input.flags),
                 derived: la.write(derived),
             };
-            // SAFETY: one thread per cell; fields hold 4 n values, derived 2 n.
-            unsafe { la.run(a, Shape::per_item(n as u64, BLOCK)) }?;
+            // SAFETY: one thread per cell of the planes; fields hold 4 n values (current where
+            // the planes' gradients reach), derived 2 n.
+            unsafe { la.run(a, Shape::per_item(planes.cells(&l) as u64, BLOCK)) }?;
         }
         if smoke_kind {
             if self.light.as_ref().is_none_or(|b| b.len() != n) {
