@@ -373,6 +373,7 @@ kernel_table! {
     render::SmokeCorrect => "smoke_correct",
     render::SmokeLight => "smoke_light",
     render::FluidSplat => "fluid_splat",
+    render::FluidOccupancy => "fluid_occupancy",
     render::FluidShade => "fluid_shade",
 }
 

@@ -143,6 +143,18 @@ pub struct FluidSplat {
     pub frame: DevSliceMut<u64>,
 }
 
+/// `fluid_occupancy`: one warp per brick of `frame.lattice` (`occupancy::Bricks::count` warps,
+/// whole warps: a block size that is a multiple of 32); `occupancy[b]` = 1 where brick `b`
+/// holds a cell the march of `frame` draws (`occupancy::drawn`), 0 elsewhere. `volumes` as
+/// `fluid_shade` reads them for the frame (their `occupancy` unused).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct FluidOccupancy {
+    pub frame: FluidFrame,
+    pub volumes: Volumes,
+    pub occupancy: DevSliceMut<u8>,
+}
+
 /// `fluid_shade`: one thread per pixel, `rgba[i]` = `fluid::shade` of the pixel over the solid
 /// keys `keys[i]` (from `render_clear` and `fluid_splat`).
 #[repr(C)]

@@ -16,6 +16,7 @@
 // Index loops over the three axes read like the formulas.
 #![allow(clippy::needless_range_loop)]
 
+use super::occupancy::Bricks;
 use super::{clamp01, ordered_bits, rgba, unit_to_u8, View, EMPTY_KEY};
 use crate::kernel::DevSlice;
 use crate::lbm::Lattice;
@@ -335,6 +336,9 @@ pub struct Volumes {
     pub light: DevSlice<f32>,
     /// Cell bytes.
     pub flags: DevSlice<u8>,
+    /// The volume marches' occupancy: one byte per brick, non-zero where the brick holds
+    /// something drawn (`occupancy::brick_occupied`); empty: no skipping.
+    pub occupancy: DevSlice<u8>,
 }
 
 impl Volumes {
@@ -529,7 +533,7 @@ pub fn splat_solid(v: &View, p: Vec3, radius: f32, write: impl FnMut(u32, u64)) 
 
 /// `t` of `v` in the frame's range (0 at `lo`, 1 at `hi`; any `hi == lo` gives 0).
 #[inline(always)]
-fn normalise(f: &FluidFrame, v: f32) -> f32 {
+pub fn normalise(f: &FluidFrame, v: f32) -> f32 {
     let span = f.hi - f.lo;
     if span == 0.0 || span.is_nan() {
         return 0.0;
@@ -627,16 +631,28 @@ pub unsafe fn shade(f: &FluidFrame, vol: &Volumes, px: u32, py: u32, key: u64) -
     }
     let smoke = f.kind == ViewKind::Smoke as u32;
     let q = Quantity::from_u32(f.quantity);
+    let bricks = Bricks::of(&l);
+    let skipping = !vol.occupancy.is_empty();
     let (mut acc, mut trans) = ([0.0f32; 3], 1.0f32);
     let mut i = 0;
     while i < count {
         let t = t0 + (i as f32 + 0.5) * dt;
-        i += 1;
         if t >= t1 {
             break;
         }
         let p = o + d * t;
         let c = Corners::new(&l, [p.x, p.y, p.z], 0);
+        if skipping {
+            let b = Bricks::of_corner(c.lo);
+            if vol.occupancy.read(bricks.index(b)) == 0 {
+                // On to the last sample before the ray leaves the brick (whole samples at
+                // least a step inside it are skipped: rounding cannot reach that far).
+                let next = ((bricks.exit(b, o, d) - t0) / dt - 0.5) as u32;
+                i = if next > i + 1 { next } else { i + 1 };
+                continue;
+            }
+        }
+        i += 1;
         let (k, colour) = if smoke {
             let density = c.interpolate(&l, |cell| vol.smoke.read(cell));
             if density <= 0.0 {

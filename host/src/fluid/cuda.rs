@@ -1045,7 +1045,8 @@ where
         let input = crate::raster::fluid_cuda::DeviceInput {
             fields,
             flags: &self.flags,
-            smoke: self.smoke.as_ref().map(|s| s.density()),
+            smoke: self.smoke.as_ref(),
+            step: self.step,
             solids: &solids,
             solid_radius,
         };

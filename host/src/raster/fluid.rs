@@ -8,6 +8,7 @@ use murmur_common::lbm::derived::{curl, q_criterion, velocity_gradient};
 use murmur_common::lbm::Lattice;
 use murmur_common::math::sqrt;
 use murmur_common::render::fluid::{self, FluidFrame, Planes, Quantity, ViewKind, Volumes};
+use murmur_common::render::occupancy::{self, Bricks};
 use murmur_common::render::smoke::{self, SmokeParams, SmokeSource};
 use murmur_common::render::EMPTY_KEY;
 use murmur_common::{DevSlice, Vec3};
@@ -166,12 +167,32 @@ impl CpuSmoke {
     }
 }
 
+/// Stage `fluid_occupancy`: one byte per brick of the frame's lattice, 1 where the brick holds
+/// a cell the march of `frame` draws (`occupancy::brick_occupied`).
+///
+/// # Safety
+/// The views of `vol` that the frame's kind and quantity read hold the lattice.
+pub unsafe fn occupancy(frame: &FluidFrame, vol: &Volumes, out: &mut [u8]) {
+    let bricks = Bricks::of(&frame.lattice);
+    assert_eq!(out.len(), bricks.count());
+    let vol = Shared(*vol);
+    out.par_iter_mut().enumerate().for_each(|(i, o)| {
+        let vol = &vol;
+        // SAFETY: as the caller promises.
+        *o = unsafe { occupancy::brick_occupied(frame, &vol.0, bricks.coords(i)) } as u8;
+    });
+}
+
 /// The per-pixel keys and the lattice-sized scratch of the CPU frames, kept between frames.
 #[derive(Default)]
 pub struct CpuFluidRaster {
     keys: Vec<AtomicU64>,
     derived: Vec<f32>,
     light: Vec<f32>,
+    occupancy: Vec<u8>,
+    /// Marches every sample, without the empty-space skipping (the tests' reference: the
+    /// frames must be the same bytes either way).
+    pub no_skipping: bool,
 }
 
 impl CpuFluidRaster {
@@ -233,14 +254,23 @@ impl CpuFluidRaster {
                 keys[pixel as usize].fetch_min(key, Ordering::Relaxed);
             })
         });
-        // Stage `fluid_shade`.
-        let vol = Shared(Volumes {
+        let mut volumes = Volumes {
             fields: view(input.fields),
             derived: view(&self.derived),
             smoke: view(smoke),
             light: view(&self.light),
             flags: view(input.flags),
-        });
+            occupancy: DevSlice::empty(),
+        };
+        // Stage `fluid_occupancy` (the marches: volume and smoke).
+        if kind != ViewKind::Slice as u32 && !self.no_skipping {
+            self.occupancy.resize(Bricks::of(&l).count(), 0);
+            // SAFETY: every view the frame reads holds the lattice (checked and sized above).
+            unsafe { occupancy(frame, &volumes, &mut self.occupancy) };
+            volumes.occupancy = view(&self.occupancy);
+        }
+        // Stage `fluid_shade`.
+        let vol = Shared(volumes);
         let w = v.width as usize;
         rgba.par_chunks_exact_mut(4)
             .zip(keys.par_iter())
