@@ -364,11 +364,18 @@ kernel_table! {
     crate::flock::slab::UpdateSlab => "update_boids_slab",
     crate::flock::slab::UnpackSlab => "slab_unpack",
     render::FluidDerived => "fluid_derived",
+    render::PlaneFields<Fp32> => "fluid_plane_fields_fp32",
+    render::PlaneFields<Fp16S> => "fluid_plane_fields_fp16s",
+    render::PlaneFields<Fp16C> => "fluid_plane_fields_fp16c",
+    render::PlaneFields<InPlace<Fp32>> => "fluid_plane_fields_fp32_in_place",
+    render::PlaneFields<InPlace<Fp16S>> => "fluid_plane_fields_fp16s_in_place",
+    render::PlaneFields<InPlace<Fp16C>> => "fluid_plane_fields_fp16c_in_place",
     render::SmokeForward => "smoke_forward",
     render::SmokeBackward => "smoke_backward",
     render::SmokeCorrect => "smoke_correct",
     render::SmokeLight => "smoke_light",
     render::FluidSplat => "fluid_splat",
+    render::FluidOccupancy => "fluid_occupancy",
     render::FluidShade => "fluid_shade",
 }
 

@@ -14,6 +14,7 @@
 
 pub mod abi;
 pub mod fluid;
+pub mod occupancy;
 pub mod smoke;
 
 use crate::math::{floor_i32, length, sqrt, Vec3};

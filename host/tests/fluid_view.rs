@@ -175,6 +175,154 @@ fn slices_of_walls_are_grey_and_other_axes_work() {
     assert_eq!(rgba[centre..centre + 3], [107, 107, 107]);
 }
 
+/// A swirling velocity (Taylor-Green-like cells of `2 pi / k` cells) with a wall block in it:
+/// vorticity and Q of both signs.
+fn swirl(l: Lattice) -> (Vec<f32>, Vec<u8>) {
+    let k = 2.0 * std::f32::consts::PI / 12.0;
+    let fields = fields_of(l, |x, y, z| {
+        let (x, y, z) = (k * x as f32, k * y as f32, k * z as f32);
+        [
+            0.05 * x.sin() * y.cos() * z.cos(),
+            -0.05 * x.cos() * y.sin() * z.cos(),
+            0.02 * (x + y).sin(),
+        ]
+    });
+    let flags = (0..l.cells())
+        .map(|c| {
+            let (x, y, z) = l.coords(c);
+            u8::from((9..13).contains(&x) && (4..8).contains(&y) && z < 6)
+        })
+        .collect();
+    (fields, flags)
+}
+
+#[test]
+fn slices_read_only_their_planes() {
+    // Fields that are NaN outside the planes a slice says it reads: the same bytes as with
+    // every cell's fields, for each axis, planes at the faces (the gradients wrap) and inside,
+    // plain and derived quantities.
+    let l = Lattice::new(24, 14, 11);
+    let (fields, flags) = swirl(l);
+    for axis in 0..3usize {
+        let n = [l.nx, l.ny, l.nz][axis];
+        for at in [0, 1, n / 2, n - 1] {
+            for quantity in [Quantity::Speed, Quantity::Vorticity, Quantity::Q] {
+                let look = Look {
+                    kind: ViewKind::Slice,
+                    quantity,
+                    axis,
+                    at: Some(at),
+                    ..Look::default()
+                };
+                let cam = look.camera(l, W, H);
+                let range = if quantity == Quantity::Speed {
+                    (0.0, 0.08)
+                } else {
+                    (-0.002, 0.002)
+                };
+                let frame = look.frame(&cam, l, range, BACKGROUND);
+                let planes = frame.field_planes().unwrap();
+                let mut poisoned = fields.clone();
+                let cells = l.cells();
+                for c in 0..cells {
+                    let (x, y, z) = l.coords(c);
+                    if !planes.contains(&l, x, y, z) {
+                        for a in 0..4 {
+                            poisoned[a * cells + c] = f32::NAN;
+                        }
+                    }
+                }
+                let draw = |f: &[f32]| {
+                    let mut rgba = vec![0u8; (W * H * 4) as usize];
+                    let input = FrameInput {
+                        fields: f,
+                        flags: &flags,
+                        smoke: &[],
+                        solids: &[],
+                        solid_radius: 0.5,
+                    };
+                    CpuFluidRaster::default()
+                        .draw(&frame, &input, &mut rgba)
+                        .unwrap();
+                    rgba
+                };
+                let full = draw(&fields);
+                assert!(
+                    full == draw(&poisoned),
+                    "axis {axis} at {at} {quantity:?}: the slice reads cells off its planes"
+                );
+                // Not all background: the slice is on screen.
+                assert!(full.chunks_exact(4).any(|p| p != BACKGROUND.to_le_bytes()));
+            }
+        }
+    }
+}
+
+#[test]
+fn marches_skip_only_what_they_would_not_draw() {
+    // Volumes and smoke drawn with and without the empty-space skipping: the same bytes, from
+    // a corner (the volumes' camera) and head-on, with a range whose bottom is not zero.
+    let l = Lattice::new(37, 26, 21);
+    let (fields, flags) = swirl(l);
+    let smoke: Vec<f32> = (0..l.cells())
+        .map(|c| {
+            let (x, y, z) = l.coords(c);
+            let r2 =
+                (x as f32 - 8.0).powi(2) + (y as f32 - 13.0).powi(2) + (z as f32 - 5.0).powi(2);
+            // A dense block from brick boundary to brick boundary: any sample skipped in it
+            // shows.
+            let block = (16..24).contains(&x) && (8..16).contains(&y) && (8..16).contains(&z);
+            let plume = if block { 0.6 } else { 0.0 };
+            (1.2 * (-r2 / 10.0).exp() - 0.05).max(0.0) + plume
+        })
+        .collect();
+    let views = [
+        (ViewKind::Volume, Quantity::Q, None),
+        (ViewKind::Volume, Quantity::Vorticity, None),
+        (ViewKind::Volume, Quantity::Ux, Some((-0.01, 0.05))),
+        (ViewKind::Smoke, Quantity::Smoke, None),
+    ];
+    let mut skipped_some = false;
+    for (kind, quantity, range) in views {
+        for yaw in [0.0f32, 0.55, 2.4] {
+            let look = Look {
+                kind,
+                quantity,
+                range,
+                ..Look::default()
+            };
+            let mut cam = look.camera(l, W, H);
+            cam.yaw = yaw;
+            let range = range.unwrap_or(if quantity == Quantity::Q {
+                (0.0, 1e-4)
+            } else {
+                (0.0, 0.01)
+            });
+            let frame = look.frame(&cam, l, range, BACKGROUND);
+            let input = FrameInput {
+                fields: &fields,
+                flags: &flags,
+                smoke: &smoke,
+                solids: &[[12.0, 13.0, 10.0], [20.0, 5.0, 3.0]],
+                solid_radius: 0.8,
+            };
+            let draw = |no_skipping: bool| {
+                let mut rgba = vec![0u8; (W * H * 4) as usize];
+                let mut r = CpuFluidRaster::default();
+                r.no_skipping = no_skipping;
+                r.draw(&frame, &input, &mut rgba).unwrap();
+                rgba
+            };
+            let (skipping, marching) = (draw(false), draw(true));
+            assert!(skipping == marching, "{kind:?} {quantity:?} yaw {yaw}");
+            skipped_some |= skipping
+                .chunks_exact(4)
+                .any(|p| p != BACKGROUND.to_le_bytes());
+        }
+    }
+    assert!(skipped_some);
+}
+
 /// Mean and standard deviation along x of a density.
 fn moments(l: Lattice, s: &[f32]) -> (f64, f64) {
     let (mut m0, mut m1, mut m2) = (0f64, 0f64, 0f64);
@@ -246,25 +394,61 @@ fn gpu_frames_equal_cpu_frames() {
     }
     assert_eq!(cpu.smoke().unwrap(), cuda.smoke().unwrap(), "smoke differs");
     let l = scene.setup.lattice();
-    for (kind, quantity) in [
-        (ViewKind::Slice, Quantity::Speed),
-        (ViewKind::Slice, Quantity::Vorticity),
-        (ViewKind::Volume, Quantity::Q),
-        (ViewKind::Smoke, Quantity::Smoke),
-    ] {
-        let look = Look {
-            kind,
-            quantity,
-            ..Look::default()
-        };
-        let cam = look.camera(l, W, H);
-        let range = look.range_for(&scene);
-        let frame = look.frame(&cam, l, range, BACKGROUND);
-        let mut a = vec![0u8; (W * H * 4) as usize];
-        let mut b = a.clone();
-        cpu.render_into(&frame, 0.5, &mut a).unwrap();
-        cuda.render_into(&frame, 0.5, &mut b).unwrap();
-        assert!(a == b, "{kind:?} {quantity:?}: CPU and CUDA frames differ");
+    // Every kind of frame, slices across each axis (at the faces too: the gradients wrap),
+    // each drawn twice on CUDA (the second from what the first left: derived arrays, light,
+    // occupancy), then again after one more step and advection.
+    let looks = [
+        (ViewKind::Slice, Quantity::Speed, 2, None, None),
+        (ViewKind::Slice, Quantity::Vorticity, 2, None, None),
+        (ViewKind::Slice, Quantity::Vorticity, 0, Some(0), None),
+        (ViewKind::Slice, Quantity::Q, 1, Some(15), None),
+        (ViewKind::Slice, Quantity::Ux, 2, Some(1), None),
+        (ViewKind::Slice, Quantity::Smoke, 1, Some(8), None),
+        (ViewKind::Volume, Quantity::Q, 2, None, None),
+        (
+            ViewKind::Volume,
+            Quantity::Vorticity,
+            2,
+            None,
+            Some((0.001, 0.02)),
+        ),
+        (ViewKind::Volume, Quantity::Speed, 2, None, None),
+        (ViewKind::Smoke, Quantity::Smoke, 2, None, None),
+    ];
+    for round in 0..2 {
+        if round == 1 {
+            for b in [&mut cpu, &mut cuda] {
+                for _ in 0..smoke.every {
+                    b.step().unwrap();
+                }
+                b.advect_smoke(&smoke).unwrap();
+            }
+        }
+        for (kind, quantity, axis, at, range) in looks {
+            let look = Look {
+                kind,
+                quantity,
+                axis,
+                at,
+                range,
+                ..Look::default()
+            };
+            let cam = look.camera(l, W, H);
+            let range = look.range_for(&scene);
+            let frame = look.frame(&cam, l, range, BACKGROUND);
+            let mut a = vec![0u8; (W * H * 4) as usize];
+            let mut b = a.clone();
+            cpu.render_into(&frame, 0.5, &mut a).unwrap();
+            for pass in 0..2 {
+                b.fill(0);
+                cuda.render_into(&frame, 0.5, &mut b).unwrap();
+                assert!(
+                    a == b,
+                    "round {round} pass {pass}, {kind:?} {quantity:?} axis {axis} at {at:?}: \
+                     CPU and CUDA frames differ"
+                );
+            }
+        }
     }
 }
 

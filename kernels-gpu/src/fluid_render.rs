@@ -1,26 +1,31 @@
-//! Kernels of the fluid viewer: the derived fields (vorticity magnitude and Q), the smoke's
+//! Kernels of the fluid viewer: a slice's fields (its planes' cells only, one entry point per
+//! storage), the derived fields (vorticity magnitude and Q), the smoke's
 //! BFECC advection (forward, backward, then the clamped correction with the sources), its light
-//! volume, the solids' splats and the per-pixel shading. Arguments are
+//! volume, the marches' occupancy bricks, the solids' splats and the per-pixel shading. Arguments are
 //! `murmur_common::render::abi`; the math is `murmur_common::render::{fluid, smoke}` and
 //! `murmur_common::lbm::derived`, the same functions the CPU twin calls.
 
-use crate::thread::index_below;
+use crate::thread::{ballot, index_below};
 use core::sync::atomic::{AtomicU64, Ordering};
 use murmur_common::lbm::derived::{curl, q_criterion, velocity_gradient};
+use murmur_common::lbm::{cell_fields, store_fields, Fp16C, Fp16S, Fp32, InPlace};
 use murmur_common::math::sqrt;
 use murmur_common::render::abi::{
-    FluidDerived, FluidShade, FluidSplat, SmokeBackward, SmokeCorrect, SmokeForward, SmokeLight,
+    FluidDerived, FluidOccupancy, FluidShade, FluidSplat, PlaneFields, SmokeBackward, SmokeCorrect,
+    SmokeForward, SmokeLight,
 };
+use murmur_common::render::occupancy::{self, span_cell, Bricks};
 use murmur_common::render::{fluid, smoke};
 
-/// Stage `fluid_derived`.
+/// Stage `fluid_derived`: the cells of `a.planes` (a slice's plane, or every cell).
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn fluid_derived(a: FluidDerived) {
     let l = a.lattice;
     let n = l.cells();
-    let Some(cell) = index_below(n as u64) else {
+    let Some(i) = index_below(a.planes.cells(&l) as u64) else {
         return;
     };
+    let cell = a.planes.cell(&l, i);
     let periodic = [
         a.periodic & 1 != 0,
         a.periodic & 2 != 0,
@@ -45,6 +50,32 @@ pub unsafe extern "ptx-kernel" fn fluid_derived(a: FluidDerived) {
     };
     a.derived.write(cell, w);
     a.derived.write(n + cell, q);
+}
+
+macro_rules! plane_fields {
+    ($($storage:ty => $name:ident,)*) => {$(
+        /// Stage `fields` of a slice frame: `rho, u` of the cells of `a.planes` only.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $name(a: PlaneFields<$storage>) {
+            let f = &a.fields;
+            let l = f.p.lattice;
+            let Some(i) = index_below(a.planes.cells(&l) as u64) else {
+                return;
+            };
+            let cell = a.planes.cell(&l, i);
+            let (rho, u) = cell_fields(&f.p, &f.pops, f.flags, f.f, &f.band, cell);
+            store_fields(f.fields, l.cells(), cell, rho, u);
+        }
+    )*};
+}
+
+plane_fields! {
+    Fp32 => fluid_plane_fields_fp32,
+    Fp16S => fluid_plane_fields_fp16s,
+    Fp16C => fluid_plane_fields_fp16c,
+    InPlace<Fp32> => fluid_plane_fields_fp32_in_place,
+    InPlace<Fp16S> => fluid_plane_fields_fp16s_in_place,
+    InPlace<Fp16C> => fluid_plane_fields_fp16c_in_place,
 }
 
 /// Stage `smoke_forward`.
@@ -99,6 +130,34 @@ pub unsafe extern "ptx-kernel" fn fluid_splat(a: FluidSplat) {
         let slot = AtomicU64::from_ptr(a.frame.at(pixel as usize));
         slot.fetch_min(key, Ordering::Relaxed);
     });
+}
+
+/// Stage `fluid_occupancy`: one warp per brick, its span's cells shared among the lanes.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn fluid_occupancy(a: FluidOccupancy) {
+    let l = a.frame.lattice;
+    let bricks = Bricks::of(&l);
+    // Whole warps pass or leave together (the launch is whole warps): the ballot below has
+    // every lane of its warp.
+    let Some(i) = index_below(bricks.count() as u64 * 32) else {
+        return;
+    };
+    let (brick, lane) = (i / 32, i as u32 % 32);
+    let (first, extent) = Bricks::span(&l, bricks.coords(brick));
+    let cells = extent[0] * extent[1] * extent[2];
+    let mut any = false;
+    let mut k = lane;
+    while k < cells {
+        if occupancy::drawn(&a.frame, &a.volumes, span_cell(&l, first, extent, k)) {
+            any = true;
+            break;
+        }
+        k += 32;
+    }
+    let votes = ballot(any);
+    if lane == 0 {
+        a.occupancy.write(brick, (votes != 0) as u8);
+    }
 }
 
 /// Stage `fluid_shade`.

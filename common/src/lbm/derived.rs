@@ -31,6 +31,10 @@ pub fn is_fluid_byte(b: u8) -> bool {
 
 /// The gradient of fluid cell `cell` (`None` for a non-fluid one). `periodic[a]` says whether
 /// axis `a` wraps; `flag(c)` is cell `c`'s byte, `u(c)` its velocity.
+///
+/// Each axis is its own call of [`axis_derivative`] with the cell's coordinate and the axis'
+/// stride in cell numbers, so the kernels keep everything in registers (no arrays indexed by a
+/// loop's axis, which would live in local memory).
 #[inline(always)]
 pub fn velocity_gradient(
     l: &Lattice,
@@ -43,47 +47,61 @@ pub fn velocity_gradient(
         return None;
     }
     let (x, y, z) = l.coords(cell);
-    let coord = [x as i64, y as i64, z as i64];
-    let dims = [l.nx as i64, l.ny as i64, l.nz as i64];
-    // The fluid cell `k` steps along `axis`, if it exists (wrapping on periodic axes).
-    let at = |axis: usize, k: i64| -> Option<usize> {
-        let mut c = coord;
-        let n = dims[axis];
-        c[axis] += k;
-        if c[axis] < 0 || c[axis] >= n {
-            if !periodic[axis] {
+    let uc = u(cell);
+    let plane = l.nx as usize * l.ny as usize;
+    let dx = axis_derivative(l.nx, x, 1, periodic[0], cell, uc, &flag, &u);
+    let dy = axis_derivative(l.ny, y, l.nx as usize, periodic[1], cell, uc, &flag, &u);
+    let dz = axis_derivative(l.nz, z, plane, periodic[2], cell, uc, &flag, &u);
+    Some([
+        [dx[0], dy[0], dz[0]],
+        [dx[1], dy[1], dz[1]],
+        [dx[2], dy[2], dz[2]],
+    ])
+}
+
+/// `du / dx_a` at `cell`, whose coordinate along axis `a` is `i` (of `n`), cells `stride`
+/// apart along it: central, one-sided or zero as the module says.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn axis_derivative(
+    n: u32,
+    i: u32,
+    stride: usize,
+    periodic: bool,
+    cell: usize,
+    uc: [f32; 3],
+    flag: &impl Fn(usize) -> u8,
+    u: &impl Fn(usize) -> [f32; 3],
+) -> [f32; 3] {
+    // The fluid cell `k` steps along the axis (|k| <= 2), if it exists (wrapping when periodic).
+    let at = |k: i32| -> Option<usize> {
+        let mut j = i as i32 + k;
+        if j < 0 || j >= n as i32 {
+            if !periodic {
                 return None;
             }
-            c[axis] = c[axis].rem_euclid(n);
+            j = j.rem_euclid(n as i32);
         }
-        let idx = l.index(c[0] as u32, c[1] as u32, c[2] as u32);
+        let idx = cell - i as usize * stride + j as usize * stride;
         if is_fluid_byte(flag(idx)) {
             Some(idx)
         } else {
             None
         }
     };
-    let uc = u(cell);
-    let mut g = [[0.0f32; 3]; 3];
-    for axis in 0..3 {
-        let d: [f32; 3] = match (at(axis, 1), at(axis, -1)) {
-            (Some(p), Some(m)) => {
-                let (up, um) = (u(p), u(m));
-                [
-                    0.5 * (up[0] - um[0]),
-                    0.5 * (up[1] - um[1]),
-                    0.5 * (up[2] - um[2]),
-                ]
-            }
-            (Some(p), None) => one_sided(uc, u(p), at(axis, 2).map(&u), 1.0),
-            (None, Some(m)) => one_sided(uc, u(m), at(axis, -2).map(&u), -1.0),
-            (None, None) => [0.0; 3],
-        };
-        g[0][axis] = d[0];
-        g[1][axis] = d[1];
-        g[2][axis] = d[2];
+    match (at(1), at(-1)) {
+        (Some(p), Some(m)) => {
+            let (up, um) = (u(p), u(m));
+            [
+                0.5 * (up[0] - um[0]),
+                0.5 * (up[1] - um[1]),
+                0.5 * (up[2] - um[2]),
+            ]
+        }
+        (Some(p), None) => one_sided(uc, u(p), at(2).map(u), 1.0),
+        (None, Some(m)) => one_sided(uc, u(m), at(-2).map(u), -1.0),
+        (None, None) => [0.0; 3],
     }
-    Some(g)
 }
 
 /// One-sided derivative towards `sign` (+1 or -1) from `u0`, its neighbour `u1` and, when fluid,
@@ -139,5 +157,83 @@ mod tests {
             assert!((q_criterion(&g) - w * w).abs() < 1e-9);
         }
         assert!(velocity_gradient(&l, [false; 3], 0, |_| 1, u).is_none());
+    }
+
+    /// The gradient as first written (coordinates in an array indexed by the axis), kept as the
+    /// reference the register-friendly form must match bit for bit.
+    fn reference(
+        l: &Lattice,
+        periodic: [bool; 3],
+        cell: usize,
+        flag: impl Fn(usize) -> u8,
+        u: impl Fn(usize) -> [f32; 3],
+    ) -> Option<Gradient> {
+        if !is_fluid_byte(flag(cell)) {
+            return None;
+        }
+        let (x, y, z) = l.coords(cell);
+        let coord = [x as i64, y as i64, z as i64];
+        let dims = [l.nx as i64, l.ny as i64, l.nz as i64];
+        let at = |axis: usize, k: i64| -> Option<usize> {
+            let mut c = coord;
+            c[axis] += k;
+            if c[axis] < 0 || c[axis] >= dims[axis] {
+                if !periodic[axis] {
+                    return None;
+                }
+                c[axis] = c[axis].rem_euclid(dims[axis]);
+            }
+            let idx = l.index(c[0] as u32, c[1] as u32, c[2] as u32);
+            is_fluid_byte(flag(idx)).then_some(idx)
+        };
+        let uc = u(cell);
+        let mut g = [[0.0f32; 3]; 3];
+        for axis in 0..3 {
+            let d: [f32; 3] = match (at(axis, 1), at(axis, -1)) {
+                (Some(p), Some(m)) => {
+                    let (up, um) = (u(p), u(m));
+                    [
+                        0.5 * (up[0] - um[0]),
+                        0.5 * (up[1] - um[1]),
+                        0.5 * (up[2] - um[2]),
+                    ]
+                }
+                (Some(p), None) => one_sided(uc, u(p), at(axis, 2).map(&u), 1.0),
+                (None, Some(m)) => one_sided(uc, u(m), at(axis, -2).map(&u), -1.0),
+                (None, None) => [0.0; 3],
+            };
+            for i in 0..3 {
+                g[i][axis] = d[i];
+            }
+        }
+        Some(g)
+    }
+
+    #[test]
+    fn the_same_bits_as_the_reference() {
+        // Pseudo-random velocities and walls on lattices down to one cell thick, every
+        // combination of periodic axes.
+        for (nx, ny, nz) in [(7, 5, 4), (3, 1, 6), (1, 2, 2), (5, 4, 3)] {
+            let l = Lattice::new(nx, ny, nz);
+            let hash = |c: usize, k: u32| {
+                let h = (c as u32 ^ k.wrapping_mul(0x9e37_79b9)).wrapping_mul(0x85eb_ca6b);
+                (h ^ (h >> 13)).wrapping_mul(0xc2b2_ae35) ^ (h >> 16)
+            };
+            let u = |c: usize| [1, 2, 3].map(|k| (hash(c, k) % 2001) as f32 * 1e-4 - 0.1);
+            let flag = |c: usize| if hash(c, 7) % 5 == 0 { 1 } else { 0 };
+            for bits in 0..8u32 {
+                let periodic = [bits & 1 != 0, bits & 2 != 0, bits & 4 != 0];
+                for c in 0..l.cells() {
+                    let want = reference(&l, periodic, c, flag, u);
+                    let got = velocity_gradient(&l, periodic, c, flag, u);
+                    let bits_of = |g: Option<Gradient>| g.map(|g| g.map(|r| r.map(f32::to_bits)));
+                    assert_eq!(
+                        bits_of(got),
+                        bits_of(want),
+                        "cell {c} periodic {periodic:?}"
+                    );
+                }
+            }
+        }
     }
 }

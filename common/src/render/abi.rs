@@ -37,21 +37,48 @@ pub struct RenderResolve {
 /// Threads per block of the per-pixel render kernels.
 pub const PIXEL_BLOCK: u32 = 256;
 
-use super::fluid::{FluidFrame, Volumes};
+use super::fluid::{FluidFrame, Planes, Volumes};
 use super::smoke::{SmokeParams, SmokeSource};
-use crate::lbm::Lattice;
+use crate::lbm::abi::FieldsArgs;
+use crate::lbm::{Lattice, Storage};
 
-/// `fluid_derived`: one thread per cell; `derived = [|curl u|; n] ++ [Q; n]` (lattice units)
-/// from `fields` (`4 n` values) by `murmur_common::lbm::derived`, the `.vti` output's math.
-/// `periodic` bit `a`: axis `a` wraps.
+/// `fluid_derived`: one thread per cell of `planes` (`planes.cells` threads); `derived = [|curl
+/// u|; n] ++ [Q; n]` (lattice units) at those cells, the others untouched, from `fields` (`4 n`
+/// values, current wherever the gradients reach: `FluidFrame::field_planes`) by
+/// `murmur_common::lbm::derived`, the `.vti` output's math. `periodic` bit `a`: axis `a` wraps.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct FluidDerived {
     pub lattice: Lattice,
     pub periodic: u32,
+    pub planes: Planes,
     pub fields: DevSlice<f32>,
     pub flags: DevSlice<u8>,
     pub derived: DevSliceMut<f32>,
+}
+
+/// `fluid_plane_fields_*` (one per storage): `rho, u` of the cells of `planes` only (a slice
+/// frame's, `FluidFrame::field_planes`) into `fields.fields` (`4 n` floats, the other cells
+/// untouched), one thread per cell of the planes, by the cell function of `lbm_fields_*`
+/// (`murmur_common::lbm::cell_fields`); `fields` as for that kernel.
+#[repr(C)]
+pub struct PlaneFields<S: Storage> {
+    pub fields: FieldsArgs<S>,
+    pub planes: Planes,
+}
+
+// Copyable whatever the storage (derive would require `S: Copy`).
+impl<S: Storage> Clone for PlaneFields<S> {
+    #[inline(always)]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<S: Storage> Copy for PlaneFields<S> {}
+impl<S: Storage> core::fmt::Debug for PlaneFields<S> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("PlaneFields")
+    }
 }
 
 /// `smoke_forward`: one thread per cell, `s_hat[c]` = the semi-Lagrangian step of `s`
@@ -114,6 +141,18 @@ pub struct FluidSplat {
     pub view: View,
     pub pos: DevSlice<Vec3>,
     pub frame: DevSliceMut<u64>,
+}
+
+/// `fluid_occupancy`: one warp per brick of `frame.lattice` (`occupancy::Bricks::count` warps,
+/// whole warps: a block size that is a multiple of 32); `occupancy[b]` = 1 where brick `b`
+/// holds a cell the march of `frame` draws (`occupancy::drawn`), 0 elsewhere. `volumes` as
+/// `fluid_shade` reads them for the frame (their `occupancy` unused).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct FluidOccupancy {
+    pub frame: FluidFrame,
+    pub volumes: Volumes,
+    pub occupancy: DevSliceMut<u8>,
 }
 
 /// `fluid_shade`: one thread per pixel, `rgba[i]` = `fluid::shade` of the pixel over the solid

@@ -16,6 +16,7 @@
 // Index loops over the three axes read like the formulas.
 #![allow(clippy::needless_range_loop)]
 
+use super::occupancy::Bricks;
 use super::{clamp01, ordered_bits, rgba, unit_to_u8, View, EMPTY_KEY};
 use crate::kernel::DevSlice;
 use crate::lbm::Lattice;
@@ -187,6 +188,140 @@ pub struct FluidFrame {
     pub background: u32,
 }
 
+impl FluidFrame {
+    /// The planes whose fields (`rho, u`) the frame reads: none for the smoke (view or
+    /// quantity), a slice's plane (and [`GRADIENT_REACH`] planes on each side when it shows
+    /// vorticity or Q, whose gradients reach that far), every cell for a volume.
+    pub fn field_planes(&self) -> Option<Planes> {
+        let q = Quantity::from_u32(self.quantity);
+        if self.kind == ViewKind::Smoke as u32 || q == Quantity::Smoke {
+            return None;
+        }
+        let l = &self.lattice;
+        Some(if self.kind == ViewKind::Slice as u32 {
+            let reach = if q.derived() { GRADIENT_REACH } else { 0 };
+            Planes::around(l, self.axis, self.slice_at, reach)
+        } else {
+            Planes::all(l)
+        })
+    }
+
+    /// The planes whose derived values (vorticity magnitude, Q) the frame reads: a slice's
+    /// plane or every cell, when it shows one of them.
+    pub fn derived_planes(&self) -> Option<Planes> {
+        let q = Quantity::from_u32(self.quantity);
+        if self.kind == ViewKind::Smoke as u32 || !q.derived() {
+            return None;
+        }
+        let l = &self.lattice;
+        Some(if self.kind == ViewKind::Slice as u32 {
+            Planes::around(l, self.axis, self.slice_at, 0)
+        } else {
+            Planes::all(l)
+        })
+    }
+}
+
+/// How far a velocity gradient reaches along an axis (`common::lbm::derived`: central
+/// differences one cell, one-sided second-order ones two).
+pub const GRADIENT_REACH: u32 = 2;
+
+/// The planes `first, first + 1, .., first + count - 1` across `axis` (0 x, 1 y, 2 z), wrapped
+/// around the lattice: the cells a slice frame computes. Its cells are numbered plane by
+/// plane, x fastest where x lies in the plane (consecutive threads, consecutive cells);
+/// [`Planes::all`] numbers every cell as the lattice does.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Planes {
+    pub axis: u32,
+    pub first: u32,
+    pub count: u32,
+}
+
+impl Planes {
+    /// Every cell: the planes across z from 0.
+    #[inline(always)]
+    pub const fn all(l: &Lattice) -> Planes {
+        Planes {
+            axis: 2,
+            first: 0,
+            count: l.nz,
+        }
+    }
+
+    /// Plane `at` across `axis` and `reach` planes on each side, wrapped (every plane once
+    /// when the lattice is thinner than that); `at` past the last plane is the last, as
+    /// [`shade`] clamps it.
+    #[inline(always)]
+    pub fn around(l: &Lattice, axis: u32, at: u32, reach: u32) -> Planes {
+        let n = Self::size(l, axis);
+        let at = if at < n { at } else { n - 1 };
+        let count = 2 * reach + 1;
+        if count >= n {
+            return Planes {
+                axis,
+                first: 0,
+                count: n,
+            };
+        }
+        // reach < n / 2 here, so `at + n - reach` neither wraps below zero nor past 2 n.
+        let first = (at + n - reach) % n;
+        Planes { axis, first, count }
+    }
+
+    /// Cells along `axis`.
+    #[inline(always)]
+    fn size(l: &Lattice, axis: u32) -> u32 {
+        match axis {
+            0 => l.nx,
+            1 => l.ny,
+            _ => l.nz,
+        }
+    }
+
+    /// Whether they are every plane of the axis (every cell).
+    #[inline(always)]
+    pub fn is_all(&self, l: &Lattice) -> bool {
+        self.count >= Self::size(l, self.axis)
+    }
+
+    /// Cells of one plane.
+    #[inline(always)]
+    fn plane_cells(&self, l: &Lattice) -> usize {
+        l.cells() / Self::size(l, self.axis) as usize
+    }
+
+    /// Cells in all of them.
+    #[inline(always)]
+    pub fn cells(&self, l: &Lattice) -> usize {
+        self.count as usize * self.plane_cells(l)
+    }
+
+    /// Cell number of their `i`-th cell (`i < cells`). 32-bit arithmetic, like
+    /// `Lattice::coords`.
+    #[inline(always)]
+    pub fn cell(&self, l: &Lattice, i: usize) -> usize {
+        let per = self.plane_cells(l) as u32;
+        let (j, r) = (i as u32 / per, i as u32 % per);
+        let n = Self::size(l, self.axis);
+        // first < n and j < count <= n: one subtraction wraps.
+        let k = self.first + j;
+        let k = if k >= n { k - n } else { k };
+        match self.axis {
+            0 => l.index(k, r % l.ny, r / l.ny),
+            1 => l.index(r % l.nx, k, r / l.nx),
+            _ => l.index(r % l.nx, r / l.nx, k),
+        }
+    }
+
+    /// Whether cell `(x, y, z)` lies in one of them.
+    pub fn contains(&self, l: &Lattice, x: u32, y: u32, z: u32) -> bool {
+        let k = [x, y, z][self.axis as usize];
+        let n = Self::size(l, self.axis);
+        (k + n - self.first) % n < self.count
+    }
+}
+
 /// The lattice-sized buffers a frame reads (empty views for what its kind does not need).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -201,6 +336,9 @@ pub struct Volumes {
     pub light: DevSlice<f32>,
     /// Cell bytes.
     pub flags: DevSlice<u8>,
+    /// The volume marches' occupancy: one byte per brick, non-zero where the brick holds
+    /// something drawn (`occupancy::brick_occupied`); empty: no skipping.
+    pub occupancy: DevSlice<u8>,
 }
 
 impl Volumes {
@@ -317,19 +455,16 @@ pub fn pixel_ray(v: &View, px: u32, py: u32) -> (Vec3, Vec3) {
 /// Depth range `(t0, t1)` of the ray inside the box `[-0.5, n - 0.5]^3` (`t0 < t1`), if any.
 #[inline(always)]
 pub fn box_span(l: &Lattice, o: Vec3, d: Vec3) -> Option<(f32, f32)> {
-    let (o, d) = ([o.x, o.y, o.z], [d.x, d.y, d.z]);
-    let dims = [l.nx, l.ny, l.nz];
     let (mut t0, mut t1) = (0.0f32, f32::MAX);
-    for a in 0..3 {
-        let (lo, hi) = (-0.5f32, dims[a] as f32 - 0.5);
-        if d[a] == 0.0 {
-            if o[a] < lo || o[a] > hi {
-                return None;
-            }
-            continue;
+    // The slab of one axis (called per axis: no arrays indexed by a loop's axis, which the
+    // kernels would keep in local memory); false when the ray misses it.
+    let mut slab = |n: u32, o: f32, d: f32| -> bool {
+        let (lo, hi) = (-0.5f32, n as f32 - 0.5);
+        if d == 0.0 {
+            return !(o < lo || o > hi);
         }
-        let inv = 1.0 / d[a];
-        let (mut ta, mut tb) = ((lo - o[a]) * inv, (hi - o[a]) * inv);
+        let inv = 1.0 / d;
+        let (mut ta, mut tb) = ((lo - o) * inv, (hi - o) * inv);
         if ta > tb {
             core::mem::swap(&mut ta, &mut tb);
         }
@@ -339,6 +474,10 @@ pub fn box_span(l: &Lattice, o: Vec3, d: Vec3) -> Option<(f32, f32)> {
         if tb < t1 {
             t1 = tb;
         }
+        true
+    };
+    if !(slab(l.nx, o.x, d.x) && slab(l.ny, o.y, d.y) && slab(l.nz, o.z, d.z)) {
+        return None;
     }
     if t0 < t1 {
         Some((t0, t1))
@@ -394,7 +533,7 @@ pub fn splat_solid(v: &View, p: Vec3, radius: f32, write: impl FnMut(u32, u64)) 
 
 /// `t` of `v` in the frame's range (0 at `lo`, 1 at `hi`; any `hi == lo` gives 0).
 #[inline(always)]
-fn normalise(f: &FluidFrame, v: f32) -> f32 {
+pub fn normalise(f: &FluidFrame, v: f32) -> f32 {
     let span = f.hi - f.lo;
     if span == 0.0 || span.is_nan() {
         return 0.0;
@@ -454,15 +593,23 @@ pub unsafe fn shade(f: &FluidFrame, vol: &Volumes, px: u32, py: u32, key: u64) -
             return behind;
         }
         let p = o + d * t;
-        let mut at = [p.x, p.y, p.z];
-        at[axis] = f.slice_at as f32;
-        let c = Corners::new(&l, at, 0);
-        // A wall's colour where the nearest cell is not fluid.
-        let mut nearest = [0u32; 3];
-        for a in 0..3 {
-            nearest[a] = if c.frac[a] >= 0.5 { c.hi[a] } else { c.lo[a] };
+        let at = f.slice_at as f32;
+        // Constant indices throughout (the kernel keeps the corners in registers).
+        let mut c = match axis {
+            0 => Corners::new(&l, [at, p.y, p.z], 0),
+            1 => Corners::new(&l, [p.x, at, p.z], 0),
+            _ => Corners::new(&l, [p.x, p.y, at], 0),
+        };
+        // The plane's own cells only: across it the far corners weigh nothing, and their
+        // fields need not be current (a slice frame computes its plane's alone).
+        match axis {
+            0 => c.hi[0] = c.lo[0],
+            1 => c.hi[1] = c.lo[1],
+            _ => c.hi[2] = c.lo[2],
         }
-        let cell = l.index(nearest[0], nearest[1], nearest[2]);
+        // A wall's colour where the nearest cell is not fluid.
+        let nearest = |a: usize| if c.frac[a] >= 0.5 { c.hi[a] } else { c.lo[a] };
+        let cell = l.index(nearest(0), nearest(1), nearest(2));
         if vol.flags.read(cell) & crate::lbm::boundary::KIND_MASK != 0 {
             return rgba(
                 unit_to_u8(WALL[0]),
@@ -484,16 +631,28 @@ pub unsafe fn shade(f: &FluidFrame, vol: &Volumes, px: u32, py: u32, key: u64) -
     }
     let smoke = f.kind == ViewKind::Smoke as u32;
     let q = Quantity::from_u32(f.quantity);
+    let bricks = Bricks::of(&l);
+    let skipping = !vol.occupancy.is_empty();
     let (mut acc, mut trans) = ([0.0f32; 3], 1.0f32);
     let mut i = 0;
     while i < count {
         let t = t0 + (i as f32 + 0.5) * dt;
-        i += 1;
         if t >= t1 {
             break;
         }
         let p = o + d * t;
         let c = Corners::new(&l, [p.x, p.y, p.z], 0);
+        if skipping {
+            let b = Bricks::of_corner(c.lo);
+            if vol.occupancy.read(bricks.index(b)) == 0 {
+                // On to the last sample before the ray leaves the brick (whole samples at
+                // least a step inside it are skipped: rounding cannot reach that far).
+                let next = ((bricks.exit(b, o, d) - t0) / dt - 0.5) as u32;
+                i = if next > i + 1 { next } else { i + 1 };
+                continue;
+            }
+        }
+        i += 1;
         let (k, colour) = if smoke {
             let density = c.interpolate(&l, |cell| vol.smoke.read(cell));
             if density <= 0.0 {

@@ -22,6 +22,7 @@ use murmur_common::lbm::immersed::clear_items;
 use murmur_common::lbm::{
     CollisionModel, Lattice, LbmParams, Model, Populations, Storage, StorageKind, Streaming,
 };
+use murmur_common::render::abi::PlaneFields;
 use murmur_common::{with_model, with_storage, DevSlice, DevSliceMut};
 
 /// Threads per block of the lattice kernels (one thread per cell, x fastest: coalesced). 128:
@@ -445,6 +446,7 @@ where
     S::Elem: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits,
     Init<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     FieldsArgs<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    PlaneFields<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     Health<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     IbVelocity<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
 {
@@ -477,6 +479,51 @@ where
         // SAFETY: one thread per cell, reading the populations and writing its own fields.
         unsafe { l.run(a, Shape::per_item(n as u64, BLOCK_SIZE)) }?;
         self.fields_step = Some(self.step);
+        Ok(())
+    }
+
+    /// `rho, u` of the cells of `planes` alone (a slice frame's), by `fluid_plane_fields_*`,
+    /// unless the buffer holds this step's fields of every cell; the buffer keeps the step of
+    /// its last full computation (its other cells are older).
+    fn compute_plane_fields(
+        &mut self,
+        planes: murmur_common::render::fluid::Planes,
+    ) -> Result<(), FluidError> {
+        if self.fields_step == Some(self.step) {
+            return Ok(());
+        }
+        let lattice = self.params.lattice;
+        if self.fields.is_none() {
+            let n = lattice.cells();
+            self.gpu
+                .check_fits("the output fields (16 bytes per cell)", 16 * n as u64)?;
+            self.fields = Some(self.gpu.zeros::<f32>(4 * n)?);
+        }
+        let pops = self.now();
+        let mut l = self.gpu.launch();
+        let band = self.band_ref(&mut l);
+        let Some(fields) = self.fields.as_mut() else {
+            unreachable!("allocated above")
+        };
+        let a = PlaneFields {
+            fields: FieldsArgs {
+                p: self.params,
+                pops,
+                flags: l.read(&self.flags),
+                f: l.read(&self.f),
+                band,
+                fields: l.write(fields),
+            },
+            planes,
+        };
+        // SAFETY: one thread per cell of the planes, reading the populations and writing its
+        // own fields.
+        unsafe {
+            l.run(
+                a,
+                Shape::per_item(planes.cells(&lattice) as u64, BLOCK_SIZE),
+            )
+        }?;
         Ok(())
     }
 
@@ -822,6 +869,7 @@ where
     S::Elem: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits,
     Init<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     FieldsArgs<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    PlaneFields<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     Health<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     IbVelocity<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     StreamCollide<murmur_common::lbm::Bgk, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
@@ -1065,10 +1113,15 @@ where
     ) -> Result<(), FluidError> {
         crate::raster::check_frame(&frame.view, rgba)
             .map_err(|e| FluidError::Invalid(e.to_string()))?;
-        // The smoke view reads no fields: a frame of it costs no pass over the populations.
-        let smoke_view = frame.kind == murmur_common::render::fluid::ViewKind::Smoke as u32;
-        if !smoke_view || self.fields.is_none() {
-            self.compute_fields()?;
+        // The fields the frame reads: a slice's planes alone, every cell for a volume, none for
+        // the smoke (a buffer to point at, once).
+        match frame.field_planes() {
+            Some(planes) if !planes.is_all(&self.params.lattice) => {
+                self.compute_plane_fields(planes)?
+            }
+            Some(_) => self.compute_fields()?,
+            None if self.fields.is_none() => self.compute_fields()?,
+            None => {}
         }
         let solids = self
             .ib
@@ -1080,7 +1133,8 @@ where
         let input = crate::raster::fluid_cuda::DeviceInput {
             fields,
             flags: &self.flags,
-            smoke: self.smoke.as_ref().map(|s| s.density()),
+            smoke: self.smoke.as_ref(),
+            step: self.step,
             solids: &solids,
             solid_radius,
         };

@@ -7,7 +7,8 @@ use super::{check_frame, RasterError};
 use murmur_common::lbm::derived::{curl, q_criterion, velocity_gradient};
 use murmur_common::lbm::Lattice;
 use murmur_common::math::sqrt;
-use murmur_common::render::fluid::{self, FluidFrame, Quantity, ViewKind, Volumes};
+use murmur_common::render::fluid::{self, FluidFrame, Planes, Quantity, ViewKind, Volumes};
+use murmur_common::render::occupancy::{self, Bricks};
 use murmur_common::render::smoke::{self, SmokeParams, SmokeSource};
 use murmur_common::render::EMPTY_KEY;
 use murmur_common::{DevSlice, Vec3};
@@ -41,17 +42,27 @@ pub struct FrameInput<'a> {
     pub solid_radius: f32,
 }
 
-/// Stage `fluid_derived`: `[|curl u|; n] ++ [Q; n]` of `fields` (lattice units).
-pub fn derived(l: Lattice, periodic: [bool; 3], fields: &[f32], flags: &[u8], out: &mut [f32]) {
+/// Stage `fluid_derived`: `[|curl u|; n] ++ [Q; n]` of `fields` (lattice units) at the cells
+/// of `planes` (the others untouched).
+pub fn derived(
+    l: Lattice,
+    periodic: [bool; 3],
+    planes: Planes,
+    fields: &[f32],
+    flags: &[u8],
+    out: &mut [f32],
+) {
     let n = l.cells();
-    let (w, q) = out.split_at_mut(n);
-    w.par_iter_mut()
-        .zip(q.par_iter_mut())
-        .enumerate()
+    assert!(fields.len() == 4 * n && flags.len() == n && out.len() == 2 * n);
+    let out_ptr = Shared(out.as_mut_ptr());
+    (0..planes.cells(&l))
+        .into_par_iter()
         .with_min_len(CHUNK)
-        .for_each(|(cell, (w, q))| {
+        .for_each(|i| {
+            let out = &out_ptr;
+            let cell = planes.cell(&l, i);
             let u = |c: usize| [fields[n + c], fields[2 * n + c], fields[3 * n + c]];
-            (*w, *q) = match velocity_gradient(&l, periodic, cell, |c| flags[c], u) {
+            let (w, q) = match velocity_gradient(&l, periodic, cell, |c| flags[c], u) {
                 Some(g) => {
                     let v = curl(&g);
                     (
@@ -61,6 +72,12 @@ pub fn derived(l: Lattice, periodic: [bool; 3], fields: &[f32], flags: &[u8], ou
                 }
                 None => (0.0, 0.0),
             };
+            // SAFETY: `out` holds `2 n` values (checked above) and each cell of the planes is
+            // one `i`'s alone.
+            unsafe {
+                *out.0.add(cell) = w;
+                *out.0.add(n + cell) = q;
+            }
         });
 }
 
@@ -150,12 +167,32 @@ impl CpuSmoke {
     }
 }
 
+/// Stage `fluid_occupancy`: one byte per brick of the frame's lattice, 1 where the brick holds
+/// a cell the march of `frame` draws (`occupancy::brick_occupied`).
+///
+/// # Safety
+/// The views of `vol` that the frame's kind and quantity read hold the lattice.
+pub unsafe fn occupancy(frame: &FluidFrame, vol: &Volumes, out: &mut [u8]) {
+    let bricks = Bricks::of(&frame.lattice);
+    assert_eq!(out.len(), bricks.count());
+    let vol = Shared(*vol);
+    out.par_iter_mut().enumerate().for_each(|(i, o)| {
+        let vol = &vol;
+        // SAFETY: as the caller promises.
+        *o = unsafe { occupancy::brick_occupied(frame, &vol.0, bricks.coords(i)) } as u8;
+    });
+}
+
 /// The per-pixel keys and the lattice-sized scratch of the CPU frames, kept between frames.
 #[derive(Default)]
 pub struct CpuFluidRaster {
     keys: Vec<AtomicU64>,
     derived: Vec<f32>,
     light: Vec<f32>,
+    occupancy: Vec<u8>,
+    /// Marches every sample, without the empty-space skipping (the tests' reference: the
+    /// frames must be the same bytes either way).
+    pub no_skipping: bool,
 }
 
 impl CpuFluidRaster {
@@ -186,12 +223,14 @@ impl CpuFluidRaster {
             zeros = vec![0.0f32; if smoke_view { n } else { 0 }];
             &zeros[..]
         };
-        // Stage `fluid_derived`, when the frame shows vorticity or Q.
-        if kind != ViewKind::Smoke as u32 && q.derived() {
+        // Stage `fluid_derived`, when the frame shows vorticity or Q: a slice's plane or
+        // every cell.
+        if let Some(planes) = frame.derived_planes() {
             self.derived.resize(2 * n, 0.0);
             derived(
                 l,
                 crate::fluid::derived::LATTICE_PERIODIC,
+                planes,
                 input.fields,
                 input.flags,
                 &mut self.derived,
@@ -215,14 +254,23 @@ impl CpuFluidRaster {
                 keys[pixel as usize].fetch_min(key, Ordering::Relaxed);
             })
         });
-        // Stage `fluid_shade`.
-        let vol = Shared(Volumes {
+        let mut volumes = Volumes {
             fields: view(input.fields),
             derived: view(&self.derived),
             smoke: view(smoke),
             light: view(&self.light),
             flags: view(input.flags),
-        });
+            occupancy: DevSlice::empty(),
+        };
+        // Stage `fluid_occupancy` (the marches: volume and smoke).
+        if kind != ViewKind::Slice as u32 && !self.no_skipping {
+            self.occupancy.resize(Bricks::of(&l).count(), 0);
+            // SAFETY: every view the frame reads holds the lattice (checked and sized above).
+            unsafe { occupancy(frame, &volumes, &mut self.occupancy) };
+            volumes.occupancy = view(&self.occupancy);
+        }
+        // Stage `fluid_shade`.
+        let vol = Shared(volumes);
         let w = v.width as usize;
         rgba.par_chunks_exact_mut(4)
             .zip(keys.par_iter())

@@ -1,19 +1,26 @@
 //! The fluid viewer on the GPU: the smoke's advection (`smoke_forward`, `smoke_backward`,
-//! `smoke_correct`) and a
-//! frame's stages (`fluid_derived`, `smoke_light`, `render_clear`, `fluid_splat`, `fluid_shade`)
-//! on a CUDA lattice's own fields buffer, then one copy of the `RGBA8` frame back.
+//! `smoke_correct`) and a frame's stages (`fluid_derived`, `smoke_light`, `fluid_occupancy`,
+//! `render_clear`, `fluid_splat`, `fluid_shade`) on a CUDA lattice's own fields buffer, then
+//! one copy of the `RGBA8` frame back.
+//!
+//! What a frame reads is computed only where and when it changes: a slice's derived arrays on
+//! its plane alone (the backend computes the plane's fields, `FluidFrame::field_planes`), the
+//! derived arrays and a volume's occupancy once per state step, the smoke's light volume and
+//! occupancy once per advection.
 
 use crate::gpu::{DriverContext, Gpu, GpuError, Shape};
 use cudarc::driver::CudaSlice;
 use murmur_common::render::abi::{
-    FluidDerived, FluidShade, FluidSplat, RenderClear, SmokeBackward, SmokeCorrect, SmokeForward,
-    SmokeLight, PIXEL_BLOCK,
+    FluidDerived, FluidOccupancy, FluidShade, FluidSplat, RenderClear, SmokeBackward, SmokeCorrect,
+    SmokeForward, SmokeLight, PIXEL_BLOCK,
 };
-use murmur_common::render::fluid::{FluidFrame, Quantity, ViewKind, Volumes};
+use murmur_common::render::fluid::{FluidFrame, Planes, Quantity, ViewKind, Volumes};
+use murmur_common::render::occupancy::Bricks;
 use murmur_common::render::smoke::{SmokeParams, SmokeSource};
 use murmur_common::DevSlice;
 
-/// Threads per block of the per-cell and per-sample kernels.
+/// Threads per block of the per-cell and per-sample kernels (a multiple of 32: the occupancy
+/// launch is whole warps).
 const BLOCK: u32 = 128;
 
 /// The smoke on the GPU: density, BFECC's forward step (then the next density) and its
@@ -24,6 +31,8 @@ pub struct CudaSmoke {
     e: CudaSlice<f32>,
     sources: CudaSlice<SmokeSource>,
     count: u32,
+    /// Advections so far: what the frames' light volume and occupancy were built from.
+    advections: u64,
 }
 
 impl CudaSmoke {
@@ -42,6 +51,7 @@ impl CudaSmoke {
             e: gpu.zeros(cells)?,
             sources: gpu.upload(&upload)?,
             count: sources.len() as u32,
+            advections: 0,
         })
     }
 
@@ -92,6 +102,7 @@ impl CudaSmoke {
         // SAFETY: as above; `sources` holds `p.sources` entries (at least one).
         unsafe { l.run(a, cells) }?;
         std::mem::swap(&mut self.s, &mut self.hat);
+        self.advections += 1;
         Ok(())
     }
 
@@ -99,15 +110,42 @@ impl CudaSmoke {
     pub fn density(&self) -> &CudaSlice<f32> {
         &self.s
     }
+
+    /// Advections so far (the density changes with each).
+    pub fn advections(&self) -> u64 {
+        self.advections
+    }
 }
 
-/// The frame's buffers on the GPU, allocated on first use (pixel buffers per frame size).
+/// What a frame's occupancy bricks were built from: the smoke after a number of advections,
+/// or a volume's quantity and range at a step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum OccupancyOf {
+    Smoke(Option<u64>),
+    Volume {
+        step: u64,
+        quantity: u32,
+        lo: u32,
+        hi: u32,
+    },
+}
+
+/// The frame's buffers on the GPU, allocated on first use (pixel buffers per frame size), and
+/// what the cached volumes were computed from.
 #[derive(Default)]
 pub struct CudaFluidRaster {
     keys: Option<CudaSlice<u64>>,
     rgba: Option<CudaSlice<u8>>,
     derived: Option<CudaSlice<f32>>,
+    /// The step and planes the derived arrays hold.
+    derived_of: Option<(u64, Planes)>,
     light: Option<CudaSlice<f32>>,
+    /// The smoke's advections and the extinction (bits) the light volume was built with.
+    light_of: Option<(Option<u64>, u32)>,
+    occupancy: Option<CudaSlice<u8>>,
+    occupancy_of: Option<OccupancyOf>,
+    /// No smoke yet: zeros for the views that read it.
+    zero_smoke: Option<CudaSlice<f32>>,
     /// A one-value stand-in for the buffers a frame does not read.
     dummy: Option<CudaSlice<f32>>,
     solids: Option<CudaSlice<[f32; 3]>>,
@@ -115,9 +153,13 @@ pub struct CudaFluidRaster {
 
 /// What a frame is drawn from on the device.
 pub struct DeviceInput<'a> {
+    /// `rho, u` as `FluidBackend::fields` lays them out, current on the frame's
+    /// `FluidFrame::field_planes`.
     pub fields: &'a CudaSlice<f32>,
     pub flags: &'a CudaSlice<u8>,
-    pub smoke: Option<&'a CudaSlice<f32>>,
+    pub smoke: Option<&'a CudaSmoke>,
+    /// The state's step: the derived arrays and a volume's occupancy stay while it does.
+    pub step: u64,
     /// Solid sample positions (lattice coordinates), uploaded per frame.
     pub solids: &'a [[f32; 3]],
     pub solid_radius: f32,
@@ -149,62 +191,130 @@ impl CudaFluidRaster {
         let q = Quantity::from_u32(frame.quantity);
         let smoke_kind = frame.kind == ViewKind::Smoke as u32;
         let needs_smoke = smoke_kind || (q == Quantity::Smoke);
-        let zero_smoke;
+        if needs_smoke && input.smoke.is_none() && self.zero_smoke.is_none() {
+            self.zero_smoke = Some(gpu.zeros::<f32>(n)?);
+        }
         let smoke = match input.smoke {
-            Some(s) => Some(s),
-            None if needs_smoke => {
-                zero_smoke = gpu.zeros::<f32>(n)?;
-                Some(&zero_smoke)
-            }
+            Some(s) => Some(s.density()),
+            None if needs_smoke => self.zero_smoke.as_ref(),
             None => None,
         };
-        if !smoke_kind && q.derived() {
+        let smoke_state = input.smoke.map(|s| s.advections());
+
+        // Stage `fluid_derived`: a slice's plane or every cell, once per step.
+        if let Some(planes) = frame.derived_planes() {
             if self.derived.as_ref().is_none_or(|b| b.len() != 2 * n) {
                 self.derived = None;
+                self.derived_of = None;
                 gpu.check_fits("the derived fields (8 bytes per cell)", 8 * n as u64)?;
                 self.derived = Some(gpu.zeros(2 * n)?);
             }
-            let Some(derived) = self.derived.as_mut() else {
-                unreachable!("allocated above")
-            };
-            let mut la = gpu.launch();
-            let a = FluidDerived {
-                lattice: l,
-                periodic: 0b111,
-                fields: la.read(input.fields),
-                flags: la.read(input.flags),
-                derived: la.write(derived),
-            };
-            // SAFETY: one thread per cell; fields hold 4 n values, derived 2 n.
-            unsafe { la.run(a, Shape::per_item(n as u64, BLOCK)) }?;
+            let current = self
+                .derived_of
+                .is_some_and(|(step, p)| step == input.step && (p == planes || p.is_all(&l)));
+            if !current {
+                let Some(derived) = self.derived.as_mut() else {
+                    unreachable!("allocated above")
+                };
+                let mut la = gpu.launch();
+                let a = FluidDerived {
+                    lattice: l,
+                    periodic: 0b111,
+                    planes,
+                    fields: la.read(input.fields),
+                    flags: la.read(input.flags),
+                    derived: la.write(derived),
+                };
+                // SAFETY: one thread per cell of the planes; fields hold 4 n values (current
+                // where the planes' gradients reach), derived 2 n.
+                unsafe { la.run(a, Shape::per_item(planes.cells(&l) as u64, BLOCK)) }?;
+                self.derived_of = Some((input.step, planes));
+            }
         }
+
+        // Stage `smoke_light`, once per advection (and extinction).
         if smoke_kind {
             if self.light.as_ref().is_none_or(|b| b.len() != n) {
                 self.light = None;
+                self.light_of = None;
                 gpu.check_fits("the light volume (4 bytes per cell)", 4 * n as u64)?;
                 self.light = Some(gpu.zeros(n)?);
             }
-            let (Some(light), Some(smoke)) = (self.light.as_mut(), smoke) else {
-                unreachable!("allocated above")
-            };
-            let mut la = gpu.launch();
-            let a = SmokeLight {
-                lattice: l,
-                sigma: frame.sigma,
-                smoke: la.read(smoke),
-                light: la.write(light),
-            };
-            // SAFETY: one thread per (x, z) column of the lattice.
-            unsafe { la.run(a, Shape::per_item(l.nx as u64 * l.nz as u64, BLOCK)) }?;
+            let of = (smoke_state, frame.sigma.to_bits());
+            if self.light_of != Some(of) {
+                let (Some(light), Some(smoke)) = (self.light.as_mut(), smoke) else {
+                    unreachable!("allocated above")
+                };
+                let mut la = gpu.launch();
+                let a = SmokeLight {
+                    lattice: l,
+                    sigma: frame.sigma,
+                    smoke: la.read(smoke),
+                    light: la.write(light),
+                };
+                // SAFETY: one thread per (x, z) column of the lattice.
+                unsafe { la.run(a, Shape::per_item(l.nx as u64 * l.nz as u64, BLOCK)) }?;
+                self.light_of = Some(of);
+            }
         }
-        // Solid samples.
+
+        let Some(dummy) = self.dummy.as_ref() else {
+            unreachable!("allocated above")
+        };
+        let volumes = |la: &mut crate::gpu::Launch<'_>, occupancy: DevSlice<u8>| {
+            let mut or_dummy = |b: Option<&CudaSlice<f32>>| la.read(b.unwrap_or(dummy));
+            Volumes {
+                fields: or_dummy(Some(input.fields)),
+                derived: or_dummy(self.derived.as_ref().filter(|_| q.derived())),
+                smoke: or_dummy(smoke),
+                light: or_dummy(self.light.as_ref().filter(|_| smoke_kind)),
+                flags: la.read(input.flags),
+                occupancy,
+            }
+        };
+
+        // Stage `fluid_occupancy` (the marches), when what it reads changed.
+        let marching = frame.kind != ViewKind::Slice as u32;
+        if marching {
+            let bricks = Bricks::of(&l).count();
+            let of = if smoke_kind {
+                OccupancyOf::Smoke(smoke_state)
+            } else {
+                OccupancyOf::Volume {
+                    step: input.step,
+                    quantity: frame.quantity,
+                    lo: frame.lo.to_bits(),
+                    hi: frame.hi.to_bits(),
+                }
+            };
+            if self.occupancy.as_ref().is_none_or(|b| b.len() != bricks) {
+                self.occupancy = Some(gpu.zeros(bricks)?);
+                self.occupancy_of = None;
+            }
+            if self.occupancy_of != Some(of) {
+                let mut la = gpu.launch();
+                let vol = volumes(&mut la, DevSlice::empty());
+                let Some(occupancy) = self.occupancy.as_mut() else {
+                    unreachable!("allocated above")
+                };
+                let a = FluidOccupancy {
+                    frame: *frame,
+                    volumes: vol,
+                    occupancy: la.write(occupancy),
+                };
+                // SAFETY: one warp per brick (BLOCK is a multiple of 32); the volumes the
+                // frame reads hold the lattice.
+                unsafe { la.run(a, Shape::per_item(bricks as u64 * 32, BLOCK)) }?;
+                self.occupancy_of = Some(of);
+            }
+        }
+
+        // Stages `render_clear` and `fluid_splat`: the solids' samples.
         let count = input.solids.len();
         if count > 0 && self.solids.as_ref().is_none_or(|b| b.len() < count) {
             self.solids = Some(gpu.zeros(count)?);
         }
-        let (Some(keys), Some(out), Some(dummy)) =
-            (self.keys.as_mut(), self.rgba.as_mut(), self.dummy.as_ref())
-        else {
+        let Some(keys) = self.keys.as_mut() else {
             unreachable!("allocated above")
         };
         let per_pixel = Shape::per_item(pixels as u64, PIXEL_BLOCK);
@@ -230,26 +340,28 @@ impl CudaFluidRaster {
             // SAFETY: one thread per sample of the first `count`; pixels stay inside the frame.
             unsafe { la.run(a, Shape::per_item(count as u64, BLOCK)) }?;
         }
+
+        // Stage `fluid_shade`.
         let mut la = gpu.launch();
-        let or_dummy = |la: &mut crate::gpu::Launch<'_>,
-                        b: Option<&CudaSlice<f32>>|
-         -> DevSlice<f32> { la.read(b.unwrap_or(dummy)) };
-        let volumes = Volumes {
-            fields: la.read(input.fields),
-            derived: or_dummy(&mut la, self.derived.as_ref().filter(|_| q.derived())),
-            smoke: or_dummy(&mut la, smoke),
-            light: or_dummy(&mut la, self.light.as_ref().filter(|_| smoke_kind)),
-            flags: la.read(input.flags),
+        let occupancy = match self.occupancy.as_ref().filter(|_| marching) {
+            Some(o) => la.read(o),
+            None => DevSlice::empty(),
+        };
+        let vol = volumes(&mut la, occupancy);
+        let (Some(keys), Some(out)) = (self.keys.as_ref(), self.rgba.as_mut()) else {
+            unreachable!("allocated above")
         };
         let a = FluidShade {
             frame: *frame,
-            volumes,
+            volumes: vol,
             keys: la.read(keys),
             rgba: la.write_as::<u32>(out),
         };
         // SAFETY: one thread per pixel; every volume the frame reads holds the lattice (the
-        // dummies stand in only for those its kind and quantity never read).
+        // dummies stand in only for those its kind and quantity never read), the occupancy
+        // its bricks.
         unsafe { la.run(a, per_pixel) }?;
+
         gpu.stream
             .memcpy_dtoh(out, rgba)
             .ctx("copying the frame from the GPU")?;
