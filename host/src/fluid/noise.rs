@@ -186,7 +186,7 @@ pub fn noise_cmd(a: &NoiseArgs) -> Result<()> {
     }
     let r = setup.params.rates;
     println!(
-        "{} {} x {} x {}, {}, {}: shear {:.6} bulk {} high {:.6} lambda {}; U = {u_ref} \
+        "{} {} x {} x {}, {}, {}: shear {:.6} bulk {} high {:.6} lambda {}; U = {u_ref:.4} \
          (lattice), x in {}..{}",
         scene.file.name,
         l.nx,
