@@ -251,6 +251,9 @@ pub fn sum_records(comm: &dyn Comm, records: &mut [u64]) -> Result<(), FluidErro
     Ok(())
 }
 
+/// What arrives for the lower and the upper ghost layer (`None`: that face took no part).
+type FaceMessages = (Option<Vec<u8>>, Option<Vec<u8>>);
+
 /// The CPU's exchange: pack the face layers, one message to each neighbour, unpack into the
 /// ghost layers.
 pub struct CpuHalo {
@@ -270,7 +273,7 @@ impl CpuHalo {
         down: &[u8],
         len: usize,
         faces: [bool; 2],
-    ) -> Result<(Option<Vec<u8>>, Option<Vec<u8>>), FluidError> {
+    ) -> Result<FaceMessages, FluidError> {
         let (prev, next) = crate::ranks::ring(self.comm.rank(), self.comm.size());
         let [lower, upper] = faces;
         let mut sends = Vec::new();
