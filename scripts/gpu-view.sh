@@ -8,7 +8,9 @@
 #            volume and smoke frames compared with cmp;
 # - time:    frame time at 256^3 (assets/fluid/smoke-256.toml) at 1280x720: a speed slice, a
 #            vorticity slice, the Q volume and the smoke, one step per frame (render+copy per
-#            frame beside the simulation), and the smoke's advection against a step;
+#            frame beside the simulation; then the same after the first frame, split into the
+#            backend's share and the host's, and the render stages' GPU times from CUDA
+#            events), a summary of the four, and the smoke's advection against a step;
 # - figures: the docs' pictures and GIFs: the rotating torus with smoke, the sphere wake at
 #            Re 10,000 (vorticity slice and smoke);
 # - compare: the three collision models side by side on the sphere at Re 10,000 (BGK and RM-MRT
@@ -59,8 +61,17 @@ if want time; then
   section "frame time at 256^3, 1280x720, one step per frame (1,200 steps skipped first)"
   for view in "--view slice --quantity speed" "--view slice --quantity vorticity" \
               "--view volume --quantity q" "--view smoke"; do
+    tag=$(echo "$view" | sed 's/--view //; s/ --quantity /-/')
     run fluid render assets/fluid/smoke-256.toml --backend cuda --skip 1200 --frames 41 \
-        --every 1 --width 1280 --height 720 $view --quiet --out "$V/time-256"
+        --every 1 --width 1280 --height 720 $view --quiet --out "$V/time-256" \
+        > "$V/time-$tag.txt"
+    cat "$V/time-$tag.txt"
+  done
+  section "frame time summary: render+copy per frame beside the simulation (target: 2 ms)"
+  for tag in slice-speed slice-vorticity volume-q smoke; do
+    echo "== $tag"
+    grep -hoE "render\+copy [0-9.]+ ms|render\+copy after the first frame.*|render stages.*" \
+      "$V/time-$tag.txt"
   done
   section "the smoke's advection against a step at 256^3 (8 steps per frame: one advection each)"
   run fluid render assets/fluid/smoke-256.toml --backend cuda --skip 1200 --frames 41 --every 8 \

@@ -450,6 +450,10 @@ fn gpu_frames_equal_cpu_frames() {
             }
         }
     }
+    let stages = cuda
+        .render_times()
+        .expect("the frames' GPU stages are timed");
+    assert!(stages.steps >= 40, "{} frames timed", stages.steps);
 }
 
 /// A small scene with a sphere, an inlet and two smoke sources.

@@ -1058,6 +1058,7 @@ where
     fn reset_times(&mut self) {
         // A failed read of old events only loses figures, never state.
         let _ = self.clock.reset();
+        let _ = self.raster.reset_times();
     }
 
     fn set_inlet_scale(&mut self, scale: f32) {
@@ -1113,6 +1114,7 @@ where
     ) -> Result<(), FluidError> {
         crate::raster::check_frame(&frame.view, rgba)
             .map_err(|e| FluidError::Invalid(e.to_string()))?;
+        self.raster.begin(&self.gpu)?;
         // The fields the frame reads: a slice's planes alone, every cell for a volume, none for
         // the smoke (a buffer to point at, once).
         match frame.field_planes() {
@@ -1144,5 +1146,9 @@ where
 
     fn gpu_ms_per_step(&mut self) -> Option<f64> {
         self.clock.mean_step_ms().ok().flatten()
+    }
+
+    fn render_times(&mut self) -> Option<StageTimes> {
+        self.raster.times().ok().filter(|t| t.steps > 0)
     }
 }

@@ -351,6 +351,11 @@ pub trait FluidBackend {
     fn gpu_ms_per_step(&mut self) -> Option<f64> {
         None
     }
+    /// Per-frame GPU times of the stages of the frames drawn (`render_into`) since
+    /// `reset_times`, from CUDA events (None on the CPU).
+    fn render_times(&mut self) -> Option<StageTimes> {
+        None
+    }
     /// Changes the collision model for the following steps (the viewer's panel).
     fn set_model(&mut self, model: CollisionModel);
     /// Changes the relaxation rates for the following steps (the viewer's Reynolds number).

@@ -19,7 +19,8 @@ pub use launch::{Launch, Shape, Side};
 pub use ptx::{ptx_source, KERNEL_SOURCE_HASH};
 
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, DeviceRepr, DriverError, ValidAsZeroBits,
+    CudaContext, CudaFunction, CudaSlice, CudaStream, DeviceRepr, DriverError, PinnedHostSlice,
+    ValidAsZeroBits,
 };
 use murmur_common::kernel::{Kernel, KERNELS};
 use std::collections::HashMap;
@@ -200,6 +201,19 @@ impl Gpu {
     ) -> Result<CudaSlice<T>, GpuError> {
         self.stream.alloc_zeros(n.max(1)).ctx(&format!(
             "allocating {} bytes",
+            n * std::mem::size_of::<T>()
+        ))
+    }
+
+    /// Page-locked host memory for `n` elements (at least one), for copies to and from the
+    /// device at the link's full speed without the driver's staging through a bounce buffer.
+    /// Cached (not write-combined): the host reads it back. Its contents are undefined until
+    /// a copy fills it; with cudarc's event tracking off, the caller synchronises the stream
+    /// after a copy into it before reading it.
+    pub fn pinned<T: DeviceRepr>(&self, n: usize) -> Result<PinnedHostSlice<T>, GpuError> {
+        // SAFETY: the allocation is only read after a copy has filled it (see above).
+        unsafe { self.ctx.alloc_pinned_with_flags(n.max(1), 0) }.ctx(&format!(
+            "allocating {} bytes of page-locked host memory",
             n * std::mem::size_of::<T>()
         ))
     }

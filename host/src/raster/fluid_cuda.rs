@@ -1,15 +1,17 @@
 //! The fluid viewer on the GPU: the smoke's advection (`smoke_forward`, `smoke_backward`,
 //! `smoke_correct`) and a frame's stages (`fluid_derived`, `smoke_light`, `fluid_occupancy`,
 //! `render_clear`, `fluid_splat`, `fluid_shade`) on a CUDA lattice's own fields buffer, then
-//! one copy of the `RGBA8` frame back.
+//! one copy of the `RGBA8` frame back into page-locked memory kept between frames.
 //!
 //! What a frame reads is computed only where and when it changes: a slice's derived arrays on
 //! its plane alone (the backend computes the plane's fields, `FluidFrame::field_planes`), the
 //! derived arrays and a volume's occupancy once per state step, the smoke's light volume and
-//! occupancy once per advection.
+//! occupancy once per advection. Each frame's stages are timed with CUDA events
+//! ([`CudaFluidRaster::times`]).
 
-use crate::gpu::{DriverContext, Gpu, GpuError, Shape};
-use cudarc::driver::CudaSlice;
+use crate::gpu::{DriverContext, Gpu, GpuError, Shape, StageClock};
+use crate::timing::StageTimes;
+use cudarc::driver::{CudaSlice, PinnedHostSlice};
 use murmur_common::render::abi::{
     FluidDerived, FluidOccupancy, FluidShade, FluidSplat, RenderClear, SmokeBackward, SmokeCorrect,
     SmokeForward, SmokeLight, PIXEL_BLOCK,
@@ -130,12 +132,14 @@ enum OccupancyOf {
     },
 }
 
-/// The frame's buffers on the GPU, allocated on first use (pixel buffers per frame size), and
-/// what the cached volumes were computed from.
+/// The frame's buffers on the GPU and the host, allocated on first use (pixel buffers per
+/// frame size), and what the cached volumes were computed from.
 #[derive(Default)]
 pub struct CudaFluidRaster {
     keys: Option<CudaSlice<u64>>,
     rgba: Option<CudaSlice<u8>>,
+    /// The frame's page-locked copy on the host.
+    host: Option<PinnedHostSlice<u8>>,
     derived: Option<CudaSlice<f32>>,
     /// The step and planes the derived arrays hold.
     derived_of: Option<(u64, Planes)>,
@@ -149,6 +153,10 @@ pub struct CudaFluidRaster {
     /// A one-value stand-in for the buffers a frame does not read.
     dummy: Option<CudaSlice<f32>>,
     solids: Option<CudaSlice<[f32; 3]>>,
+    solids_host: Option<PinnedHostSlice<[f32; 3]>>,
+    clock: Option<StageClock>,
+    /// Whether this frame's first event is recorded ([`CudaFluidRaster::begin`]).
+    begun: bool,
 }
 
 /// What a frame is drawn from on the device.
@@ -166,6 +174,31 @@ pub struct DeviceInput<'a> {
 }
 
 impl CudaFluidRaster {
+    /// Starts a frame's timing before the backend queues the frame's fields (the first stage,
+    /// `fields`, runs from here to [`CudaFluidRaster::draw`]).
+    pub fn begin(&mut self, gpu: &Gpu) -> Result<(), GpuError> {
+        let clock = self.clock.get_or_insert_with(|| StageClock::new(&gpu.ctx));
+        clock.begin(&gpu.stream)?;
+        self.begun = true;
+        Ok(())
+    }
+
+    /// Per-frame GPU times of the stages since the last [`CudaFluidRaster::reset_times`]
+    /// (waits for the frames drawn so far).
+    pub fn times(&mut self) -> Result<StageTimes, GpuError> {
+        match self.clock.as_mut() {
+            Some(c) => c.times(),
+            None => Ok(StageTimes::default()),
+        }
+    }
+
+    pub fn reset_times(&mut self) -> Result<(), GpuError> {
+        match self.clock.as_mut() {
+            Some(c) => c.reset(),
+            None => Ok(()),
+        }
+    }
+
     /// Draws `frame` into `rgba` (`width * height * 4` bytes, checked by the caller) and waits
     /// for the copy.
     pub fn draw(
@@ -175,15 +208,26 @@ impl CudaFluidRaster {
         input: &DeviceInput<'_>,
         rgba: &mut [u8],
     ) -> Result<(), GpuError> {
+        if !self.begun {
+            self.begin(gpu)?;
+        }
+        self.begun = false;
+        let mark = |c: &mut Option<StageClock>, stage| match c.as_mut() {
+            Some(c) => c.mark(&gpu.stream, stage),
+            None => Ok(()),
+        };
+        mark(&mut self.clock, "fields")?;
         let l = frame.lattice;
         let n = l.cells();
         let pixels = frame.view.width as usize * frame.view.height as usize;
         if self.keys.as_ref().is_none_or(|k| k.len() != pixels) {
             self.keys = None;
             self.rgba = None;
+            self.host = None;
             gpu.check_fits("the frame (12 bytes per pixel)", 12 * pixels as u64)?;
             self.keys = Some(gpu.zeros(pixels)?);
             self.rgba = Some(gpu.zeros(4 * pixels)?);
+            self.host = Some(gpu.pinned(4 * pixels)?);
         }
         if self.dummy.is_none() {
             self.dummy = Some(gpu.zeros(1)?);
@@ -231,6 +275,7 @@ impl CudaFluidRaster {
                 self.derived_of = Some((input.step, planes));
             }
         }
+        mark(&mut self.clock, "derived")?;
 
         // Stage `smoke_light`, once per advection (and extinction).
         if smoke_kind {
@@ -257,6 +302,7 @@ impl CudaFluidRaster {
                 self.light_of = Some(of);
             }
         }
+        mark(&mut self.clock, "light")?;
 
         let Some(dummy) = self.dummy.as_ref() else {
             unreachable!("allocated above")
@@ -308,11 +354,13 @@ impl CudaFluidRaster {
                 self.occupancy_of = Some(of);
             }
         }
+        mark(&mut self.clock, "occupancy")?;
 
         // Stages `render_clear` and `fluid_splat`: the solids' samples.
         let count = input.solids.len();
-        if count > 0 && self.solids.as_ref().is_none_or(|b| b.len() < count) {
+        if count > 0 && self.solids.as_ref().is_none_or(|b| b.len() != count) {
             self.solids = Some(gpu.zeros(count)?);
+            self.solids_host = Some(gpu.pinned(count)?);
         }
         let Some(keys) = self.keys.as_mut() else {
             unreachable!("allocated above")
@@ -324,10 +372,16 @@ impl CudaFluidRaster {
         };
         // SAFETY: one thread per key.
         unsafe { la.run(a, per_pixel) }?;
-        if let Some(buf) = self.solids.as_mut().filter(|_| count > 0) {
-            let mut view = buf.slice_mut(0..count);
+        if let (Some(buf), Some(host)) = (
+            self.solids.as_mut().filter(|_| count > 0),
+            self.solids_host.as_mut(),
+        ) {
+            // The previous frame's upload from it finished: every frame ends synchronised.
+            host.as_mut_slice()
+                .ctx("filling the solids' samples")?
+                .copy_from_slice(input.solids);
             gpu.stream
-                .memcpy_htod(input.solids, &mut view)
+                .memcpy_htod(host, buf)
                 .ctx("uploading the solids' samples")?;
             let mut la = gpu.launch();
             let a = FluidSplat {
@@ -337,9 +391,10 @@ impl CudaFluidRaster {
                 pos: la.read_cast(buf),
                 frame: la.write(keys),
             };
-            // SAFETY: one thread per sample of the first `count`; pixels stay inside the frame.
+            // SAFETY: one thread per sample; pixels stay inside the frame.
             unsafe { la.run(a, Shape::per_item(count as u64, BLOCK)) }?;
         }
+        mark(&mut self.clock, "splat")?;
 
         // Stage `fluid_shade`.
         let mut la = gpu.launch();
@@ -361,10 +416,21 @@ impl CudaFluidRaster {
         // dummies stand in only for those its kind and quantity never read), the occupancy
         // its bricks.
         unsafe { la.run(a, per_pixel) }?;
+        mark(&mut self.clock, "shade")?;
 
+        // The copy back, into page-locked memory: one DMA at the link's speed.
+        let Some(host) = self.host.as_mut() else {
+            unreachable!("allocated above")
+        };
         gpu.stream
-            .memcpy_dtoh(out, rgba)
+            .memcpy_dtoh(out, host)
             .ctx("copying the frame from the GPU")?;
+        mark(&mut self.clock, "copy")?;
+        if let Some(c) = self.clock.as_mut() {
+            c.end();
+        }
+        gpu.synchronize()?;
+        rgba.copy_from_slice(&host.as_slice().ctx("reading the frame")?[..4 * pixels]);
         Ok(())
     }
 }

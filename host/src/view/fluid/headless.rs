@@ -81,8 +81,10 @@ pub struct Pane {
     pub label: String,
     /// Why the pane stopped (its model gave up), if it did.
     pub failed: Option<String>,
-    /// The pane's last frame (kept when it stops).
+    /// The pane's last frame (kept when it stops; a comparison's panes only).
     last: Vec<u8>,
+    /// The frame the backend draws, when it is not the output frame (scaled or a pane).
+    small: Vec<u8>,
 }
 
 impl Pane {
@@ -92,6 +94,7 @@ impl Pane {
             label,
             failed: None,
             last: Vec::new(),
+            small: Vec::new(),
         }
     }
 }
@@ -173,9 +176,18 @@ impl Stepping {
     }
 }
 
+/// Wall time of a frame's parts: the backends drawing their panes (their stages and the copy
+/// back) and the host's share (scaling, panes side by side, labels and the colour bar).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DrawTimes {
+    pub backend: Duration,
+    pub host: Duration,
+}
+
 /// Draws every pane side by side into `rgba` (`width x height`): pane `i` of `k` spans columns
 /// `i w / k .. (i + 1) w / k`, drawn at `1 / downsample` and scaled up; labels and the colour
-/// bar on top. `look` and the camera's angles are shared; each pane frames its own size.
+/// bar on top. `look` and the camera's angles are shared; each pane frames its own size. One
+/// pane at full size is drawn straight into `rgba`.
 #[allow(clippy::too_many_arguments)]
 pub fn draw_panes(
     panes: &mut [Pane],
@@ -186,25 +198,48 @@ pub fn draw_panes(
     height: u32,
     downsample: u32,
     rgba: &mut [u8],
-) -> Result<(), FluidError> {
+) -> Result<DrawTimes, FluidError> {
+    let start = Instant::now();
+    let mut backend = Duration::ZERO;
     let k = panes.len() as u32;
     let l = scene.setup.lattice();
     let range = look.range_for(scene);
-    for (i, p) in panes.iter_mut().enumerate() {
+    let frame_of = |w: u32, h: u32| {
+        let mut cam = look.camera(l, w, h);
+        cam.yaw += yaw_offset;
+        look.frame(&cam, l, range, BACKGROUND)
+    };
+    if let [p] = panes {
+        // One pane (a pane stops only in a comparison): no pane buffer, no copy of the last
+        // frame.
+        let (sw, sh) = scaled(width, height, downsample);
+        let frame = frame_of(sw, sh);
+        let t = Instant::now();
+        if downsample == 1 {
+            p.backend.render_into(&frame, SOLID_RADIUS, rgba)?;
+            backend += t.elapsed();
+        } else {
+            p.small.resize((sw * sh * 4) as usize, 0);
+            p.backend.render_into(&frame, SOLID_RADIUS, &mut p.small)?;
+            backend += t.elapsed();
+            upscale(&p.small, sw, downsample, rgba, width, height);
+        }
+    }
+    for (i, p) in panes.iter_mut().enumerate().filter(|_| k > 1) {
         let x0 = i as u32 * width / k;
         let pw = (i as u32 + 1) * width / k - x0;
         let (sw, sh) = scaled(pw, height, downsample);
         let mut pane = vec![0u8; (pw * height * 4) as usize];
         if p.failed.is_none() {
-            let mut cam = look.camera(l, sw, sh);
-            cam.yaw += yaw_offset;
-            let frame = look.frame(&cam, l, range, BACKGROUND);
-            let mut small = vec![0u8; (sw * sh * 4) as usize];
-            p.backend.render_into(&frame, SOLID_RADIUS, &mut small)?;
+            let frame = frame_of(sw, sh);
+            p.small.resize((sw * sh * 4) as usize, 0);
+            let t = Instant::now();
+            p.backend.render_into(&frame, SOLID_RADIUS, &mut p.small)?;
+            backend += t.elapsed();
             if downsample == 1 {
-                pane = small;
+                pane.copy_from_slice(&p.small);
             } else {
-                upscale(&small, sw, downsample, &mut pane, pw, height);
+                upscale(&p.small, sw, downsample, &mut pane, pw, height);
             }
             p.last.clone_from(&pane);
         } else if p.last.len() == pane.len() {
@@ -217,11 +252,9 @@ pub fn draw_panes(
                 d.copy_from_slice(&BACKGROUND.to_le_bytes());
             }
         }
-        if k > 1 {
-            text(&mut pane, pw, height, 8, 6, &p.label);
-            if let Some(m) = &p.failed {
-                text(&mut pane, pw, height, 8, 24, m);
-            }
+        text(&mut pane, pw, height, 8, 6, &p.label);
+        if let Some(m) = &p.failed {
+            text(&mut pane, pw, height, 8, 24, m);
         }
         for y in 0..height {
             let (s, d) = ((y * pw * 4) as usize, ((y * width + x0) * 4) as usize);
@@ -238,7 +271,18 @@ pub fn draw_panes(
         let label = format!("{}{unit}", look.quantity.name());
         colour_bar(rgba, width, height, look.map(), range.0, range.1, &label);
     }
-    Ok(())
+    Ok(DrawTimes {
+        backend,
+        host: start.elapsed().saturating_sub(backend),
+    })
+}
+
+/// Milliseconds per frame of drawing: in all, the backends', the host's.
+#[derive(Clone, Copy, Debug)]
+pub struct DrawMs {
+    pub total: f64,
+    pub backend: f64,
+    pub host: f64,
 }
 
 /// Figures of a headless fluid render.
@@ -255,6 +299,12 @@ pub struct FluidRenderReport {
     pub smoke_every: u32,
     /// Wall time per frame of drawing (fields, derived, light, splats, shading) and copying.
     pub render_ms_per_frame: f64,
+    /// The same over the frames after the first (which allocates the frame's buffers), split
+    /// into the backends' share (their stages and the copy back) and the host's (scaling,
+    /// panes, labels, colour bar); `None` with one frame.
+    pub steady: Option<DrawMs>,
+    /// Per-frame GPU time of each of the backend's render stages (first pane; None on the CPU).
+    pub render_stages: Option<Vec<(&'static str, f64)>>,
     pub write_ms_per_frame: f64,
     /// The panes that gave up.
     pub failed: Vec<String>,
@@ -284,6 +334,24 @@ impl FluidRenderReport {
             "render+copy {:.3} ms, encode+write {:.3} ms",
             self.render_ms_per_frame, self.write_ms_per_frame
         );
+        if let Some(d) = self.steady {
+            s += &format!(
+                "\nrender+copy after the first frame: {:.3} ms per frame (backend {:.3} ms: the \
+                 frame's stages, and from a GPU the copy back; host {:.3} ms: scaling, panes, \
+                 labels, colour bar)",
+                d.total, d.backend, d.host
+            );
+        }
+        if let Some(stages) = &self.render_stages {
+            let list: Vec<String> = stages
+                .iter()
+                .map(|(n, ms)| format!("{n} {ms:.3} ms"))
+                .collect();
+            s += &format!(
+                "\nrender stages per frame (GPU events): {}",
+                list.join(", ")
+            );
+        }
         if let Some(a) = self.smoke_ms {
             let per_step = a / self.smoke_every as f64;
             let base = self.gpu_ms_per_step.unwrap_or(step_ms);
@@ -321,6 +389,8 @@ pub fn render(
         Duration::ZERO,
         Duration::ZERO,
     );
+    // The frames after the first: in all, and the backends' and the host's shares.
+    let mut steady = (Duration::ZERO, DrawTimes::default());
     let mut advections = 0u64;
     let bar = crate::backend::progress_bar(opts.frames as u64, "frame", opts.progress);
     for p in panes.iter_mut() {
@@ -350,7 +420,7 @@ pub fn render(
         }
         let t1 = Instant::now();
         let yaw = (k as f32 * opts.spin_deg).to_radians();
-        draw_panes(
+        let parts = draw_panes(
             panes,
             scene,
             &opts.look,
@@ -372,6 +442,11 @@ pub fn render(
         }
         draw += t2 - t1;
         write += t3 - t2;
+        if k > 0 {
+            steady.0 += t2 - t1;
+            steady.1.backend += parts.backend;
+            steady.1.host += parts.host;
+        }
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -388,6 +463,15 @@ pub fn render(
         smoke_ms: (advections > 0).then(|| smoke.as_secs_f64() * 1e3 / advections as f64),
         smoke_every: stepping.smoke.every,
         render_ms_per_frame: per_frame(draw),
+        steady: (opts.frames > 1).then(|| {
+            let ms = |d: Duration| d.as_secs_f64() * 1e3 / stepped;
+            DrawMs {
+                total: ms(steady.0),
+                backend: ms(steady.1.backend),
+                host: ms(steady.1.host),
+            }
+        }),
+        render_stages: panes[0].backend.render_times().map(|t| t.mean_ms()),
         write_ms_per_frame: per_frame(write),
         failed: panes.iter().filter_map(|p| p.failed.clone()).collect(),
     })
