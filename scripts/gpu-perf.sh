@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The performance-layer GPU round, in one call on the GPU machine, from the repository root:
-#   bash scripts/gpu-perf.sh [all|tests|parity|bench|layout|boundary|ib|big|validate|profile]...
+#   bash scripts/gpu-perf.sh [all|tests|parity|bench|layout|boundary|ib|big|tune|validate|profile]...
 # - tests: the GPU test binaries of dist/gpu/tests (parity per storage and layout, the half
 #   conversions over all 2^32 inputs, the immersed-boundary spreading methods);
 # - parity: `murmur fluid parity` for every storage, and compute-sanitizer memcheck;
-# - bench: `murmur fluid bench` at 256^3 for every model and storage (and the baseline binary
-#   of dist/base when present);
+# - bench: `murmur fluid bench` at 256^3 for every model, storage and streaming, SoA and CSoA-128
+#   (and the baseline binary of dist/base when present);
 # - layout: CSoA granularities and 3D thread blocks, BGK and ACM-MRT FP32;
 # - boundary: the obstacle scene (walls, inlet, outlet; its sphere left out) against a periodic
 #   box of its size (`murmur fluid boundary-bench`: MLUPs/s, the ratio and stage times for each
@@ -14,6 +14,7 @@
 #   torus channel);
 # - ib: `murmur fluid ib-bench` on the torus channel (1.1M samples);
 # - big: a 1300^3 Taylor-Green vortex, FP16S, 1000 steps, with its allocation;
+# - tune: `murmur fluid tune` on the obstacle, the sphere at Re 10,000 and the trefoil mesh;
 # - validate: `murmur fluid validate` for every storage;
 # - profile: ncu on the stream-collide, boundary and immersed-boundary kernels.
 # Logs go to $OUT.
@@ -95,7 +96,8 @@ fi
 
 if want bench; then
   section "fluid bench 256^3, every model and storage"
-  "$M" fluid bench --backend cuda --sizes 256 --storage fp32,fp16s,fp16c --streaming pull,in-place 2>&1 | tee "$LOG/bench.md" | grep -v "^  "
+  "$M" fluid bench --backend cuda --sizes 256 --storage fp32,fp16s,fp16c --streaming pull,in-place \
+    --layout soa,128 2>&1 | tee "$LOG/bench.md" | grep -v "^  "
   if [ -x dist/base/murmur ]; then
     section "baseline binary (before this round), 256^3 FP32"
     dist/base/murmur fluid bench --backend cuda --sizes 256 2>&1 | grep "^|"

@@ -78,18 +78,30 @@ pub fn collide(f: &mut [f32; Q], rho: f32, u: [f32; 3], rates: &Rates) {
     super::relax_second_order(&mut m, &eq, rates.shear, rates.bulk);
     // Orders 3 to 6: `kappa + omega_k (eq - kappa) = eq + (1 - omega_k) (kappa - eq)`, the
     // adaptive rate starting from `rates.high` (not the shear rate: see the module's notes).
-    let rho_lambda = rho * rates.lambda;
-    let keep = (1.0 - rates.high) * rho_lambda;
-    for_q!(k => {
-        if order(k) >= 3 {
-            m[k] = if central_eq_factor(k) == 0.0 {
-                kept_fraction(m[k], keep, rho_lambda) * m[k]
-            } else {
-                let neq = m[k] - eq[k];
-                fma(kept_fraction(neq, keep, rho_lambda), neq, eq[k])
-            };
-        }
-    });
+    if rates.high == 1.0 {
+        // Base rate 1 (the default): every higher moment is set to its equilibrium, whatever
+        // its non-equilibrium (the kept fraction is 0). Not computed as `0 / x`: on the GPU a
+        // zero quotient sends `div.rn.f32` down its slow path, 17 times per cell (ACM-MRT FP32
+        // at 256^3 on the H200: 13,700 MLUPs/s that way).
+        for_q!(k => {
+            if order(k) >= 3 {
+                m[k] = eq[k];
+            }
+        });
+    } else {
+        let rho_lambda = rho * rates.lambda;
+        let keep = (1.0 - rates.high) * rho_lambda;
+        for_q!(k => {
+            if order(k) >= 3 {
+                m[k] = if central_eq_factor(k) == 0.0 {
+                    kept_fraction(m[k], keep, rho_lambda) * m[k]
+                } else {
+                    let neq = m[k] - eq[k];
+                    fma(kept_fraction(neq, keep, rho_lambda), neq, eq[k])
+                };
+            }
+        });
+    }
     m[mi(0, 0, 0)] = rho;
     m[mi(1, 0, 0)] = 0.0;
     m[mi(0, 1, 0)] = 0.0;
