@@ -7,7 +7,7 @@
 #   present, and the stage times of the Re 10,000 sphere scene;
 # - stability: the sphere of assets/fluid/sphere-re10000.toml (24 cells per diameter, lattice
 #   velocity 0.05) at several Reynolds numbers, 20,000 steps, every model: the step each run
-#   stopped at, or that it finished;
+#   stopped at, or that it finished (MODELS="acm-mrt" for one row);
 # - validate: `murmur fluid validate --backend cuda` (full sizes, immersed-boundary rows included);
 # - torus: the rotating-torus showcase, its slice pictures and forces copied to $OUT;
 # - cases: `murmur fluid case` for the DFG benchmarks, the Galilean check and Couette flow;
@@ -38,7 +38,7 @@ fi
 
 if want bench; then
   section "fluid bench 256^3 without solids (new, then the baseline)"
-  for m in bgk rm-mrt acm-mrt; do
+  for m in ${MODELS:-bgk rm-mrt acm-mrt}; do
     "$M" fluid bench --backend cuda --sizes 256 --models $m 2>&1 | tail -1
     [ -x dist/base/murmur ] && dist/base/murmur fluid bench --backend cuda --sizes 256 --models $m 2>&1 | tail -1
   done
@@ -48,7 +48,7 @@ fi
 
 if want stability; then
   section "stability: sphere, 24 cells per diameter, u 0.05, 20000 steps"
-  for m in bgk rm-mrt acm-mrt; do
+  for m in ${MODELS:-bgk rm-mrt acm-mrt}; do
     for re in 300 1000 3000 10000 30000 100000; do
       nu=$(python3 -c "print(0.1/$re)")
       sed -e "s/^viscosity = .*/viscosity = $nu/" -e "s/^collision = .*/collision = \"$m\"/" \
