@@ -268,6 +268,8 @@ kernel_table! {
     lbm::StreamCollide<Bgk, Fp32> => "lbm_stream_collide_bgk_fp32",
     lbm::StreamCollide<RmMrt, Fp32> => "lbm_stream_collide_rm_mrt_fp32",
     lbm::StreamCollide<AcmMrt, Fp32> => "lbm_stream_collide_acm_mrt_fp32",
+    lbm::SplitMoments<Fp32> => "lbm_acm_split_moments_fp32",
+    lbm::SplitRelax<Fp32> => "lbm_acm_split_relax_fp32",
     lbm::StreamCollideBand<Bgk, Fp32> => "lbm_stream_collide_band_bgk_fp32",
     lbm::StreamCollideBand<RmMrt, Fp32> => "lbm_stream_collide_band_rm_mrt_fp32",
     lbm::StreamCollideBand<AcmMrt, Fp32> => "lbm_stream_collide_band_acm_mrt_fp32",

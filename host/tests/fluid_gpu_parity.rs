@@ -137,3 +137,41 @@ fn beside_launches_in_parts_agree_with_serial() {
         );
     }
 }
+
+/// ACM-MRT in two kernels (`fluid bench --split`) stores the fused kernel's bits: a periodic
+/// Taylor-Green box, with and without a body force, 50 steps, CSoA-128 and SoA.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo xtask gpu-test"]
+fn split_acm_mrt_kernels_store_the_fused_kernels_bits() {
+    for force in [0.0f32, 2e-6] {
+        for layout in [Layout::SOA, Layout { alpha: 128 }] {
+            let mut setup =
+                murmur::fluid::scene::taylor_green(32, 16, 0.05, 0.01, CollisionModel::AcmMrt)
+                    .unwrap();
+            setup.params.force = [force, 0.0, 0.0];
+            setup.params.has_force = (force != 0.0) as u32;
+            setup.layout = layout;
+            setup.streaming = Some(Streaming::Pull);
+            let mut run = |split| {
+                setup.split = split;
+                let mut gpu = murmur::fluid::cuda::open(&setup).unwrap();
+                for _ in 0..50 {
+                    gpu.step().unwrap();
+                }
+                gpu.populations().unwrap()
+            };
+            let (fused, split) = (run(false), run(true));
+            let differ = split
+                .iter()
+                .zip(&fused)
+                .filter(|(x, y)| x.to_bits() != y.to_bits())
+                .count();
+            assert_eq!(
+                differ,
+                0,
+                "force {force}, {}: the split kernels' populations differ in bits",
+                layout.describe()
+            );
+        }
+    }
+}

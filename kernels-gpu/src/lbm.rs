@@ -9,14 +9,15 @@ use crate::thread::{
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use murmur_common::lbm::abi::{
     BandPack, BandUnpack, Boundary, FieldsArgs, HaloPack, HaloUnpack, Health, IbBin, IbClear,
-    IbForce, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity, Init, StreamCollide,
-    StreamCollideBand, FORCE_RECORD,
+    IbForce, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity, Init, SplitMoments, SplitRelax,
+    StreamCollide, StreamCollideBand, FORCE_RECORD,
 };
 use murmur_common::lbm::band::BRICK_CELLS;
 use murmur_common::lbm::gather;
 use murmur_common::lbm::halo;
 use murmur_common::lbm::health::{cell_words, word};
 use murmur_common::lbm::immersed::{self, record_fixed, record_index, Reaction};
+use murmur_common::lbm::split;
 use murmur_common::lbm::{
     cell_fields, init_cell, store_fields, stream_collide_interior, stream_collide_interior_band,
     stream_collide_listed, AcmMrt, Bgk, Fp16C, Fp16S, Fp32, InPlace, RmMrt,
@@ -163,6 +164,25 @@ pub unsafe extern "ptx-kernel" fn ib_band_unpack(a: BandUnpack) {
         return;
     };
     halo::band_unpack(&a.halo, i);
+}
+
+/// Stage `split_moments` (`fluid bench --split`): the first half of ACM-MRT's update in two
+/// kernels, one thread per cell: pull, store the central moments.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn lbm_acm_split_moments_fp32(a: SplitMoments<Fp32>) {
+    let Some(cell) = index_below(a.p.lattice.cells() as u64) else {
+        return;
+    };
+    split::moments_stage(&a, cell);
+}
+
+/// Stage `split_relax`: the second half: relax the stored moments, store the populations.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn lbm_acm_split_relax_fp32(a: SplitRelax<Fp32>) {
+    let Some(cell) = index_below(a.p.lattice.cells() as u64) else {
+        return;
+    };
+    split::relax_stage(&a, cell);
 }
 
 halo_kernels!(Fp32, lbm_halo_pack_fp32, lbm_halo_unpack_fp32);

@@ -68,6 +68,16 @@ pub fn kept_fraction(neq: f32, keep: f32, rho_lambda: f32) -> f32 {
 pub fn collide(f: &mut [f32; Q], rho: f32, u: [f32; 3], rates: &Rates) {
     let mut m = *f;
     to_moments(&mut m, u);
+    relax(&mut m, rho, rates);
+    from_moments(&mut m, u);
+    *f = m;
+}
+
+/// The relaxation of the central moments `m` of a cell of density `rho`: the part of
+/// [`collide`] between the two transforms (where [`super::split`] cuts the update in two
+/// kernels).
+#[inline(always)]
+pub fn relax(m: &mut [f32; Q], rho: f32, rates: &Rates) {
     // Equilibrium central moments; those whose factor is 0 stay the constant 0.
     let mut eq = [0.0f32; Q];
     for_q!(k => {
@@ -75,7 +85,7 @@ pub fn collide(f: &mut [f32; Q], rho: f32, u: [f32; 3], rates: &Rates) {
             eq[k] = rho * central_eq_factor(k);
         }
     });
-    super::relax_second_order(&mut m, &eq, rates.shear, rates.bulk);
+    super::relax_second_order(m, &eq, rates.shear, rates.bulk);
     // Orders 3 to 6: `kappa + omega_k (eq - kappa) = eq + (1 - omega_k) (kappa - eq)`, the
     // adaptive rate starting from `rates.high` (not the shear rate: see the module's notes).
     if rates.high == 1.0 {
@@ -106,8 +116,6 @@ pub fn collide(f: &mut [f32; Q], rho: f32, u: [f32; 3], rates: &Rates) {
     m[mi(1, 0, 0)] = 0.0;
     m[mi(0, 1, 0)] = 0.0;
     m[mi(0, 0, 1)] = 0.0;
-    from_moments(&mut m, u);
-    *f = m;
 }
 
 #[cfg(test)]

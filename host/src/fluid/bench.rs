@@ -45,6 +45,8 @@ pub struct BenchResult {
     pub copy_gbs: f64,
     /// True when the time comes from CUDA events.
     pub gpu_timed: bool,
+    /// ACM-MRT in two kernels (`--split`).
+    pub split: bool,
 }
 
 /// Measures `model` on an `n^3` periodic box for `steps` steps.
@@ -86,6 +88,7 @@ pub fn bench_one(
         gbs: mlups * 1e6 * bytes_per_update(storage) as f64 / 1e9,
         copy_gbs,
         gpu_timed: gpu.is_some(),
+        split: false,
     })
 }
 
@@ -100,7 +103,7 @@ pub fn table(results: &[BenchResult]) -> String {
         s += &format!(
             "| {} | {} | {} | {} | {n}^3 | {} | {:.3} | {:.1} | {} | {:.1} | {:.1} | {:.1} % | {:.1} MiB \
              ({:.1} B/cell) |\n",
-            r.model.name(),
+            if r.split { "acm-mrt (split)" } else { r.model.name() },
             r.storage.name(),
             r.streaming.name(),
             r.layout.describe(),

@@ -122,6 +122,9 @@ pub struct StorageArgs {
     /// time in the stage times).
     #[arg(long, value_name = "tail|beside[-N]|serial", default_value = "tail", value_parser = BoundaryLaunch::parse)]
     pub boundary_launch: BoundaryLaunch,
+    /// ACM-MRT in two kernels (set by `fluid bench --split` only).
+    #[arg(skip)]
+    pub split: bool,
 }
 
 impl StorageArgs {
@@ -133,6 +136,7 @@ impl StorageArgs {
         setup.block = self.block.unwrap_or_default();
         setup.streaming = self.streaming;
         setup.boundary_launch = self.boundary_launch;
+        setup.split = self.split;
     }
 
     /// Whether the user set a knob the tuner chooses (then `fluid run` leaves the cache alone).
@@ -258,6 +262,10 @@ pub struct BenchArgs {
     /// Streaming schemes, comma separated: pull (two copies), in-place (one copy).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "pull")]
     pub streaming: Vec<Streaming>,
+    /// Also time ACM-MRT split in two kernels (moments, then relaxation; the paper's remedy
+    /// for register pressure) beside the fused kernel: CUDA, FP32 pull, each layout and size.
+    #[arg(long)]
+    pub split: bool,
 }
 
 #[derive(clap::Args)]
@@ -586,6 +594,7 @@ fn validate_cmd(a: &ValidateArgs) -> Result<()> {
             block: None,
             streaming: None,
             boundary_launch: BoundaryLaunch::default(),
+            split: false,
         };
         let mut open = opener(a.backend, Some(st));
         let what = open(&scene::taylor_green(8, 1, 0.0, 0.1, CollisionModel::Bgk)?)?.describe();
@@ -658,6 +667,13 @@ fn bench_cmd(a: &BenchArgs) -> Result<()> {
     if a.steps == 0 || a.sizes.iter().any(|&n| !(8..=2048).contains(&n)) {
         bail!("--steps must be > 0 and every size within 8..=2048");
     }
+    if a.split
+        && (a.backend == BackendChoice::Cpu
+            || !a.storage.contains(&StorageKind::Fp32)
+            || !a.streaming.contains(&Streaming::Pull))
+    {
+        bail!("--split times ACM-MRT's two kernels on the GPU: it needs --backend cuda or auto, fp32 among --storage and pull among --streaming");
+    }
     let mut probe = opener(a.backend, None);
     let probe = probe(&scene::taylor_green(8, 1, 0.0, 0.1, CollisionModel::Bgk)?)?;
     let what = probe.describe();
@@ -679,6 +695,19 @@ fn bench_cmd(a: &BenchArgs) -> Result<()> {
                     block: Some(a.block),
                     streaming: Some(streaming),
                     boundary_launch: BoundaryLaunch::default(),
+                    split: false,
+                }),
+            );
+            let split = a.split && storage == StorageKind::Fp32 && streaming == Streaming::Pull;
+            let mut open_split = opener(
+                a.backend,
+                Some(StorageArgs {
+                    storage,
+                    layout: Some(layout),
+                    block: Some(a.block),
+                    streaming: Some(streaming),
+                    boundary_launch: BoundaryLaunch::default(),
+                    split: true,
                 }),
             );
             for &n in &a.sizes {
@@ -689,6 +718,21 @@ fn bench_cmd(a: &BenchArgs) -> Result<()> {
                         m.name(),
                         storage.name(),
                         streaming.name(),
+                        layout.describe(),
+                        r.mlups
+                    );
+                    results.push(r);
+                }
+                if split {
+                    let mut r = bench_one(
+                        &mut open_split as &mut Opener,
+                        CollisionModel::AcmMrt,
+                        n,
+                        a.steps,
+                    )?;
+                    r.split = true;
+                    eprintln!(
+                        "  acm-mrt (split) fp32 pull {} {n}^3: {:.0} MLUPs/s",
                         layout.describe(),
                         r.mlups
                     );

@@ -12,15 +12,16 @@ use crate::timing::StageTimes;
 use cudarc::driver::CudaSlice;
 use murmur_common::lbm::abi::{
     Bins, Boundary, CellLaunch, FieldsArgs, Health, IbBin, IbClear, IbForce, IbGather, IbMark,
-    IbPlace, IbUpdate, IbVelocity, Init, SampleSet, StreamCollide, StreamCollideBand, BIN_BLOCK,
-    RECORD_FLOATS, SPREAD_SCATTER, SPREAD_STORE,
+    IbPlace, IbUpdate, IbVelocity, Init, SampleSet, SplitMoments, SplitRelax, StreamCollide,
+    StreamCollideBand, BIN_BLOCK, RECORD_FLOATS, SPREAD_SCATTER, SPREAD_STORE,
 };
 use murmur_common::lbm::band::{counter, pass_len, pool_len, BandMut, BandRef};
 use murmur_common::lbm::boundary::{KIND_MASK, OUTLET};
 use murmur_common::lbm::health::{self, word, Report};
 use murmur_common::lbm::immersed::clear_items;
 use murmur_common::lbm::{
-    CollisionModel, Lattice, LbmParams, Model, Populations, Storage, StorageKind, Streaming,
+    split, CollisionModel, Fp32, Lattice, LbmParams, Model, Populations, Storage, StorageKind,
+    Streaming,
 };
 use murmur_common::render::abi::PlaneFields;
 use murmur_common::{with_model, with_storage, DevSlice, DevSliceMut};
@@ -69,7 +70,14 @@ pub struct CudaFluid<S: Storage> {
     /// The viewer's smoke (from the first advection) and frame buffers.
     smoke: Option<crate::raster::fluid_cuda::CudaSmoke>,
     raster: crate::raster::fluid_cuda::CudaFluidRaster,
+    /// ACM-MRT in two kernels ([`CudaFluid::split`], FP32 pull only): the moments between them
+    /// and the step that launches them, which replaces the stream-collide stage.
+    split: Option<(CudaSlice<f32>, SplitStep<S>)>,
 }
+
+/// The stage of [`CudaFluid::split_step`], kept as a function pointer since its kernels exist
+/// for one storage only.
+type SplitStep<S> = fn(&mut CudaFluid<S>, LbmParams, u64) -> Result<(), FluidError>;
 
 /// The immersed boundary's device buffers (see [`IbPlan`]).
 struct CudaIb {
@@ -438,7 +446,77 @@ pub fn open_on(gpu: Gpu, setup: &Setup) -> Result<Box<dyn FluidBackend>, FluidEr
             }
         }
     };
+    if setup.split {
+        if setup.storage != StorageKind::Fp32 || streaming != Streaming::Pull {
+            return Err(FluidError::Invalid(
+                "ACM-MRT's split kernels exist for FP32 pull storage only".into(),
+            ));
+        }
+        return Ok(Box::new(CudaFluid::<Fp32>::new(gpu, setup)?.split()?));
+    }
     with_storage!(setup.storage, streaming, S => Ok(Box::new(CudaFluid::<S>::new(gpu, setup)?)))
+}
+
+impl CudaFluid<Fp32> {
+    /// The same lattice stepped by ACM-MRT's two split kernels instead of the fused one
+    /// ([`murmur_common::lbm::split`]): the moments pass through a buffer of
+    /// [`split::VALUES`] floats per cell. Interior cells only: a periodic box without solids
+    /// (the benchmark's), with ACM-MRT.
+    fn split(mut self) -> Result<Self, FluidError> {
+        if self.model != CollisionModel::AcmMrt
+            || self.boundary_count > 0
+            || self.ib.is_some()
+            || self.halo.is_some()
+        {
+            return Err(FluidError::Invalid(
+                "ACM-MRT's split kernels run a periodic box without solids, model acm-mrt only"
+                    .into(),
+            ));
+        }
+        let n = self.params.lattice.cells();
+        let bytes = (split::VALUES * n * 4) as u64;
+        self.gpu
+            .check_fits("the split kernels' moments (124 bytes per cell)", bytes)?;
+        let scratch = self.gpu.zeros::<f32>(split::VALUES * n)?;
+        self.split = Some((scratch, CudaFluid::<Fp32>::split_step));
+        Ok(self)
+    }
+
+    /// Stages `split_moments` and `split_relax`: pull and moments, then relaxation and store.
+    fn split_step(&mut self, p: LbmParams, step: u64) -> Result<(), FluidError> {
+        let n = p.lattice.cells() as u64;
+        let pops = self.pops.at_step(step);
+        let Some((scratch, _)) = self.split.as_mut() else {
+            unreachable!("set by split()")
+        };
+        let Some(next) = self.f_next.as_mut() else {
+            unreachable!("pull storage keeps two copies")
+        };
+        let mut l = self.gpu.launch();
+        let a = SplitMoments {
+            p,
+            pops,
+            flags: l.read(&self.flags),
+            f: l.read(&self.f),
+            scratch: l.write(scratch),
+        };
+        // SAFETY: one thread per cell, reading the populations and writing its own moments.
+        unsafe { l.run(a, Shape::per_item(n, BLOCK_SIZE)) }?;
+        self.clock.mark(&self.gpu.stream, "split_moments")?;
+        let mut l = self.gpu.launch();
+        let a = SplitRelax {
+            p,
+            pops,
+            flags: l.read(&self.flags),
+            scratch: l.read(scratch),
+            dst: l.write(next),
+        };
+        // SAFETY: one thread per cell, reading its own moments and writing its own slots of
+        // the other copy.
+        unsafe { l.run(a, Shape::per_item(n, BLOCK_SIZE)) }?;
+        self.clock.mark(&self.gpu.stream, "split_relax")?;
+        Ok(())
+    }
 }
 
 impl<S: Storage> CudaFluid<S>
@@ -616,6 +694,7 @@ where
             fields: None,
             clock,
             halo: None,
+            split: None,
         })
     }
 
@@ -926,7 +1005,10 @@ where
                 self.halo.as_mut(),
             )?;
         }
-        with_model!(self.model, M => self.stream_collide::<M>(p, step))?;
+        match self.split.as_ref() {
+            Some(&(_, split_step)) => split_step(self, p, step)?,
+            None => with_model!(self.model, M => self.stream_collide::<M>(p, step))?,
+        }
         self.clock.end();
         self.step = step;
         if let Some(next) = self.f_next.as_mut() {
