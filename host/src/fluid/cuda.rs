@@ -1125,7 +1125,8 @@ where
             + self.flags.len()
             + 4 * self.boundary_cells.len()
             + 4 * self.outlet_u.len()
-            + self.fields.as_ref().map_or(0, |f| 4 * f.len())) as u64
+            + self.fields.as_ref().map_or(0, |f| 4 * f.len())
+            + self.split.as_ref().map_or(0, |(m, _)| 4 * m.len())) as u64
             + ib
     }
 
