@@ -58,6 +58,20 @@ fn bad_input_gives_one_line_errors() {
     ]);
     assert!(!ok);
     assert!(err.contains(".vti or .npz"), "{err}");
+
+    // ACM-MRT's split kernels are a GPU launch of FP32 pull storage.
+    for args in [
+        &["--backend", "cpu"][..],
+        &["--backend", "cuda", "--storage", "fp16s"][..],
+        &["--backend", "cuda", "--streaming", "in-place"][..],
+    ] {
+        let mut all = std::vec!["fluid", "bench", "--split", "--sizes", "8"];
+        all.extend_from_slice(args);
+        let (ok, _, err) = murmur(&all);
+        assert!(!ok, "{args:?}");
+        assert!(err.contains("--split times ACM-MRT's two kernels"), "{err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

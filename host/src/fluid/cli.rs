@@ -687,27 +687,21 @@ fn bench_cmd(a: &BenchArgs) -> Result<()> {
         .flat_map(|s| a.streaming.iter().map(move |t| (s, t)))
     {
         for &layout in &a.layout {
-            let mut open = opener(
-                a.backend,
-                Some(StorageArgs {
-                    storage,
-                    layout: Some(layout),
-                    block: Some(a.block),
-                    streaming: Some(streaming),
-                    boundary_launch: BoundaryLaunch::default(),
-                    split: false,
-                }),
-            );
+            let stored = StorageArgs {
+                storage,
+                layout: Some(layout),
+                block: Some(a.block),
+                streaming: Some(streaming),
+                boundary_launch: BoundaryLaunch::default(),
+                split: false,
+            };
+            let mut open = opener(a.backend, Some(stored));
             let split = a.split && storage == StorageKind::Fp32 && streaming == Streaming::Pull;
             let mut open_split = opener(
                 a.backend,
                 Some(StorageArgs {
-                    storage,
-                    layout: Some(layout),
-                    block: Some(a.block),
-                    streaming: Some(streaming),
-                    boundary_launch: BoundaryLaunch::default(),
                     split: true,
+                    ..stored
                 }),
             );
             for &n in &a.sizes {
