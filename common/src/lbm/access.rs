@@ -39,8 +39,8 @@ use super::d3q27::{opposite, velocity, weight, Q, REST};
 use super::half::{f16_to_f32, f16c_to_f32, f32_to_f16, f32_to_f16c};
 use super::half::{FP16S_INV_SCALE, FP16S_SCALE};
 use super::Lattice;
-use crate::math::fma;
 use crate::kernel::{DevSlice, DevSliceMut, Variant};
+use crate::math::fma;
 
 /// How population values are held in memory. Decoding and encoding are the same bit operations
 /// on the CPU and the GPU, so both backends store identical bits.

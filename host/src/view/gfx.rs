@@ -27,6 +27,32 @@ struct EguiLayer {
     screen: egui_wgpu::ScreenDescriptor,
 }
 
+/// The frame rate shown in the HUD: the time from `last` to `now` (which becomes `last`),
+/// smoothed into `fps` over about ten frames (0 until the first frame).
+pub fn tick_fps(fps: &mut f64, last: &mut Instant, now: Instant) {
+    let dt = (now - *last).as_secs_f64();
+    *last = now;
+    if dt > 0.0 {
+        let rate = 1.0 / dt;
+        *fps = if *fps > 0.0 {
+            0.9 * *fps + 0.1 * rate
+        } else {
+            rate
+        };
+    }
+}
+
+/// The steps of this frame: `per_frame` while running; while paused, one when a single step
+/// was asked (`single`, taken either way, so an ask while running is not kept for later).
+pub fn steps_this_frame(paused: bool, single: &mut bool, per_frame: u32) -> u32 {
+    if paused {
+        u32::from(std::mem::take(single))
+    } else {
+        *single = false;
+        per_frame
+    }
+}
+
 /// The error on one line.
 pub fn one_line(e: &dyn std::fmt::Display) -> String {
     e.to_string().replace('\n', " ")
@@ -224,5 +250,33 @@ impl OrbitMouse {
             _ => return false,
         }
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_single_step_is_taken_once_and_only_while_paused() {
+        let mut single = true;
+        assert_eq!(steps_this_frame(true, &mut single, 8), 1);
+        assert!(!single);
+        assert_eq!(steps_this_frame(true, &mut single, 8), 0);
+        single = true;
+        assert_eq!(steps_this_frame(false, &mut single, 8), 8);
+        assert!(!single, "an ask while running is dropped");
+    }
+
+    #[test]
+    fn the_frame_rate_starts_at_the_first_frame_and_then_smooths() {
+        let (mut fps, t0) = (0.0, Instant::now());
+        let ms = |n| t0 + std::time::Duration::from_millis(n);
+        let mut last = t0;
+        tick_fps(&mut fps, &mut last, ms(100));
+        assert!((fps - 10.0).abs() < 1e-9, "{fps}");
+        assert_eq!(last, ms(100));
+        tick_fps(&mut fps, &mut last, ms(110));
+        assert!((fps - 19.0).abs() < 1e-6, "0.9 x 10 + 0.1 x 100: {fps}");
     }
 }

@@ -5,7 +5,7 @@
 //! Controls: drag to orbit, wheel to zoom, space pause, `.` single step, `r` reset, `c` colour
 //! mode, Esc quit.
 
-use super::gfx::{no_display, one_line, Gfx};
+use super::gfx::{no_display, one_line, steps_this_frame, tick_fps, Gfx};
 use super::panel::{Actions, Hud, Panel};
 use super::{default_style, headless, ViewError};
 use crate::flock::config::FlockConfig;
@@ -147,25 +147,14 @@ impl App {
 
     /// One frame: config poll, steps, rasterise, HUD and panel, present, apply the panel.
     fn frame(&mut self, event_loop: &ActiveEventLoop) -> Result<(), ViewError> {
-        let now = Instant::now();
-        let dt = (now - self.last_frame).as_secs_f64();
-        self.last_frame = now;
-        if dt > 0.0 {
-            let fps = 1.0 / dt;
-            self.hud.fps = if self.hud.fps > 0.0 {
-                0.9 * self.hud.fps + 0.1 * fps
-            } else {
-                fps
-            };
-        }
+        tick_fps(&mut self.hud.fps, &mut self.last_frame, Instant::now());
         self.poll_config();
 
-        let steps = if self.panel.paused {
-            u32::from(std::mem::take(&mut self.pending.step))
-        } else {
-            self.pending.step = false;
-            self.panel.steps_per_frame
-        };
+        let steps = steps_this_frame(
+            self.panel.paused,
+            &mut self.pending.step,
+            self.panel.steps_per_frame,
+        );
         let t0 = Instant::now();
         self.backend.reset_times();
         for _ in 0..steps {

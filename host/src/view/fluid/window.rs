@@ -13,7 +13,7 @@ use super::{colour_bar, cpu_downsample, scaled, upscale, Look, SOLID_RADIUS};
 use crate::backend::BackendChoice;
 use crate::fluid::scene::Scene;
 use crate::fluid::FluidBackend;
-use crate::view::gfx::{no_display, one_line, Gfx};
+use crate::view::gfx::{no_display, one_line, steps_this_frame, tick_fps, Gfx};
 use crate::view::ViewError;
 use murmur_common::lbm::Rates;
 use murmur_common::render::fluid::ViewKind;
@@ -156,25 +156,14 @@ impl App {
     }
 
     fn frame(&mut self, event_loop: &ActiveEventLoop) -> Result<(), ViewError> {
-        let now = Instant::now();
-        let dt = (now - self.last_frame).as_secs_f64();
-        self.last_frame = now;
-        if dt > 0.0 {
-            let fps = 1.0 / dt;
-            self.hud.fps = if self.hud.fps > 0.0 {
-                0.9 * self.hud.fps + 0.1 * fps
-            } else {
-                fps
-            };
-        }
+        tick_fps(&mut self.hud.fps, &mut self.last_frame, Instant::now());
         self.poll_scene();
 
-        let steps = if self.panel.paused {
-            u32::from(std::mem::take(&mut self.pending.step))
-        } else {
-            self.pending.step = false;
-            self.panel.steps_per_frame
-        };
+        let steps = steps_this_frame(
+            self.panel.paused,
+            &mut self.pending.step,
+            self.panel.steps_per_frame,
+        );
         if steps > 0 {
             self.stepping.inlet_factor = self.panel.inlet_factor;
             let t0 = Instant::now();
