@@ -93,25 +93,12 @@ fn overlapped_and_serial_boundary_launches_agree_in_bits() {
 #[test]
 #[ignore = "needs a CUDA GPU: cargo xtask gpu-test"]
 fn beside_launches_in_parts_agree_with_serial() {
-    use murmur::fluid::scene::{Boundary, Geometry};
+    use murmur::fluid::scene::Geometry;
     use murmur::fluid::BoundaryLaunch;
     use murmur_common::lbm::Rates;
-    let mut setup = Geometry {
-        fluid: [200, 80, 80],
-        faces: [
-            Boundary::Inlet {
-                velocity: [0.05, 0.0, 0.0],
-                parabolic: 0b110,
-            },
-            Boundary::Outlet(1.0),
-            Boundary::FreeSlip,
-            Boundary::FreeSlip,
-            Boundary::Wall,
-            Boundary::Wall,
-        ],
-    }
-    .setup(Rates::from_viscosity(0.02), CollisionModel::AcmMrt)
-    .unwrap();
+    let mut setup = Geometry::duct([200, 80, 80], 0b110)
+        .setup(Rates::from_viscosity(0.02), CollisionModel::AcmMrt)
+        .unwrap();
     let listed = setup.boundary_list(&setup.prepared_flags()).len();
     assert!(listed > 3 * 132 * 128, "{listed} listed cells");
     for streaming in [Streaming::Pull, Streaming::InPlace] {

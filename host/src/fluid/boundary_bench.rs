@@ -158,17 +158,9 @@ pub fn boundary_bench_cmd(a: &BoundaryBenchArgs) -> Result<()> {
     if let Some(m) = a.model {
         file.collision = m;
     }
-    let in_scene = |e: FluidError| match e {
-        FluidError::Invalid(m) => FluidError::Invalid(format!("scene {}: {m}", a.scene.display())),
-        e => e,
-    };
+    let in_scene = scene::in_scene(&a.scene);
     if a.backend == BackendChoice::Cpu {
-        let [nx, ny, nz] = file.dims().map_err(in_scene)?;
-        let cells = nx as u64 * ny as u64 * nz as u64;
-        crate::preflight::check_host_memory(
-            &format!("the CPU lattice of {nx} x {ny} x {nz} cells"),
-            cells * (27 * 4 + 1 + 12 + scene::SETUP_BYTES_PER_CELL),
-        )?;
+        scene::check_cpu_memory(&file, &a.scene, 4)?;
     }
     let mut scene = file.build().map_err(in_scene)?;
     for w in &scene.warnings {

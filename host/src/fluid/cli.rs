@@ -3,7 +3,7 @@
 
 use super::bench::{bench_one, BenchResult};
 use super::driver::{self, BackendChoice, Checkpoint, RunOptions};
-use super::scene::{self, Boundary, SceneFile};
+use super::scene::{self, SceneFile};
 use super::sink::{Out, RunSink};
 use super::validate::{self, Opener, Sizes};
 use super::{Block, BoundaryLaunch, FluidBackend, FluidError, Setup};
@@ -341,19 +341,10 @@ fn run_scene(a: &RunArgs) -> Result<()> {
     if let Some(m) = a.model {
         file.collision = m;
     }
-    let in_scene = |e: FluidError| match e {
-        FluidError::Invalid(m) => FluidError::Invalid(format!("scene {}: {m}", a.scene.display())),
-        e => e,
-    };
+    let in_scene = scene::in_scene(&a.scene);
     if a.backend == BackendChoice::Cpu {
         // The CPU lattice and the setup it is built from, before either exists.
-        let [nx, ny, nz] = file.dims().map_err(in_scene)?;
-        let cells = nx as u64 * ny as u64 * nz as u64;
-        let per_cell = (27 * a.storage.storage.bytes() + 1 + 12) as u64;
-        crate::preflight::check_host_memory(
-            &format!("the CPU lattice of {nx} x {ny} x {nz} cells"),
-            cells * (per_cell + scene::SETUP_BYTES_PER_CELL),
-        )?;
+        scene::check_cpu_memory(&file, &a.scene, a.storage.storage.bytes())?;
     }
     let mut scene = file.build().map_err(in_scene)?;
     a.storage.apply(&mut scene.setup);
@@ -857,21 +848,8 @@ pub fn force_difference(
 
 /// Small scenes that exercise every boundary type and the forcing.
 pub fn parity_setups(model: CollisionModel) -> Result<Vec<(&'static str, Setup)>, FluidError> {
-    let mut duct = scene::Geometry {
-        fluid: [40, 16, 16],
-        faces: [
-            Boundary::Inlet {
-                velocity: [0.05, 0.0, 0.0],
-                parabolic: 0b100,
-            },
-            Boundary::Outlet(1.0),
-            Boundary::FreeSlip,
-            Boundary::FreeSlip,
-            Boundary::Wall,
-            Boundary::Wall,
-        ],
-    }
-    .setup(Rates::from_viscosity(0.02), model)?;
+    let mut duct =
+        scene::Geometry::duct([40, 16, 16], 0b100).setup(Rates::from_viscosity(0.02), model)?;
     duct.params.inlet_scale = 0.7;
     Ok(vec![
         (

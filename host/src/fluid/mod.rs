@@ -457,7 +457,7 @@ pub enum FluidError {
 
 #[cfg(test)]
 mod tests {
-    use super::scene::{Boundary, Geometry};
+    use super::scene::Geometry;
     use super::BoundaryLaunch;
 
     #[test]
@@ -480,22 +480,9 @@ mod tests {
     /// one neighbourhood each, cell order within a group.
     #[test]
     fn boundary_list_groups_the_listed_cells() {
-        let setup = Geometry {
-            fluid: [20, 9, 7],
-            faces: [
-                Boundary::Inlet {
-                    velocity: [0.05, 0.0, 0.0],
-                    parabolic: 0,
-                },
-                Boundary::Outlet(1.0),
-                Boundary::FreeSlip,
-                Boundary::FreeSlip,
-                Boundary::Wall,
-                Boundary::Wall,
-            ],
-        }
-        .setup(Rates::from_viscosity(0.02), CollisionModel::Bgk)
-        .unwrap();
+        let setup = Geometry::duct([20, 9, 7], 0)
+            .setup(Rates::from_viscosity(0.02), CollisionModel::Bgk)
+            .unwrap();
         let prepared = setup.prepared_flags();
         let list = setup.boundary_list(&prepared);
         let mut sorted = list.clone();

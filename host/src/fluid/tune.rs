@@ -298,18 +298,9 @@ pub fn tune_cmd(a: &TuneArgs) -> Result<()> {
     if let Some(m) = a.model {
         file.collision = m;
     }
-    let in_scene = |e: FluidError| match e {
-        FluidError::Invalid(m) => FluidError::Invalid(format!("scene {}: {m}", a.scene.display())),
-        e => e,
-    };
+    let in_scene = scene::in_scene(&a.scene);
     if a.backend == BackendChoice::Cpu {
-        let [nx, ny, nz] = file.dims().map_err(in_scene)?;
-        let cells = nx as u64 * ny as u64 * nz as u64;
-        let per_cell = (27 * a.storage.bytes() + 1 + 12) as u64;
-        crate::preflight::check_host_memory(
-            &format!("the CPU lattice of {nx} x {ny} x {nz} cells"),
-            cells * (per_cell + scene::SETUP_BYTES_PER_CELL),
-        )?;
+        scene::check_cpu_memory(&file, &a.scene, a.storage.bytes())?;
     }
     let cache_path = if a.no_cache {
         None

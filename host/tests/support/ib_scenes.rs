@@ -2,7 +2,7 @@
 
 use murmur::fluid::ib::{Immersed, Motion, Primitive, Solid};
 use murmur::fluid::immersed::RETRACTION;
-use murmur::fluid::scene::{self, Boundary};
+use murmur::fluid::scene;
 use murmur::fluid::Setup;
 use murmur_common::lbm::{CollisionModel, Rates};
 
@@ -61,22 +61,9 @@ pub fn periodic_box() -> Setup {
 /// A duct with an inlet, an outlet, free-slip and no-slip walls, a sphere oscillating next to
 /// the low wall (its stencils lose wall nodes and reach past the domain's first cells).
 pub fn duct() -> Setup {
-    let mut setup = scene::Geometry {
-        fluid: [30, 14, 14],
-        faces: [
-            Boundary::Inlet {
-                velocity: [0.05, 0.0, 0.0],
-                parabolic: 0,
-            },
-            Boundary::Outlet(1.0),
-            Boundary::FreeSlip,
-            Boundary::FreeSlip,
-            Boundary::Wall,
-            Boundary::Wall,
-        ],
-    }
-    .setup(Rates::from_viscosity(0.02), CollisionModel::AcmMrt)
-    .unwrap();
+    let mut setup = scene::Geometry::duct([30, 14, 14], 0)
+        .setup(Rates::from_viscosity(0.02), CollisionModel::AcmMrt)
+        .unwrap();
     let s = sphere(
         3.5,
         [12.0, 7.5, 4.2],

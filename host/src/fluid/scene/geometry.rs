@@ -112,6 +112,26 @@ pub struct Geometry {
 }
 
 impl Geometry {
+    /// A duct along x of `fluid` cells: a velocity inlet (0.05 along x; `parabolic`: the
+    /// axes across which its profile is parabolic, as bits) at `x_min`, an outlet at `x_max`,
+    /// free-slip sides across y and no-slip walls across z.
+    pub fn duct(fluid: [u32; 3], parabolic: u32) -> Geometry {
+        Geometry {
+            fluid,
+            faces: [
+                Boundary::Inlet {
+                    velocity: [0.05, 0.0, 0.0],
+                    parabolic,
+                },
+                Boundary::Outlet(1.0),
+                Boundary::FreeSlip,
+                Boundary::FreeSlip,
+                Boundary::Wall,
+                Boundary::Wall,
+            ],
+        }
+    }
+
     /// Whether each axis is periodic (its faces are; [`Geometry::check`] makes both agree).
     pub fn periodic(&self) -> [bool; 3] {
         [0, 1, 2].map(|a| self.faces[2 * a] == Boundary::Periodic)

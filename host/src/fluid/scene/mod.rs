@@ -33,6 +33,31 @@ pub const MIN_TAU_MARGIN: f64 = 1e-5;
 /// copy with the near-boundary bits (the initial fields are computed where the populations
 /// live, never stored per cell).
 pub const SETUP_BYTES_PER_CELL: u64 = 2;
+
+/// A scene's error with the scene file's path in front (other errors as they are).
+pub fn in_scene(path: &std::path::Path) -> impl Fn(FluidError) -> FluidError + Copy + '_ {
+    move |e| match e {
+        FluidError::Invalid(m) => FluidError::Invalid(format!("scene {}: {m}", path.display())),
+        e => e,
+    }
+}
+
+/// Refuses, before anything is built, a CPU lattice of `file` that host memory cannot hold:
+/// populations of `population_bytes` each, the cell byte, an outlet velocity and the setup.
+pub fn check_cpu_memory(
+    file: &SceneFile,
+    path: &std::path::Path,
+    population_bytes: usize,
+) -> Result<(), FluidError> {
+    let [nx, ny, nz] = file.dims().map_err(in_scene(path))?;
+    let cells = nx as u64 * ny as u64 * nz as u64;
+    let per_cell = (27 * population_bytes + 1 + 12) as u64;
+    crate::preflight::check_host_memory(
+        &format!("the CPU lattice of {nx} x {ny} x {nz} cells"),
+        cells * (per_cell + SETUP_BYTES_PER_CELL),
+    )?;
+    Ok(())
+}
 /// Largest lattice the host accepts (32-bit cell coordinates).
 pub const MAX_CELLS: u64 = murmur_common::lbm::Lattice::MAX_CELLS;
 
