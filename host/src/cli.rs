@@ -47,6 +47,7 @@ pub enum FlockCmd {
     /// process; --gpus N: one process per GPU) and compare every boid by id after --steps.
     CheckRanks(crate::flock::ranks::CheckRanksArgs),
     /// Strong and weak scaling of the flock on several GPUs (--gpus N): each size on all GPUs,
-    /// then the reference sizes on one, at constant density.
+    /// then the reference sizes on one, at constant density. --gpus 1 times the slab path on
+    /// one GPU (one rank, no neighbours) against the single-GPU path.
     Scale(crate::flock::ranks::ScaleArgs),
 }

@@ -425,7 +425,10 @@ pub unsafe extern "ptx-kernel" fn update_boids_slab(a: UpdateSlab) {
     }
     send_to(&a.sends, 0, fate.send[0], out, v_new);
     send_to(&a.sends, 1, fate.send[1], out, v_new);
-    warp_claim(a.sends.tally.at(tally::KEPT), fate.keep);
+    warp_claim(
+        a.sends.tally.at(tally::DROPPED),
+        i < a.n as usize && !fate.keep,
+    );
     warp_claim(a.sends.tally.at(tally::LOST), fate.lost);
 }
 

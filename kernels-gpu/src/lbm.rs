@@ -10,7 +10,7 @@ use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use murmur_common::lbm::abi::{
     BandPack, BandUnpack, Boundary, FieldsArgs, HaloPack, HaloUnpack, Health, IbBin, IbClear,
     IbForce, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity, Init, SplitMoments, SplitRelax,
-    StreamCollide, StreamCollideBand, FORCE_RECORD,
+    StreamCollide, StreamCollideBand, StreamCollideSponge, FORCE_RECORD,
 };
 use murmur_common::lbm::band::BRICK_CELLS;
 use murmur_common::lbm::gather;
@@ -20,7 +20,7 @@ use murmur_common::lbm::immersed::{self, record_fixed, record_index, Reaction};
 use murmur_common::lbm::split;
 use murmur_common::lbm::{
     cell_fields, init_cell, store_fields, stream_collide_interior, stream_collide_interior_band,
-    stream_collide_listed, AcmMrt, Bgk, Fp16C, Fp16S, Fp32, InPlace, RmMrt,
+    stream_collide_listed, stream_collide_sponge, AcmMrt, Bgk, Fp16C, Fp16S, Fp32, InPlace, RmMrt,
 };
 
 macro_rules! storage_kernels {
@@ -190,7 +190,7 @@ halo_kernels!(Fp16S, lbm_halo_pack_fp16s, lbm_halo_unpack_fp16s);
 halo_kernels!(Fp16C, lbm_halo_pack_fp16c, lbm_halo_unpack_fp16c);
 
 macro_rules! stream_collide_kernels {
-    ($interior:ident, $band:ident, $boundary:ident, $model:ty, $storage:ty) => {
+    ($interior:ident, $band:ident, $sponge:ident, $boundary:ident, $model:ty, $storage:ty) => {
         /// Stage `stream_collide` (in place), interior cells: every cell, returning at once
         /// unless it is fluid with only fluid neighbours.
         #[no_mangle]
@@ -211,6 +211,16 @@ macro_rules! stream_collide_kernels {
             stream_collide_interior_band(&a.step, cell);
         }
 
+        /// Stage `stream_collide`, the outlet layer's interior cells: their own rates, the
+        /// band's force.
+        #[no_mangle]
+        pub unsafe extern "ptx-kernel" fn $sponge(a: StreamCollideSponge<$model, $storage>) {
+            let Some(cell) = lattice_cell(&a.step.p.lattice, &a.step.launch) else {
+                return;
+            };
+            stream_collide_sponge(&a.step, cell);
+        }
+
         /// Stage `boundary`, the listed fluid cells next to non-fluid ones: boundary
         /// conditions are applied while pulling.
         #[no_mangle]
@@ -226,6 +236,7 @@ macro_rules! stream_collide_kernels {
 stream_collide_kernels!(
     lbm_stream_collide_bgk_fp32,
     lbm_stream_collide_band_bgk_fp32,
+    lbm_stream_collide_sponge_bgk_fp32,
     lbm_boundary_bgk_fp32,
     Bgk,
     Fp32
@@ -233,6 +244,7 @@ stream_collide_kernels!(
 stream_collide_kernels!(
     lbm_stream_collide_rm_mrt_fp32,
     lbm_stream_collide_band_rm_mrt_fp32,
+    lbm_stream_collide_sponge_rm_mrt_fp32,
     lbm_boundary_rm_mrt_fp32,
     RmMrt,
     Fp32
@@ -240,6 +252,7 @@ stream_collide_kernels!(
 stream_collide_kernels!(
     lbm_stream_collide_acm_mrt_fp32,
     lbm_stream_collide_band_acm_mrt_fp32,
+    lbm_stream_collide_sponge_acm_mrt_fp32,
     lbm_boundary_acm_mrt_fp32,
     AcmMrt,
     Fp32
@@ -247,6 +260,7 @@ stream_collide_kernels!(
 stream_collide_kernels!(
     lbm_stream_collide_bgk_fp16s,
     lbm_stream_collide_band_bgk_fp16s,
+    lbm_stream_collide_sponge_bgk_fp16s,
     lbm_boundary_bgk_fp16s,
     Bgk,
     Fp16S
@@ -254,6 +268,7 @@ stream_collide_kernels!(
 stream_collide_kernels!(
     lbm_stream_collide_rm_mrt_fp16s,
     lbm_stream_collide_band_rm_mrt_fp16s,
+    lbm_stream_collide_sponge_rm_mrt_fp16s,
     lbm_boundary_rm_mrt_fp16s,
     RmMrt,
     Fp16S
@@ -261,6 +276,7 @@ stream_collide_kernels!(
 stream_collide_kernels!(
     lbm_stream_collide_acm_mrt_fp16s,
     lbm_stream_collide_band_acm_mrt_fp16s,
+    lbm_stream_collide_sponge_acm_mrt_fp16s,
     lbm_boundary_acm_mrt_fp16s,
     AcmMrt,
     Fp16S
@@ -268,6 +284,7 @@ stream_collide_kernels!(
 stream_collide_kernels!(
     lbm_stream_collide_bgk_fp16c,
     lbm_stream_collide_band_bgk_fp16c,
+    lbm_stream_collide_sponge_bgk_fp16c,
     lbm_boundary_bgk_fp16c,
     Bgk,
     Fp16C
@@ -275,6 +292,7 @@ stream_collide_kernels!(
 stream_collide_kernels!(
     lbm_stream_collide_rm_mrt_fp16c,
     lbm_stream_collide_band_rm_mrt_fp16c,
+    lbm_stream_collide_sponge_rm_mrt_fp16c,
     lbm_boundary_rm_mrt_fp16c,
     RmMrt,
     Fp16C
@@ -282,6 +300,7 @@ stream_collide_kernels!(
 stream_collide_kernels!(
     lbm_stream_collide_acm_mrt_fp16c,
     lbm_stream_collide_band_acm_mrt_fp16c,
+    lbm_stream_collide_sponge_acm_mrt_fp16c,
     lbm_boundary_acm_mrt_fp16c,
     AcmMrt,
     Fp16C
@@ -289,6 +308,7 @@ stream_collide_kernels!(
 stream_collide_kernels!(
     lbm_stream_collide_bgk_fp32_in_place,
     lbm_stream_collide_band_bgk_fp32_in_place,
+    lbm_stream_collide_sponge_bgk_fp32_in_place,
     lbm_boundary_bgk_fp32_in_place,
     Bgk,
     InPlace<Fp32>
@@ -296,6 +316,7 @@ stream_collide_kernels!(
 stream_collide_kernels!(
     lbm_stream_collide_rm_mrt_fp32_in_place,
     lbm_stream_collide_band_rm_mrt_fp32_in_place,
+    lbm_stream_collide_sponge_rm_mrt_fp32_in_place,
     lbm_boundary_rm_mrt_fp32_in_place,
     RmMrt,
     InPlace<Fp32>
@@ -303,6 +324,7 @@ stream_collide_kernels!(
 stream_collide_kernels!(
     lbm_stream_collide_acm_mrt_fp32_in_place,
     lbm_stream_collide_band_acm_mrt_fp32_in_place,
+    lbm_stream_collide_sponge_acm_mrt_fp32_in_place,
     lbm_boundary_acm_mrt_fp32_in_place,
     AcmMrt,
     InPlace<Fp32>
@@ -310,6 +332,7 @@ stream_collide_kernels!(
 stream_collide_kernels!(
     lbm_stream_collide_bgk_fp16s_in_place,
     lbm_stream_collide_band_bgk_fp16s_in_place,
+    lbm_stream_collide_sponge_bgk_fp16s_in_place,
     lbm_boundary_bgk_fp16s_in_place,
     Bgk,
     InPlace<Fp16S>
@@ -317,6 +340,7 @@ stream_collide_kernels!(
 stream_collide_kernels!(
     lbm_stream_collide_rm_mrt_fp16s_in_place,
     lbm_stream_collide_band_rm_mrt_fp16s_in_place,
+    lbm_stream_collide_sponge_rm_mrt_fp16s_in_place,
     lbm_boundary_rm_mrt_fp16s_in_place,
     RmMrt,
     InPlace<Fp16S>
@@ -324,6 +348,7 @@ stream_collide_kernels!(
 stream_collide_kernels!(
     lbm_stream_collide_acm_mrt_fp16s_in_place,
     lbm_stream_collide_band_acm_mrt_fp16s_in_place,
+    lbm_stream_collide_sponge_acm_mrt_fp16s_in_place,
     lbm_boundary_acm_mrt_fp16s_in_place,
     AcmMrt,
     InPlace<Fp16S>
@@ -331,6 +356,7 @@ stream_collide_kernels!(
 stream_collide_kernels!(
     lbm_stream_collide_bgk_fp16c_in_place,
     lbm_stream_collide_band_bgk_fp16c_in_place,
+    lbm_stream_collide_sponge_bgk_fp16c_in_place,
     lbm_boundary_bgk_fp16c_in_place,
     Bgk,
     InPlace<Fp16C>
@@ -338,6 +364,7 @@ stream_collide_kernels!(
 stream_collide_kernels!(
     lbm_stream_collide_rm_mrt_fp16c_in_place,
     lbm_stream_collide_band_rm_mrt_fp16c_in_place,
+    lbm_stream_collide_sponge_rm_mrt_fp16c_in_place,
     lbm_boundary_rm_mrt_fp16c_in_place,
     RmMrt,
     InPlace<Fp16C>
@@ -345,6 +372,7 @@ stream_collide_kernels!(
 stream_collide_kernels!(
     lbm_stream_collide_acm_mrt_fp16c_in_place,
     lbm_stream_collide_band_acm_mrt_fp16c_in_place,
+    lbm_stream_collide_sponge_acm_mrt_fp16c_in_place,
     lbm_boundary_acm_mrt_fp16c_in_place,
     AcmMrt,
     InPlace<Fp16C>

@@ -30,6 +30,10 @@ pub const PTX_ISA: &str = "+ptx80";
 /// 256 per SM, which its 57 KiB of shared memory also allow); `flock sort-bench`, 10M / 100M
 /// pairs: 0.739 / 5.788 ms, against 0.744 / 6.222 with 16 pairs per thread at 64 registers.
 ///
+/// The slab update of a flock on several ranks (the coherent search plus each boid's fate and
+/// sends) runs best at 40 (`murmur flock scale --gpus 1`, the slab path on one H200, 100M boids:
+/// 44.84 ms/step at 40, 46.01 at 32, 49.18 at 48, 53.73 uncapped at 64).
+///
 /// A name ending in `*` caps every kernel that starts with the rest. The boundary kernels
 /// (`lbm_boundary_*`: latency-bound, a short list of cells whose loads resident warps hide)
 /// keep the 4 blocks of 128 per SM they had before their pull put every load in flight at once
@@ -38,6 +42,7 @@ pub const PTX_ISA: &str = "+ptx80";
 pub const REGISTER_CAPS: &[(&str, u32)] = &[
     ("update_boids_coherent", 32),
     ("update_boids_scattered", 32),
+    ("update_boids_slab", 40),
     ("radix_onesweep", 80),
     ("lbm_boundary_*", 128),
 ];

@@ -106,10 +106,14 @@ pub mod tally {
     pub const SENT: usize = 0;
     /// Boids that left for no neighbour.
     pub const LOST: usize = 2;
-    /// Entries kept (the update), or own boids found (the start).
+    /// Own boids found (the start).
     pub const KEPT: usize = 3;
+    /// Entries the update does not keep: halo boids and boids that left. Counted instead of
+    /// the kept ones, which are nearly all entries: a warp whose entries are all kept (every
+    /// warp, on one rank) makes no atomic on this one word.
+    pub const DROPPED: usize = 4;
     /// Words in all.
-    pub const WORDS: usize = 4;
+    pub const WORDS: usize = 5;
 }
 
 /// Where a slab kernel puts the boids it sends: per send slot (0: the previous rank, 1: the
@@ -168,8 +172,8 @@ pub struct ScatterSlab {
 
 /// `update_boids_slab`: `update_boids_coherent` over own + halo boids in cell order, for own
 /// boids only: entry `i` of the outputs gets the new state of an own boid that [`Slab::fate`]
-/// keeps (counted into its new cell), else a [`HOLE`]; boids sent go to `sends`; kept entries
-/// are tallied in `tally[KEPT]`.
+/// keeps (counted into its new cell), else a [`HOLE`]; boids sent go to `sends`; the other
+/// entries (holes now) are tallied in `tally[DROPPED]`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct UpdateSlab {

@@ -92,6 +92,14 @@ pub struct StreamCollideBand<M, S: Storage> {
     pub step: StreamCollide<M, S>,
 }
 
+/// The same step for the outlet layer's interior cells (byte `FLUID | SPONGE`), with their
+/// rates and the band's force ([`crate::lbm::stream_collide_sponge`]); every other cell returns
+/// at once. Launched over the layers that hold such cells, after the interior kernel.
+#[repr(C)]
+pub struct StreamCollideSponge<M, S: Storage> {
+    pub step: StreamCollide<M, S>,
+}
+
 /// The same step over the listed fluid cells `cells` (those next to non-fluid cells),
 /// boundary conditions applied while pulling; list entry `i` keeps its outlet velocity at
 /// `outlet_u[3 i..]`.
@@ -159,6 +167,7 @@ lattice_args! {
     Init [S: Storage] [S];
     StreamCollide [M, S: Storage] [M, S];
     StreamCollideBand [M, S: Storage] [M, S];
+    StreamCollideSponge [M, S: Storage] [M, S];
     Boundary [M, S: Storage] [M, S];
     FieldsArgs [S: Storage] [S];
     Health [S: Storage] [S];

@@ -75,6 +75,7 @@ pub use params::{Face, LbmParams, Rates};
 pub use stream::{
     boundary_fields, cell_fields, init_cell, pull_cell, store_fields, stream_collide_cell,
     stream_collide_interior, stream_collide_interior_band, stream_collide_listed,
+    stream_collide_sponge,
 };
 pub use units::Units;
 

@@ -142,7 +142,8 @@ pub unsafe fn pull_cell<S: Storage>(
 }
 
 /// [`stream_collide_cell`] for interior fluid cells only (byte exactly [`CellKind::Fluid`]);
-/// returns at once for every other cell, which [`stream_collide_cell`] handles from a list.
+/// returns at once for every other cell, which [`stream_collide_sponge`] (the outlet layer's
+/// interior cells) and [`stream_collide_cell`] (from a list) handle.
 ///
 /// # Safety
 /// As [`stream_collide_cell`].
@@ -170,6 +171,24 @@ unsafe fn interior<M: Model, S: Storage, const BAND: bool>(a: &StreamCollide<M, 
     }
     let mut f = a.pops.pull(a.f.as_const(), cell);
     finish::<M, S, BAND>(a, cell, &mut f, &a.p.rates);
+}
+
+/// [`stream_collide_cell`] for the outlet layer's interior cells only (byte exactly
+/// `FLUID | SPONGE`: fluid neighbours only), with their rates ([`sponge_rates`]) and the band's
+/// immersed-boundary force; returns at once for every other cell. A kernel of its own, so that
+/// the interior kernel keeps its registers.
+///
+/// # Safety
+/// As [`stream_collide_cell`], with `a.band` valid when active.
+#[inline(always)]
+pub unsafe fn stream_collide_sponge<M: Model, S: Storage>(a: &StreamCollide<M, S>, cell: usize) {
+    if a.flags.read(cell) != FLUID | SPONGE {
+        return;
+    }
+    let (x, y, z) = a.p.lattice.coords(cell);
+    let rates = sponge_rates(&a.p, [x, y, z]);
+    let mut f = a.pops.pull(a.f.as_const(), cell);
+    finish::<M, S, true>(a, cell, &mut f, &rates);
 }
 
 /// Collide the gathered populations and store them; returns the velocity of the collision.
@@ -609,16 +628,20 @@ mod tests {
     }
 
     /// One step of every cell of a random case, the listed cells (fluid, not interior, not
-    /// ghosts) through `listed` and the rest through [`stream_collide_cell`]; the populations
-    /// and outlet velocities after it.
+    /// ghosts) through `listed` and the rest through [`stream_collide_interior`] and
+    /// [`stream_collide_sponge`] as the GPU splits them (`split`), or through
+    /// [`stream_collide_cell`]; the populations and outlet velocities after it.
+    #[allow(clippy::type_complexity)]
     fn step_with<S: Storage>(
+        case: &(LbmParams, Vec<u8>),
         seed: u64,
         layout: Layout,
         step: u64,
         store: &impl Fn(usize, f32) -> S::Elem,
         listed: unsafe fn(&StreamCollide<Bgk, S>, usize, usize),
+        split: bool,
     ) -> (Vec<S::Elem>, Vec<f32>) {
-        let (p, flags) = random_case(seed);
+        let (p, flags) = (case.0, &case.1);
         let n = p.lattice.cells();
         let pops = Populations::<S>::new(p.lattice, layout, step);
         let mut f: Vec<S::Elem> = (0..pops.len())
@@ -628,8 +651,13 @@ mod tests {
         let mut u: Vec<f32> = (0..3 * n)
             .map(|i| 0.02 * uniform(seed + 5, i as u64))
             .collect();
+        // The boundary list's cells (`Setup::boundary_list`): outlet-layer cells with only fluid
+        // neighbours are interior cells.
         let list: Vec<usize> = (0..n)
-            .filter(|&c| flags[c] & KIND_MASK == FLUID && flags[c] != FLUID && flags[c] != GHOST)
+            .filter(|&c| {
+                let b = flags[c];
+                b & KIND_MASK == FLUID && b & !SPONGE != FLUID && b != GHOST
+            })
             .collect();
         // SAFETY: the views cover the vectors, which outlive them; one cell at a time.
         unsafe {
@@ -647,9 +675,11 @@ mod tests {
             )
             .with_dst(dst)
             .with_outlet_u(DevSliceMut::from_raw(u.as_mut_ptr(), u.len() as u64));
-            for cell in 0..n {
+            for (cell, &byte) in flags.iter().enumerate() {
                 match list.iter().position(|&c| c == cell) {
                     Some(side) => listed(&a, cell, side),
+                    None if split && byte == FLUID | SPONGE => stream_collide_sponge(&a, cell),
+                    None if split => stream_collide_interior(&a, cell),
                     None => stream_collide_cell(&a, cell, n - 1),
                 }
             }
@@ -657,12 +687,31 @@ mod tests {
         (if S::IN_PLACE { f } else { g }, u)
     }
 
+    /// A random case's lattice of fluid cells only (periodic), the outlet layer's bit on a
+    /// third of them: outlet-layer cells with only fluid neighbours.
+    fn open_case(seed: u64) -> (LbmParams, Vec<u8>) {
+        let (p, flags) = random_case(seed);
+        let flags = (0..flags.len() as u64)
+            .map(|c| match mix64(seed ^ c) % 3 {
+                0 => FLUID | SPONGE,
+                _ => FLUID,
+            })
+            .collect();
+        (p, flags)
+    }
+
     fn listed_agrees<S: Storage>(store: impl Fn(usize, f32) -> S::Elem) {
-        for seed in 0..8u64 {
+        for seed in 0..16u64 {
+            let case = if seed < 8 {
+                random_case(seed)
+            } else {
+                open_case(seed)
+            };
             for layout in [Layout::SOA, Layout { alpha: 4 }] {
                 for step in [1u64, 2] {
-                    let a = step_with::<S>(seed, layout, step, &store, stream_collide_listed);
-                    let b = step_with::<S>(seed, layout, step, &store, stream_collide_cell);
+                    let (listed, cell) = (stream_collide_listed, stream_collide_cell);
+                    let a = step_with::<S>(&case, seed, layout, step, &store, listed, true);
+                    let b = step_with::<S>(&case, seed, layout, step, &store, cell, false);
                     assert!(
                         a.0 == b.0,
                         "seed {seed} {layout:?} step {step}: populations"
@@ -674,8 +723,10 @@ mod tests {
         }
     }
 
-    /// The boundary kernel's form of a listed cell's update stores what the CPU reference's
-    /// does, bit for bit (outlet layer, ghosts, every boundary kind; pull and in place).
+    /// The GPU's split of a step (the boundary kernel's form of a listed cell's update, the
+    /// interior kernel's of the other cells, outlet-layer cells among them) stores what the CPU
+    /// reference's does, bit for bit (outlet layer, ghosts, every boundary kind; pull and in
+    /// place).
     #[test]
     fn listed_update_equals_the_cell_update() {
         listed_agrees::<Fp32>(|_, v| v);

@@ -440,6 +440,16 @@ fn scale_settings(f: &FlockArgs, n: u64, ranks: usize) -> Result<FlockSettings> 
     Ok(s)
 }
 
+/// One row of `flock scale`: a size on some GPUs through the slab path or the single-GPU path.
+struct ScaleRow {
+    n: u64,
+    scale: f32,
+    gpus: usize,
+    slabs: bool,
+    ms: f64,
+    bytes_per_boid: f64,
+}
+
 /// `flock scale`.
 pub fn scale(a: &ScaleArgs) -> Result<()> {
     if a.steps == 0 || a.sizes.is_empty() || a.sizes.contains(&0) || a.single.contains(&0) {
@@ -456,13 +466,19 @@ pub fn scale(a: &ScaleArgs) -> Result<()> {
         spawn::launch(n)?;
         return Ok(());
     }
-    let Some(env) = RankEnv::from_env(&a.ranks)? else {
-        bail!("flock scale runs on several GPUs: pass --gpus N (N >= 2) or start it under mpirun / srun");
+    let env = match RankEnv::from_env(&a.ranks)? {
+        Some(env) => env,
+        // One rank through the slab code (no neighbours): what the split itself costs.
+        None if a.ranks.gpus == Some(1) => RankEnv::single(&a.ranks)?,
+        None => bail!(
+            "flock scale runs on several GPUs: pass --gpus N (N >= 2; 1 times the slab path on \
+             one GPU) or start it under mpirun / srun"
+        ),
     };
     let seed = a.flock.config()?.sim.seed;
     let (mut gpu, comm) = connect(&env)?;
     let name = gpu.name.clone();
-    let mut rows: Vec<(u64, f32, usize, f64, f64)> = Vec::new();
+    let mut rows: Vec<ScaleRow> = Vec::new();
     for &n in &a.sizes {
         let settings = scale_settings(&a.flock, n, env.size)?;
         let mut r = CudaRank::random(&comm, gpu, &settings, n, seed)?;
@@ -470,13 +486,14 @@ pub fn scale(a: &ScaleArgs) -> Result<()> {
             r.step(&comm)?;
         }
         let wall = timed_steps(&mut r, &comm, a.steps)?;
-        rows.push((
+        rows.push(ScaleRow {
             n,
-            settings.params.scale,
-            env.size,
-            wall.as_secs_f64() * 1e3 / a.steps as f64,
-            r.bytes_per_own_boid(),
-        ));
+            scale: settings.params.scale,
+            gpus: env.size,
+            slabs: true,
+            ms: wall.as_secs_f64() * 1e3 / a.steps as f64,
+            bytes_per_boid: r.bytes_per_own_boid(),
+        });
         gpu = r.gpu;
     }
     barrier(&comm)?;
@@ -492,37 +509,59 @@ pub fn scale(a: &ScaleArgs) -> Result<()> {
             f.step()?;
         }
         let report = driver::run(f.as_mut(), a.steps, false)?;
-        rows.push((
+        rows.push(ScaleRow {
             n,
-            settings.params.scale,
-            1,
-            report.wall.as_secs_f64() * 1e3 / a.steps as f64,
-            f.device_bytes_per_boid().unwrap_or(0.0),
-        ));
+            scale: settings.params.scale,
+            gpus: 1,
+            slabs: false,
+            ms: report.wall.as_secs_f64() * 1e3 / a.steps as f64,
+            bytes_per_boid: f.device_bytes_per_boid().unwrap_or(0.0),
+        });
     }
     println!(
         "flock scaling on {name}, constant density (1M boids at scale 100), wall time per step"
     );
-    println!("| boids | scale | GPUs | ms/step | boid-steps/s | device bytes per own boid |");
-    println!("|---|---|---|---|---|---|");
-    for &(n, s, g, ms, b) in &rows {
+    println!(
+        "| boids | scale | GPUs | path | ms/step | boid-steps/s | device bytes per own boid |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for r in &rows {
         println!(
-            "| {n} | {s:.1} | {g} | {ms:.3} | {} | {b:.1} |",
-            si(n as f64 / ms * 1e3)
+            "| {} | {:.1} | {} | {} | {:.3} | {} | {:.1} |",
+            r.n,
+            r.scale,
+            r.gpus,
+            if r.slabs { "slabs" } else { "one GPU" },
+            r.ms,
+            si(r.n as f64 / r.ms * 1e3),
+            r.bytes_per_boid
         );
     }
-    let time = |n: u64, g: usize| rows.iter().find(|r| r.0 == n && r.2 == g).map(|r| r.3);
+    let time = |n: u64, slabs: bool| {
+        rows.iter()
+            .find(|r| r.n == n && r.slabs == slabs)
+            .map(|r| r.ms)
+    };
     for &n in &a.sizes {
-        if let (Some(t1), Some(tn)) = (time(n, 1), time(n, env.size)) {
-            println!(
-                "strong scaling: {n} boids on {} GPUs {tn:.3} ms/step against {t1:.3} on one: \
-                 {:.2}x faster (target 1.9x on 2)",
-                env.size,
-                t1 / tn
-            );
+        let Some(tn) = time(n, true) else { continue };
+        if let Some(t1) = time(n, false) {
+            if env.size == 1 {
+                println!(
+                    "the slab path on one GPU: {n} boids {tn:.3} ms/step against {t1:.3} on the \
+                     single-GPU path: {:.3}x the time",
+                    tn / t1
+                );
+            } else {
+                println!(
+                    "strong scaling: {n} boids on {} GPUs {tn:.3} ms/step against {t1:.3} on \
+                     one: {:.2}x faster (target 1.9x on 2)",
+                    env.size,
+                    t1 / tn
+                );
+            }
         }
         let share = n / env.size as u64;
-        if let (Some(t1), Some(tn)) = (time(share, 1), time(n, env.size)) {
+        if let (true, Some(t1)) = (env.size > 1, time(share, false)) {
             println!(
                 "weak scaling: {n} boids on {} GPUs {tn:.3} ms/step against {share} on one \
                  {t1:.3}: {:.3}x the time (target at most 1.05x)",

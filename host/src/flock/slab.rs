@@ -113,9 +113,13 @@ pub struct SlabPlan {
 }
 
 impl SlabPlan {
-    /// The plan of `rank` of `size` (checked by [`check_ranks`] first).
+    /// The plan of `rank` of `size` (checked by [`check_ranks`] first). A world of one rank
+    /// (no split: the whole domain, no neighbours) is planned too: the slab path's own cost on
+    /// one GPU (`flock scale --gpus 1`).
     pub fn new(p: &FlockParams, rank: usize, size: usize, n: u64) -> Result<SlabPlan, SlabError> {
-        check_ranks(p, size, n)?;
+        if size > 1 {
+            check_ranks(p, size, n)?;
+        }
         let bounds = slab_bounds(p.scale, size);
         let (prev, next) = ring(rank, size);
         let slab = Slab {
@@ -130,7 +134,9 @@ impl SlabPlan {
             next_face: (rank + 1 < size) as u32,
             next_slot: if size == 2 { 0 } else { 1 },
         };
-        let peers = if size == 2 {
+        let peers = if size == 1 {
+            Vec::new()
+        } else if size == 2 {
             vec![next]
         } else {
             vec![prev, next]

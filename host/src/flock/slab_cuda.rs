@@ -415,11 +415,20 @@ impl CudaRank {
                 });
             }
         }
-        // The tally's kept count is the update's; at the start every entry is kept.
+        // The update keeps the entries it does not drop; at the start every entry is kept.
         let kept = if self.live == 0 && self.entries > 0 {
             self.entries
         } else {
-            t[tally::KEPT] as u64
+            self.live
+                .checked_sub(t[tally::DROPPED] as u64)
+                .ok_or_else(|| SlabError::Rank {
+                    rank,
+                    what: format!(
+                        "the update dropped {} of {} entries",
+                        t[tally::DROPPED],
+                        self.live
+                    ),
+                })?
         };
         let recv = swap_counts(comm, &self.plan, &sent)?;
         let incoming: u64 = recv.iter().sum();

@@ -50,9 +50,11 @@ pub enum FluidCmd {
     BoundaryBench(super::boundary_bench::BoundaryBenchArgs),
     /// The same lattice on one rank and on several (GPUs joined by NCCL, or CPU ranks in this
     /// process), compared bit for bit: the decomposition must not change a single value.
+    /// `--gpus 1` runs the slab path on one GPU (its faces exchanged with itself).
     RanksCheck(super::multi::RanksCheckArgs),
     /// Strong and weak scaling of a periodic box over the GPUs of the run (`--gpus N`, or
-    /// mpirun / srun), against one GPU.
+    /// mpirun / srun), against one GPU. `--gpus 1` times the slab path on one GPU (one rank,
+    /// its faces exchanged with itself) against the plain step.
     Scale(super::multi::ScaleArgs),
     /// Watch a scene in a window: slices, vorticity or Q volumes, lit smoke; orbit camera, live
     /// model, inlet velocity and Reynolds number; the scene file is reloaded when saved.
@@ -851,6 +853,12 @@ pub fn parity_setups(model: CollisionModel) -> Result<Vec<(&'static str, Setup)>
     let mut duct =
         scene::Geometry::duct([40, 16, 16], 0b100).setup(Rates::from_viscosity(0.02), model)?;
     duct.params.inlet_scale = 0.7;
+    // An outlet layer of 8 cells before the outlet (face x+), listed on the GPU.
+    duct.mark_outlet_layer(1, 8);
+    // Along z the layer's cells away from the walls have a kernel of their own.
+    let mut duct_z =
+        scene::Geometry::duct_z([16, 16, 40]).setup(Rates::from_viscosity(0.02), model)?;
+    duct_z.mark_outlet_layer(5, 8);
     Ok(vec![
         (
             "taylor-green 32x32x8",
@@ -865,7 +873,11 @@ pub fn parity_setups(model: CollisionModel) -> Result<Vec<(&'static str, Setup)>
             "obstacle 48x24x24 (inlet/outlet)",
             scene::obstacle([48, 24, 24], [12.0, 12.0, 12.0], 4.0, 0.05, 0.01, model)?,
         ),
-        ("duct 42x18x18 (parabolic inlet at 0.7, free-slip)", duct),
+        (
+            "duct 42x18x18 (parabolic inlet at 0.7, free-slip, outlet layer)",
+            duct,
+        ),
+        ("duct 18x18x42 along z (outlet layer)", duct_z),
         (
             "sphere moving through a periodic 32^3 box (IB)",
             moving_sphere(model)?,

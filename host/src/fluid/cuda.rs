@@ -13,7 +13,7 @@ use cudarc::driver::CudaSlice;
 use murmur_common::lbm::abi::{
     Bins, Boundary, CellLaunch, FieldsArgs, Health, IbBin, IbClear, IbForce, IbGather, IbMark,
     IbPlace, IbUpdate, IbVelocity, Init, SampleSet, SplitMoments, SplitRelax, StreamCollide,
-    StreamCollideBand, BIN_BLOCK, RECORD_FLOATS, SPREAD_SCATTER, SPREAD_STORE,
+    StreamCollideBand, StreamCollideSponge, BIN_BLOCK, RECORD_FLOATS, SPREAD_SCATTER, SPREAD_STORE,
 };
 use murmur_common::lbm::band::{counter, pass_len, pool_len, BandMut, BandRef};
 use murmur_common::lbm::boundary::{KIND_MASK, OUTLET};
@@ -44,6 +44,9 @@ pub struct CudaFluid<S: Storage> {
     /// when there are none).
     boundary_cells: CudaSlice<u32>,
     boundary_count: u32,
+    /// The z layers holding the outlet layer's interior cells, which the sponge kernel updates
+    /// after the interior kernel (`None`: no such cells).
+    sponge: Option<(u32, u32)>,
     /// Where the boundary kernel runs with respect to the interior kernel.
     boundary_launch: super::BoundaryLaunch,
     /// The second stream it runs on (a launch other than `Serial`, with listed cells, and not a
@@ -685,6 +688,7 @@ where
             block: setup.block,
             flags,
             boundary_count: list.len() as u32,
+            sponge: setup.sponge_layers(&prepared),
             boundary_cells,
             boundary_launch: setup.boundary_launch,
             side,
@@ -740,6 +744,7 @@ where
     where
         StreamCollide<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
         StreamCollideBand<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+        StreamCollideSponge<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
         Boundary<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     {
         let mut l = self.gpu.launch();
@@ -834,16 +839,44 @@ where
     where
         StreamCollide<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
         StreamCollideBand<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+        StreamCollideSponge<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     {
         let lat = args.p.lattice;
-        let launch = args.launch.layers(z0, z1);
-        let (z0, z1) = launch.range(lat.nz);
-        let layers = z1 - z0;
-        if layers == 0 {
+        let (z0, z1) = args.launch.layers(z0, z1).range(lat.nz);
+        if z1 == z0 {
             return Ok(());
         }
-        let args = args.with_launch(launch);
-        let shape = match self.block {
+        let on = |a: u32, b: u32| args.with_launch(args.launch.layers(a, b));
+        // SAFETY (both launches): flags holds n bytes, f the populations, the band's table and
+        // pool their plan's sizes; one thread per cell of the layers, each touching only its
+        // own slots this step, and each fluid cell updated by one kernel (its byte decides).
+        // The views in `args` were taken from this GPU's stream-owned buffers.
+        // The outlet layer's interior cells first, in the layers of this range that hold them
+        // (a short launch: the interior kernel's tail then overlaps a boundary launched beside).
+        if let Some((s0, s1)) = self.sponge {
+            let (s0, s1) = (s0.max(z0), s1.min(z1));
+            if s1 > s0 {
+                let l = self.gpu.launch();
+                let shape = self.layers_shape(&lat, s1 - s0);
+                unsafe { l.run(StreamCollideSponge { step: on(s0, s1) }, shape) }?;
+            }
+        }
+        let l = self.gpu.launch();
+        unsafe {
+            let shape = self.layers_shape(&lat, z1 - z0);
+            if band {
+                l.run(StreamCollideBand { step: on(z0, z1) }, shape)
+            } else {
+                l.run(on(z0, z1), shape)
+            }
+        }?;
+        self.clock.mark(&self.gpu.stream, "stream_collide")?;
+        Ok(())
+    }
+
+    /// The launch shape of `layers` whole z layers of `lat` (flat, or the 3D blocks).
+    fn layers_shape(&self, lat: &Lattice, layers: u32) -> Shape {
+        match self.block {
             super::Block::Flat => {
                 Shape::per_item(layers as u64 * lat.nx as u64 * lat.ny as u64, BLOCK_SIZE)
             }
@@ -857,20 +890,7 @@ where
                 shared_bytes: 0,
                 after_previous: false,
             },
-        };
-        let l = self.gpu.launch();
-        // SAFETY: flags holds n bytes, f the populations, the band's table and pool their
-        // plan's sizes; one thread per cell, each touching only its own slots this step. The
-        // views in `args` were taken from this GPU's stream-owned buffers.
-        unsafe {
-            if band {
-                l.run(StreamCollideBand { step: args }, shape)
-            } else {
-                l.run(args, shape)
-            }
-        }?;
-        self.clock.mark(&self.gpu.stream, "stream_collide")?;
-        Ok(())
+        }
     }
 
     /// The boundary kernel over the listed cells (nothing without any): on the side stream
@@ -903,8 +923,8 @@ where
         while start < count {
             let len = part.min(count - start);
             let mut l = match side {
-                // SAFETY: until the join, the GPU's own stream runs only the interior kernel,
-                // which writes the slots of interior cells alone (the destination copy's, or in
+                // SAFETY: until the join, the GPU's own stream runs only the interior kernel
+                // (and the outlet layer's), which writes the slots of interior cells alone (the destination copy's, or in
                 // place the slots those cells own this step) and reads no slot a listed cell
                 // writes; both only read the cell bytes, the band and the source populations,
                 // and the outlet velocities belong to listed cells.
@@ -954,14 +974,20 @@ where
     StreamCollide<murmur_common::lbm::Bgk, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     StreamCollideBand<murmur_common::lbm::Bgk, S>:
         murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    StreamCollideSponge<murmur_common::lbm::Bgk, S>:
+        murmur_common::Kernel + cudarc::driver::DeviceRepr,
     Boundary<murmur_common::lbm::Bgk, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     StreamCollide<murmur_common::lbm::RmMrt, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     StreamCollideBand<murmur_common::lbm::RmMrt, S>:
+        murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    StreamCollideSponge<murmur_common::lbm::RmMrt, S>:
         murmur_common::Kernel + cudarc::driver::DeviceRepr,
     Boundary<murmur_common::lbm::RmMrt, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     StreamCollide<murmur_common::lbm::AcmMrt, S>:
         murmur_common::Kernel + cudarc::driver::DeviceRepr,
     StreamCollideBand<murmur_common::lbm::AcmMrt, S>:
+        murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    StreamCollideSponge<murmur_common::lbm::AcmMrt, S>:
         murmur_common::Kernel + cudarc::driver::DeviceRepr,
     Boundary<murmur_common::lbm::AcmMrt, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
 {

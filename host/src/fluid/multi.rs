@@ -173,8 +173,14 @@ pub fn ranks_check(a: &RanksCheckArgs) -> Result<()> {
     if crate::ranks::spawn::is_launcher(a.world.gpus) {
         return Ok(crate::ranks::spawn::launch(a.world.gpus.unwrap_or(1))?);
     }
-    let Some(env) = rank_env(&a.world)? else {
-        bail!("give --gpus N (N >= 2), run under mpirun or srun, or use --ranks N on the CPU");
+    let env = match rank_env(&a.world)? {
+        Some(env) => env,
+        // One rank through the slab code, its faces exchanged with itself through NCCL.
+        None if a.world.gpus == Some(1) => RankEnv::single(&a.world)?,
+        None => bail!(
+            "give --gpus N (N >= 2; 1 checks the slab path on one GPU), run under mpirun or \
+             srun, or use --ranks N on the CPU"
+        ),
     };
     let setup = check_setup(a)?;
     let plan = SlabPlan::new(&setup, env.size)?;
@@ -372,8 +378,14 @@ pub fn scale(a: &ScaleArgs) -> Result<()> {
     if crate::ranks::spawn::is_launcher(a.world.gpus) {
         return Ok(crate::ranks::spawn::launch(a.world.gpus.unwrap_or(1))?);
     }
-    let Some(env) = rank_env(&a.world)? else {
-        bail!("give --gpus N (N >= 2), or run under mpirun or srun");
+    let env = match rank_env(&a.world)? {
+        Some(env) => env,
+        // One rank through the slab code, its faces exchanged with itself: what the split
+        // itself costs on one GPU.
+        None if a.world.gpus == Some(1) => RankEnv::single(&a.world)?,
+        None => bail!(
+            "give --gpus N (N >= 2; 1 times the slab path on one GPU), or run under mpirun or srun"
+        ),
     };
     let n = env.size;
     if let Some(path) = &a.scene {
@@ -395,13 +407,15 @@ pub fn scale(a: &ScaleArgs) -> Result<()> {
         let mut b = rank.open(&strong, &plan)?;
         time_steps(&mut b, a.steps)?
     };
-    // Weak: one box per GPU, stacked along z.
+    // Weak: one box per GPU, stacked along z (on one rank the strong run is that box).
     let weak_dims = [a.size, a.size, a.size * n as u32];
     let weak = periodic_box(weak_dims, a.model, a.storage)?;
-    let wplan = SlabPlan::new(&weak, n)?;
-    let (ms_weak, stages_weak) = {
+    let (ms_weak, stages_weak) = if n > 1 {
+        let wplan = SlabPlan::new(&weak, n)?;
         let mut b = rank.open(&weak, &wplan)?;
         time_steps(&mut b, a.steps)?
+    } else {
+        (ms_strong, stages_strong.clone())
     };
     // The exchange alone: one face of the strong lattice each way per neighbour.
     let face = murmur_common::lbm::halo::face_cells(&plan.local_lattice(me), plan.axis as u32);
@@ -439,7 +453,11 @@ pub fn scale(a: &ScaleArgs) -> Result<()> {
     };
     let ms_one_strong = one(&strong)?;
     let one_box = periodic_box([a.size; 3], a.model, a.storage)?;
-    let ms_one_box = one(&one_box)?;
+    let ms_one_box = if strong_dims == [a.size; 3] {
+        ms_one_strong
+    } else {
+        one(&one_box)?
+    };
     let mlups = |cells: usize, ms: f64| cells as f64 / ms / 1e3;
     let sc = strong.lattice().cells();
     let wc = weak.lattice().cells();
@@ -462,13 +480,17 @@ pub fn scale(a: &ScaleArgs) -> Result<()> {
         mlups(sc, ms_one_strong)
     );
     println!(
-        "| strong | {} | {n} | {ms_strong:.3} | {:.0} | {:.0} | {:.2}x speed-up ({:.1} % efficiency) |",
+        "| {} | {} | {n} | {ms_strong:.3} | {:.0} | {:.0} | {:.2}x speed-up ({:.1} % efficiency) |",
+        if n == 1 { "slab path" } else { "strong" },
         l(strong_dims),
         mlups(sc, ms_strong),
         mlups(sc, ms_strong) / n as f64,
         ms_one_strong / ms_strong,
         100.0 * ms_one_strong / ms_strong / n as f64
     );
+    if n == 1 {
+        return Ok(());
+    }
     println!(
         "| one GPU | {} | 1 | {ms_one_box:.3} | {:.0} | {:.0} | 1.00 |",
         l([a.size; 3]),
@@ -534,7 +556,8 @@ fn scale_scene(a: &ScaleArgs, rank: &GpuRank, setup: &Setup, plan: &SlabPlan) ->
         mlups(ms_one)
     );
     println!(
-        "| strong | {n} | {ms:.3} | {:.0} | {:.2}x speed-up ({:.1} % efficiency) |",
+        "| {} | {n} | {ms:.3} | {:.0} | {:.2}x speed-up ({:.1} % efficiency) |",
+        if n == 1 { "slab path" } else { "strong" },
         mlups(ms),
         ms_one / ms,
         100.0 * ms_one / ms / n as f64

@@ -419,8 +419,9 @@ pub struct CudaHalo<S: Storage> {
 }
 
 impl<S: Storage> CudaHalo<S> {
-    /// Packs the face layers of `f` and enqueues the transfers (on the exchange stream, after
-    /// the work queued on `f`'s stream so far).
+    /// Packs the face layers of `f` and enqueues the transfers on the exchange stream, after
+    /// the work queued on `f`'s stream so far; that stream goes on at once (the middle layers
+    /// update meanwhile: they touch neither the face layers nor the ghost layers).
     pub fn send(
         &mut self,
         gpu: &crate::gpu::Gpu,
@@ -430,8 +431,9 @@ impl<S: Storage> CudaHalo<S> {
         (self.send)(self, gpu, pops, f)
     }
 
-    /// Unpacks the received faces into the ghost layers of `f` (on the exchange stream, after
-    /// the work queued on `f`'s stream so far; that stream then waits for it).
+    /// Unpacks the received faces into the ghost layers of `f` on the exchange stream, as soon
+    /// as they arrive (not after the work queued on `f`'s stream since the send, which touches
+    /// no ghost layer); `f`'s stream then waits for it.
     pub fn receive(
         &mut self,
         gpu: &crate::gpu::Gpu,
@@ -480,9 +482,14 @@ where
         pops: &Populations<S>,
         f: &mut cudarc::driver::CudaSlice<S::Elem>,
     ) -> Result<(), FluidError> {
+        use crate::gpu::DriverContext;
         let l = pops.lattice;
         let owned = extent(&l, self.axis as usize) - 2;
         let stream = self.comm.stream.clone();
+        // The fork: the exchange stream waits for the face layers' update.
+        stream
+            .join(&gpu.stream)
+            .ctx("ordering the exchange after the faces")?;
         let faces = [(owned, 1, &mut self.up), (1, -1, &mut self.down)];
         launch_faces(gpu, &stream, pops, f, self.axis, faces, |halo| {
             murmur_common::lbm::abi::HaloPack { halo }
@@ -503,12 +510,18 @@ where
         pops: &Populations<S>,
         f: &mut cudarc::driver::CudaSlice<S::Elem>,
     ) -> Result<(), FluidError> {
+        use crate::gpu::DriverContext;
         let owned = extent(&pops.lattice, self.axis as usize) - 2;
         let stream = self.comm.stream.clone();
         let faces = [(0, 1, &mut self.lo), (owned + 1, -1, &mut self.hi)];
         launch_faces(gpu, &stream, pops, f, self.axis, faces, |halo| {
             murmur_common::lbm::abi::HaloUnpack { halo }
-        })
+        })?;
+        // The join: the next step's face layers read the ghost layers.
+        gpu.stream
+            .join(&stream)
+            .ctx("ordering the next step after the exchange")?;
+        Ok(())
     }
 }
 
@@ -597,6 +610,10 @@ impl<S: Storage> CudaHalo<S> {
 
 /// Launches `wrap(halo)` on `stream` for two face layers `(layer, sign, buffer)` of `f`: one
 /// thread per face cell, moving its 9 crossing populations between the lattice and the buffer.
+/// Beside `f`'s stream: the pack between the fork after the face layers' update and the join
+/// before the next step; the unpack before that join. Meanwhile `f`'s stream updates the middle
+/// layers: it writes neither the face layers nor the ghost layers of `f`, which the pack reads
+/// and the unpack writes.
 fn launch_faces<S: Storage, K>(
     gpu: &crate::gpu::Gpu,
     stream: &Arc<cudarc::driver::CudaStream>,
@@ -611,7 +628,8 @@ where
 {
     let n = face_cells(&pops.lattice, axis);
     for (layer, sign, buf) in faces {
-        let mut launch = gpu.launch_on(stream);
+        // SAFETY: ordered by the fork and the join (above).
+        let mut launch = unsafe { gpu.launch_beside(stream) };
         let args = wrap(Halo {
             pops: *pops,
             f: launch.write(f),

@@ -104,6 +104,18 @@ impl<'a> Launch<'a> {
         }
     }
 
+    /// A launch on `stream` whose buffers owned by `forked` are not joined (a fork and a join
+    /// order the two streams instead).
+    pub(super) fn beside(
+        gpu: &'a Gpu,
+        stream: &'a Arc<CudaStream>,
+        forked: &'a Arc<CudaStream>,
+    ) -> Launch<'a> {
+        let mut l = Launch::new(gpu, stream);
+        l.forked = Some(forked);
+        l
+    }
+
     /// The stream the launch goes to.
     pub fn stream(&self) -> &Arc<CudaStream> {
         self.stream
@@ -282,9 +294,7 @@ impl Side {
     /// `gpu`'s own stream writes no buffer this launch reads or writes, and reads none it
     /// writes.
     pub unsafe fn launch<'a>(&'a self, gpu: &'a Gpu) -> Launch<'a> {
-        let mut l = Launch::new(gpu, &self.stream);
-        l.forked = Some(&gpu.stream);
-        l
+        Launch::beside(gpu, &self.stream, &gpu.stream)
     }
 
     /// Orders `gpu`'s own stream after everything launched on the side stream so far.

@@ -173,6 +173,18 @@ impl Gpu {
         Launch::new(self, stream)
     }
 
+    /// A launch on `stream` beside this GPU's own stream, as [`Side::launch`]: buffers of the
+    /// own stream are not joined, those of other streams are.
+    ///
+    /// # Safety
+    /// `stream` was ordered after the own stream's work this launch depends on (a fork:
+    /// `stream.join(&gpu.stream)`), the own stream's later work that depends on it will be
+    /// ordered after `stream` (a join), and between the two the own stream's work writes no
+    /// buffer this launch reads or writes, and reads none it writes.
+    pub unsafe fn launch_beside<'a>(&'a self, stream: &'a Arc<CudaStream>) -> Launch<'a> {
+        Launch::beside(self, stream, &self.stream)
+    }
+
     /// `(free, total)` bytes of GPU memory.
     pub fn memory(&self) -> Result<(u64, u64), GpuError> {
         let (free, total) = self.ctx.mem_get_info().ctx("reading free memory")?;

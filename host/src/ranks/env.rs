@@ -117,6 +117,20 @@ impl RankEnv {
         Ok(None)
     }
 
+    /// A world of this one process (rank 0 of 1 on GPU 0, a rendezvous file in the temporary
+    /// folder): the multi-rank code path on one GPU, to measure what it costs there.
+    pub fn single(opts: &Ranks) -> Result<RankEnv, CommError> {
+        let file = std::env::temp_dir().join(format!("murmur-rank-{}.id", std::process::id()));
+        Ok(RankEnv {
+            rank: 0,
+            size: 1,
+            local_rank: 0,
+            source: "--gpus 1",
+            rendezvous: Some(Rendezvous::File(file)),
+            timeout: timeout_of(opts.rank_timeout)?,
+        })
+    }
+
     /// [`RankEnv::detect`] over the process environment.
     pub fn from_env(opts: &Ranks) -> Result<Option<RankEnv>, CommError> {
         RankEnv::detect(opts, &|k| std::env::var(k).ok())

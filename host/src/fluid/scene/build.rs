@@ -7,7 +7,6 @@ use super::{
     check_rates, check_stability, solids, ForceSettings, Health, Scene, MAX_MACH, WARN_MACH,
 };
 use crate::fluid::FluidError;
-use murmur_common::lbm::boundary::{FLUID, SPONGE};
 use murmur_common::lbm::{Initial, Rates, Units};
 
 const AXES: [&str; 3] = ["x", "y", "z"];
@@ -252,7 +251,7 @@ impl SceneFile {
     }
 
     /// Marks the outlet layer (`faces.*.sponge`): the fluid cells within the thickness of the
-    /// outlet's boundary layer get [`SPONGE`], and the parameters its axis and ramp.
+    /// outlet's boundary layer get [`SPONGE`](murmur_common::lbm::boundary::SPONGE), and the parameters its axis and ramp.
     fn outlet_layer(
         &self,
         units: &Units,
@@ -291,26 +290,7 @@ impl SceneFile {
                 FACE_KEYS[face]
             )));
         }
-        // High face: the outlet layer is cell n - 1, the sponge the `cells` before it; low
-        // face: the outlet is cell 0 and the sponge cells 1..=cells.
-        let (start, inv, range) = if face % 2 == 1 {
-            (
-                (n - 1 - cells) as f32,
-                1.0 / cells as f32,
-                n - 1 - cells..n - 1,
-            )
-        } else {
-            ((cells + 1) as f32, -1.0 / cells as f32, 1..cells + 1)
-        };
-        setup.params.sponge_axis = axis as u32;
-        setup.params.sponge_start = start;
-        setup.params.sponge_inv = inv;
-        for (cell, byte) in setup.flags.iter_mut().enumerate() {
-            let (x, y, z) = l.coords(cell);
-            if *byte == FLUID && range.contains(&[x, y, z][axis]) {
-                *byte |= SPONGE;
-            }
-        }
+        setup.mark_outlet_layer(face, cells);
         Ok(())
     }
 

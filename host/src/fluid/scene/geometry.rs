@@ -132,6 +132,25 @@ impl Geometry {
         }
     }
 
+    /// [`Geometry::duct`] along z: a uniform inlet at z = 0, the outlet at z = max, free-slip
+    /// walls at x and no-slip walls at y.
+    pub fn duct_z(fluid: [u32; 3]) -> Geometry {
+        Geometry {
+            fluid,
+            faces: [
+                Boundary::FreeSlip,
+                Boundary::FreeSlip,
+                Boundary::Wall,
+                Boundary::Wall,
+                Boundary::Inlet {
+                    velocity: [0.0, 0.0, 0.05],
+                    parabolic: 0,
+                },
+                Boundary::Outlet(1.0),
+            ],
+        }
+    }
+
     /// Whether each axis is periodic (its faces are; [`Geometry::check`] makes both agree).
     pub fn periodic(&self) -> [bool; 3] {
         [0, 1, 2].map(|a| self.faces[2 * a] == Boundary::Periodic)
