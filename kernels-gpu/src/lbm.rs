@@ -215,7 +215,7 @@ macro_rules! stream_collide_kernels {
         /// band's force.
         #[no_mangle]
         pub unsafe extern "ptx-kernel" fn $sponge(a: StreamCollideSponge<$model, $storage>) {
-            let Some(cell) = lattice_cell(&a.step.p.lattice, &a.step.launch) else {
+            let Some(cell) = a.cell(index() as u64) else {
                 return;
             };
             stream_collide_sponge(&a.step, cell);

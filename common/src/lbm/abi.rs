@@ -94,10 +94,33 @@ pub struct StreamCollideBand<M, S: Storage> {
 
 /// The same step for the outlet layer's interior cells (byte `FLUID | SPONGE`), with their
 /// rates and the band's force ([`crate::lbm::stream_collide_sponge`]); every other cell returns
-/// at once. Launched over the layers that hold such cells, after the interior kernel.
+/// at once. One thread per cell of the box `lo .. lo + dims` (x fastest), the box of the
+/// layer's cells (within a range of z layers).
 #[repr(C)]
 pub struct StreamCollideSponge<M, S: Storage> {
     pub step: StreamCollide<M, S>,
+    pub lo: [u32; 3],
+    pub dims: [u32; 3],
+}
+
+impl<M, S: Storage> StreamCollideSponge<M, S> {
+    /// Threads the launch needs: the cells of the box.
+    pub const fn threads(&self) -> u64 {
+        self.dims[0] as u64 * self.dims[1] as u64 * self.dims[2] as u64
+    }
+
+    /// The lattice cell of thread `i` (`None` past the box).
+    #[inline(always)]
+    pub fn cell(&self, i: u64) -> Option<usize> {
+        if i >= self.threads() {
+            return None;
+        }
+        let (dx, dy) = (self.dims[0] as u64, self.dims[1] as u64);
+        let x = self.lo[0] + (i % dx) as u32;
+        let y = self.lo[1] + (i / dx % dy) as u32;
+        let z = self.lo[2] + (i / (dx * dy)) as u32;
+        Some(self.step.p.lattice.index(x, y, z))
+    }
 }
 
 /// The same step over the listed fluid cells `cells` (those next to non-fluid cells),

@@ -44,9 +44,9 @@ pub struct CudaFluid<S: Storage> {
     /// when there are none).
     boundary_cells: CudaSlice<u32>,
     boundary_count: u32,
-    /// The z layers holding the outlet layer's interior cells, which the sponge kernel updates
-    /// after the interior kernel (`None`: no such cells).
-    sponge: Option<(u32, u32)>,
+    /// The box (`lo`, `hi` exclusive) of the outlet layer's interior cells, which the sponge
+    /// kernel updates beside the interior kernel (`None`: no such cells).
+    sponge: Option<([u32; 3], [u32; 3])>,
     /// Where the boundary kernel runs with respect to the interior kernel.
     boundary_launch: super::BoundaryLaunch,
     /// The second stream it runs on (a launch other than `Serial`, with listed cells, and not a
@@ -688,7 +688,7 @@ where
             block: setup.block,
             flags,
             boundary_count: list.len() as u32,
-            sponge: setup.sponge_layers(&prepared),
+            sponge: setup.sponge_box(&prepared),
             boundary_cells,
             boundary_launch: setup.boundary_launch,
             side,
@@ -851,14 +851,19 @@ where
         // pool their plan's sizes; one thread per cell of the layers, each touching only its
         // own slots this step, and each fluid cell updated by one kernel (its byte decides).
         // The views in `args` were taken from this GPU's stream-owned buffers.
-        // The outlet layer's interior cells first, in the layers of this range that hold them
-        // (a short launch: the interior kernel's tail then overlaps a boundary launched beside).
-        if let Some((s0, s1)) = self.sponge {
-            let (s0, s1) = (s0.max(z0), s1.min(z1));
+        // The outlet layer's interior cells first, those of its box in these layers (a short
+        // launch: the interior kernel's tail then overlaps a boundary launched beside).
+        if let Some((lo, hi)) = self.sponge {
+            let (s0, s1) = (lo[2].max(z0), hi[2].min(z1));
             if s1 > s0 {
                 let l = self.gpu.launch();
-                let shape = self.layers_shape(&lat, s1 - s0);
-                unsafe { l.run(StreamCollideSponge { step: on(s0, s1) }, shape) }?;
+                let args = StreamCollideSponge {
+                    step: args,
+                    lo: [lo[0], lo[1], s0],
+                    dims: [hi[0] - lo[0], hi[1] - lo[1], s1 - s0],
+                };
+                let shape = Shape::per_item(args.threads(), BLOCK_SIZE);
+                unsafe { l.run(args, shape) }?;
             }
         }
         let l = self.gpu.launch();

@@ -201,8 +201,8 @@ impl Setup {
     }
 
     /// The cells the GPU's boundary kernel updates, from [`Setup::prepared_flags`]: every fluid
-    /// cell other than the interior ones (byte exactly `FLUID`, and `FLUID | SPONGE` where the
-    /// outlet layer has its own kernel, [`Setup::sponge_kernel`]) and the ghosts of a slab,
+    /// cell other than the interior ones (byte exactly `FLUID`, or `FLUID | SPONGE`: the outlet
+    /// layer's, which have a kernel of their own, [`Setup::sponge_box`]) and the ghosts of a slab,
     /// grouped by their neighbourhood (the kinds of the 27 neighbours, and the outlet layer's
     /// bit), in cell order within a group. A warp then takes the same branches in every lane
     /// (cells along a wall, or next to the inlet, run together instead of alternating with the
@@ -211,13 +211,11 @@ impl Setup {
         use murmur_common::lbm::boundary::{FLUID, GHOST, KIND_MASK, SPONGE};
         use rayon::prelude::*;
         let l = self.lattice();
-        let sponge_kernel = self.sponge_kernel();
         let mut keyed: Vec<(u128, u32)> = (0..prepared.len() as u32)
             .into_par_iter()
             .filter(|&c| {
                 let b = prepared[c as usize];
-                let interior = b == FLUID || (sponge_kernel && b == FLUID | SPONGE);
-                b & KIND_MASK == FLUID && !interior && b != GHOST
+                b & KIND_MASK == FLUID && b & !SPONGE != FLUID && b != GHOST
             })
             .map(|c| {
                 let o = l.pull_offsets(c as usize);
@@ -233,32 +231,25 @@ impl Setup {
         keyed.into_iter().map(|(_, c)| c).collect()
     }
 
-    /// Whether the GPU updates the outlet layer's interior cells (byte exactly
-    /// `FLUID | SPONGE`) with a kernel of their own over the layer's z layers: for an outlet
-    /// layer along z, whose cells are whole z layers. Along x or y they stay in the boundary
-    /// list: a launch over every z layer gained nothing on it (`fluid boundary-bench
-    /// assets/fluid/sphere-re10000.toml`, H200: 54.4 % of the periodic box against 53.9 %).
-    pub fn sponge_kernel(&self) -> bool {
-        self.params.sponge_axis == 2
-    }
-
-    /// The z layers `z0..z1` holding the outlet layer's interior cells, over which the GPU
-    /// launches their kernel ([`Setup::sponge_kernel`]); `None` without such cells or kernel.
-    pub fn sponge_layers(&self, prepared: &[u8]) -> Option<(u32, u32)> {
+    /// The box `lo .. hi` (cells, `hi` exclusive) of the outlet layer's interior cells (byte
+    /// exactly `FLUID | SPONGE`, from [`Setup::prepared_flags`]), over which the GPU launches
+    /// their kernel; `None` without such cells.
+    pub fn sponge_box(&self, prepared: &[u8]) -> Option<([u32; 3], [u32; 3])> {
         use murmur_common::lbm::boundary::{FLUID, SPONGE};
-        if !self.sponge_kernel() {
-            return None;
-        }
         let l = self.lattice();
-        let plane = l.nx as usize * l.ny as usize;
-        let mut layers = prepared
-            .chunks(plane)
-            .enumerate()
-            .filter(|(_, layer)| layer.contains(&(FLUID | SPONGE)))
-            .map(|(z, _)| z as u32);
-        let first = layers.next()?;
-        let last = layers.next_back().unwrap_or(first);
-        Some((first, last + 1))
+        let mut found: Option<([u32; 3], [u32; 3])> = None;
+        for (cell, &b) in prepared.iter().enumerate() {
+            if b != FLUID | SPONGE {
+                continue;
+            }
+            let (x, y, z) = l.coords(cell);
+            let (lo, hi) = found.get_or_insert(([x, y, z], [x + 1, y + 1, z + 1]));
+            for (a, v) in [x, y, z].into_iter().enumerate() {
+                lo[a] = lo[a].min(v);
+                hi[a] = hi[a].max(v + 1);
+            }
+        }
+        found
     }
 
     /// Stored population values of the lattice (padded to whole CSoA groups).
@@ -543,7 +534,7 @@ mod tests {
     /// bit) each, cell order within a group.
     #[test]
     fn boundary_list_groups_the_listed_cells() {
-        // Outlet layers along x (listed) and along z (their interior cells unlisted).
+        // Outlet layers along x and along z.
         let mut along_x = Geometry::duct([20, 9, 7], 0)
             .setup(Rates::from_viscosity(0.02), CollisionModel::Bgk)
             .unwrap();
@@ -552,14 +543,15 @@ mod tests {
             .setup(Rates::from_viscosity(0.02), CollisionModel::Bgk)
             .unwrap();
         along_z.mark_outlet_layer(5, 5);
-        groups_of(&along_x, None);
-        // Lattice z 0..22: the outlet at 21, the layer 16..21, its last layer beside the outlet.
-        groups_of(&along_z, Some((16, 20)));
+        // Lattice x 0..22: the outlet at 21, the layer 16..21, its last cells beside the outlet;
+        // the cells beside the side walls (y 0 and 10, z 0 and 8) listed too.
+        groups_of(&along_x, ([16, 2, 2], [20, 9, 7]));
+        groups_of(&along_z, ([2, 2, 16], [7, 9, 20]));
     }
 
-    /// [`boundary_list_groups_the_listed_cells`] for one setup whose outlet-layer kernel runs
-    /// over `layers` (`None`: no such kernel, the layer listed).
-    fn groups_of(setup: &super::Setup, layers: Option<(u32, u32)>) {
+    /// [`boundary_list_groups_the_listed_cells`] for one setup whose outlet layer's interior
+    /// cells fill the box `sponge`.
+    fn groups_of(setup: &super::Setup, sponge: ([u32; 3], [u32; 3])) {
         use murmur_common::lbm::boundary::SPONGE;
         let prepared = setup.prepared_flags();
         let list = setup.boundary_list(&prepared);
@@ -568,19 +560,20 @@ mod tests {
         let want: Vec<u32> = (0..prepared.len() as u32)
             .filter(|&c| {
                 let b = prepared[c as usize];
-                b & KIND_MASK == FLUID && b != FLUID && (layers.is_none() || b != FLUID | SPONGE)
+                b & KIND_MASK == FLUID && b != FLUID && b != FLUID | SPONGE
             })
             .collect();
         assert_eq!(sorted, want);
-        assert_eq!(setup.sponge_layers(&prepared), layers);
-        // Outlet-layer cells with non-fluid neighbours are listed; the others where no kernel
-        // of their own takes them.
-        let layer = |c: &u32| prepared[*c as usize] & SPONGE != 0;
-        let interior = |c: &u32| prepared[*c as usize] == FLUID | SPONGE;
-        assert!(prepared.contains(&(FLUID | SPONGE)));
-        assert!(list.iter().any(layer));
-        assert_eq!(list.iter().any(interior), layers.is_none());
+        // Outlet-layer cells with non-fluid neighbours are listed; the others fill the box.
+        assert_eq!(setup.sponge_box(&prepared), Some(sponge));
         let l = setup.lattice();
+        let (lo, hi) = sponge;
+        let in_box = (0..prepared.len()).filter(|&c| {
+            let (x, y, z) = l.coords(c);
+            (0..3).all(|a| (lo[a]..hi[a]).contains(&[x, y, z][a]))
+        });
+        assert!(in_box.into_iter().all(|c| prepared[c] == FLUID | SPONGE));
+        assert!(list.iter().any(|&c| prepared[c as usize] & SPONGE != 0));
         // The neighbours' kinds and the cell's outlet-layer bit.
         let kinds = |c: u32| -> Vec<u8> {
             let o = l.pull_offsets(c as usize);
