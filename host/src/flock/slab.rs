@@ -601,7 +601,14 @@ mod tests {
         // 200 / 40 = 5 < 5.005 + 0.202.
         let e = SlabPlan::new(&p, 0, 40, 100).unwrap_err().to_string();
         assert!(e.contains("use at most 38 ranks"), "{e}");
-        assert!(SlabPlan::new(&p, 0, 1, 100).is_err());
+        // A world of one (`flock scale --gpus 1`): the whole line, no neighbour, no face.
+        let one = SlabPlan::new(&p, 0, 1, 100).unwrap();
+        assert!(one.peers.is_empty());
+        assert_eq!(
+            (one.slab.lo, one.slab.hi),
+            (f32::NEG_INFINITY, f32::INFINITY)
+        );
+        assert_eq!((one.slab.prev_face, one.slab.next_face), (0, 0));
         assert!(SlabPlan::new(&p, 0, 4, 3).is_err());
     }
 }

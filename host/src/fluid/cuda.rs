@@ -45,7 +45,7 @@ pub struct CudaFluid<S: Storage> {
     boundary_cells: CudaSlice<u32>,
     boundary_count: u32,
     /// The box (`lo`, `hi` exclusive) of the outlet layer's interior cells, which the sponge
-    /// kernel updates beside the interior kernel (`None`: no such cells).
+    /// kernel updates just before the interior kernel (`None`: no such cells).
     sponge: Option<([u32; 3], [u32; 3])>,
     /// Where the boundary kernel runs with respect to the interior kernel.
     boundary_launch: super::BoundaryLaunch,
@@ -847,10 +847,6 @@ where
             return Ok(());
         }
         let on = |a: u32, b: u32| args.with_launch(args.launch.layers(a, b));
-        // SAFETY (both launches): flags holds n bytes, f the populations, the band's table and
-        // pool their plan's sizes; one thread per cell of the layers, each touching only its
-        // own slots this step, and each fluid cell updated by one kernel (its byte decides).
-        // The views in `args` were taken from this GPU's stream-owned buffers.
         // The outlet layer's interior cells first, those of its box in these layers (a short
         // launch: the interior kernel's tail then overlaps a boundary launched beside).
         if let Some((lo, hi)) = self.sponge {
@@ -863,10 +859,16 @@ where
                     dims: [hi[0] - lo[0], hi[1] - lo[1], s1 - s0],
                 };
                 let shape = Shape::per_item(args.threads(), BLOCK_SIZE);
+                // SAFETY: flags holds n bytes, f the populations, the band's table and pool
+                // their plan's sizes; one thread per cell of the box, each touching only its
+                // own slots this step (cells of other bytes return at once). The views in
+                // `args` were taken from this GPU's stream-owned buffers.
                 unsafe { l.run(args, shape) }?;
             }
         }
         let l = self.gpu.launch();
+        // SAFETY: as above, one thread per cell of the layers; each fluid cell is updated by
+        // one kernel (its byte decides which).
         unsafe {
             let shape = self.layers_shape(&lat, z1 - z0);
             if band {
@@ -929,8 +931,9 @@ where
             let len = part.min(count - start);
             let mut l = match side {
                 // SAFETY: until the join, the GPU's own stream runs only the interior kernel
-                // (and the outlet layer's), which writes the slots of interior cells alone (the destination copy's, or in
-                // place the slots those cells own this step) and reads no slot a listed cell
+                // and the outlet layer's, which write the slots of interior cells alone (the
+                // destination copy's, or in place the slots those cells own this step) and
+                // read no slot a listed cell
                 // writes; both only read the cell bytes, the band and the source populations,
                 // and the outlet velocities belong to listed cells.
                 Some(side) => unsafe { side.launch(&self.gpu) },
