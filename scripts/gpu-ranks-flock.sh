@@ -3,9 +3,9 @@
 # the bundle of `cargo xtask gpu-bundle` (dist/gpu/murmur). In order: parity of 2 GPUs against 1
 # (with the control: 1 GPU against itself), the gathered save, the launcher-variable form
 # (RANK/WORLD_SIZE, file and TCP rendezvous), a killed rank, strong and weak scaling at constant
-# density, a flock of 4e9 boids (more than one H200 holds), compute-sanitizer last. Every long
-# command runs under `timeout`; logs (and each hand-started rank's own log) go to $OUT as it
-# goes. About 4 minutes of device time.
+# density (and the slab path on one GPU), a flock of 4e9 boids (more than one H200 holds),
+# compute-sanitizer last. Every long command runs under `timeout`; logs (and each hand-started
+# rank's own log) go to $OUT as it goes. About 5 minutes of device time.
 #   bash scripts/gpu-ranks-flock.sh
 set -u
 M=${MURMUR:-dist/gpu/murmur}
@@ -70,6 +70,8 @@ wait "$P1" 2>/dev/null
 
 section "strong and weak scaling: 100M and 200M on 2 GPUs, 100M on 1 (constant density)"
 timeout 150 "$M" flock scale --gpus 2 --sizes 100000000,200000000 --single 100000000 --warmup 3 --steps 20; echo "rc $?"
+echo "the slab path on one GPU (one rank, no neighbours) against the single-GPU path:"
+timeout 150 "$M" flock scale --gpus 1 --sizes 100000000 --single 100000000 --warmup 3 --steps 20; echo "rc $?"
 
 section "4e9 boids on 2 GPUs (constant density: scale 1587.4), 3 steps"
 timeout 150 "$M" flock run --gpus 2 --n 4000000000 --scale 1587.4 --steps 3 --quiet; echo "rc $?"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The multi-GPU round on a machine of several GPUs (nvidia-h200-x2, -x4, -x8), one call, from the
 # repository root with the release bundle in dist/gpu:
-#   bash scripts/gpu-ranks.sh [all|smoke|check|ib|scale|scale-ce|run|faults|figures|flock]...
+#   bash scripts/gpu-ranks.sh [all|smoke|check|ib|scale|scale-ce|one|run|faults|figures|flock]...
 # - smoke: NCCL found, the GPUs and their links, a 64^3 ranks-check;
 # - check: `fluid ranks-check` (one GPU vs N, bit for bit) on a periodic box per model and
 #   storage, and on the obstacle scene (walls, inlet, outlet, slabs along x);
@@ -10,6 +10,8 @@
 # - scale: `fluid scale`: strong 512^3 and weak 512^3 per GPU, BGK FP32, and the exchange alone;
 #   on 4 or more GPUs also the strong 1024x512x512 lattice;
 # - scale-ce: the same with NCCL's copy-engine peer copies (NCCL_P2P_USE_CUDA_MEMCPY=1);
+# - one: the slab paths on one GPU (--gpus 1: one rank, the fluid's faces exchanged with itself)
+#   against the plain paths: what the split costs without a second GPU;
 # - run: `fluid run --gpus N` of a scene with output: one file gathered by rank 0 (compared
 #   byte for byte with one GPU's), and pieces with a .pvti;
 # - faults: a rank killed mid-run (the launcher stops the others), ranks under a TCP rendezvous
@@ -85,6 +87,20 @@ fi
 if want scale-ce; then
   section "fluid scale with NCCL's copy-engine peer copies (NCCL_P2P_USE_CUDA_MEMCPY=1)"
   NCCL_P2P_USE_CUDA_MEMCPY=1 timeout 300 "$M" fluid scale --gpus "$N" --size 512 --steps 100 2>&1 | tee "$LOG/scale-ce.md" || status=1
+fi
+
+if want one; then
+  section "the slab paths on one GPU (--gpus 1) against the plain paths"
+  # --gpus 1 starts no launcher: NCCL must be loadable as libnccl.so by this process.
+  d=${LD_LIBRARY_PATH:-}; d=${d%%:*}
+  if [ -n "$d" ] && [ -e "$d/libnccl.so.2" ] && [ ! -e "$d/libnccl.so" ]; then
+    mkdir -p /tmp/murmur-nccl && ln -sf "$d/libnccl.so.2" /tmp/murmur-nccl/libnccl.so
+    export LD_LIBRARY_PATH="/tmp/murmur-nccl:$LD_LIBRARY_PATH"
+  fi
+  timeout 200 "$M" fluid ranks-check --gpus 1 --size 128 --steps 100 2>&1 | tail -1 | tee "$LOG/one.md" || status=1
+  timeout 300 "$M" fluid scale --gpus 1 --size 512 --steps 100 2>&1 | tee -a "$LOG/one.md" || status=1
+  timeout 300 "$M" fluid scale --gpus 1 --scene assets/fluid/rotating-torus-z.toml --steps 100 2>&1 | tee -a "$LOG/one.md" || status=1
+  timeout 300 "$M" flock scale --gpus 1 --sizes 100000000 --single 100000000 --steps 10 2>&1 | tee -a "$LOG/one.md" || status=1
 fi
 
 if want run; then
