@@ -466,14 +466,11 @@ pub fn scale(a: &ScaleArgs) -> Result<()> {
         spawn::launch(n)?;
         return Ok(());
     }
-    let env = match RankEnv::from_env(&a.ranks)? {
-        Some(env) => env,
-        // One rank through the slab code (no neighbours): what the split itself costs.
-        None if a.ranks.gpus == Some(1) => RankEnv::single(&a.ranks)?,
-        None => bail!(
+    let Some(env) = RankEnv::or_single(RankEnv::from_env(&a.ranks)?, &a.ranks)? else {
+        bail!(
             "flock scale runs on several GPUs: pass --gpus N (N >= 2; 1 times the slab path on \
              one GPU) or start it under mpirun / srun"
-        ),
+        );
     };
     let seed = a.flock.config()?.sim.seed;
     let (mut gpu, comm) = connect(&env)?;

@@ -173,14 +173,11 @@ pub fn ranks_check(a: &RanksCheckArgs) -> Result<()> {
     if crate::ranks::spawn::is_launcher(a.world.gpus) {
         return Ok(crate::ranks::spawn::launch(a.world.gpus.unwrap_or(1))?);
     }
-    let env = match rank_env(&a.world)? {
-        Some(env) => env,
-        // One rank through the slab code, its faces exchanged with itself through NCCL.
-        None if a.world.gpus == Some(1) => RankEnv::single(&a.world)?,
-        None => bail!(
+    let Some(env) = RankEnv::or_single(rank_env(&a.world)?, &a.world)? else {
+        bail!(
             "give --gpus N (N >= 2; 1 checks the slab path on one GPU), run under mpirun or \
              srun, or use --ranks N on the CPU"
-        ),
+        );
     };
     let setup = check_setup(a)?;
     let plan = SlabPlan::new(&setup, env.size)?;
@@ -378,14 +375,10 @@ pub fn scale(a: &ScaleArgs) -> Result<()> {
     if crate::ranks::spawn::is_launcher(a.world.gpus) {
         return Ok(crate::ranks::spawn::launch(a.world.gpus.unwrap_or(1))?);
     }
-    let env = match rank_env(&a.world)? {
-        Some(env) => env,
-        // One rank through the slab code, its faces exchanged with itself: what the split
-        // itself costs on one GPU.
-        None if a.world.gpus == Some(1) => RankEnv::single(&a.world)?,
-        None => bail!(
+    let Some(env) = RankEnv::or_single(rank_env(&a.world)?, &a.world)? else {
+        bail!(
             "give --gpus N (N >= 2; 1 times the slab path on one GPU), or run under mpirun or srun"
-        ),
+        );
     };
     let n = env.size;
     if let Some(path) = &a.scene {

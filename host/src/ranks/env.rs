@@ -131,6 +131,15 @@ impl RankEnv {
         })
     }
 
+    /// `env` (the ranks a launcher named), or without one and with `--gpus 1` a world of one
+    /// ([`RankEnv::single`]): what the scaling and check commands run on.
+    pub fn or_single(env: Option<RankEnv>, opts: &Ranks) -> Result<Option<RankEnv>, CommError> {
+        match env {
+            None if opts.gpus == Some(1) => RankEnv::single(opts).map(Some),
+            env => Ok(env),
+        }
+    }
+
     /// [`RankEnv::detect`] over the process environment.
     pub fn from_env(opts: &Ranks) -> Result<Option<RankEnv>, CommError> {
         RankEnv::detect(opts, &|k| std::env::var(k).ok())
@@ -184,6 +193,26 @@ mod tests {
             detect(&[("RANK", "0"), ("WORLD_SIZE", "1")], &opts()).unwrap(),
             None
         );
+    }
+
+    /// `--gpus 1` without a launcher is a world of one; a launcher's ranks are kept.
+    #[test]
+    fn one_gpu_is_a_world_of_one() {
+        let one = Ranks {
+            gpus: Some(1),
+            ..opts()
+        };
+        let e = RankEnv::or_single(None, &one).unwrap().unwrap();
+        assert_eq!((e.rank, e.size, e.local_rank), (0, 1, 0));
+        assert!(matches!(e.rendezvous, Some(Rendezvous::File(_))));
+        assert_eq!(RankEnv::or_single(None, &opts()).unwrap(), None);
+        let vars = [
+            ("RANK", "1"),
+            ("WORLD_SIZE", "2"),
+            ("MURMUR_RENDEZVOUS", "file:/x"),
+        ];
+        let two = detect(&vars, &opts()).unwrap();
+        assert_eq!(RankEnv::or_single(two.clone(), &one).unwrap(), two);
     }
 
     #[test]
