@@ -60,7 +60,7 @@ pub fn bench_one(
     let mut b = open(&setup)?;
     let storage = b.storage();
     let allocated = b.allocated_bytes();
-    let copy_gbs = b.memory_bandwidth()? / 1e9;
+    let copy_gbs = b.bench()?.memory_bandwidth()? / 1e9;
     for _ in 0..WARMUP_STEPS {
         b.step()?;
     }

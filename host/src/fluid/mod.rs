@@ -20,6 +20,7 @@ pub mod multi;
 pub mod noise;
 pub mod output;
 pub mod pieces;
+pub mod plan;
 pub mod scene;
 pub mod sink;
 pub mod slab;
@@ -348,7 +349,10 @@ impl Fields {
     }
 }
 
-/// What every fluid backend offers: the CPU reference and CUDA have the same methods.
+/// A fluid simulation: what every backend offers (the CPU reference and CUDA have the same
+/// methods). What only the viewer or the bench asks of a backend is in [`ViewHooks`] and
+/// [`BenchHooks`], offered through [`FluidBackend::view_hooks`] and
+/// [`FluidBackend::bench_hooks`] by the backends that support it.
 pub trait FluidBackend {
     /// `"cpu (rayon, 8 threads)"`, `"cuda (NVIDIA H200)"`.
     fn describe(&self) -> String;
@@ -360,6 +364,8 @@ pub trait FluidBackend {
     fn layout(&self) -> Layout;
     /// The streaming scheme in use.
     fn streaming(&self) -> Streaming;
+    /// The stages one step runs, in order.
+    fn plan(&self) -> &plan::FluidPlan;
     /// Advances one step.
     fn step(&mut self) -> Result<(), FluidError>;
     /// Density and velocity of every cell after the last step, computed from the populations
@@ -372,9 +378,6 @@ pub trait FluidBackend {
     }
     /// All populations, decoded, `f[q * n + cell]` (post-collision of the last step).
     fn populations(&mut self) -> Result<Vec<f32>, FluidError>;
-    /// Measured memory bandwidth in bytes/s: the best of a few copies of a scratch buffer the
-    /// size of the populations (bytes read + written over time; the scratch is freed after).
-    fn memory_bandwidth(&mut self) -> Result<f64, FluidError>;
     /// Bytes of memory the backend holds for the lattice now (every buffer).
     fn allocated_bytes(&self) -> u64;
     /// `(free, total)` bytes of the device's memory (None on the CPU).
@@ -407,11 +410,36 @@ pub trait FluidBackend {
     fn gpu_ms_per_step(&mut self) -> Option<f64> {
         None
     }
-    /// Per-frame GPU times of the stages of the frames drawn (`render_into`) since
-    /// `reset_times`, from CUDA events (None on the CPU).
-    fn render_times(&mut self) -> Option<StageTimes> {
+    /// The viewer's hooks, where the backend draws frames (None: it cannot be viewed).
+    fn view_hooks(&mut self) -> Option<&mut dyn ViewHooks> {
         None
     }
+    /// The bench's hooks (None: it cannot be benchmarked alone).
+    fn bench_hooks(&mut self) -> Option<&mut dyn BenchHooks> {
+        None
+    }
+}
+
+impl dyn FluidBackend + '_ {
+    /// The viewer's hooks, or the error of a backend that cannot be viewed (a rank's slab).
+    pub fn view(&mut self) -> Result<&mut dyn ViewHooks, FluidError> {
+        self.view_hooks().ok_or_else(|| {
+            FluidError::Invalid(
+                "smoke and frames are drawn on one GPU: run the viewer without --gpus".into(),
+            )
+        })
+    }
+
+    /// The bench's hooks, or the error of a backend that cannot be benchmarked alone.
+    pub fn bench(&mut self) -> Result<&mut dyn BenchHooks, FluidError> {
+        self.bench_hooks().ok_or_else(|| {
+            FluidError::Invalid("the bench measures one lattice, not a rank's slab".into())
+        })
+    }
+}
+
+/// What the viewer asks of a backend beyond stepping it: live knobs, smoke, frames.
+pub trait ViewHooks {
     /// Changes the collision model for the following steps (the viewer's panel).
     fn set_model(&mut self, model: CollisionModel);
     /// Changes the relaxation rates for the following steps (the viewer's Reynolds number).
@@ -433,6 +461,18 @@ pub trait FluidBackend {
         solid_radius: f32,
         rgba: &mut [u8],
     ) -> Result<(), FluidError>;
+    /// Per-frame GPU times of the stages of the frames drawn (`render_into`) since
+    /// the backend's `reset_times`, from CUDA events (None on the CPU).
+    fn render_times(&mut self) -> Option<StageTimes> {
+        None
+    }
+}
+
+/// What the bench asks of a backend beyond stepping it.
+pub trait BenchHooks {
+    /// Measured memory bandwidth in bytes/s: the best of a few copies of a scratch buffer the
+    /// size of the populations (bytes read + written over time; the scratch is freed after).
+    fn memory_bandwidth(&mut self) -> Result<f64, FluidError>;
 }
 
 /// A scene's smoke: its sources (lattice units) and how it advects.

@@ -351,22 +351,23 @@ impl CpuHalo {
         pops: &Populations<S>,
         f: &mut [S::Elem],
     ) -> Result<(), FluidError> {
+        let packed = self.pack(pops, f);
+        self.receive(packed, pops, f)
+    }
+
+    /// The face layers' crossing populations of `f`, packed for the neighbours (stage
+    /// `halo_send`).
+    pub fn pack<S: Storage>(&self, pops: &Populations<S>, f: &mut [S::Elem]) -> Packed {
         let l = pops.lattice;
         let n = face_cells(&l, self.axis);
         let owned = extent(&l, self.axis as usize) - 2;
-        let halo = |f: &mut [S::Elem], buf: &mut [S::Elem], layer: u32, sign: i32| Halo {
-            pops: *pops,
-            f: super::cpu::view_mut(f),
-            buf: super::cpu::view_mut(buf),
-            axis: self.axis,
-            layer,
-            sign,
-            _pad: 0,
-        };
         let mut up = vec![S::Elem::default(); CROSSING * n];
         let mut down = vec![S::Elem::default(); CROSSING * n];
         {
-            let (a, b) = (halo(f, &mut up, owned, 1), halo(f, &mut down, 1, -1));
+            let (a, b) = (
+                self.halo(pops, f, &mut up, owned, 1),
+                self.halo(pops, f, &mut down, 1, -1),
+            );
             for i in 0..n {
                 // SAFETY: the buffers hold `9 n` values, `f` the lattice's populations.
                 unsafe {
@@ -375,16 +376,36 @@ impl CpuHalo {
                 }
             }
         }
-        let bytes = std::mem::size_of_val(up.as_slice());
-        let (lo, hi) = self.swap_faces(as_bytes(&up), as_bytes(&down), bytes, [true; 2])?;
+        Packed {
+            up: as_bytes(&up).to_vec(),
+            down: as_bytes(&down).to_vec(),
+        }
+    }
+
+    /// Sends `packed` to the neighbours and unpacks what they sent into the ghost layers of
+    /// `f` (stage `halo_receive`).
+    pub fn receive<S: Storage>(
+        &self,
+        packed: Packed,
+        pops: &Populations<S>,
+        f: &mut [S::Elem],
+    ) -> Result<(), FluidError> {
+        let l = pops.lattice;
+        let n = face_cells(&l, self.axis);
+        let owned = extent(&l, self.axis as usize) - 2;
+        let bytes = packed.up.len();
+        let (lo, hi) = self.swap_faces(&packed.up, &packed.down, bytes, [true; 2])?;
         let bad = || FluidError::Invalid("a slab message has the wrong size".into());
         let mut lo: Vec<S::Elem> =
             from_bytes(&lo.unwrap_or_default(), CROSSING * n).ok_or_else(bad)?;
         let mut hi: Vec<S::Elem> =
             from_bytes(&hi.unwrap_or_default(), CROSSING * n).ok_or_else(bad)?;
-        let (a, b) = (halo(f, &mut lo, 0, 1), halo(f, &mut hi, owned + 1, -1));
+        let (a, b) = (
+            self.halo(pops, f, &mut lo, 0, 1),
+            self.halo(pops, f, &mut hi, owned + 1, -1),
+        );
         for i in 0..n {
-            // SAFETY: as above.
+            // SAFETY: the buffers hold `9 n` values, `f` the lattice's populations.
             unsafe {
                 halo::unpack(&a, i);
                 halo::unpack(&b, i);
@@ -392,6 +413,33 @@ impl CpuHalo {
         }
         Ok(())
     }
+
+    /// The halo kernels' arguments for face `layer` of `f` and `buf`.
+    fn halo<S: Storage>(
+        &self,
+        pops: &Populations<S>,
+        f: &mut [S::Elem],
+        buf: &mut [S::Elem],
+        layer: u32,
+        sign: i32,
+    ) -> Halo<S> {
+        Halo {
+            pops: *pops,
+            f: super::cpu::view_mut(f),
+            buf: super::cpu::view_mut(buf),
+            axis: self.axis,
+            layer,
+            sign,
+            _pad: 0,
+        }
+    }
+}
+
+/// A slab's two packed faces (the upper one for the next rank, the lower one for the previous),
+/// between stages `halo_send` and `halo_receive`.
+pub struct Packed {
+    up: Vec<u8>,
+    down: Vec<u8>,
 }
 
 /// One half of the exchange on the GPU (pack and send, or unpack).
@@ -419,9 +467,30 @@ pub struct CudaHalo<S: Storage> {
 }
 
 impl<S: Storage> CudaHalo<S> {
-    /// Packs the face layers of `f` and enqueues the transfers on the exchange stream, after
-    /// the work queued on `f`'s stream so far; that stream goes on at once (the middle layers
-    /// update meanwhile: they touch neither the face layers nor the ghost layers).
+    /// The fork: the exchange stream waits for the work queued on `gpu`'s stream so far (the
+    /// face layers' update).
+    pub fn fork(&self, gpu: &crate::gpu::Gpu) -> Result<(), FluidError> {
+        use crate::gpu::DriverContext;
+        Ok(self
+            .comm
+            .stream
+            .join(&gpu.stream)
+            .ctx("ordering the exchange after the faces")?)
+    }
+
+    /// The join: `gpu`'s stream waits for the exchange (the next step's face layers read the
+    /// ghost layers).
+    pub fn join(&self, gpu: &crate::gpu::Gpu) -> Result<(), FluidError> {
+        use crate::gpu::DriverContext;
+        Ok(gpu
+            .stream
+            .join(&self.comm.stream)
+            .ctx("ordering the next step after the exchange")?)
+    }
+
+    /// Packs the face layers of `f` and enqueues the transfers on the exchange stream (after
+    /// the fork); `f`'s stream goes on at once (the middle layers update meanwhile: they touch
+    /// neither the face layers nor the ghost layers).
     pub fn send(
         &mut self,
         gpu: &crate::gpu::Gpu,
@@ -433,7 +502,7 @@ impl<S: Storage> CudaHalo<S> {
 
     /// Unpacks the received faces into the ghost layers of `f` on the exchange stream, as soon
     /// as they arrive (not after the work queued on `f`'s stream since the send, which touches
-    /// no ghost layer); `f`'s stream then waits for it.
+    /// no ghost layer); the join orders `f`'s stream after it.
     pub fn receive(
         &mut self,
         gpu: &crate::gpu::Gpu,
@@ -482,14 +551,9 @@ where
         pops: &Populations<S>,
         f: &mut cudarc::driver::CudaSlice<S::Elem>,
     ) -> Result<(), FluidError> {
-        use crate::gpu::DriverContext;
         let l = pops.lattice;
         let owned = extent(&l, self.axis as usize) - 2;
         let stream = self.comm.stream.clone();
-        // The fork: the exchange stream waits for the face layers' update.
-        stream
-            .join(&gpu.stream)
-            .ctx("ordering the exchange after the faces")?;
         let faces = [(owned, 1, &mut self.up), (1, -1, &mut self.down)];
         launch_faces(gpu, &stream, pops, f, self.axis, faces, |halo| {
             murmur_common::lbm::abi::HaloPack { halo }
@@ -510,18 +574,12 @@ where
         pops: &Populations<S>,
         f: &mut cudarc::driver::CudaSlice<S::Elem>,
     ) -> Result<(), FluidError> {
-        use crate::gpu::DriverContext;
         let owned = extent(&pops.lattice, self.axis as usize) - 2;
         let stream = self.comm.stream.clone();
         let faces = [(0, 1, &mut self.lo), (owned + 1, -1, &mut self.hi)];
         launch_faces(gpu, &stream, pops, f, self.axis, faces, |halo| {
             murmur_common::lbm::abi::HaloUnpack { halo }
-        })?;
-        // The join: the next step's face layers read the ghost layers.
-        gpu.stream
-            .join(&stream)
-            .ctx("ordering the next step after the exchange")?;
-        Ok(())
+        })
     }
 }
 
@@ -868,6 +926,10 @@ impl SlabFluid {
 }
 
 impl FluidBackend for SlabFluid {
+    fn plan(&self) -> &super::plan::FluidPlan {
+        self.inner.plan()
+    }
+
     fn describe(&self) -> String {
         format!(
             "{} x {} ranks (slabs along {})",
@@ -949,10 +1011,6 @@ impl FluidBackend for SlabFluid {
         let local = self.inner.populations();
         self.comm.set_busy(false);
         self.gather(&local?, Q)
-    }
-
-    fn memory_bandwidth(&mut self) -> Result<f64, FluidError> {
-        self.inner.memory_bandwidth()
     }
 
     fn allocated_bytes(&self) -> u64 {
@@ -1068,45 +1126,6 @@ impl FluidBackend for SlabFluid {
 
     fn gpu_ms_per_step(&mut self) -> Option<f64> {
         self.inner.gpu_ms_per_step()
-    }
-
-    /// Every rank must make the same change (the commands of several ranks do not change
-    /// models mid-run).
-    fn set_model(&mut self, model: CollisionModel) {
-        self.inner.set_model(model)
-    }
-
-    fn set_rates(&mut self, rates: murmur_common::lbm::Rates) {
-        self.inner.set_rates(rates)
-    }
-
-    fn rates(&self) -> murmur_common::lbm::Rates {
-        self.inner.rates()
-    }
-
-    fn advect_smoke(&mut self, _: &super::SmokeSetup) -> Result<(), FluidError> {
-        Err(FluidError::Invalid(
-            "smoke and frames are drawn on one GPU: run the viewer without --gpus".into(),
-        ))
-    }
-
-    fn smoke(&mut self) -> Result<Vec<f32>, FluidError> {
-        self.advect_smoke(&super::SmokeSetup {
-            sources: Vec::new(),
-            every: 1,
-            keep: 1.0,
-            periodic: 0,
-        })
-        .map(|_| Vec::new())
-    }
-
-    fn render_into(
-        &mut self,
-        _: &murmur_common::render::fluid::FluidFrame,
-        _: f32,
-        _: &mut [u8],
-    ) -> Result<(), FluidError> {
-        self.smoke().map(|_| ())
     }
 }
 

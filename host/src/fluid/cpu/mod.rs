@@ -1,20 +1,21 @@
-//! The CPU reference fluid: the GPU's stage, one for one, on all cores (rayon), calling the same
-//! `murmur_common::lbm::stream_collide_cell` the kernels call. Results equal the GPU's: the same
-//! operations in the same order, each rounded once (`math::fma` included) on both.
+//! The CPU reference fluid: the GPU's stages, one for one, on all cores (rayon), walking the same
+//! kind of [`FluidPlan`] in order and calling the same `murmur_common::lbm::stream_collide_cell`
+//! the kernels call. Results equal the GPU's: the same operations in the same order, each rounded
+//! once (`math::fma` included) on both.
 
+mod hooks;
+mod ib;
+
+use self::ib::CpuIb;
 use super::forces::ForceSample;
-use super::immersed::{IbPlan, RecordRing, SampleSnapshot};
-use super::{Fields, FluidBackend, FluidError, Setup};
-use crate::timing::{stage, StageTimes};
-use murmur_common::lbm::abi::{
-    Health, IbBin, IbClear, IbForce, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity, Init,
-    SampleSet, StreamCollide, BIN_BLOCK, RECORD_FLOATS, SPREAD_SCATTER, SPREAD_STORE,
-};
-use murmur_common::lbm::band::{counter, pass_len, pool_len, BandMut, BandRef, EMPTY};
+use super::immersed::{IbPlan, SampleSnapshot};
+use super::plan::{FluidPlan, FluidStage, IbShape, PlanInputs, SlabShape, Target};
+use super::{BenchHooks, Fields, FluidBackend, FluidError, Setup, ViewHooks};
+use crate::timing::StageTimes;
+use murmur_common::lbm::abi::{Health, Init, StreamCollide};
+use murmur_common::lbm::band::BandRef;
 use murmur_common::lbm::boundary::{KIND_MASK, OUTLET};
-use murmur_common::lbm::gather;
 use murmur_common::lbm::health::{self, cell_words, word, Report};
-use murmur_common::lbm::immersed::{self, record_fixed, record_index};
 use murmur_common::lbm::{
     cell_fields, init_cell, stream_collide_cell, CollisionModel, Lattice, LbmParams, Model,
     Populations, Storage, StorageKind, Streaming, Q,
@@ -23,7 +24,7 @@ use murmur_common::{with_model, with_storage, DevSlice, DevSliceMut};
 use rayon::prelude::*;
 
 /// Cells per rayon task (a few z-rows: big enough to amortise scheduling).
-const CHUNK: usize = 4096;
+pub(super) const CHUNK: usize = 4096;
 
 /// CPU fluid with one population buffer (in-place streaming) stored as `S`.
 pub struct CpuFluid<S: Storage> {
@@ -45,115 +46,24 @@ pub struct CpuFluid<S: Storage> {
     ib: Option<CpuIb>,
     /// The slab exchange of a rank among several (None: the whole lattice).
     halo: Option<super::slab::CpuHalo>,
+    /// A slab's faces packed by `halo_send` for `halo_receive`.
+    packed: Option<super::slab::Packed>,
+    /// The stages of one step.
+    plan: FluidPlan,
     /// The viewer's smoke (from the first advection) and frame scratch.
     smoke: Option<crate::raster::fluid::CpuSmoke>,
     raster: crate::raster::fluid::CpuFluidRaster,
 }
 
-/// The immersed boundary's buffers on the host, as on the GPU.
-struct CpuIb {
-    plan: IbPlan,
-    table: Vec<u32>,
-    brick_of: Vec<u32>,
-    pool: Vec<f32>,
-    pass: Vec<u64>,
-    counter: Vec<u32>,
-    sample_force: Vec<f32>,
-    ring: Vec<u64>,
-    records: RecordRing,
-    /// Rows read from a full ring and not yet taken.
-    taken: Vec<ForceSample>,
-    /// The gather's buffers (empty for the scatter), as on the GPU.
-    gather: GatherBufs,
-}
-
-/// The gather's buffers: per sample its bin, rank, place in the sorted list, stored position
-/// and force; per bin its count and start.
-#[derive(Default)]
-struct GatherBufs {
-    key: Vec<u32>,
-    rank: Vec<u32>,
-    list: Vec<u32>,
-    at: Vec<[f32; 4]>,
-    force: Vec<[f32; 4]>,
-    counts: Vec<u32>,
-    starts: Vec<u32>,
-}
-
-impl GatherBufs {
-    fn new(plan: &IbPlan) -> GatherBufs {
-        let Some(bins) = plan.bins else {
-            return GatherBufs::default();
-        };
-        let n = plan.body.len();
-        GatherBufs {
-            key: vec![0; n],
-            rank: vec![0; n],
-            list: vec![0; n],
-            at: vec![[0.0; 4]; n],
-            force: vec![[0.0; 4]; n],
-            counts: vec![0; bins.entries()],
-            starts: vec![0; bins.entries()],
-        }
-    }
-}
-
-impl CpuIb {
-    fn new(plan: IbPlan) -> CpuIb {
-        CpuIb {
-            gather: GatherBufs::new(&plan),
-            table: vec![EMPTY; plan.bricks.count()],
-            brick_of: vec![0; plan.capacity as usize],
-            pool: vec![0.0; pool_len(plan.capacity)],
-            pass: vec![0; pass_len(plan.capacity)],
-            counter: vec![0; counter::WORDS],
-            sample_force: vec![0.0; 3 * plan.body.len()],
-            ring: vec![0; super::immersed::RING_STEPS * RECORD_FLOATS],
-            records: RecordRing::default(),
-            taken: Vec::new(),
-            plan,
-        }
-    }
-
-    fn band(&mut self) -> BandMut {
-        BandMut {
-            bricks: self.plan.bricks,
-            capacity: self.plan.capacity,
-            _pad: 0,
-            table: view_mut(&mut self.table),
-            brick_of: view_mut(&mut self.brick_of),
-            pool: view_mut(&mut self.pool),
-            pass: view_mut(&mut self.pass),
-            counter: view_mut(&mut self.counter),
-        }
-    }
-
-    fn band_ref(&self) -> BandRef {
-        BandRef::new(self.plan.bricks, view(&self.table), view(&self.pool))
-    }
-
-    /// Decodes the pending force records into `taken`; on a slab, summed over every rank
-    /// first (collective).
-    fn drain(&mut self, halo: Option<&super::slab::CpuHalo>) -> Result<(), FluidError> {
-        if let Some(h) = halo {
-            let n = self.records.pending_values();
-            super::slab::sum_records(h.comm.as_ref(), &mut self.ring[..n])?;
-        }
-        let rows = self.records.drain(&self.plan, &self.ring);
-        self.taken.extend(rows);
-        Ok(())
-    }
-}
-
 /// Kernel arguments over host buffers that rayon tasks may share: every task writes disjoint
 /// cells (the contract of `stream_collide_cell` and `init_cell`).
 #[derive(Clone, Copy)]
-struct Shared<A>(A);
+pub(super) struct Shared<A>(A);
 // SAFETY: see above; the buffers outlive the parallel loop that uses the arguments.
 unsafe impl<A> Send for Shared<A> {}
 unsafe impl<A> Sync for Shared<A> {}
 
-fn view<T>(v: &[T]) -> DevSlice<T> {
+pub(super) fn view<T>(v: &[T]) -> DevSlice<T> {
     // SAFETY: the slice's memory, for as long as the caller keeps it borrowed.
     unsafe { DevSlice::from_raw(v.as_ptr(), v.len() as u64) }
 }
@@ -185,6 +95,21 @@ pub fn open_slab(
         StorageKind::Fp32 => Box::new(CpuFluid::<Fp32>::new(setup)?.with_halo(halo)?),
         StorageKind::Fp16s => Box::new(CpuFluid::<Fp16S>::new(setup)?.with_halo(halo)?),
         StorageKind::Fp16c => Box::new(CpuFluid::<Fp16C>::new(setup)?.with_halo(halo)?),
+    })
+}
+
+/// The CPU's plan of a step: the immersed boundary's stages, then every cell, then a slab's
+/// exchange.
+fn cpu_plan(ib: Option<&CpuIb>, slab: Option<SlabShape>) -> FluidPlan {
+    FluidPlan::new(&PlanInputs {
+        target: Target::Cpu,
+        ib: ib.map(|ib| IbShape {
+            passes: ib.plan.passes,
+            gather: ib.plan.bins.is_some(),
+        }),
+        slab,
+        boundary: super::plan::BoundaryLane::None,
+        sponge: false,
     })
 }
 
@@ -226,6 +151,7 @@ impl<S: Storage> CpuFluid<S> {
         } else {
             Vec::new()
         };
+        let ib = IbPlan::new(lattice, &setup.immersed).map(CpuIb::new);
         Ok(CpuFluid {
             model: setup.model,
             params: setup.params,
@@ -237,8 +163,10 @@ impl<S: Storage> CpuFluid<S> {
             outlet_u,
             times: StageTimes::default(),
             step: 0,
-            ib: IbPlan::new(lattice, &setup.immersed).map(CpuIb::new),
+            plan: cpu_plan(ib.as_ref(), None),
+            ib,
             halo: None,
+            packed: None,
             smoke: None,
             raster: Default::default(),
         })
@@ -253,6 +181,12 @@ impl<S: Storage> CpuFluid<S> {
             ));
         }
         halo.exchange(&self.now(), &mut self.f)?;
+        let l = self.params.lattice;
+        let slab = SlabShape {
+            axis: halo.axis,
+            owned: [l.nx, l.ny, l.nz][halo.axis as usize] - 2,
+        };
+        self.plan = cpu_plan(self.ib.as_ref(), Some(slab));
         self.halo = Some(halo);
         Ok(self)
     }
@@ -266,199 +200,79 @@ impl<S: Storage> CpuFluid<S> {
         self.ib.as_ref().map_or(BandRef::NONE, |ib| ib.band_ref())
     }
 
-    /// The immersed-boundary stages of step `step` (1-based), before the stream-collide: the
-    /// same stage functions as the kernels, samples in order (the spreading and the solids'
-    /// sums add in sample order), band cells in parallel.
-    fn immersed(
-        &mut self,
-        p: &LbmParams,
-        step: u64,
-        times: &mut StageTimes,
-    ) -> Result<(), FluidError> {
-        let Some(ib) = self.ib.as_mut() else {
-            return Ok(());
-        };
-        if ib.records.next_slot().is_none() {
-            ib.drain(self.halo.as_ref())?;
+    /// Step `step` (1-based): the plan's entries in order; the time since the previous timed
+    /// entry counts into the next one that is timed, as the GPU's events do.
+    fn walk(&mut self, step: u64, times: &mut StageTimes) -> Result<(), FluidError> {
+        if let Some(ib) = self.ib.as_mut() {
+            ib.begin(step, self.halo.as_ref())?;
         }
-        let slot = ib.records.next_slot().unwrap_or(0);
-        let solids = ib.plan.states(step);
-        let samples = SampleSet {
-            body: view(&ib.plan.body),
-            solid: view(&ib.plan.solid_of),
-        };
-        let record = view_mut(&mut ib.ring[slot * RECORD_FLOATS..(slot + 1) * RECORD_FLOATS]);
-        stage(times, "ib_clear", || {
-            let a = IbClear {
-                table: view_mut(&mut ib.table),
-                counter: view_mut(&mut ib.counter),
-                record,
-            };
-            for i in 0..immersed::clear_items(&a) as usize {
-                // SAFETY: the buffers are the plan's sizes; one call per element.
-                unsafe { immersed::clear(&a, i) };
+        let mut t0 = std::time::Instant::now();
+        for i in 0..self.plan.stages.len() {
+            let entry = self.plan.stages[i];
+            for _ in 0..entry.repeat {
+                self.run_entry(entry.stage, step)?;
             }
-        });
+            if let Some(name) = entry.timed() {
+                let t1 = std::time::Instant::now();
+                times.add(name, t1 - t0);
+                t0 = t1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs stage `stage` of step `step`.
+    fn run_entry(&mut self, stage: FluidStage, step: u64) -> Result<(), FluidError> {
+        let p = self.params;
         let flags = view(&self.flags);
-        let n_samples = ib.plan.body.len();
-        let band = ib.band();
-        stage(times, "ib_mark", || {
-            let a = IbMark {
-                domain: ib.plan.domain,
-                flags,
-                samples,
-                band,
-                solids,
-            };
-            for s in 0..n_samples {
-                // SAFETY: `s` indexes the samples; the table was just cleared.
-                unsafe { immersed::mark(&a, s) };
-            }
-        });
-        if let Some(bins) = ib.plan.bins {
-            let g = &mut ib.gather;
-            stage(times, "ib_bin", || {
-                let a = IbBin {
-                    domain: ib.plan.domain,
-                    bins,
-                    samples,
-                    band,
-                    counts: view_mut(&mut g.counts),
-                    key: view_mut(&mut g.key),
-                    rank: view_mut(&mut g.rank),
-                    solids,
-                };
-                for s in 0..n_samples {
-                    // SAFETY: `s` indexes the samples; the band table is complete, the counts
-                    // zero (the scan leaves them so).
-                    unsafe { gather::bin(&a, s) };
+        match stage {
+            FluidStage::StreamCollide(_) => {
+                if let Some(ib) = self.ib.as_mut() {
+                    ib.end(step)?;
                 }
-            });
-            stage(times, "ib_scan", || {
-                gather::scan(&mut g.counts, &mut g.starts)
-            });
-            stage(times, "ib_place", || {
-                let a = IbPlace {
-                    key: view(&g.key),
-                    rank: view(&g.rank),
-                    starts: view(&g.starts),
-                    list: view_mut(&mut g.list),
-                };
-                for s in 0..n_samples {
-                    // SAFETY: keys and ranks of this step's binning, starts their scan.
-                    unsafe { gather::place(&a, s) };
-                }
-            });
-        }
-        let items = ib.plan.band_items() as usize;
-        stage(times, "ib_velocity", || {
-            let a = Shared(IbVelocity {
-                p: *p,
-                pops: self.pops.at_step(step),
-                flags,
-                f: view(&self.f),
-                band,
-            });
-            (0..items)
-                .into_par_iter()
-                .with_min_len(CHUNK)
-                .for_each(|i| {
-                    let a = &a;
-                    // SAFETY: each band cell writes only its own values.
-                    unsafe { immersed::band_velocity(&a.0, i) };
-                });
-        });
-        for pass in 0..ib.plan.passes {
-            if let Some(halo) = self.halo.as_ref() {
-                let faces = ib.plan.faces_reached(step);
-                stage(times, "ib_band_halo", || halo.exchange_band(band, faces))?;
+                with_model!(self.model, M => self.stream_collide::<M>(p, step));
             }
-            stage(times, "ib_force", || {
-                let g = &mut ib.gather;
-                let blocks = ib.plan.bins.is_some_and(|b| b.kind == BIN_BLOCK);
-                let a = IbForce {
-                    domain: ib.plan.domain,
-                    pass,
-                    passes: ib.plan.passes,
-                    spread: if ib.plan.bins.is_some() {
-                        SPREAD_STORE
-                    } else {
-                        SPREAD_SCATTER
-                    },
-                    _pad: 0,
-                    flags,
-                    samples,
-                    order: if blocks {
-                        view(&g.list)
-                    } else {
-                        DevSlice::empty()
-                    },
-                    band,
-                    record,
-                    sample_force: view_mut(&mut ib.sample_force),
-                    at: view_mut(&mut g.at),
-                    force: view_mut(&mut g.force),
-                    solids,
+            FluidStage::HaloSend => {
+                let pops = self.pops.at_step(step + 1);
+                if let Some(halo) = self.halo.as_ref() {
+                    self.packed = Some(halo.pack(&pops, &mut self.f_next));
+                }
+            }
+            FluidStage::HaloReceive => {
+                let pops = self.pops.at_step(step + 1);
+                if let (Some(halo), Some(packed)) = (self.halo.as_ref(), self.packed.take()) {
+                    halo.receive(packed, &pops, &mut self.f_next)?;
+                }
+            }
+            FluidStage::Sponge(_)
+            | FluidStage::Boundary
+            | FluidStage::Fork(_)
+            | FluidStage::Join(_) => {}
+            ib_stage => {
+                let Some(ib) = self.ib.as_mut() else {
+                    return Ok(());
                 };
-                for s in 0..n_samples {
-                    // SAFETY: one sample at a time: plain additions are the atomic ones.
-                    let r =
-                        unsafe { immersed::sample_force(&a, s, |p, v| *p = (*p).wrapping_add(v)) };
-                    for c in 0..3 {
-                        // SAFETY: the record holds every solid's values.
-                        unsafe {
-                            let f = record.at(record_index(r.solid, c));
-                            *f = (*f).wrapping_add(record_fixed(r.force[c]));
-                            let t = record.at(record_index(r.solid, 3 + c));
-                            *t = (*t).wrapping_add(record_fixed(r.torque[c]));
+                match ib_stage {
+                    FluidStage::IbClear => ib.clear(),
+                    FluidStage::IbMark => ib.mark(flags),
+                    FluidStage::IbBin => ib.bin(),
+                    FluidStage::IbScan => ib.scan(),
+                    FluidStage::IbPlace => ib.place(),
+                    FluidStage::IbVelocity => {
+                        ib.velocity(&p, self.pops.at_step(step), flags, view(&self.f))
+                    }
+                    FluidStage::IbBandHalo => {
+                        if let Some(halo) = self.halo.as_ref() {
+                            ib.band_halo(halo, step)?;
                         }
                     }
+                    FluidStage::IbForce { pass } => ib.force(flags, pass),
+                    FluidStage::IbGather => ib.gather(),
+                    FluidStage::IbUpdate => ib.update(),
+                    _ => unreachable!("every lattice stage is matched above"),
                 }
-            });
-            if let Some(bins) = ib.plan.bins {
-                let g = &ib.gather;
-                stage(times, "ib_gather", || {
-                    let a = Shared(IbGather {
-                        domain: ib.plan.domain,
-                        bins,
-                        band,
-                        starts: view(&g.starts),
-                        list: if bins.kind == BIN_BLOCK {
-                            DevSlice::empty()
-                        } else {
-                            view(&g.list)
-                        },
-                        at: view(&g.at),
-                        force: view(&g.force),
-                    });
-                    (0..items)
-                        .into_par_iter()
-                        .with_min_len(CHUNK)
-                        .for_each(|i| {
-                            let a = &a;
-                            // SAFETY: each band cell reads the stored samples and updates
-                            // only its own values.
-                            unsafe { gather::gather(&a.0, i) };
-                        });
-                });
-                continue;
             }
-            stage(times, "ib_update", || {
-                let a = Shared(IbUpdate { band });
-                (0..items)
-                    .into_par_iter()
-                    .with_min_len(CHUNK)
-                    .for_each(|i| {
-                        let a = &a;
-                        // SAFETY: each band cell updates only its own values.
-                        unsafe { immersed::band_update(&a.0, i) };
-                    });
-            });
         }
-        if ib.counter[counter::OVERFLOW] != 0 {
-            return Err(band_overflow(ib.plan.capacity));
-        }
-        ib.records.pending.push(step);
         Ok(())
     }
 
@@ -582,29 +396,22 @@ impl<S: Storage> FluidBackend for CpuFluid<S> {
         streaming_of::<S>()
     }
 
+    fn plan(&self) -> &FluidPlan {
+        &self.plan
+    }
+
     fn step(&mut self) -> Result<(), FluidError> {
-        let p = self.params;
-        let mut times = std::mem::take(&mut self.times);
         let step = self.step + 1;
-        let ib = self.immersed(&p, step, &mut times);
-        if ib.is_ok() {
-            stage(
-                &mut times,
-                "stream_collide",
-                || with_model!(self.model, M => self.stream_collide::<M>(p, step)),
-            );
+        let mut times = std::mem::take(&mut self.times);
+        let ran = self.walk(step, &mut times);
+        if ran.is_ok() {
             times.steps += 1;
         }
         self.times = times;
-        ib?;
+        ran?;
         self.step = step;
         if !S::IN_PLACE {
             std::mem::swap(&mut self.f, &mut self.f_next);
-        }
-        if let Some(halo) = self.halo.as_ref() {
-            let pops = self.pops.at_step(self.step + 1);
-            let f = &mut self.f;
-            stage(&mut self.times, "halo", || halo.exchange(&pops, f))?;
         }
         Ok(())
     }
@@ -690,21 +497,6 @@ impl<S: Storage> FluidBackend for CpuFluid<S> {
         Ok(canonical(&self.now(), &self.f))
     }
 
-    fn memory_bandwidth(&mut self) -> Result<f64, FluidError> {
-        let src = vec![0.0f32; self.f.len() * std::mem::size_of::<S::Elem>() / 4];
-        let mut dst = vec![0.0f32; src.len()];
-        let bytes = 2.0 * 4.0 * src.len() as f64;
-        let mut best = f64::INFINITY;
-        for _ in 0..3 {
-            let t0 = std::time::Instant::now();
-            dst.par_chunks_mut(1 << 16)
-                .zip(src.par_chunks(1 << 16))
-                .for_each(|(d, s)| d.copy_from_slice(s));
-            best = best.min(t0.elapsed().as_secs_f64());
-        }
-        Ok(bytes / best)
-    }
-
     fn allocated_bytes(&self) -> u64 {
         ((self.f.len() + self.f_next.len()) * std::mem::size_of::<S::Elem>()
             + self.flags.len()
@@ -723,61 +515,12 @@ impl<S: Storage> FluidBackend for CpuFluid<S> {
         self.params.inlet_scale = scale;
     }
 
-    fn set_model(&mut self, model: CollisionModel) {
-        self.model = model;
+    fn view_hooks(&mut self) -> Option<&mut dyn ViewHooks> {
+        Some(self)
     }
 
-    fn set_rates(&mut self, rates: murmur_common::lbm::Rates) {
-        self.params.rates = rates;
-    }
-
-    fn rates(&self) -> murmur_common::lbm::Rates {
-        self.params.rates
-    }
-
-    fn advect_smoke(&mut self, smoke: &super::SmokeSetup) -> Result<(), FluidError> {
-        let fields = self.fields()?;
-        let n = self.params.lattice.cells();
-        let state = self
-            .smoke
-            .get_or_insert_with(|| crate::raster::fluid::CpuSmoke::new(n, smoke.sources.clone()));
-        state.sources.clone_from(&smoke.sources);
-        state.advect(
-            &smoke.params(self.params.lattice),
-            &fields.data,
-            &self.flags,
-        );
-        Ok(())
-    }
-
-    fn smoke(&mut self) -> Result<Vec<f32>, FluidError> {
-        Ok(match &self.smoke {
-            Some(s) => s.s.clone(),
-            None => vec![0.0; self.params.lattice.cells()],
-        })
-    }
-
-    fn render_into(
-        &mut self,
-        frame: &murmur_common::render::fluid::FluidFrame,
-        solid_radius: f32,
-        rgba: &mut [u8],
-    ) -> Result<(), FluidError> {
-        let fields = self.fields()?;
-        let solids = self
-            .ib
-            .as_ref()
-            .map_or_else(Vec::new, |ib| ib.plan.positions(self.step));
-        let input = crate::raster::fluid::FrameInput {
-            fields: &fields.data,
-            flags: &self.flags,
-            smoke: self.smoke.as_ref().map_or(&[][..], |s| &s.s[..]),
-            solids: &solids,
-            solid_radius,
-        };
-        self.raster
-            .draw(frame, &input, rgba)
-            .map_err(|e| FluidError::Invalid(e.to_string()))
+    fn bench_hooks(&mut self) -> Option<&mut dyn BenchHooks> {
+        Some(self)
     }
 }
 

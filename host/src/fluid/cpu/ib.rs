@@ -1,0 +1,354 @@
+//! The CPU reference's immersed-boundary stages: the band's and the samples' host buffers and
+//! one method per [`FluidStage`](crate::fluid::plan::FluidStage) of the immersed boundary, the
+//! same stage functions as the kernels, samples in order (the spreading and the solids' sums
+//! add in sample order), band cells in parallel.
+
+use super::{view, view_mut, Shared, CHUNK};
+use crate::fluid::forces::ForceSample;
+use crate::fluid::immersed::{IbPlan, RecordRing};
+use crate::fluid::FluidError;
+use murmur_common::lbm::abi::{
+    IbBin, IbClear, IbForce, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity, SampleSet, Solids,
+    BIN_BLOCK, RECORD_FLOATS, SPREAD_SCATTER, SPREAD_STORE,
+};
+use murmur_common::lbm::band::{counter, pass_len, pool_len, BandMut, BandRef, EMPTY};
+use murmur_common::lbm::gather;
+use murmur_common::lbm::immersed::{self, record_fixed, record_index};
+use murmur_common::lbm::{LbmParams, Populations, Storage};
+use murmur_common::{DevSlice, DevSliceMut};
+use rayon::prelude::*;
+
+/// The immersed boundary's buffers on the host, as on the GPU.
+pub(super) struct CpuIb {
+    pub(super) plan: IbPlan,
+    table: Vec<u32>,
+    brick_of: Vec<u32>,
+    pool: Vec<f32>,
+    pass: Vec<u64>,
+    pub(super) counter: Vec<u32>,
+    pub(super) sample_force: Vec<f32>,
+    ring: Vec<u64>,
+    records: RecordRing,
+    /// Rows read from a full ring and not yet taken.
+    pub(super) taken: Vec<ForceSample>,
+    /// The gather's buffers (empty for the scatter), as on the GPU.
+    gather: GatherBufs,
+    /// The step being taken: its record slot and the solids' states.
+    slot: usize,
+    solids: Solids,
+}
+
+/// The gather's buffers: per sample its bin, rank, place in the sorted list, stored position
+/// and force; per bin its count and start.
+#[derive(Default)]
+struct GatherBufs {
+    key: Vec<u32>,
+    rank: Vec<u32>,
+    list: Vec<u32>,
+    at: Vec<[f32; 4]>,
+    force: Vec<[f32; 4]>,
+    counts: Vec<u32>,
+    starts: Vec<u32>,
+}
+
+impl GatherBufs {
+    fn new(plan: &IbPlan) -> GatherBufs {
+        let Some(bins) = plan.bins else {
+            return GatherBufs::default();
+        };
+        let n = plan.body.len();
+        GatherBufs {
+            key: vec![0; n],
+            rank: vec![0; n],
+            list: vec![0; n],
+            at: vec![[0.0; 4]; n],
+            force: vec![[0.0; 4]; n],
+            counts: vec![0; bins.entries()],
+            starts: vec![0; bins.entries()],
+        }
+    }
+}
+
+impl CpuIb {
+    pub(super) fn new(plan: IbPlan) -> CpuIb {
+        CpuIb {
+            gather: GatherBufs::new(&plan),
+            table: vec![EMPTY; plan.bricks.count()],
+            brick_of: vec![0; plan.capacity as usize],
+            pool: vec![0.0; pool_len(plan.capacity)],
+            pass: vec![0; pass_len(plan.capacity)],
+            counter: vec![0; counter::WORDS],
+            sample_force: vec![0.0; 3 * plan.body.len()],
+            ring: vec![0; crate::fluid::immersed::RING_STEPS * RECORD_FLOATS],
+            records: RecordRing::default(),
+            taken: Vec::new(),
+            slot: 0,
+            solids: Solids::default(),
+            plan,
+        }
+    }
+
+    fn band(&mut self) -> BandMut {
+        BandMut {
+            bricks: self.plan.bricks,
+            capacity: self.plan.capacity,
+            _pad: 0,
+            table: view_mut(&mut self.table),
+            brick_of: view_mut(&mut self.brick_of),
+            pool: view_mut(&mut self.pool),
+            pass: view_mut(&mut self.pass),
+            counter: view_mut(&mut self.counter),
+        }
+    }
+
+    pub(super) fn band_ref(&self) -> BandRef {
+        BandRef::new(self.plan.bricks, view(&self.table), view(&self.pool))
+    }
+
+    /// Decodes the pending force records into `taken`; on a slab, summed over every rank
+    /// first (collective).
+    pub(super) fn drain(
+        &mut self,
+        halo: Option<&crate::fluid::slab::CpuHalo>,
+    ) -> Result<(), FluidError> {
+        if let Some(h) = halo {
+            let n = self.records.pending_values();
+            crate::fluid::slab::sum_records(h.comm.as_ref(), &mut self.ring[..n])?;
+        }
+        let rows = self.records.drain(&self.plan, &self.ring);
+        self.taken.extend(rows);
+        Ok(())
+    }
+
+    /// Step `step` begins: a full ring is drained first, then its record slot and the solids'
+    /// states are fixed for every stage of the step.
+    pub(super) fn begin(
+        &mut self,
+        step: u64,
+        halo: Option<&crate::fluid::slab::CpuHalo>,
+    ) -> Result<(), FluidError> {
+        if self.records.next_slot().is_none() {
+            self.drain(halo)?;
+        }
+        self.slot = self.records.next_slot().unwrap_or(0);
+        self.solids = self.plan.states(step);
+        Ok(())
+    }
+
+    /// Step `step`'s stages ran: a band that outgrew its pool fails the step, else its record
+    /// becomes pending.
+    pub(super) fn end(&mut self, step: u64) -> Result<(), FluidError> {
+        if self.counter[counter::OVERFLOW] != 0 {
+            return Err(super::band_overflow(self.plan.capacity));
+        }
+        self.records.pending.push(step);
+        Ok(())
+    }
+
+    fn record(&mut self) -> DevSliceMut<u64> {
+        let s = self.slot;
+        view_mut(&mut self.ring[s * RECORD_FLOATS..(s + 1) * RECORD_FLOATS])
+    }
+
+    fn samples(&self) -> SampleSet {
+        SampleSet {
+            body: view(&self.plan.body),
+            solid: view(&self.plan.solid_of),
+        }
+    }
+
+    /// Stage `ib_clear`.
+    pub(super) fn clear(&mut self) {
+        let a = IbClear {
+            record: self.record(),
+            table: view_mut(&mut self.table),
+            counter: view_mut(&mut self.counter),
+        };
+        for i in 0..immersed::clear_items(&a) as usize {
+            // SAFETY: the buffers are the plan's sizes; one call per element.
+            unsafe { immersed::clear(&a, i) };
+        }
+    }
+
+    /// Stage `ib_mark`.
+    pub(super) fn mark(&mut self, flags: DevSlice<u8>) {
+        let a = IbMark {
+            domain: self.plan.domain,
+            flags,
+            samples: self.samples(),
+            band: self.band(),
+            solids: self.solids,
+        };
+        for s in 0..self.plan.body.len() {
+            // SAFETY: `s` indexes the samples; the table was just cleared.
+            unsafe { immersed::mark(&a, s) };
+        }
+    }
+
+    /// Stage `ib_bin` (gather only).
+    pub(super) fn bin(&mut self) {
+        let Some(bins) = self.plan.bins else { return };
+        let (samples, band) = (self.samples(), self.band());
+        let g = &mut self.gather;
+        let a = IbBin {
+            domain: self.plan.domain,
+            bins,
+            samples,
+            band,
+            counts: view_mut(&mut g.counts),
+            key: view_mut(&mut g.key),
+            rank: view_mut(&mut g.rank),
+            solids: self.solids,
+        };
+        for s in 0..self.plan.body.len() {
+            // SAFETY: `s` indexes the samples; the band table is complete, the counts zero
+            // (the scan leaves them so).
+            unsafe { gather::bin(&a, s) };
+        }
+    }
+
+    /// Stage `ib_scan` (gather only).
+    pub(super) fn scan(&mut self) {
+        let g = &mut self.gather;
+        gather::scan(&mut g.counts, &mut g.starts);
+    }
+
+    /// Stage `ib_place` (gather only).
+    pub(super) fn place(&mut self) {
+        let g = &mut self.gather;
+        let a = IbPlace {
+            key: view(&g.key),
+            rank: view(&g.rank),
+            starts: view(&g.starts),
+            list: view_mut(&mut g.list),
+        };
+        for s in 0..self.plan.body.len() {
+            // SAFETY: keys and ranks of this step's binning, starts their scan.
+            unsafe { gather::place(&a, s) };
+        }
+    }
+
+    /// Stage `ib_velocity`.
+    pub(super) fn velocity<S: Storage>(
+        &mut self,
+        p: &LbmParams,
+        pops: Populations<S>,
+        flags: DevSlice<u8>,
+        f: DevSlice<S::Elem>,
+    ) {
+        let items = self.plan.band_items() as usize;
+        let a = Shared(IbVelocity {
+            p: *p,
+            pops,
+            flags,
+            f,
+            band: self.band(),
+        });
+        (0..items)
+            .into_par_iter()
+            .with_min_len(CHUNK)
+            .for_each(|i| {
+                let a = &a;
+                // SAFETY: each band cell writes only its own values.
+                unsafe { immersed::band_velocity(&a.0, i) };
+            });
+    }
+
+    /// Stage `ib_band_halo` (a slab's).
+    pub(super) fn band_halo(
+        &mut self,
+        halo: &crate::fluid::slab::CpuHalo,
+        step: u64,
+    ) -> Result<(), FluidError> {
+        let faces = self.plan.faces_reached(step);
+        halo.exchange_band(self.band(), faces)
+    }
+
+    /// Stage `ib_force`, forcing pass `pass`.
+    pub(super) fn force(&mut self, flags: DevSlice<u8>, pass: u32) {
+        let blocks = self.plan.bins.is_some_and(|b| b.kind == BIN_BLOCK);
+        let (samples, band, record) = (self.samples(), self.band(), self.record());
+        let g = &mut self.gather;
+        let a = IbForce {
+            domain: self.plan.domain,
+            pass,
+            passes: self.plan.passes,
+            spread: if self.plan.bins.is_some() {
+                SPREAD_STORE
+            } else {
+                SPREAD_SCATTER
+            },
+            _pad: 0,
+            flags,
+            samples,
+            order: if blocks {
+                view(&g.list)
+            } else {
+                DevSlice::empty()
+            },
+            band,
+            record,
+            sample_force: view_mut(&mut self.sample_force),
+            at: view_mut(&mut g.at),
+            force: view_mut(&mut g.force),
+            solids: self.solids,
+        };
+        for s in 0..self.plan.body.len() {
+            // SAFETY: one sample at a time: plain additions are the atomic ones.
+            let r = unsafe { immersed::sample_force(&a, s, |p, v| *p = (*p).wrapping_add(v)) };
+            for c in 0..3 {
+                // SAFETY: the record holds every solid's values.
+                unsafe {
+                    let f = record.at(record_index(r.solid, c));
+                    *f = (*f).wrapping_add(record_fixed(r.force[c]));
+                    let t = record.at(record_index(r.solid, 3 + c));
+                    *t = (*t).wrapping_add(record_fixed(r.torque[c]));
+                }
+            }
+        }
+    }
+
+    /// Stage `ib_gather` (gather only).
+    pub(super) fn gather(&mut self) {
+        let Some(bins) = self.plan.bins else { return };
+        let items = self.plan.band_items() as usize;
+        let band = self.band();
+        let g = &self.gather;
+        let a = Shared(IbGather {
+            domain: self.plan.domain,
+            bins,
+            band,
+            starts: view(&g.starts),
+            list: if bins.kind == BIN_BLOCK {
+                DevSlice::empty()
+            } else {
+                view(&g.list)
+            },
+            at: view(&g.at),
+            force: view(&g.force),
+        });
+        (0..items)
+            .into_par_iter()
+            .with_min_len(CHUNK)
+            .for_each(|i| {
+                let a = &a;
+                // SAFETY: each band cell reads the stored samples and updates only its own
+                // values.
+                unsafe { gather::gather(&a.0, i) };
+            });
+    }
+
+    /// Stage `ib_update` (scatter only).
+    pub(super) fn update(&mut self) {
+        let items = self.plan.band_items() as usize;
+        let a = Shared(IbUpdate { band: self.band() });
+        (0..items)
+            .into_par_iter()
+            .with_min_len(CHUNK)
+            .for_each(|i| {
+                let a = &a;
+                // SAFETY: each band cell updates only its own values.
+                unsafe { immersed::band_update(&a.0, i) };
+            });
+    }
+}

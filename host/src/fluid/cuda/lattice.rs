@@ -1,0 +1,422 @@
+//! The CUDA backend's lattice: its device buffers and the lattice stages, one method per
+//! [`FluidStage`](crate::fluid::plan::FluidStage) (the outlet layer's kernel, the interior
+//! kernel over a layer range, the boundary kernel over the listed cells) and the kernels that
+//! read the populations for the host (fields, plane fields, health).
+
+use super::ib::CudaIb;
+use super::{CudaFluid, BLOCK_SIZE};
+use crate::fluid::plan::Layers;
+use crate::fluid::{Block, FluidError, Setup};
+use crate::gpu::{Gpu, Launch, Shape};
+use cudarc::driver::CudaSlice;
+use murmur_common::lbm::abi::{
+    Boundary, CellLaunch, FieldsArgs, Health, StreamCollide, StreamCollideBand, StreamCollideSponge,
+};
+use murmur_common::lbm::band::BandRef;
+use murmur_common::lbm::boundary::{KIND_MASK, OUTLET};
+use murmur_common::lbm::health::{self, word, Report};
+use murmur_common::lbm::{Lattice, LbmParams, Model, Populations, Storage};
+use murmur_common::render::abi::PlaneFields;
+
+/// A lattice's device buffers.
+pub(super) struct LatticeBuffers<S: Storage> {
+    pub(super) flags: CudaSlice<u8>,
+    /// Fluid cells next to non-fluid ones, handled by the boundary kernel (a one-element dummy
+    /// when there are none).
+    boundary_cells: CudaSlice<u32>,
+    pub(super) boundary_count: u32,
+    /// The last collision velocity of each listed cell next to an outlet (three floats per
+    /// list entry; one dummy value without outlets).
+    outlet_u: CudaSlice<f32>,
+    pub(super) f: CudaSlice<S::Elem>,
+    /// The second copy the pull scheme writes (`None` in place).
+    pub(super) f_next: Option<CudaSlice<S::Elem>>,
+    /// `rho, u` of every cell, allocated by the first fields call.
+    pub(super) fields: Option<CudaSlice<f32>>,
+    /// The step whose fields the buffer holds (the viewer asks for them more than once a step).
+    pub(super) fields_step: Option<u64>,
+    /// The health reduction's words.
+    health: CudaSlice<u32>,
+}
+
+impl<S: Storage> LatticeBuffers<S>
+where
+    S::Elem: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits,
+{
+    /// The buffers of `setup`'s lattice (`prepared` its cell bytes, `list` its boundary list);
+    /// the populations zero.
+    pub(super) fn new(
+        gpu: &Gpu,
+        setup: &Setup,
+        prepared: &[u8],
+        list: &[u32],
+        pops: &Populations<S>,
+    ) -> Result<LatticeBuffers<S>, FluidError> {
+        let l = setup.lattice();
+        let has_outlet = prepared.iter().any(|&b| b & KIND_MASK == OUTLET);
+        let outlet_u = if has_outlet && !list.is_empty() {
+            let u: Vec<f32> = list
+                .iter()
+                .flat_map(|&c| {
+                    let (x, y, z) = l.coords(c as usize);
+                    setup.initial.at([x, y, z], true).1
+                })
+                .collect();
+            gpu.upload(&u)?
+        } else {
+            gpu.zeros(1)?
+        };
+        Ok(LatticeBuffers {
+            flags: gpu.upload(prepared)?,
+            boundary_cells: gpu.upload(if list.is_empty() { &[0u32][..] } else { list })?,
+            boundary_count: list.len() as u32,
+            outlet_u,
+            f: gpu.zeros::<S::Elem>(pops.len())?,
+            f_next: if S::IN_PLACE {
+                None
+            } else {
+                Some(gpu.zeros::<S::Elem>(pops.len())?)
+            },
+            fields: None,
+            fields_step: None,
+            health: gpu.zeros(word::WORDS)?,
+        })
+    }
+
+    /// Bytes held on the device.
+    pub(super) fn bytes(&self) -> u64 {
+        ((self.f.len() + self.f_next.as_ref().map_or(0, |f| f.len()))
+            * std::mem::size_of::<S::Elem>()
+            + self.flags.len()
+            + 4 * self.boundary_cells.len()
+            + 4 * self.outlet_u.len()
+            + self.fields.as_ref().map_or(0, |f| 4 * f.len())) as u64
+    }
+}
+
+impl<S: Storage> LatticeBuffers<S> {
+    /// The stream-collide arguments of model `M` in launch `l`: from `f` into the other copy
+    /// (pull) or into `f` itself (in place), with the band's force and the outlet velocities.
+    fn step_args<M: Model>(
+        &mut self,
+        l: &mut Launch<'_>,
+        ib: Option<&CudaIb>,
+        p: LbmParams,
+        pops: Populations<S>,
+        block: Block,
+    ) -> StreamCollide<M, S> {
+        let band = ib.map_or(BandRef::NONE, |ib| ib.band_ref(l));
+        let f = l.write(&mut self.f);
+        let dst = match self.f_next.as_mut() {
+            Some(next) => l.write(next),
+            None => f,
+        };
+        StreamCollide::<M, S>::new(p, pops, l.read(&self.flags), f)
+            .with_dst(dst)
+            .with_band(band)
+            .with_outlet_u(l.write(&mut self.outlet_u))
+            .with_launch(CellLaunch {
+                three_d: matches!(block, Block::ThreeD(_)) as u32,
+                ..CellLaunch::FLAT
+            })
+    }
+}
+
+impl<S: Storage> CudaFluid<S> {
+    /// The launch shape of `layers` whole z layers of `lat` (flat, or the 3D blocks).
+    fn layers_shape(&self, lat: &Lattice, layers: u32) -> Shape {
+        match self.block {
+            Block::Flat => {
+                Shape::per_item(layers as u64 * lat.nx as u64 * lat.ny as u64, BLOCK_SIZE)
+            }
+            Block::ThreeD([bx, by, bz]) => Shape {
+                grid: (
+                    lat.nx.div_ceil(bx),
+                    lat.ny.div_ceil(by),
+                    layers.div_ceil(bz),
+                ),
+                block: (bx, by, bz),
+                shared_bytes: 0,
+                after_previous: false,
+            },
+        }
+    }
+
+    /// Stage `stream_collide_sponge`: the outlet layer's interior cells of its box in `layers`
+    /// (a short launch before the interior kernel; none when the box misses the layers).
+    pub(super) fn sponge<M: Model>(&mut self, layers: Layers, step: u64) -> Result<(), FluidError>
+    where
+        StreamCollideSponge<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    {
+        let Some((lo, hi)) = self.sponge else {
+            return Ok(());
+        };
+        let (z0, z1) = CellLaunch::FLAT
+            .layers(layers.z0, layers.z1)
+            .range(self.params.lattice.nz);
+        let (s0, s1) = (lo[2].max(z0), hi[2].min(z1));
+        if s1 <= s0 {
+            return Ok(());
+        }
+        let Self {
+            gpu,
+            lat,
+            ib,
+            params,
+            pops,
+            block,
+            ..
+        } = self;
+        let mut l = gpu.launch();
+        let step = lat.step_args::<M>(&mut l, ib.as_ref(), *params, pops.at_step(step), *block);
+        let args = StreamCollideSponge {
+            step,
+            lo: [lo[0], lo[1], s0],
+            dims: [hi[0] - lo[0], hi[1] - lo[1], s1 - s0],
+        };
+        let shape = Shape::per_item(args.threads(), BLOCK_SIZE);
+        // SAFETY: flags holds n bytes, f the populations, the band's table and pool their
+        // plan's sizes; one thread per cell of the box, each touching only its own slots this
+        // step (cells of other bytes return at once).
+        unsafe { l.run(args, shape) }?;
+        Ok(())
+    }
+
+    /// Stage `stream_collide`: the interior kernel (plain, or adding the band's force) over
+    /// `layers` (clamped to the lattice; nothing when empty).
+    pub(super) fn interior<M: Model>(&mut self, layers: Layers, step: u64) -> Result<(), FluidError>
+    where
+        StreamCollide<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+        StreamCollideBand<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    {
+        let lattice = self.params.lattice;
+        let (z0, z1) = CellLaunch::FLAT
+            .layers(layers.z0, layers.z1)
+            .range(lattice.nz);
+        if z1 == z0 {
+            return Ok(());
+        }
+        let shape = self.layers_shape(&lattice, z1 - z0);
+        let Self {
+            gpu,
+            lat,
+            ib,
+            params,
+            pops,
+            block,
+            ..
+        } = self;
+        let mut l = gpu.launch();
+        let args = lat.step_args::<M>(&mut l, ib.as_ref(), *params, pops.at_step(step), *block);
+        let args = args.with_launch(args.launch.layers(z0, z1));
+        // SAFETY: flags holds n bytes, f the populations, the band's table and pool their
+        // plan's sizes; one thread per cell of the layers; each fluid cell is updated by one
+        // kernel (its byte decides which).
+        unsafe {
+            if ib.is_some() {
+                l.run(StreamCollideBand { step: args }, shape)
+            } else {
+                l.run(args, shape)
+            }
+        }?;
+        Ok(())
+    }
+
+    /// Stage `boundary`, part `part` of `parts`: the boundary kernel over that part of the
+    /// listed cells, on the side stream when `beside` (between its fork and its join), else on
+    /// the GPU's own stream.
+    pub(super) fn boundary<M: Model>(
+        &mut self,
+        step: u64,
+        part: u32,
+        parts: u32,
+        beside: bool,
+    ) -> Result<(), FluidError>
+    where
+        Boundary<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    {
+        let count = self.lat.boundary_count as u64;
+        let size = if parts > 1 {
+            self.boundary_part_len()
+        } else {
+            count
+        };
+        let start = part as u64 * size;
+        if start >= count {
+            return Ok(());
+        }
+        let len = size.min(count - start);
+        let Self {
+            gpu,
+            lat,
+            ib,
+            params,
+            pops,
+            block,
+            side,
+            ..
+        } = self;
+        let mut l = match side.as_ref().filter(|_| beside) {
+            // SAFETY: until the join, the GPU's own stream runs only the interior kernel and
+            // the outlet layer's, which write the slots of interior cells alone (the
+            // destination copy's, or in place the slots those cells own this step) and read no
+            // slot a listed cell writes; both only read the cell bytes, the band and the source
+            // populations, and the outlet velocities belong to listed cells.
+            Some(side) => unsafe { side.launch(gpu) },
+            None => gpu.launch(),
+        };
+        let args = lat.step_args::<M>(&mut l, ib.as_ref(), *params, pops.at_step(step), *block);
+        // Outlet velocities are kept per list entry when the scene has outlets.
+        let per_entry_u = args.outlet_u.len() >= 3 * count;
+        // SAFETY: `start + len <= count`: entries of the list (the buffer holds
+        // `boundary_count` of them) and, with outlets, their three outlet floats each.
+        let a = unsafe {
+            Boundary {
+                step: if per_entry_u {
+                    args.with_outlet_u(args.outlet_u.range(3 * start, 3 * len))
+                } else {
+                    args
+                },
+                cells: l.read(&lat.boundary_cells).offset(start).prefix(len),
+            }
+        };
+        // SAFETY: cells holds distinct fluid cell numbers < n (those the interior kernel
+        // skips); outlet_u three floats per entry when outlets exist.
+        unsafe { l.run(a, Shape::per_item(len, BLOCK_SIZE)) }?;
+        Ok(())
+    }
+
+    /// Listed cells per boundary launch beside the interior kernel: `blocks_per_sm` blocks
+    /// per SM (a fixed share of each SM at a time).
+    pub(super) fn boundary_part_len(&self) -> u64 {
+        match self.boundary_launch {
+            crate::fluid::BoundaryLaunch::Beside { blocks_per_sm } => {
+                blocks_per_sm as u64 * self.gpu.sm_count as u64 * BLOCK_SIZE as u64
+            }
+            _ => self.lat.boundary_count as u64,
+        }
+    }
+}
+
+impl<S: Storage> CudaFluid<S>
+where
+    S::Elem: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits,
+    FieldsArgs<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    PlaneFields<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    Health<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+{
+    /// The fields buffer, allocated by the first call.
+    fn fields_buffer(&mut self) -> Result<(), FluidError> {
+        if self.lat.fields.is_none() {
+            let n = self.params.lattice.cells();
+            self.gpu
+                .check_fits("the output fields (16 bytes per cell)", 16 * n as u64)?;
+            self.lat.fields = Some(self.gpu.zeros::<f32>(4 * n)?);
+        }
+        Ok(())
+    }
+
+    /// `rho, u` of every cell into the device fields buffer (allocated by the first call),
+    /// by `lbm_fields_*`, without copying them back.
+    pub(super) fn compute_fields(&mut self) -> Result<(), FluidError> {
+        if self.lat.fields_step == Some(self.step) {
+            return Ok(());
+        }
+        self.fields_buffer()?;
+        let n = self.params.lattice.cells();
+        let pops = self.now();
+        let Self { gpu, lat, ib, .. } = self;
+        let mut l = gpu.launch();
+        let band = ib.as_ref().map_or(BandRef::NONE, |ib| ib.band_ref(&mut l));
+        let Some(fields) = lat.fields.as_mut() else {
+            unreachable!("allocated above")
+        };
+        let a = FieldsArgs {
+            p: self.params,
+            pops,
+            flags: l.read(&lat.flags),
+            f: l.read(&lat.f),
+            band,
+            fields: l.write(fields),
+        };
+        // SAFETY: one thread per cell, reading the populations and writing its own fields.
+        unsafe { l.run(a, Shape::per_item(n as u64, BLOCK_SIZE)) }?;
+        self.lat.fields_step = Some(self.step);
+        Ok(())
+    }
+
+    /// `rho, u` of the cells of `planes` alone (a slice frame's), by `fluid_plane_fields_*`,
+    /// unless the buffer holds this step's fields of every cell; the buffer keeps the step of
+    /// its last full computation (its other cells are older).
+    pub(super) fn compute_plane_fields(
+        &mut self,
+        planes: murmur_common::render::fluid::Planes,
+    ) -> Result<(), FluidError> {
+        if self.lat.fields_step == Some(self.step) {
+            return Ok(());
+        }
+        self.fields_buffer()?;
+        let lattice = self.params.lattice;
+        let pops = self.now();
+        let Self { gpu, lat, ib, .. } = self;
+        let mut l = gpu.launch();
+        let band = ib.as_ref().map_or(BandRef::NONE, |ib| ib.band_ref(&mut l));
+        let Some(fields) = lat.fields.as_mut() else {
+            unreachable!("allocated above")
+        };
+        let a = PlaneFields {
+            fields: FieldsArgs {
+                p: self.params,
+                pops,
+                flags: l.read(&lat.flags),
+                f: l.read(&lat.f),
+                band,
+                fields: l.write(fields),
+            },
+            planes,
+        };
+        // SAFETY: one thread per cell of the planes, reading the populations and writing its
+        // own fields.
+        unsafe {
+            l.run(
+                a,
+                Shape::per_item(planes.cells(&lattice) as u64, BLOCK_SIZE),
+            )
+        }?;
+        Ok(())
+    }
+
+    /// The health reduction over every cell (NaN, Mach, density bounds), read back.
+    pub(super) fn health_report(
+        &mut self,
+        bounds: &health::Bounds,
+    ) -> Result<Option<Report>, FluidError> {
+        use crate::gpu::DriverContext;
+        if let Some(ib) = self.ib.as_ref() {
+            ib.check_overflow(&self.gpu)?;
+        }
+        self.gpu
+            .stream
+            .memset_zeros(&mut self.lat.health)
+            .ctx("clearing the health words")?;
+        let pops = self.now();
+        let n = self.params.lattice.cells() as u64;
+        let Self { gpu, lat, ib, .. } = self;
+        let mut l = gpu.launch();
+        let band = ib.as_ref().map_or(BandRef::NONE, |ib| ib.band_ref(&mut l));
+        let a = Health {
+            p: self.params,
+            pops,
+            bounds: *bounds,
+            flags: l.read(&lat.flags),
+            f: l.read(&lat.f),
+            band,
+            out: l.write(&mut lat.health),
+        };
+        // SAFETY: one thread per cell, reading the populations; the words are reduced with
+        // atomic maxima.
+        unsafe { l.run(a, Shape::per_item(n, BLOCK_SIZE)) }?;
+        let w = self.gpu.download(&self.lat.health)?;
+        Ok(Report::decode([w[0], w[1], w[2], w[3]]))
+    }
+}
