@@ -7,8 +7,11 @@
 //! hold lattices past `2^32` populations. The host builds the structs from its buffers
 //! (`host/src/gpu/launch.rs`); the kernels (`kernels-gpu/`) take them apart.
 //!
-//! [`KERNELS`] is the one table of kernel names: the host loads exactly these from the PTX, and
-//! its build script fails naming any that the embedded PTX lacks.
+//! [`KERNEL_ENTRIES`] is the one table of kernels (their names are [`KERNELS`]): the host loads
+//! exactly these from the PTX, and its build script fails naming any that the embedded PTX lacks
+//! or whose parameter is not the size of its argument struct. The lattice kernels of every
+//! model, format and streaming come from one list, [`lbm_variants!`](crate::lbm_variants),
+//! which `kernels-gpu` expands into its entry points too.
 
 use core::marker::PhantomData;
 
@@ -222,10 +225,56 @@ impl<M> core::fmt::Debug for Variant<M> {
     }
 }
 
-/// Binds argument structs to entry-point names and collects the names into [`KERNELS`]: the
-/// only place a kernel's name is written as a string.
+/// One row of the kernel table: an entry point and the size of the one argument struct it
+/// takes, which the host's build script compares with the entry's `.param` in the PTX.
+#[derive(Clone, Copy, Debug)]
+pub struct KernelEntry {
+    /// The PTX entry point ([`Kernel::NAME`]).
+    pub name: &'static str,
+    /// `size_of` the argument struct on the host, in bytes.
+    pub arg_bytes: usize,
+    /// The argument struct's type name (`core::any::type_name`), for messages.
+    pub args: fn() -> &'static str,
+}
+
+/// Binds argument structs to entry-point names and collects them into [`KERNELS`] and
+/// [`KERNEL_ENTRIES`]: the only place a kernel's name is written as a string. Called by
+/// [`lbm_variants!`](crate::lbm_variants), which adds the lattice kernels of every model,
+/// format and streaming; their names are built from the same pieces as the kernels' own.
 macro_rules! kernel_table {
-    ($($args:ty => $name:literal,)*) => {
+    (
+        entries: [$($args:ty => $name:expr,)*],
+        formats: [$(($f:ty, $fname:literal),)*],
+        storages: [$(($s:ty, $sname:literal, $stream:literal),)*],
+        variants: [$(($m:ty, $mname:literal, $vs:ty, $vsname:literal, $vstream:literal),)*],
+    ) => {
+        kernel_table! {
+            @table
+            $($args => $name,)*
+            $(
+                lbm::Init<$s> => concat!("lbm_init_", $sname, $stream),
+                lbm::FieldsArgs<$s> => concat!("lbm_fields_", $sname, $stream),
+                lbm::Health<$s> => concat!("lbm_health_", $sname, $stream),
+                lbm::IbVelocity<$s> => concat!("ib_velocity_", $sname, $stream),
+                render::PlaneFields<$s> => concat!("fluid_plane_fields_", $sname, $stream),
+            )*
+            $(
+                lbm::HaloPack<$f> => concat!("lbm_halo_pack_", $fname),
+                lbm::HaloUnpack<$f> => concat!("lbm_halo_unpack_", $fname),
+            )*
+            $(
+                lbm::StreamCollide<$m, $vs> =>
+                    concat!("lbm_stream_collide_", $mname, "_", $vsname, $vstream),
+                lbm::StreamCollideBand<$m, $vs> =>
+                    concat!("lbm_stream_collide_band_", $mname, "_", $vsname, $vstream),
+                lbm::StreamCollideSponge<$m, $vs> =>
+                    concat!("lbm_stream_collide_sponge_", $mname, "_", $vsname, $vstream),
+                lbm::Boundary<$m, $vs> =>
+                    concat!("lbm_boundary_", $mname, "_", $vsname, $vstream),
+            )*
+        }
+    };
+    (@table $($args:ty => $name:expr,)*) => {
         $(impl Kernel for $args {
             const NAME: &'static str = $name;
         }
@@ -234,170 +283,70 @@ macro_rules! kernel_table {
         #[cfg(all(feature = "cuda", not(target_arch = "nvptx64")))]
         unsafe impl cudarc::driver::DeviceRepr for $args {})*
         /// Every kernel entry point the host launches.
-        pub const KERNELS: &[&str] = &[$($name),*];
+        pub const KERNELS: &[&str] = &[$(<$args as Kernel>::NAME),*];
+        /// Every kernel entry point with its argument struct's size.
+        pub const KERNEL_ENTRIES: &[KernelEntry] = &[$(KernelEntry {
+            name: <$args as Kernel>::NAME,
+            arg_bytes: core::mem::size_of::<$args>(),
+            args: core::any::type_name::<$args>,
+        }),*];
     };
 }
 
 use crate::flock::abi as flock;
 use crate::lbm::abi as lbm;
-use crate::lbm::{AcmMrt, Bgk, Fp16C, Fp16S, Fp32, InPlace, RmMrt};
+use crate::lbm::Fp32;
 use crate::render::abi as render;
 use crate::sort::abi as sort;
 
-kernel_table! {
-    flock::InitFlock => "init_flock",
-    flock::CountCells => "count_cells",
-    flock::ScatterCells => "scatter_cells",
-    flock::ScatterIndex => "scatter_index",
-    flock::ComputeKeys => "compute_keys",
-    flock::CellBounds => "cell_bounds",
-    flock::Gather => "gather",
-    flock::OrderCells => "order_cells_by_id",
-    flock::UpdateNaive => "update_boids_naive",
-    flock::UpdateScattered => "update_boids_scattered",
-    flock::UpdateCoherent => "update_boids_coherent",
-    flock::UpdateCoherentPredicated => "update_boids_coherent_predicated",
-    flock::UpdateCoherentShared => "update_boids_coherent_shared",
-    sort::RadixCounts => "radix_counts",
-    sort::RadixOnesweep => "radix_onesweep",
-    sort::ScanCells => "scan_cells",
-    render::RenderClear => "render_clear",
-    render::RenderSplat => "render_splat",
-    render::RenderResolve => "render_resolve",
-    lbm::Init<Fp32> => "lbm_init_fp32",
-    lbm::StreamCollide<Bgk, Fp32> => "lbm_stream_collide_bgk_fp32",
-    lbm::StreamCollide<RmMrt, Fp32> => "lbm_stream_collide_rm_mrt_fp32",
-    lbm::StreamCollide<AcmMrt, Fp32> => "lbm_stream_collide_acm_mrt_fp32",
-    lbm::SplitMoments<Fp32> => "lbm_acm_split_moments_fp32",
-    lbm::SplitRelax<Fp32> => "lbm_acm_split_relax_fp32",
-    lbm::StreamCollideBand<Bgk, Fp32> => "lbm_stream_collide_band_bgk_fp32",
-    lbm::StreamCollideSponge<Bgk, Fp32> => "lbm_stream_collide_sponge_bgk_fp32",
-    lbm::StreamCollideBand<RmMrt, Fp32> => "lbm_stream_collide_band_rm_mrt_fp32",
-    lbm::StreamCollideSponge<RmMrt, Fp32> => "lbm_stream_collide_sponge_rm_mrt_fp32",
-    lbm::StreamCollideBand<AcmMrt, Fp32> => "lbm_stream_collide_band_acm_mrt_fp32",
-    lbm::StreamCollideSponge<AcmMrt, Fp32> => "lbm_stream_collide_sponge_acm_mrt_fp32",
-    lbm::Boundary<Bgk, Fp32> => "lbm_boundary_bgk_fp32",
-    lbm::Boundary<RmMrt, Fp32> => "lbm_boundary_rm_mrt_fp32",
-    lbm::Boundary<AcmMrt, Fp32> => "lbm_boundary_acm_mrt_fp32",
-    lbm::FieldsArgs<Fp32> => "lbm_fields_fp32",
-    lbm::Health<Fp32> => "lbm_health_fp32",
-    lbm::IbVelocity<Fp32> => "ib_velocity_fp32",
-    lbm::Init<Fp16S> => "lbm_init_fp16s",
-    lbm::StreamCollide<Bgk, Fp16S> => "lbm_stream_collide_bgk_fp16s",
-    lbm::StreamCollide<RmMrt, Fp16S> => "lbm_stream_collide_rm_mrt_fp16s",
-    lbm::StreamCollide<AcmMrt, Fp16S> => "lbm_stream_collide_acm_mrt_fp16s",
-    lbm::StreamCollideBand<Bgk, Fp16S> => "lbm_stream_collide_band_bgk_fp16s",
-    lbm::StreamCollideSponge<Bgk, Fp16S> => "lbm_stream_collide_sponge_bgk_fp16s",
-    lbm::StreamCollideBand<RmMrt, Fp16S> => "lbm_stream_collide_band_rm_mrt_fp16s",
-    lbm::StreamCollideSponge<RmMrt, Fp16S> => "lbm_stream_collide_sponge_rm_mrt_fp16s",
-    lbm::StreamCollideBand<AcmMrt, Fp16S> => "lbm_stream_collide_band_acm_mrt_fp16s",
-    lbm::StreamCollideSponge<AcmMrt, Fp16S> => "lbm_stream_collide_sponge_acm_mrt_fp16s",
-    lbm::Boundary<Bgk, Fp16S> => "lbm_boundary_bgk_fp16s",
-    lbm::Boundary<RmMrt, Fp16S> => "lbm_boundary_rm_mrt_fp16s",
-    lbm::Boundary<AcmMrt, Fp16S> => "lbm_boundary_acm_mrt_fp16s",
-    lbm::FieldsArgs<Fp16S> => "lbm_fields_fp16s",
-    lbm::Health<Fp16S> => "lbm_health_fp16s",
-    lbm::IbVelocity<Fp16S> => "ib_velocity_fp16s",
-    lbm::Init<Fp16C> => "lbm_init_fp16c",
-    lbm::StreamCollide<Bgk, Fp16C> => "lbm_stream_collide_bgk_fp16c",
-    lbm::StreamCollide<RmMrt, Fp16C> => "lbm_stream_collide_rm_mrt_fp16c",
-    lbm::StreamCollide<AcmMrt, Fp16C> => "lbm_stream_collide_acm_mrt_fp16c",
-    lbm::StreamCollideBand<Bgk, Fp16C> => "lbm_stream_collide_band_bgk_fp16c",
-    lbm::StreamCollideSponge<Bgk, Fp16C> => "lbm_stream_collide_sponge_bgk_fp16c",
-    lbm::StreamCollideBand<RmMrt, Fp16C> => "lbm_stream_collide_band_rm_mrt_fp16c",
-    lbm::StreamCollideSponge<RmMrt, Fp16C> => "lbm_stream_collide_sponge_rm_mrt_fp16c",
-    lbm::StreamCollideBand<AcmMrt, Fp16C> => "lbm_stream_collide_band_acm_mrt_fp16c",
-    lbm::StreamCollideSponge<AcmMrt, Fp16C> => "lbm_stream_collide_sponge_acm_mrt_fp16c",
-    lbm::Boundary<Bgk, Fp16C> => "lbm_boundary_bgk_fp16c",
-    lbm::Boundary<RmMrt, Fp16C> => "lbm_boundary_rm_mrt_fp16c",
-    lbm::Boundary<AcmMrt, Fp16C> => "lbm_boundary_acm_mrt_fp16c",
-    lbm::FieldsArgs<Fp16C> => "lbm_fields_fp16c",
-    lbm::Health<Fp16C> => "lbm_health_fp16c",
-    lbm::IbVelocity<Fp16C> => "ib_velocity_fp16c",
-    lbm::Init<InPlace<Fp32>> => "lbm_init_fp32_in_place",
-    lbm::StreamCollide<Bgk, InPlace<Fp32>> => "lbm_stream_collide_bgk_fp32_in_place",
-    lbm::StreamCollide<RmMrt, InPlace<Fp32>> => "lbm_stream_collide_rm_mrt_fp32_in_place",
-    lbm::StreamCollide<AcmMrt, InPlace<Fp32>> => "lbm_stream_collide_acm_mrt_fp32_in_place",
-    lbm::StreamCollideBand<Bgk, InPlace<Fp32>> => "lbm_stream_collide_band_bgk_fp32_in_place",
-    lbm::StreamCollideSponge<Bgk, InPlace<Fp32>> => "lbm_stream_collide_sponge_bgk_fp32_in_place",
-    lbm::StreamCollideBand<RmMrt, InPlace<Fp32>> => "lbm_stream_collide_band_rm_mrt_fp32_in_place",
-    lbm::StreamCollideSponge<RmMrt, InPlace<Fp32>> => "lbm_stream_collide_sponge_rm_mrt_fp32_in_place",
-    lbm::StreamCollideBand<AcmMrt, InPlace<Fp32>> => "lbm_stream_collide_band_acm_mrt_fp32_in_place",
-    lbm::StreamCollideSponge<AcmMrt, InPlace<Fp32>> => "lbm_stream_collide_sponge_acm_mrt_fp32_in_place",
-    lbm::Boundary<Bgk, InPlace<Fp32>> => "lbm_boundary_bgk_fp32_in_place",
-    lbm::Boundary<RmMrt, InPlace<Fp32>> => "lbm_boundary_rm_mrt_fp32_in_place",
-    lbm::Boundary<AcmMrt, InPlace<Fp32>> => "lbm_boundary_acm_mrt_fp32_in_place",
-    lbm::FieldsArgs<InPlace<Fp32>> => "lbm_fields_fp32_in_place",
-    lbm::Health<InPlace<Fp32>> => "lbm_health_fp32_in_place",
-    lbm::IbVelocity<InPlace<Fp32>> => "ib_velocity_fp32_in_place",
-    lbm::Init<InPlace<Fp16S>> => "lbm_init_fp16s_in_place",
-    lbm::StreamCollide<Bgk, InPlace<Fp16S>> => "lbm_stream_collide_bgk_fp16s_in_place",
-    lbm::StreamCollide<RmMrt, InPlace<Fp16S>> => "lbm_stream_collide_rm_mrt_fp16s_in_place",
-    lbm::StreamCollide<AcmMrt, InPlace<Fp16S>> => "lbm_stream_collide_acm_mrt_fp16s_in_place",
-    lbm::StreamCollideBand<Bgk, InPlace<Fp16S>> => "lbm_stream_collide_band_bgk_fp16s_in_place",
-    lbm::StreamCollideSponge<Bgk, InPlace<Fp16S>> => "lbm_stream_collide_sponge_bgk_fp16s_in_place",
-    lbm::StreamCollideBand<RmMrt, InPlace<Fp16S>> => "lbm_stream_collide_band_rm_mrt_fp16s_in_place",
-    lbm::StreamCollideSponge<RmMrt, InPlace<Fp16S>> => "lbm_stream_collide_sponge_rm_mrt_fp16s_in_place",
-    lbm::StreamCollideBand<AcmMrt, InPlace<Fp16S>> => "lbm_stream_collide_band_acm_mrt_fp16s_in_place",
-    lbm::StreamCollideSponge<AcmMrt, InPlace<Fp16S>> => "lbm_stream_collide_sponge_acm_mrt_fp16s_in_place",
-    lbm::Boundary<Bgk, InPlace<Fp16S>> => "lbm_boundary_bgk_fp16s_in_place",
-    lbm::Boundary<RmMrt, InPlace<Fp16S>> => "lbm_boundary_rm_mrt_fp16s_in_place",
-    lbm::Boundary<AcmMrt, InPlace<Fp16S>> => "lbm_boundary_acm_mrt_fp16s_in_place",
-    lbm::FieldsArgs<InPlace<Fp16S>> => "lbm_fields_fp16s_in_place",
-    lbm::Health<InPlace<Fp16S>> => "lbm_health_fp16s_in_place",
-    lbm::IbVelocity<InPlace<Fp16S>> => "ib_velocity_fp16s_in_place",
-    lbm::Init<InPlace<Fp16C>> => "lbm_init_fp16c_in_place",
-    lbm::StreamCollide<Bgk, InPlace<Fp16C>> => "lbm_stream_collide_bgk_fp16c_in_place",
-    lbm::StreamCollide<RmMrt, InPlace<Fp16C>> => "lbm_stream_collide_rm_mrt_fp16c_in_place",
-    lbm::StreamCollide<AcmMrt, InPlace<Fp16C>> => "lbm_stream_collide_acm_mrt_fp16c_in_place",
-    lbm::StreamCollideBand<Bgk, InPlace<Fp16C>> => "lbm_stream_collide_band_bgk_fp16c_in_place",
-    lbm::StreamCollideSponge<Bgk, InPlace<Fp16C>> => "lbm_stream_collide_sponge_bgk_fp16c_in_place",
-    lbm::StreamCollideBand<RmMrt, InPlace<Fp16C>> => "lbm_stream_collide_band_rm_mrt_fp16c_in_place",
-    lbm::StreamCollideSponge<RmMrt, InPlace<Fp16C>> => "lbm_stream_collide_sponge_rm_mrt_fp16c_in_place",
-    lbm::StreamCollideBand<AcmMrt, InPlace<Fp16C>> => "lbm_stream_collide_band_acm_mrt_fp16c_in_place",
-    lbm::StreamCollideSponge<AcmMrt, InPlace<Fp16C>> => "lbm_stream_collide_sponge_acm_mrt_fp16c_in_place",
-    lbm::Boundary<Bgk, InPlace<Fp16C>> => "lbm_boundary_bgk_fp16c_in_place",
-    lbm::Boundary<RmMrt, InPlace<Fp16C>> => "lbm_boundary_rm_mrt_fp16c_in_place",
-    lbm::Boundary<AcmMrt, InPlace<Fp16C>> => "lbm_boundary_acm_mrt_fp16c_in_place",
-    lbm::FieldsArgs<InPlace<Fp16C>> => "lbm_fields_fp16c_in_place",
-    lbm::Health<InPlace<Fp16C>> => "lbm_health_fp16c_in_place",
-    lbm::IbVelocity<InPlace<Fp16C>> => "ib_velocity_fp16c_in_place",
-    lbm::IbClear => "ib_clear",
-    lbm::IbMark => "ib_mark",
-    lbm::IbForce => "ib_force",
-    lbm::IbUpdate => "ib_update",
-    crate::lbm::half::CheckHalf => "check_half",
-    lbm::IbBin => "ib_bin",
-    lbm::IbPlace => "ib_place",
-    lbm::IbGather => "ib_gather",
-    lbm::BandPack => "ib_band_pack",
-    lbm::BandUnpack => "ib_band_unpack",
-    lbm::HaloPack<Fp32> => "lbm_halo_pack_fp32",
-    lbm::HaloUnpack<Fp32> => "lbm_halo_unpack_fp32",
-    lbm::HaloPack<Fp16S> => "lbm_halo_pack_fp16s",
-    lbm::HaloUnpack<Fp16S> => "lbm_halo_unpack_fp16s",
-    lbm::HaloPack<Fp16C> => "lbm_halo_pack_fp16c",
-    lbm::HaloUnpack<Fp16C> => "lbm_halo_unpack_fp16c",
-    crate::flock::slab::InitSlab => "slab_init",
-    crate::flock::slab::RouteSlab => "slab_route",
-    crate::flock::slab::ScatterSlab => "slab_scatter",
-    crate::flock::slab::UpdateSlab => "update_boids_slab",
-    crate::flock::slab::UnpackSlab => "slab_unpack",
-    render::FluidDerived => "fluid_derived",
-    render::PlaneFields<Fp32> => "fluid_plane_fields_fp32",
-    render::PlaneFields<Fp16S> => "fluid_plane_fields_fp16s",
-    render::PlaneFields<Fp16C> => "fluid_plane_fields_fp16c",
-    render::PlaneFields<InPlace<Fp32>> => "fluid_plane_fields_fp32_in_place",
-    render::PlaneFields<InPlace<Fp16S>> => "fluid_plane_fields_fp16s_in_place",
-    render::PlaneFields<InPlace<Fp16C>> => "fluid_plane_fields_fp16c_in_place",
-    render::SmokeForward => "smoke_forward",
-    render::SmokeBackward => "smoke_backward",
-    render::SmokeCorrect => "smoke_correct",
-    render::SmokeLight => "smoke_light",
-    render::FluidSplat => "fluid_splat",
-    render::FluidOccupancy => "fluid_occupancy",
-    render::FluidShade => "fluid_shade",
-}
+crate::lbm_variants!(kernel_table {
+    entries: [
+        flock::InitFlock => "init_flock",
+        flock::CountCells => "count_cells",
+        flock::ScatterCells => "scatter_cells",
+        flock::ScatterIndex => "scatter_index",
+        flock::ComputeKeys => "compute_keys",
+        flock::CellBounds => "cell_bounds",
+        flock::Gather => "gather",
+        flock::OrderCells => "order_cells_by_id",
+        flock::UpdateNaive => "update_boids_naive",
+        flock::UpdateScattered => "update_boids_scattered",
+        flock::UpdateCoherent => "update_boids_coherent",
+        flock::UpdateCoherentPredicated => "update_boids_coherent_predicated",
+        flock::UpdateCoherentShared => "update_boids_coherent_shared",
+        sort::RadixCounts => "radix_counts",
+        sort::RadixOnesweep => "radix_onesweep",
+        sort::ScanCells => "scan_cells",
+        render::RenderClear => "render_clear",
+        render::RenderSplat => "render_splat",
+        render::RenderResolve => "render_resolve",
+        lbm::SplitMoments<Fp32> => "lbm_acm_split_moments_fp32",
+        lbm::SplitRelax<Fp32> => "lbm_acm_split_relax_fp32",
+        lbm::IbClear => "ib_clear",
+        lbm::IbMark => "ib_mark",
+        lbm::IbForce => "ib_force",
+        lbm::IbUpdate => "ib_update",
+        crate::lbm::half::CheckHalf => "check_half",
+        lbm::IbBin => "ib_bin",
+        lbm::IbPlace => "ib_place",
+        lbm::IbGather => "ib_gather",
+        lbm::BandPack => "ib_band_pack",
+        lbm::BandUnpack => "ib_band_unpack",
+        crate::flock::slab::InitSlab => "slab_init",
+        crate::flock::slab::RouteSlab => "slab_route",
+        crate::flock::slab::ScatterSlab => "slab_scatter",
+        crate::flock::slab::UpdateSlab => "update_boids_slab",
+        crate::flock::slab::UnpackSlab => "slab_unpack",
+        render::FluidDerived => "fluid_derived",
+        render::SmokeForward => "smoke_forward",
+        render::SmokeBackward => "smoke_backward",
+        render::SmokeCorrect => "smoke_correct",
+        render::SmokeLight => "smoke_light",
+        render::FluidSplat => "fluid_splat",
+        render::FluidOccupancy => "fluid_occupancy",
+        render::FluidShade => "fluid_shade",
+    ],
+});
 
 /// `cudarc::driver::DeviceRepr` for the argument structs and the plain types inside them, so
 /// the host's launch layer can pass them by value (host only, `cuda` feature).
@@ -424,12 +373,52 @@ mod tests {
 
     #[test]
     fn views_are_pointer_and_64_bit_length() {
-        assert_eq!(core::mem::size_of::<DevSlice<f32>>(), 16);
-        assert_eq!(core::mem::size_of::<DevSliceMut<u8>>(), 16);
-        assert_eq!(core::mem::size_of::<Variant<u32>>(), 0);
+        use core::mem::{align_of, size_of};
+        assert_eq!(size_of::<DevSlice<f32>>(), 16);
+        assert_eq!(align_of::<DevSlice<f32>>(), 8);
+        assert_eq!(size_of::<DevSlice<u8>>(), 16);
+        assert_eq!(size_of::<DevSliceMut<u8>>(), 16);
+        assert_eq!(align_of::<DevSliceMut<u8>>(), 8);
+        assert_eq!(size_of::<DevSliceMut<u64>>(), 16);
+        assert_eq!(size_of::<Variant<u32>>(), 0);
+    }
+
+    #[test]
+    fn entries_pair_types_with_their_variant() {
+        use crate::lbm::{AcmMrt, Bgk, Fp16C, Fp16S, InPlace, RmMrt};
+        assert_eq!(KERNELS.len(), KERNEL_ENTRIES.len());
+        for (name, entry) in KERNELS.iter().zip(KERNEL_ENTRIES) {
+            assert_eq!(*name, entry.name);
+            assert!(entry.arg_bytes > 0, "{name}");
+        }
         assert_eq!(
             <lbm::StreamCollide<Bgk, Fp16S> as Kernel>::NAME,
             "lbm_stream_collide_bgk_fp16s"
         );
+        assert_eq!(
+            <lbm::StreamCollide<RmMrt, Fp32> as Kernel>::NAME,
+            "lbm_stream_collide_rm_mrt_fp32"
+        );
+        assert_eq!(
+            <lbm::Boundary<AcmMrt, InPlace<Fp16C>> as Kernel>::NAME,
+            "lbm_boundary_acm_mrt_fp16c_in_place"
+        );
+        assert_eq!(
+            <lbm::HaloPack<Fp16C> as Kernel>::NAME,
+            "lbm_halo_pack_fp16c"
+        );
+        assert_eq!(
+            <render::PlaneFields<InPlace<Fp32>> as Kernel>::NAME,
+            "fluid_plane_fields_fp32_in_place"
+        );
+        let sc = KERNEL_ENTRIES
+            .iter()
+            .find(|k| k.name == "lbm_stream_collide_acm_mrt_fp16s_in_place")
+            .unwrap();
+        assert_eq!(
+            sc.arg_bytes,
+            core::mem::size_of::<lbm::StreamCollide<AcmMrt, InPlace<Fp16S>>>()
+        );
+        assert!((sc.args)().contains("StreamCollide"));
     }
 }

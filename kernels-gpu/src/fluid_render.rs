@@ -8,7 +8,7 @@
 use crate::thread::{ballot, index_below};
 use core::sync::atomic::{AtomicU64, Ordering};
 use murmur_common::lbm::derived::{curl, q_criterion, velocity_gradient};
-use murmur_common::lbm::{cell_fields, store_fields, Fp16C, Fp16S, Fp32, InPlace};
+use murmur_common::lbm::{cell_fields, store_fields};
 use murmur_common::math::sqrt;
 use murmur_common::render::abi::{
     FluidDerived, FluidOccupancy, FluidShade, FluidSplat, PlaneFields, SmokeBackward, SmokeCorrect,
@@ -52,31 +52,32 @@ pub unsafe extern "ptx-kernel" fn fluid_derived(a: FluidDerived) {
     a.derived.write(n + cell, q);
 }
 
+/// Stage `fields` of a slice frame, one entry point per storage of
+/// [`murmur_common::lbm_variants!`], named from its pieces as the host's kernel table names it.
 macro_rules! plane_fields {
-    ($($storage:ty => $name:ident,)*) => {$(
-        /// Stage `fields` of a slice frame: `rho, u` of the cells of `a.planes` only.
-        #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $name(a: PlaneFields<$storage>) {
-            let f = &a.fields;
-            let l = f.p.lattice;
-            let Some(i) = index_below(a.planes.cells(&l) as u64) else {
-                return;
-            };
-            let cell = a.planes.cell(&l, i);
-            let (rho, u) = cell_fields(&f.p, &f.pops, f.flags, f.f, &f.band, cell);
-            store_fields(f.fields, l.cells(), cell, rho, u);
-        }
+    (
+        formats: $formats:tt,
+        storages: [$(($storage:ty, $sname:literal, $stream:literal),)*],
+        variants: $variants:tt,
+    ) => {$(
+        const _: () = {
+            /// Stage `fields` of a slice frame: `rho, u` of the cells of `a.planes` only.
+            #[export_name = concat!("fluid_plane_fields_", $sname, $stream)]
+            pub unsafe extern "ptx-kernel" fn plane_fields(a: PlaneFields<$storage>) {
+                let f = &a.fields;
+                let l = f.p.lattice;
+                let Some(i) = index_below(a.planes.cells(&l) as u64) else {
+                    return;
+                };
+                let cell = a.planes.cell(&l, i);
+                let (rho, u) = cell_fields(&f.p, &f.pops, f.flags, f.f, &f.band, cell);
+                store_fields(f.fields, l.cells(), cell, rho, u);
+            }
+        };
     )*};
 }
 
-plane_fields! {
-    Fp32 => fluid_plane_fields_fp32,
-    Fp16S => fluid_plane_fields_fp16s,
-    Fp16C => fluid_plane_fields_fp16c,
-    InPlace<Fp32> => fluid_plane_fields_fp32_in_place,
-    InPlace<Fp16S> => fluid_plane_fields_fp16s_in_place,
-    InPlace<Fp16C> => fluid_plane_fields_fp16c_in_place,
-}
+murmur_common::lbm_variants!(plane_fields);
 
 /// Stage `smoke_forward`.
 #[no_mangle]

@@ -1,7 +1,8 @@
-//! Lattice Boltzmann kernels: initialisation, the fused in-place stream-collide step, fields and
-//! health, one entry point per collision model and storage (so each is compiled with only its
-//! own registers). Arguments are `murmur_common::lbm::abi`; all math, and every population
-//! access, is `murmur_common::lbm`.
+//! Lattice Boltzmann kernels: initialisation, the fused stream-collide step (pull from one
+//! copy into the other, or in place), fields and health, one entry point per collision model
+//! and storage (so each is compiled with only its own registers), generated from
+//! `murmur_common::lbm_variants!`. Arguments are `murmur_common::lbm::abi`; all math, and every
+//! population access, is `murmur_common::lbm`.
 
 use crate::thread::{
     ballot, index, index_below, lattice_cell, red_add_u64, shfl_idx, warp_max, warp_sum_u64,
@@ -20,128 +21,89 @@ use murmur_common::lbm::immersed::{self, record_fixed, record_index, Reaction};
 use murmur_common::lbm::split;
 use murmur_common::lbm::{
     cell_fields, init_cell, store_fields, stream_collide_interior, stream_collide_interior_band,
-    stream_collide_listed, stream_collide_sponge, AcmMrt, Bgk, Fp16C, Fp16S, Fp32, InPlace, RmMrt,
+    stream_collide_listed, stream_collide_sponge, Fp32,
 };
 
 macro_rules! storage_kernels {
-    ($storage:ty, $init:ident, $fields:ident, $health:ident, $ib_velocity:ident) => {
-        /// Stage `init`: every cell's populations = the equilibrium of its initial fields.
-        #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $init(a: Init<$storage>) {
-            let Some(cell) = index_below(a.pops.lattice.cells() as u64) else {
-                return;
-            };
-            init_cell(&a, cell);
-        }
-
-        /// Stage `fields` (on demand): `rho, u` of every cell from the populations.
-        #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $fields(a: FieldsArgs<$storage>) {
-            let Some(cell) = index_below(a.p.lattice.cells() as u64) else {
-                return;
-            };
-            let (rho, u) = cell_fields(&a.p, &a.pops, a.flags, a.f, &a.band, cell);
-            store_fields(a.fields, a.p.lattice.cells(), cell, rho, u);
-        }
-
-        /// Stage `health`: the density and velocity of every fluid cell reduced into `out`
-        /// (maximum of each word, [`murmur_common::lbm::health`]): a warp reduction, then one
-        /// atomic per warp and word.
-        #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $health(a: Health<$storage>) {
-            let cell = index();
-            let w = if (cell as u64) < a.p.lattice.cells() as u64 {
-                cell_words(&a, cell)
-            } else {
-                [0; word::WORDS]
-            };
-            let lane = crate::thread::tid() & 31;
-            let mut i = 0;
-            while i < word::WORDS {
-                let m = warp_max(w[i]);
-                if lane == 0 && m != 0 {
-                    AtomicU32::from_ptr(a.out.at(i)).fetch_max(m, Relaxed);
-                }
-                i += 1;
+    ($storage:ty, $sname:literal, $stream:literal) => {
+        const _: () = {
+            /// Stage `init`: every cell's populations = the equilibrium of its initial fields.
+            #[export_name = concat!("lbm_init_", $sname, $stream)]
+            pub unsafe extern "ptx-kernel" fn init(a: Init<$storage>) {
+                let Some(cell) = index_below(a.pops.lattice.cells() as u64) else {
+                    return;
+                };
+                init_cell(&a, cell);
             }
-        }
 
-        /// Stage `ib_velocity`: one thread per band cell (`capacity x 64`).
-        #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $ib_velocity(a: IbVelocity<$storage>) {
-            let Some(i) = index_below(a.band.capacity as u64 * BRICK_CELLS as u64) else {
-                return;
-            };
-            immersed::band_velocity(&a, i);
-        }
+            /// Stage `fields` (on demand): `rho, u` of every cell from the populations.
+            #[export_name = concat!("lbm_fields_", $sname, $stream)]
+            pub unsafe extern "ptx-kernel" fn fields(a: FieldsArgs<$storage>) {
+                let Some(cell) = index_below(a.p.lattice.cells() as u64) else {
+                    return;
+                };
+                let (rho, u) = cell_fields(&a.p, &a.pops, a.flags, a.f, &a.band, cell);
+                store_fields(a.fields, a.p.lattice.cells(), cell, rho, u);
+            }
+
+            /// Stage `health`: the density and velocity of every fluid cell reduced into `out`
+            /// (maximum of each word, [`murmur_common::lbm::health`]): a warp reduction, then
+            /// one atomic per warp and word.
+            #[export_name = concat!("lbm_health_", $sname, $stream)]
+            pub unsafe extern "ptx-kernel" fn health(a: Health<$storage>) {
+                let cell = index();
+                let w = if (cell as u64) < a.p.lattice.cells() as u64 {
+                    cell_words(&a, cell)
+                } else {
+                    [0; word::WORDS]
+                };
+                let lane = crate::thread::tid() & 31;
+                let mut i = 0;
+                while i < word::WORDS {
+                    let m = warp_max(w[i]);
+                    if lane == 0 && m != 0 {
+                        AtomicU32::from_ptr(a.out.at(i)).fetch_max(m, Relaxed);
+                    }
+                    i += 1;
+                }
+            }
+
+            /// Stage `ib_velocity`: one thread per band cell (`capacity x 64`).
+            #[export_name = concat!("ib_velocity_", $sname, $stream)]
+            pub unsafe extern "ptx-kernel" fn ib_velocity(a: IbVelocity<$storage>) {
+                let Some(i) = index_below(a.band.capacity as u64 * BRICK_CELLS as u64) else {
+                    return;
+                };
+                immersed::band_velocity(&a, i);
+            }
+        };
     };
 }
 
-storage_kernels!(
-    Fp32,
-    lbm_init_fp32,
-    lbm_fields_fp32,
-    lbm_health_fp32,
-    ib_velocity_fp32
-);
-storage_kernels!(
-    Fp16S,
-    lbm_init_fp16s,
-    lbm_fields_fp16s,
-    lbm_health_fp16s,
-    ib_velocity_fp16s
-);
-storage_kernels!(
-    Fp16C,
-    lbm_init_fp16c,
-    lbm_fields_fp16c,
-    lbm_health_fp16c,
-    ib_velocity_fp16c
-);
-storage_kernels!(
-    InPlace<Fp32>,
-    lbm_init_fp32_in_place,
-    lbm_fields_fp32_in_place,
-    lbm_health_fp32_in_place,
-    ib_velocity_fp32_in_place
-);
-storage_kernels!(
-    InPlace<Fp16S>,
-    lbm_init_fp16s_in_place,
-    lbm_fields_fp16s_in_place,
-    lbm_health_fp16s_in_place,
-    ib_velocity_fp16s_in_place
-);
-storage_kernels!(
-    InPlace<Fp16C>,
-    lbm_init_fp16c_in_place,
-    lbm_fields_fp16c_in_place,
-    lbm_health_fp16c_in_place,
-    ib_velocity_fp16c_in_place
-);
-
 macro_rules! halo_kernels {
-    ($storage:ty, $pack:ident, $unpack:ident) => {
-        /// Stage `halo` (several ranks): a face layer's 9 crossing populations into the
-        /// exchange buffer, one thread per face cell.
-        #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $pack(a: HaloPack<$storage>) {
-            let l = a.halo.pops.lattice;
-            let Some(i) = index_below(halo::face_cells(&l, a.halo.axis) as u64) else {
-                return;
-            };
-            halo::pack(&a.halo, i);
-        }
+    ($format:ty, $fname:literal) => {
+        const _: () = {
+            /// Stage `halo` (several ranks): a face layer's 9 crossing populations into the
+            /// exchange buffer, one thread per face cell.
+            #[export_name = concat!("lbm_halo_pack_", $fname)]
+            pub unsafe extern "ptx-kernel" fn pack(a: HaloPack<$format>) {
+                let l = a.halo.pops.lattice;
+                let Some(i) = index_below(halo::face_cells(&l, a.halo.axis) as u64) else {
+                    return;
+                };
+                halo::pack(&a.halo, i);
+            }
 
-        /// Stage `halo`: the received populations into a ghost layer.
-        #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $unpack(a: HaloUnpack<$storage>) {
-            let l = a.halo.pops.lattice;
-            let Some(i) = index_below(halo::face_cells(&l, a.halo.axis) as u64) else {
-                return;
-            };
-            halo::unpack(&a.halo, i);
-        }
+            /// Stage `halo`: the received populations into a ghost layer.
+            #[export_name = concat!("lbm_halo_unpack_", $fname)]
+            pub unsafe extern "ptx-kernel" fn unpack(a: HaloUnpack<$format>) {
+                let l = a.halo.pops.lattice;
+                let Some(i) = index_below(halo::face_cells(&l, a.halo.axis) as u64) else {
+                    return;
+                };
+                halo::unpack(&a.halo, i);
+            }
+        };
     };
 }
 
@@ -185,198 +147,70 @@ pub unsafe extern "ptx-kernel" fn lbm_acm_split_relax_fp32(a: SplitRelax<Fp32>) 
     split::relax_stage(&a, cell);
 }
 
-halo_kernels!(Fp32, lbm_halo_pack_fp32, lbm_halo_unpack_fp32);
-halo_kernels!(Fp16S, lbm_halo_pack_fp16s, lbm_halo_unpack_fp16s);
-halo_kernels!(Fp16C, lbm_halo_pack_fp16c, lbm_halo_unpack_fp16c);
 
 macro_rules! stream_collide_kernels {
-    ($interior:ident, $band:ident, $sponge:ident, $boundary:ident, $model:ty, $storage:ty) => {
-        /// Stage `stream_collide` (in place), interior cells: every cell, returning at once
-        /// unless it is fluid with only fluid neighbours.
-        #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $interior(a: StreamCollide<$model, $storage>) {
-            let Some(cell) = lattice_cell(&a.p.lattice, &a.launch) else {
-                return;
-            };
-            stream_collide_interior(&a, cell);
-        }
+    ($model:ty, $mname:literal, $storage:ty, $sname:literal, $stream:literal) => {
+        const _: () = {
+            /// Stage `stream_collide`, interior cells: every cell, returning at once unless it
+            /// is fluid with only fluid neighbours.
+            #[export_name = concat!("lbm_stream_collide_", $mname, "_", $sname, $stream)]
+            pub unsafe extern "ptx-kernel" fn interior(a: StreamCollide<$model, $storage>) {
+                let Some(cell) = lattice_cell(&a.p.lattice, &a.launch) else {
+                    return;
+                };
+                stream_collide_interior(&a, cell);
+            }
 
-        /// Stage `stream_collide` with immersed solids: the interior cells, band cells adding
-        /// the immersed-boundary force.
-        #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $band(a: StreamCollideBand<$model, $storage>) {
-            let Some(cell) = lattice_cell(&a.step.p.lattice, &a.step.launch) else {
-                return;
-            };
-            stream_collide_interior_band(&a.step, cell);
-        }
+            /// Stage `stream_collide` with immersed solids: the interior cells, band cells
+            /// adding the immersed-boundary force.
+            #[export_name = concat!("lbm_stream_collide_band_", $mname, "_", $sname, $stream)]
+            pub unsafe extern "ptx-kernel" fn band(a: StreamCollideBand<$model, $storage>) {
+                let Some(cell) = lattice_cell(&a.step.p.lattice, &a.step.launch) else {
+                    return;
+                };
+                stream_collide_interior_band(&a.step, cell);
+            }
 
-        /// Stage `stream_collide`, the outlet layer's interior cells: their own rates, the
-        /// band's force.
-        #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $sponge(a: StreamCollideSponge<$model, $storage>) {
-            let Some(cell) = a.cell(index() as u64) else {
-                return;
-            };
-            stream_collide_sponge(&a.step, cell);
-        }
+            /// Stage `stream_collide`, the outlet layer's interior cells: their own rates, the
+            /// band's force.
+            #[export_name = concat!("lbm_stream_collide_sponge_", $mname, "_", $sname, $stream)]
+            pub unsafe extern "ptx-kernel" fn sponge(a: StreamCollideSponge<$model, $storage>) {
+                let Some(cell) = a.cell(index() as u64) else {
+                    return;
+                };
+                stream_collide_sponge(&a.step, cell);
+            }
 
-        /// Stage `boundary`, the listed fluid cells next to non-fluid ones: boundary
-        /// conditions are applied while pulling.
-        #[no_mangle]
-        pub unsafe extern "ptx-kernel" fn $boundary(a: Boundary<$model, $storage>) {
-            let Some(i) = index_below(a.cells.len()) else {
-                return;
-            };
-            stream_collide_listed(&a.step, a.cells.read(i) as usize, i);
-        }
+            /// Stage `boundary`, the listed fluid cells next to non-fluid ones: boundary
+            /// conditions are applied while pulling.
+            #[export_name = concat!("lbm_boundary_", $mname, "_", $sname, $stream)]
+            pub unsafe extern "ptx-kernel" fn boundary(a: Boundary<$model, $storage>) {
+                let Some(i) = index_below(a.cells.len()) else {
+                    return;
+                };
+                stream_collide_listed(&a.step, a.cells.read(i) as usize, i);
+            }
+        };
     };
 }
 
-stream_collide_kernels!(
-    lbm_stream_collide_bgk_fp32,
-    lbm_stream_collide_band_bgk_fp32,
-    lbm_stream_collide_sponge_bgk_fp32,
-    lbm_boundary_bgk_fp32,
-    Bgk,
-    Fp32
-);
-stream_collide_kernels!(
-    lbm_stream_collide_rm_mrt_fp32,
-    lbm_stream_collide_band_rm_mrt_fp32,
-    lbm_stream_collide_sponge_rm_mrt_fp32,
-    lbm_boundary_rm_mrt_fp32,
-    RmMrt,
-    Fp32
-);
-stream_collide_kernels!(
-    lbm_stream_collide_acm_mrt_fp32,
-    lbm_stream_collide_band_acm_mrt_fp32,
-    lbm_stream_collide_sponge_acm_mrt_fp32,
-    lbm_boundary_acm_mrt_fp32,
-    AcmMrt,
-    Fp32
-);
-stream_collide_kernels!(
-    lbm_stream_collide_bgk_fp16s,
-    lbm_stream_collide_band_bgk_fp16s,
-    lbm_stream_collide_sponge_bgk_fp16s,
-    lbm_boundary_bgk_fp16s,
-    Bgk,
-    Fp16S
-);
-stream_collide_kernels!(
-    lbm_stream_collide_rm_mrt_fp16s,
-    lbm_stream_collide_band_rm_mrt_fp16s,
-    lbm_stream_collide_sponge_rm_mrt_fp16s,
-    lbm_boundary_rm_mrt_fp16s,
-    RmMrt,
-    Fp16S
-);
-stream_collide_kernels!(
-    lbm_stream_collide_acm_mrt_fp16s,
-    lbm_stream_collide_band_acm_mrt_fp16s,
-    lbm_stream_collide_sponge_acm_mrt_fp16s,
-    lbm_boundary_acm_mrt_fp16s,
-    AcmMrt,
-    Fp16S
-);
-stream_collide_kernels!(
-    lbm_stream_collide_bgk_fp16c,
-    lbm_stream_collide_band_bgk_fp16c,
-    lbm_stream_collide_sponge_bgk_fp16c,
-    lbm_boundary_bgk_fp16c,
-    Bgk,
-    Fp16C
-);
-stream_collide_kernels!(
-    lbm_stream_collide_rm_mrt_fp16c,
-    lbm_stream_collide_band_rm_mrt_fp16c,
-    lbm_stream_collide_sponge_rm_mrt_fp16c,
-    lbm_boundary_rm_mrt_fp16c,
-    RmMrt,
-    Fp16C
-);
-stream_collide_kernels!(
-    lbm_stream_collide_acm_mrt_fp16c,
-    lbm_stream_collide_band_acm_mrt_fp16c,
-    lbm_stream_collide_sponge_acm_mrt_fp16c,
-    lbm_boundary_acm_mrt_fp16c,
-    AcmMrt,
-    Fp16C
-);
-stream_collide_kernels!(
-    lbm_stream_collide_bgk_fp32_in_place,
-    lbm_stream_collide_band_bgk_fp32_in_place,
-    lbm_stream_collide_sponge_bgk_fp32_in_place,
-    lbm_boundary_bgk_fp32_in_place,
-    Bgk,
-    InPlace<Fp32>
-);
-stream_collide_kernels!(
-    lbm_stream_collide_rm_mrt_fp32_in_place,
-    lbm_stream_collide_band_rm_mrt_fp32_in_place,
-    lbm_stream_collide_sponge_rm_mrt_fp32_in_place,
-    lbm_boundary_rm_mrt_fp32_in_place,
-    RmMrt,
-    InPlace<Fp32>
-);
-stream_collide_kernels!(
-    lbm_stream_collide_acm_mrt_fp32_in_place,
-    lbm_stream_collide_band_acm_mrt_fp32_in_place,
-    lbm_stream_collide_sponge_acm_mrt_fp32_in_place,
-    lbm_boundary_acm_mrt_fp32_in_place,
-    AcmMrt,
-    InPlace<Fp32>
-);
-stream_collide_kernels!(
-    lbm_stream_collide_bgk_fp16s_in_place,
-    lbm_stream_collide_band_bgk_fp16s_in_place,
-    lbm_stream_collide_sponge_bgk_fp16s_in_place,
-    lbm_boundary_bgk_fp16s_in_place,
-    Bgk,
-    InPlace<Fp16S>
-);
-stream_collide_kernels!(
-    lbm_stream_collide_rm_mrt_fp16s_in_place,
-    lbm_stream_collide_band_rm_mrt_fp16s_in_place,
-    lbm_stream_collide_sponge_rm_mrt_fp16s_in_place,
-    lbm_boundary_rm_mrt_fp16s_in_place,
-    RmMrt,
-    InPlace<Fp16S>
-);
-stream_collide_kernels!(
-    lbm_stream_collide_acm_mrt_fp16s_in_place,
-    lbm_stream_collide_band_acm_mrt_fp16s_in_place,
-    lbm_stream_collide_sponge_acm_mrt_fp16s_in_place,
-    lbm_boundary_acm_mrt_fp16s_in_place,
-    AcmMrt,
-    InPlace<Fp16S>
-);
-stream_collide_kernels!(
-    lbm_stream_collide_bgk_fp16c_in_place,
-    lbm_stream_collide_band_bgk_fp16c_in_place,
-    lbm_stream_collide_sponge_bgk_fp16c_in_place,
-    lbm_boundary_bgk_fp16c_in_place,
-    Bgk,
-    InPlace<Fp16C>
-);
-stream_collide_kernels!(
-    lbm_stream_collide_rm_mrt_fp16c_in_place,
-    lbm_stream_collide_band_rm_mrt_fp16c_in_place,
-    lbm_stream_collide_sponge_rm_mrt_fp16c_in_place,
-    lbm_boundary_rm_mrt_fp16c_in_place,
-    RmMrt,
-    InPlace<Fp16C>
-);
-stream_collide_kernels!(
-    lbm_stream_collide_acm_mrt_fp16c_in_place,
-    lbm_stream_collide_band_acm_mrt_fp16c_in_place,
-    lbm_stream_collide_sponge_acm_mrt_fp16c_in_place,
-    lbm_boundary_acm_mrt_fp16c_in_place,
-    AcmMrt,
-    InPlace<Fp16C>
-);
+/// The lattice kernels of every storage (init, fields, health, band velocity), every format
+/// (halo) and every model on every storage (the stream-collide family), from
+/// [`murmur_common::lbm_variants!`]'s lists; each entry point is named from the same pieces as
+/// the host's kernel table names it.
+macro_rules! lbm_kernels {
+    (
+        formats: [$(($f:ty, $fname:literal),)*],
+        storages: [$(($s:ty, $sname:literal, $stream:literal),)*],
+        variants: [$(($m:ty, $mname:literal, $vs:ty, $vsname:literal, $vstream:literal),)*],
+    ) => {
+        $(storage_kernels!($s, $sname, $stream);)*
+        $(halo_kernels!($f, $fname);)*
+        $(stream_collide_kernels!($m, $mname, $vs, $vsname, $vstream);)*
+    };
+}
+
+murmur_common::lbm_variants!(lbm_kernels);
 
 /// Stage `ib_clear`: the band table emptied, its counter and this step's force record zeroed.
 #[no_mangle]

@@ -21,3 +21,14 @@ fn panic(_: &core::panic::PanicInfo) -> ! {
     // SAFETY: trap aborts the kernel; nothing after it runs.
     unsafe { core::arch::nvptx::trap() }
 }
+
+// The device views are a pointer and a 64-bit length here too (`murmur_common::kernel`'s unit
+// test checks the host): the argument structs the host builds have the layout kernels read.
+const _: () = {
+    use core::mem::{align_of, size_of};
+    use murmur_common::{DevSlice, DevSliceMut};
+    assert!(size_of::<DevSlice<f32>>() == 16 && align_of::<DevSlice<f32>>() == 8);
+    assert!(size_of::<DevSlice<u8>>() == 16 && align_of::<DevSlice<u8>>() == 8);
+    assert!(size_of::<DevSliceMut<f32>>() == 16 && align_of::<DevSliceMut<f32>>() == 8);
+    assert!(size_of::<DevSliceMut<u64>>() == 16 && align_of::<DevSliceMut<u64>>() == 8);
+};

@@ -61,6 +61,7 @@ pub mod rm_mrt;
 pub mod split;
 pub mod stream;
 pub mod units;
+mod variants;
 
 pub use access::{
     Fp16C, Fp16S, Fp32, InPlace, Layout, Populations, Storage, StorageKind, Streaming,
