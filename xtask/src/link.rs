@@ -35,10 +35,10 @@ pub const PTX_ISA: &str = "+ptx80";
 /// 44.84 ms/step at 40, 46.01 at 32, 49.18 at 48, 53.73 uncapped at 64).
 ///
 /// A name ending in `*` caps every kernel that starts with the rest. The boundary kernels
-/// (`lbm_boundary_*`: latency-bound, a short list of cells whose loads resident warps hide)
-/// keep the 4 blocks of 128 per SM they had before their pull put every load in flight at once
-/// (106-128 registers then): uncapped, ptxas gives the in-place ones 163-166 (3 blocks), the
-/// pull ones 128; at 128 none of the 18 spills (`ptxas -v`, sm_90). Not timed on its own yet.
+/// (`lbm_boundary_*`: latency-bound, a short list of cells whose loads resident warps hide) run
+/// at 128, 4 blocks of 128 threads per SM: uncapped, ptxas gives the in-place ones 163-166
+/// registers (3 blocks per SM) and the pull ones 128; at 128 none of the 18 spills (`ptxas -v`,
+/// sm_90). The cap is set for occupancy; it is not timed against the uncapped kernels.
 pub const REGISTER_CAPS: &[(&str, u32)] = &[
     ("update_boids_coherent", 32),
     ("update_boids_scattered", 32),
