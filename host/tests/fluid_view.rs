@@ -388,11 +388,15 @@ fn gpu_frames_equal_cpu_frames() {
         for k in 1..=24u32 {
             b.step().unwrap();
             if k.is_multiple_of(smoke.every) {
-                b.advect_smoke(&smoke).unwrap();
+                b.view().unwrap().advect_smoke(&smoke).unwrap();
             }
         }
     }
-    assert_eq!(cpu.smoke().unwrap(), cuda.smoke().unwrap(), "smoke differs");
+    assert_eq!(
+        cpu.view().unwrap().smoke().unwrap(),
+        cuda.view().unwrap().smoke().unwrap(),
+        "smoke differs"
+    );
     let l = scene.setup.lattice();
     // Every kind of frame, slices across each axis (at the faces too: the gradients wrap),
     // each drawn twice on CUDA (the second from what the first left: derived arrays, light,
@@ -421,7 +425,7 @@ fn gpu_frames_equal_cpu_frames() {
                 for _ in 0..smoke.every {
                     b.step().unwrap();
                 }
-                b.advect_smoke(&smoke).unwrap();
+                b.view().unwrap().advect_smoke(&smoke).unwrap();
             }
         }
         for (kind, quantity, axis, at, range) in looks {
@@ -438,10 +442,16 @@ fn gpu_frames_equal_cpu_frames() {
             let frame = look.frame(&cam, l, range, BACKGROUND);
             let mut a = vec![0u8; (W * H * 4) as usize];
             let mut b = a.clone();
-            cpu.render_into(&frame, 0.5, &mut a).unwrap();
+            cpu.view()
+                .unwrap()
+                .render_into(&frame, 0.5, &mut a)
+                .unwrap();
             for pass in 0..2 {
                 b.fill(0);
-                cuda.render_into(&frame, 0.5, &mut b).unwrap();
+                cuda.view()
+                    .unwrap()
+                    .render_into(&frame, 0.5, &mut b)
+                    .unwrap();
                 assert!(
                     a == b,
                     "round {round} pass {pass}, {kind:?} {quantity:?} axis {axis} at {at:?}: \
@@ -451,6 +461,8 @@ fn gpu_frames_equal_cpu_frames() {
         }
     }
     let stages = cuda
+        .view()
+        .unwrap()
         .render_times()
         .expect("the frames' GPU stages are timed");
     assert!(stages.steps >= 40, "{} frames timed", stages.steps);

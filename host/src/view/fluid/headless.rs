@@ -133,7 +133,7 @@ impl Stepping {
             if !self.smoke.sources.is_empty() && step.is_multiple_of(self.smoke.every as u64) {
                 b.synchronize()?;
                 let t = Instant::now();
-                b.advect_smoke(&self.smoke)?;
+                b.view()?.advect_smoke(&self.smoke)?;
                 b.synchronize()?;
                 smoke += t.elapsed();
             }
@@ -216,11 +216,13 @@ pub fn draw_panes(
         let frame = frame_of(sw, sh);
         let t = Instant::now();
         if downsample == 1 {
-            p.backend.render_into(&frame, SOLID_RADIUS, rgba)?;
+            p.backend.view()?.render_into(&frame, SOLID_RADIUS, rgba)?;
             backend += t.elapsed();
         } else {
             p.small.resize((sw * sh * 4) as usize, 0);
-            p.backend.render_into(&frame, SOLID_RADIUS, &mut p.small)?;
+            p.backend
+                .view()?
+                .render_into(&frame, SOLID_RADIUS, &mut p.small)?;
             backend += t.elapsed();
             upscale(&p.small, sw, downsample, rgba, width, height);
         }
@@ -234,7 +236,9 @@ pub fn draw_panes(
             let frame = frame_of(sw, sh);
             p.small.resize((sw * sh * 4) as usize, 0);
             let t = Instant::now();
-            p.backend.render_into(&frame, SOLID_RADIUS, &mut p.small)?;
+            p.backend
+                .view()?
+                .render_into(&frame, SOLID_RADIUS, &mut p.small)?;
             backend += t.elapsed();
             if downsample == 1 {
                 pane.copy_from_slice(&p.small);
@@ -471,7 +475,11 @@ pub fn render(
                 host: ms(steady.1.host),
             }
         }),
-        render_stages: panes[0].backend.render_times().map(|t| t.mean_ms()),
+        render_stages: panes[0]
+            .backend
+            .view_hooks()
+            .and_then(|v| v.render_times())
+            .map(|t| t.mean_ms()),
         write_ms_per_frame: per_frame(write),
         failed: panes.iter().filter_map(|p| p.failed.clone()).collect(),
     })

@@ -210,10 +210,13 @@ impl App {
         };
         let buffer = gfx.pixels.frame_mut();
         if k == 1 && buffer.len() == (w * h * 4) as usize {
-            self.backend.render_into(&frame, SOLID_RADIUS, buffer)?;
+            self.backend
+                .view()?
+                .render_into(&frame, SOLID_RADIUS, buffer)?;
         } else {
             self.small.resize((sw * sh * 4) as usize, 0);
             self.backend
+                .view()?
                 .render_into(&frame, SOLID_RADIUS, &mut self.small)?;
             upscale(&self.small, sw, k, buffer, w, h);
         }
@@ -242,21 +245,21 @@ impl App {
     /// Applies the panel's changes between steps.
     fn apply(&mut self, act: Actions) -> Result<(), ViewError> {
         if act.model {
-            self.backend.set_model(self.panel.model);
+            self.backend.view()?.set_model(self.panel.model);
         }
         if act.reynolds {
             // nu = U L / Re in lattice units, U the scaled inlet velocity.
             let file = &self.scene.file;
             let u = file.lattice.velocity * self.panel.inlet_factor as f64;
             let nu = u * file.lattice.resolution as f64 / self.panel.reynolds.max(1e-9);
-            let old = self.backend.rates();
+            let old = self.backend.view()?.rates();
             let rates = Rates {
                 bulk: old.bulk,
                 high: old.high,
                 lambda: old.lambda,
                 ..Rates::from_viscosity(nu as f32)
             };
-            self.backend.set_rates(rates);
+            self.backend.view()?.set_rates(rates);
             self.hud.message = Some(format!(
                 "Re {:.0}: tau {:.5}",
                 self.panel.reynolds,
