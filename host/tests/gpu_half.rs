@@ -16,15 +16,17 @@ fn half_conversions_match_their_references_for_every_f32() {
     let gpu = Gpu::open().unwrap();
     let mut out = gpu.upload(&CheckHalf::OUT_INIT).unwrap();
     for chunk in 0..(1u64 << 32) / CHUNK {
-        let mut l = gpu.launch();
-        let args = CheckHalf {
-            start: chunk * CHUNK,
-            count: CHUNK,
-            out: l.write(&mut out),
-        };
+        let shape = Shape::try_per_item(CHUNK, 256).unwrap();
         // SAFETY: `out` holds `OUT_WORDS` words initialised with `OUT_INIT`; one thread per
         // input, and the inputs end at 2^32.
-        unsafe { l.run(args, Shape::per_item(CHUNK, 256)) }.unwrap();
+        unsafe {
+            gpu.launch().run_with(shape, &mut out, |l, out| CheckHalf {
+                start: chunk * CHUNK,
+                count: CHUNK,
+                out: l.write(out),
+            })
+        }
+        .unwrap();
     }
     let words = gpu.download(&out).unwrap();
     let mut failed = false;

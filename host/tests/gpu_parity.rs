@@ -88,16 +88,19 @@ fn a_launch_on_another_stream_is_ordered_with_the_buffers_owner() {
     // stream right after: only the launch layer's joins order the two.
     let mut body = gpu.zeros::<Body>(n).unwrap();
     let mut vel = gpu.zeros::<[f32; 3]>(n).unwrap();
-    let mut l = gpu.launch_on(&other);
-    let args = InitFlock {
-        n: n as u32,
-        scale: 100.0,
-        seed,
-        body: l.write(&mut body),
-        vel: l.write_cast(&mut vel),
-    };
+    let shape = Shape::try_per_item(n as u64, 256).unwrap();
     // SAFETY: both buffers hold n elements; one thread per boid.
-    unsafe { l.run(args, Shape::per_item(n as u64, 256)) }.unwrap();
+    unsafe {
+        gpu.launch_on(&other)
+            .run_with(shape, (&mut body, &mut vel), |l, (body, vel)| InitFlock {
+                n: n as u32,
+                scale: 100.0,
+                seed,
+                body: l.write(body),
+                vel: l.write_cast(vel),
+            })
+    }
+    .unwrap();
     let got = gpu.download(&body).unwrap();
     let want = FlockState::random(n, 100.0, seed);
     for i in (0..n).step_by(997).chain([n - 1]) {

@@ -21,13 +21,13 @@ use crate::gpu::{DriverContext, Gpu, GpuError, Shape, StageClock};
 use crate::raster::check_frame;
 use crate::raster::cuda::{Boids, CudaRaster};
 use crate::timing::StageTimes;
-use cudarc::driver::{CudaGraph, CudaSlice};
+use cudarc::driver::{CudaGraph, CudaSlice, DeviceRepr};
 use murmur_common::flock::abi::{
     self as k, coherent_shared_bytes, CellBounds, ComputeKeys, CountCells, Gather, InitFlock,
     OrderCells, ScatterCells, ScatterIndex, UpdateBoids,
 };
 use murmur_common::flock::{Body, Grid};
-use murmur_common::kernel::{DevSliceMut, Variant};
+use murmur_common::kernel::{DevSlice, DevSliceMut, Kernel, Variant};
 use murmur_common::render::View;
 use murmur_common::Vec3;
 
@@ -39,10 +39,90 @@ use murmur_common::Vec3;
 /// (`REGISTER_CAPS` in `xtask/src/link.rs`).
 pub const SMALL_FLOCK: u32 = 400_000;
 
-/// Scratch of the radix-sort path.
-struct RadixPath {
-    keys: CudaSlice<u32>,
-    sort: RadixSort,
+/// How a step bins the boids into cells, with the buffers that binning needs beyond the cell
+/// counts and table every flock keeps.
+// One per flock, moved only when the settings change: the radix variant's size costs nothing.
+#[allow(clippy::large_enum_variant)]
+enum Binning {
+    /// `naive`: no binning.
+    None,
+    /// The counting sort for `coherent` and `coherent-shared`: the state scattered into cell
+    /// order, no buffer of its own.
+    Counting,
+    /// The counting sort for `scattered`: the sorted index array.
+    CountingIndex { values: CudaSlice<u32> },
+    /// The radix sort: each boid's cell key, the sorted index array, the sort's scratch.
+    Radix {
+        keys: CudaSlice<u32>,
+        values: CudaSlice<u32>,
+        sort: RadixSort,
+    },
+}
+
+/// Which [`Binning`] a flock with these settings needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BinningKind {
+    None,
+    Counting,
+    CountingIndex,
+    Radix,
+}
+
+impl BinningKind {
+    fn of(settings: &FlockSettings) -> BinningKind {
+        match (settings.method, settings.sort) {
+            (Method::Naive, _) => BinningKind::None,
+            (_, SortArg::Radix) => BinningKind::Radix,
+            (Method::Scattered, SortArg::Counting) => BinningKind::CountingIndex,
+            (Method::Coherent | Method::CoherentShared, SortArg::Counting) => BinningKind::Counting,
+        }
+    }
+
+    /// Device bytes of its buffers for `n` boids.
+    fn bytes(self, n: u32) -> u64 {
+        let n64 = n as u64;
+        match self {
+            BinningKind::None | BinningKind::Counting => 0,
+            BinningKind::CountingIndex => n64 * 4,
+            BinningKind::Radix => 2 * n64 * 4 + RadixSort::bytes_needed(n),
+        }
+    }
+}
+
+impl Binning {
+    /// The buffers of `kind` for `n` boids (zeroed).
+    fn new(gpu: &Gpu, kind: BinningKind, n: u32) -> Result<Binning, GpuError> {
+        let z = n as usize;
+        Ok(match kind {
+            BinningKind::None => Binning::None,
+            BinningKind::Counting => Binning::Counting,
+            BinningKind::CountingIndex => Binning::CountingIndex {
+                values: gpu.zeros(z)?,
+            },
+            BinningKind::Radix => Binning::Radix {
+                values: gpu.zeros(z)?,
+                keys: gpu.zeros(z)?,
+                sort: RadixSort::new(gpu, n)?,
+            },
+        })
+    }
+
+    fn kind(&self) -> BinningKind {
+        match self {
+            Binning::None => BinningKind::None,
+            Binning::Counting => BinningKind::Counting,
+            Binning::CountingIndex { .. } => BinningKind::CountingIndex,
+            Binning::Radix { .. } => BinningKind::Radix,
+        }
+    }
+
+    /// The sorted index array, where the binning makes one.
+    fn values(&self) -> Option<&CudaSlice<u32>> {
+        match self {
+            Binning::CountingIndex { values } | Binning::Radix { values, .. } => Some(values),
+            Binning::None | Binning::Counting => None,
+        }
+    }
 }
 
 /// Device memory of a flock, in bytes, for `n` boids and `cells` grid cells: what
@@ -50,14 +130,10 @@ struct RadixPath {
 pub fn device_bytes(settings: &FlockSettings, n: u32, cells: u64) -> u64 {
     let n64 = n as u64;
     // Two bodies (16 B) and two velocities (12 B); per cell a count and the cell table.
-    let mut bytes = n64 * (2 * 16 + 2 * 12) + cells * 8 + CellScan::bytes_needed(cells as u32);
-    if settings.method == Method::Scattered || settings.sort == SortArg::Radix {
-        bytes += n64 * 4; // values (sorted index array)
-    }
-    if settings.sort == SortArg::Radix && settings.method != Method::Naive {
-        bytes += n64 * 4 + RadixSort::bytes_needed(n);
-    }
-    bytes
+    n64 * (2 * 16 + 2 * 12)
+        + cells * 8
+        + CellScan::bytes_needed(cells as u32)
+        + BinningKind::of(settings).bytes(n)
 }
 
 /// The current buffer of a double-buffered pair (read) and the other one (written).
@@ -87,7 +163,7 @@ pub struct CudaFlock {
     n: u32,
     body: [CudaSlice<Body>; 2],
     /// Velocities as `[f32; 3]` (glam's `Vec3` cannot carry cudarc's traits: orphan rule);
-    /// kernels see them as `Vec3` through `Launch::read_cast` / `write_cast`.
+    /// kernels see them as `Vec3` through `Views::read_cast` / `write_cast`.
     vel: [CudaSlice<[f32; 3]>; 2],
     /// Which buffer of each pair holds the current state.
     cur: usize,
@@ -98,8 +174,8 @@ pub struct CudaFlock {
     /// True when `counts` holds the counts of the current positions.
     counted: bool,
     cell_scan: CellScan,
-    values: Option<CudaSlice<u32>>,
-    radix: Option<RadixPath>,
+    /// The buffers of the settings' binning.
+    binning: Binning,
     /// Captured steps by the current buffer they start from, with the one they leave.
     graphs: [Option<StepGraph>; 2],
     clock: StageClock,
@@ -171,16 +247,21 @@ impl CudaFlock {
         )?;
         let z = n as usize;
         let update_form = UpdateForm::Auto;
-        let mut f = CudaFlock {
-            body: [gpu.zeros(z)?, gpu.zeros(z)?],
-            vel: [gpu.zeros(z)?, gpu.zeros(z)?],
+        let body = [gpu.zeros(z)?, gpu.zeros(z)?];
+        let vel = [gpu.zeros(z)?, gpu.zeros(z)?];
+        let counts = gpu.zeros(cells as usize)?;
+        let cell_end = gpu.zeros(cells as usize)?;
+        let cell_scan = CellScan::new(&gpu, cells as u32)?;
+        let binning = Binning::new(&gpu, BinningKind::of(settings), n)?;
+        Ok(CudaFlock {
+            body,
+            vel,
             cur: 0,
-            counts: gpu.zeros(cells as usize)?,
-            cell_end: gpu.zeros(cells as usize)?,
+            counts,
+            cell_end,
             counted: false,
-            cell_scan: CellScan::new(&gpu, cells as u32)?,
-            values: None,
-            radix: None,
+            cell_scan,
+            binning,
             graphs: Default::default(),
             clock: StageClock::new(&gpu.ctx),
             raster: CudaRaster::default(),
@@ -197,9 +278,7 @@ impl CudaFlock {
             grid,
             n,
             gpu,
-        };
-        f.ensure_scratch()?;
-        Ok(f)
+        })
     }
 
     /// Rebuilds the step plan (settings, size or update form changed); captured graphs go.
@@ -245,41 +324,39 @@ impl CudaFlock {
         device_bytes(&self.settings, self.n, self.grid.cell_count() as u64) as f64 / self.n as f64
     }
 
-    /// Allocates the buffers the current method and sort need (once).
-    fn ensure_scratch(&mut self) -> Result<(), GpuError> {
-        let s = &self.settings;
-        let z = self.n as usize;
-        if (s.method == Method::Scattered || s.sort == SortArg::Radix) && self.values.is_none() {
-            self.values = Some(self.gpu.zeros(z)?);
-        }
-        if s.sort == SortArg::Radix && s.method != Method::Naive && self.radix.is_none() {
-            self.radix = Some(RadixPath {
-                keys: self.gpu.zeros(z)?,
-                sort: RadixSort::new(&self.gpu, self.n)?,
-            });
+    /// The buffers of the settings' binning (kept while the binning stays).
+    fn ensure_binning(&mut self) -> Result<(), GpuError> {
+        let kind = BinningKind::of(&self.settings);
+        if self.binning.kind() != kind {
+            self.binning = Binning::None;
+            self.binning = Binning::new(&self.gpu, kind, self.n)?;
         }
         Ok(())
     }
 
     /// One thread per boid.
-    fn per_boid(&self) -> Shape {
-        Shape::per_item(self.n as u64, self.settings.block_size)
+    fn per_boid(&self) -> Result<Shape, GpuError> {
+        Shape::try_per_item(self.n as u64, self.settings.block_size)
     }
 
     /// The random CIS 565 start, generated on the GPU (same numbers as `FlockState::random`).
     pub fn init_random(&mut self, seed: u64) -> Result<(), GpuError> {
         self.clock.chain_break()?;
-        let shape = self.per_boid();
-        let mut l = self.gpu.launch();
-        let args = InitFlock {
-            n: self.n,
-            scale: self.settings.params.scale,
-            seed,
-            body: l.write(&mut self.body[self.cur]),
-            vel: l.write_cast(&mut self.vel[self.cur]),
-        };
+        let shape = self.per_boid()?;
+        let (n, scale) = (self.n, self.settings.params.scale);
+        let buffers = (&mut self.body[self.cur], &mut self.vel[self.cur]);
         // SAFETY: both buffers hold n elements; one thread per boid.
-        unsafe { l.run(args, shape) }?;
+        unsafe {
+            self.gpu
+                .launch()
+                .run_with(shape, buffers, |l, (body, vel)| InitFlock {
+                    n,
+                    scale,
+                    seed,
+                    body: l.write(body),
+                    vel: l.write_cast(vel),
+                })
+        }?;
         self.counted = false;
         Ok(())
     }
@@ -305,20 +382,23 @@ impl CudaFlock {
     /// Stage `count_cells` (outside graphs: only after a reset of the state or the grid).
     fn count(&mut self) -> Result<(), GpuError> {
         self.clock.chain_break()?;
-        let shape = self.per_boid();
+        let shape = self.per_boid()?;
         self.gpu
             .stream
             .memset_zeros(&mut self.counts)
             .ctx("clearing cell counts")?;
-        let mut l = self.gpu.launch();
-        let args = CountCells {
-            n: self.n,
-            grid: self.grid,
-            body: l.read(&self.body[self.cur]),
-            counts: l.write(&mut self.counts),
-        };
+        let (n, grid, body) = (self.n, self.grid, &self.body[self.cur]);
         // SAFETY: body holds n boids, counts one entry per cell (keys < cell_count), zeroed.
-        unsafe { l.run(args, shape) }?;
+        unsafe {
+            self.gpu
+                .launch()
+                .run_with(shape, &mut self.counts, |l, counts| CountCells {
+                    n,
+                    grid,
+                    body: l.read(body),
+                    counts: l.write(counts),
+                })
+        }?;
         self.counted = true;
         Ok(())
     }
@@ -352,160 +432,184 @@ impl CudaFlock {
         let cells = grid.cell_count();
         // Programmatic dependent launch for the counting path's chain: scan, scatter, update.
         let pdl = self.settings.pdl && self.plan.counting;
-        let shape = self.per_boid().after_previous(pdl);
+        let shape = self.per_boid()?.after_previous(pdl);
         let gpu = &self.gpu;
-        match stage {
-            Stage::ScanCells => {
+        let s = *src;
+        match (stage, &mut self.binning) {
+            (Stage::ScanCells, _) => {
                 self.cell_scan
                     .run(gpu, &mut self.counts, &mut self.cell_end, cells, pdl)?;
             }
-            Stage::ScatterIndex => {
-                let values = self.values.as_mut().expect("allocated for scattered");
-                let mut l = gpu.launch();
-                let args = ScatterIndex {
-                    n,
-                    grid,
-                    body: l.read(&self.body[*src]),
-                    cell_end: l.write(&mut self.cell_end),
-                    values: l.write(values),
-                };
+            (Stage::ScatterIndex, Binning::CountingIndex { values }) => {
+                let body = &self.body[s];
+                let buffers = (&mut self.cell_end, values);
                 // SAFETY: the claimed entries are a permutation of 0..n.
-                unsafe { l.run(args, shape) }?;
+                unsafe {
+                    gpu.launch()
+                        .run_with(shape, buffers, |l, (cell_end, values)| ScatterIndex {
+                            n,
+                            grid,
+                            body: l.read(body),
+                            cell_end: l.write(cell_end),
+                            values: l.write(values),
+                        })
+                }?;
             }
-            Stage::ScatterCells => {
-                let (bin, bout) = ping_pong(&mut self.body, *src);
-                let (vin, vout) = ping_pong(&mut self.vel, *src);
-                let mut l = gpu.launch();
-                let args = ScatterCells {
-                    n,
-                    grid,
-                    body_in: l.read(bin),
-                    vel_in: l.read_cast(vin),
-                    cell_end: l.write(&mut self.cell_end),
-                    body_out: l.write(bout),
-                    vel_out: l.write_cast(vout),
-                };
+            (Stage::ScatterCells, _) => {
+                let (bin, bout) = ping_pong(&mut self.body, s);
+                let (vin, vout) = ping_pong(&mut self.vel, s);
+                let buffers = (&mut self.cell_end, bout, vout);
                 // SAFETY: the claimed entries are a permutation of 0..n.
-                unsafe { l.run(args, shape) }?;
+                unsafe {
+                    gpu.launch()
+                        .run_with(shape, buffers, |l, (cell_end, bout, vout)| ScatterCells {
+                            n,
+                            grid,
+                            body_in: l.read(bin),
+                            vel_in: l.read_cast(vin),
+                            cell_end: l.write(cell_end),
+                            body_out: l.write(bout),
+                            vel_out: l.write_cast(vout),
+                        })
+                }?;
                 *src ^= 1;
             }
-            Stage::ComputeKeys => {
-                let values = self.values.as_mut().expect("allocated for radix");
-                let radix = self.radix.as_mut().expect("allocated for radix");
-                let mut l = gpu.launch();
-                let args = ComputeKeys {
-                    n,
-                    grid,
-                    body: l.read(&self.body[*src]),
-                    keys: l.write(&mut radix.keys),
-                    values: l.write(values),
-                };
+            (Stage::ComputeKeys, Binning::Radix { keys, values, .. }) => {
+                let body = &self.body[s];
                 // SAFETY: every buffer holds n elements.
-                unsafe { l.run(args, shape) }?;
+                unsafe {
+                    gpu.launch()
+                        .run_with(shape, (keys, values), |l, (keys, values)| ComputeKeys {
+                            n,
+                            grid,
+                            body: l.read(body),
+                            keys: l.write(keys),
+                            values: l.write(values),
+                        })
+                }?;
             }
-            Stage::RadixCounts => {
-                let radix = self.radix.as_mut().expect("allocated for radix");
-                radix.sort.count(gpu, n, grid.key_bits(), &radix.keys)?;
+            (Stage::RadixCounts, Binning::Radix { keys, sort, .. }) => {
+                sort.count(gpu, n, grid.key_bits(), keys)?;
             }
-            Stage::RadixPass => {
-                let values = self.values.as_mut().expect("allocated for radix");
-                let radix = self.radix.as_mut().expect("allocated for radix");
-                radix.sort.pass(gpu, n, round, &mut radix.keys, values)?;
+            (Stage::RadixPass, Binning::Radix { keys, values, sort }) => {
+                sort.pass(gpu, n, round, keys, values)?;
             }
-            Stage::Sort => unreachable!("the CPU's sort stage is not in a GPU plan"),
-            Stage::CellBounds => {
-                let radix = self.radix.as_ref().expect("allocated for radix");
-                let mut l = gpu.launch();
-                let args = CellBounds {
-                    n,
-                    cell_count: cells,
-                    keys: l.read(&radix.keys),
-                    cell_end: l.write(&mut self.cell_end),
-                };
+            (Stage::CellBounds, Binning::Radix { keys, .. }) => {
+                let keys = &*keys;
                 // SAFETY: keys sorted, < cell_count; the table has cell_count entries.
-                unsafe { l.run(args, shape) }?;
+                unsafe {
+                    gpu.launch()
+                        .run_with(shape, &mut self.cell_end, |l, cell_end| CellBounds {
+                            n,
+                            cell_count: cells,
+                            keys: l.read(keys),
+                            cell_end: l.write(cell_end),
+                        })
+                }?;
             }
-            Stage::Gather => {
-                let values = self.values.as_ref().expect("allocated for radix");
-                let (bin, bout) = ping_pong(&mut self.body, *src);
-                let (vin, vout) = ping_pong(&mut self.vel, *src);
-                let mut l = gpu.launch();
-                let args = Gather {
-                    n,
-                    values: l.read(values),
-                    body_in: l.read(bin),
-                    vel_in: l.read_cast(vin),
-                    body_out: l.write(bout),
-                    vel_out: l.write_cast(vout),
-                };
+            (Stage::Gather, Binning::Radix { values, .. }) => {
+                let values = &*values;
+                let (bin, bout) = ping_pong(&mut self.body, s);
+                let (vin, vout) = ping_pong(&mut self.vel, s);
                 // SAFETY: values is a permutation of 0..n.
-                unsafe { l.run(args, shape) }?;
+                unsafe {
+                    gpu.launch()
+                        .run_with(shape, (bout, vout), |l, (bout, vout)| Gather {
+                            n,
+                            values: l.read(values),
+                            body_in: l.read(bin),
+                            vel_in: l.read_cast(vin),
+                            body_out: l.write(bout),
+                            vel_out: l.write_cast(vout),
+                        })
+                }?;
                 *src ^= 1;
             }
-            Stage::OrderCells => {
-                let mut l = gpu.launch();
-                let args = OrderCells {
-                    cell_count: cells,
-                    cell_end: l.read(&self.cell_end),
-                    body: l.write(&mut self.body[*src]),
-                    vel: l.write_cast(&mut self.vel[*src]),
-                };
+            (Stage::OrderCells, _) => {
+                let per_cell = Shape::try_per_item(cells as u64, self.settings.block_size)?;
+                let cell_end = &self.cell_end;
+                let buffers = (&mut self.body[s], &mut self.vel[s]);
                 // SAFETY: cell_end holds the ends of the binned cells (a partition of 0..n);
                 // one thread per cell moves entries inside its own cell only. No programmatic
                 // dependent launch: it starts once the binning has finished.
                 unsafe {
-                    l.run(
-                        args,
-                        Shape::per_item(cells as u64, self.settings.block_size),
-                    )
+                    gpu.launch()
+                        .run_with(per_cell, buffers, |l, (body, vel)| OrderCells {
+                            cell_count: cells,
+                            cell_end: l.read(cell_end),
+                            body: l.write(body),
+                            vel: l.write_cast(vel),
+                        })
                 }?;
             }
-            Stage::Update(search) => {
-                let block = self.settings.block_size;
-                let counting = self.plan.counting;
-                let (bin, bout) = ping_pong(&mut self.body, *src);
-                let (vin, vout) = ping_pong(&mut self.vel, *src);
-                let mut l = gpu.launch();
-                let args = UpdateBoids::<()> {
+            (Stage::Update(search), _) => {
+                let shared = shape.shared_bytes(coherent_shared_bytes(self.settings.block_size));
+                match search {
+                    Search::Naive => self.update::<k::Naive>(s, shape),
+                    Search::Scattered => self.update::<k::Scattered>(s, shape),
+                    Search::Coherent => self.update::<k::Coherent>(s, shape),
+                    Search::CoherentPredicated => self.update::<k::CoherentPredicated>(s, shape),
+                    Search::CoherentShared => self.update::<k::CoherentShared>(s, shared),
+                }?;
+            }
+            (Stage::Sort, _) => unreachable!("the CPU's sort stage is not in a GPU plan"),
+            (
+                Stage::ScatterIndex
+                | Stage::ComputeKeys
+                | Stage::RadixCounts
+                | Stage::RadixPass
+                | Stage::CellBounds
+                | Stage::Gather,
+                _,
+            ) => {
+                return Err(GpuError::Unsupported(format!(
+                    "stage {} of a flock whose settings bin without it",
+                    stage.name()
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    /// Stage `update_boids_*` with search `S`: reads the state in buffer `src`, writes the
+    /// other one (and, counting, the next step's cell counts).
+    fn update<S>(&mut self, src: usize, shape: Shape) -> Result<(), GpuError>
+    where
+        UpdateBoids<S>: Kernel + DeviceRepr,
+    {
+        let (n, grid, params) = (self.n, self.grid, self.settings.params);
+        let counting = self.plan.counting;
+        let (cell_end, values) = (&self.cell_end, self.binning.values());
+        let (bin, bout) = ping_pong(&mut self.body, src);
+        let (vin, vout) = ping_pong(&mut self.vel, src);
+        let buffers = (bout, vout, &mut self.counts);
+        // SAFETY: the state buffers hold n boids; cell_end is the table of this step's binning
+        // (cell_count entries); values the sorted index array when scattered; counts zeroed by
+        // the scan and counted into, or empty.
+        unsafe {
+            self.gpu
+                .launch()
+                .run_with(shape, buffers, |l, (bout, vout, counts)| UpdateBoids::<S> {
                     n,
-                    params: self.settings.params,
+                    params,
                     grid,
-                    cell_end: l.read(&self.cell_end),
-                    values: match &self.values {
+                    cell_end: l.read(cell_end),
+                    values: match values {
                         Some(v) => l.read(v),
-                        None => murmur_common::DevSlice::empty(),
+                        None => DevSlice::empty(),
                     },
                     body: l.read(bin),
                     vel: l.read_cast(vin),
                     body_out: l.write(bout),
                     vel_out: l.write_cast(vout),
                     counts: if counting {
-                        l.write(&mut self.counts)
+                        l.write(counts)
                     } else {
                         DevSliceMut::empty()
                     },
                     search: Variant::NEW,
-                };
-                // SAFETY (every arm): the state buffers hold n boids; cell_end is the table of
-                // this step's binning (cell_count entries); values the sorted index array when
-                // scattered; counts zeroed by the scan and counted into, or empty.
-                match search {
-                    Search::Naive => unsafe { l.run(args.to::<k::Naive>(), shape) },
-                    Search::Scattered => unsafe { l.run(args.to::<k::Scattered>(), shape) },
-                    Search::Coherent => unsafe { l.run(args.to::<k::Coherent>(), shape) },
-                    Search::CoherentPredicated => unsafe {
-                        l.run(args.to::<k::CoherentPredicated>(), shape)
-                    },
-                    Search::CoherentShared => unsafe {
-                        l.run(
-                            args.to::<k::CoherentShared>(),
-                            shape.shared_bytes(coherent_shared_bytes(block)),
-                        )
-                    },
-                }?;
-            }
+                })
         }
-        Ok(())
     }
 
     fn step_gpu(&mut self) -> Result<(), GpuError> {
@@ -610,7 +714,7 @@ impl FlockBackend for CudaFlock {
         }
         self.grid = grid;
         self.settings = settings.clone();
-        self.ensure_scratch()?;
+        self.ensure_binning()?;
         self.counted = false;
         self.replan();
         Ok(())
@@ -657,5 +761,49 @@ impl FlockBackend for CudaFlock {
             },
             rgba,
         )?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::flock::config::FlockConfig;
+
+    #[test]
+    fn each_binning_holds_the_buffers_of_its_method_and_sort() {
+        use BinningKind as B;
+        let mut s = FlockConfig::default().settings().unwrap();
+        let n = 1000;
+        let table = |s: &FlockSettings| device_bytes(s, n, 64) - n as u64 * 56 - 64 * 8;
+        let scan = CellScan::bytes_needed(64);
+        for (method, sort, kind, extra) in [
+            (Method::Naive, SortArg::Counting, B::None, 0),
+            (Method::Naive, SortArg::Radix, B::None, 0),
+            (
+                Method::Scattered,
+                SortArg::Counting,
+                B::CountingIndex,
+                4 * n as u64,
+            ),
+            (Method::Coherent, SortArg::Counting, B::Counting, 0),
+            (Method::CoherentShared, SortArg::Counting, B::Counting, 0),
+            (
+                Method::Scattered,
+                SortArg::Radix,
+                B::Radix,
+                8 * n as u64 + RadixSort::bytes_needed(n),
+            ),
+            (
+                Method::Coherent,
+                SortArg::Radix,
+                B::Radix,
+                8 * n as u64 + RadixSort::bytes_needed(n),
+            ),
+        ] {
+            s.method = method;
+            s.sort = sort;
+            assert_eq!(BinningKind::of(&s), kind, "{method:?} {sort:?}");
+            assert_eq!(table(&s), scan + extra, "{method:?} {sort:?}");
+        }
     }
 }

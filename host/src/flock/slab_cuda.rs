@@ -23,7 +23,7 @@ use super::slab::{
 };
 use super::{FlockSettings, FlockState, WithinCell};
 use crate::gpu::scan::CellScan;
-use crate::gpu::{DriverContext, Gpu, GpuError, Shape};
+use crate::gpu::{DriverContext, Gpu, GpuError, Shape, Views};
 use crate::ranks::nccl::NcclComm;
 use crate::ranks::Comm;
 use cudarc::driver::CudaSlice;
@@ -116,23 +116,28 @@ impl CudaRank {
             let mut base = 0;
             while base < n {
                 let chunk = (n - base).min(INIT_CHUNK);
-                let mut l = gpu.launch();
-                let (body, vel) = match bufs.as_mut() {
-                    Some((b, v)) => (l.write(&mut **b), l.write_cast(&mut **v)),
-                    None => (DevSliceMut::empty(), DevSliceMut::empty()),
-                };
-                let args = InitSlab {
-                    n: chunk as u32,
-                    scale,
-                    base,
-                    seed,
-                    slab,
-                    body,
-                    vel,
-                    tally: l.write(tally_buf),
-                };
+                let shape = Shape::try_per_item(chunk, block)?;
+                let state = bufs.as_mut().map(|(b, v)| (&mut **b, &mut **v));
                 // SAFETY: one thread per drawn boid; claims past the buffers are only tallied.
-                unsafe { l.run(args, Shape::per_item(chunk, block)) }?;
+                unsafe {
+                    gpu.launch()
+                        .run_with(shape, (state, &mut *tally_buf), |l, (state, tally)| {
+                            let (body, vel) = match state {
+                                Some((b, v)) => (l.write(b), l.write_cast(v)),
+                                None => (DevSliceMut::empty(), DevSliceMut::empty()),
+                            };
+                            InitSlab {
+                                n: chunk as u32,
+                                scale,
+                                base,
+                                seed,
+                                slab,
+                                body,
+                                vel,
+                                tally: l.write(tally),
+                            }
+                        })
+                }?;
                 base += chunk;
             }
             Ok(())
@@ -296,19 +301,27 @@ impl CudaRank {
             .ctx("clearing the tally")?;
         let block = self.settings.block_size;
         {
-            let mut l = self.gpu.launch();
-            let sends = sends_view(&mut l, &mut self.slots, &mut self.tally);
-            let args = RouteSlab {
-                n: own as u32,
-                grid: self.grid,
-                slab: self.plan.slab,
-                body: l.read(&self.body[self.cur]),
-                vel: l.read_cast(&self.vel[self.cur]),
-                counts: l.write(&mut self.counts),
-                sends,
-            };
+            let shape = Shape::try_per_item(own, block)?;
+            let (grid, slab) = (self.grid, self.plan.slab);
+            let (body, vel) = (&self.body[self.cur], &self.vel[self.cur]);
+            let buffers = (&mut self.slots[..], &mut self.tally, &mut self.counts);
             // SAFETY: own < capacity boids; counts zeroed (fresh); sends sized as tallied.
-            unsafe { l.run(args, Shape::per_item(own, block)) }?;
+            unsafe {
+                self.gpu
+                    .launch()
+                    .run_with(shape, buffers, |l, (slots, tally, counts)| {
+                        let sends = sends_view(l, slots, tally);
+                        RouteSlab {
+                            n: own as u32,
+                            grid,
+                            slab,
+                            body: l.read(body),
+                            vel: l.read_cast(vel),
+                            counts: l.write(counts),
+                            sends,
+                        }
+                    })
+            }?;
         }
         self.entries = own;
         self.exchange(comm)
@@ -329,55 +342,81 @@ impl CudaRank {
         )?;
         let (cur, other) = (self.cur, self.cur ^ 1);
         {
+            let shape = Shape::try_per_item(self.entries, block)?;
+            let n = self.entries as u32;
             let (bin, bout) = ping_pong(&mut self.body, cur);
             let (vin, vout) = ping_pong(&mut self.vel, cur);
-            let mut l = self.gpu.launch();
-            let args = ScatterSlab {
-                n: self.entries as u32,
-                grid,
-                body_in: l.read(bin),
-                vel_in: l.read_cast(vin),
-                cell_end: l.write(&mut self.cell_end),
-                body_out: l.write(bout),
-                vel_out: l.write_cast(vout),
-            };
+            let buffers = (&mut self.cell_end, bout, vout);
             // SAFETY: the non-hole entries are the counted ones: their claims are a
             // permutation of 0..live.
-            unsafe { l.run(args, Shape::per_item(self.entries, block)) }?;
+            unsafe {
+                self.gpu
+                    .launch()
+                    .run_with(shape, buffers, |l, (cell_end, bout, vout)| ScatterSlab {
+                        n,
+                        grid,
+                        body_in: l.read(bin),
+                        vel_in: l.read_cast(vin),
+                        cell_end: l.write(cell_end),
+                        body_out: l.write(bout),
+                        vel_out: l.write_cast(vout),
+                    })
+            }?;
         }
         if self.within == WithinCell::ById {
-            let mut l = self.gpu.launch();
-            let args = OrderCells {
-                cell_count: cells,
-                cell_end: l.read(&self.cell_end),
-                body: l.write(&mut self.body[other]),
-                vel: l.write_cast(&mut self.vel[other]),
-            };
+            let shape = Shape::try_per_item(cells as u64, block)?;
+            let cell_end = &self.cell_end;
+            let buffers = (&mut self.body[other], &mut self.vel[other]);
             // SAFETY: cell_end holds the ends of the scattered cells (a partition of
             // 0..live); one thread per cell moves entries inside its own cell only.
-            unsafe { l.run(args, Shape::per_item(cells as u64, block)) }?;
+            unsafe {
+                self.gpu
+                    .launch()
+                    .run_with(shape, buffers, |l, (body, vel)| OrderCells {
+                        cell_count: cells,
+                        cell_end: l.read(cell_end),
+                        body: l.write(body),
+                        vel: l.write_cast(vel),
+                    })
+            }?;
         }
         {
+            let shape = Shape::try_per_item(self.live, block)?;
+            let (n, params, slab) = (self.live as u32, self.settings.params, self.plan.slab);
+            let cell_end = &self.cell_end;
             let (bin, bout) = ping_pong(&mut self.body, other);
             let (vin, vout) = ping_pong(&mut self.vel, other);
-            let mut l = self.gpu.launch();
-            let sends = sends_view(&mut l, &mut self.slots, &mut self.tally);
-            let args = UpdateSlab {
-                n: self.live as u32,
-                grid,
-                params: self.settings.params,
-                slab: self.plan.slab,
-                cell_end: l.read(&self.cell_end),
-                body: l.read(bin),
-                vel: l.read_cast(vin),
-                body_out: l.write(bout),
-                vel_out: l.write_cast(vout),
-                counts: l.write(&mut self.counts),
-                sends,
-            };
+            let buffers = (
+                &mut self.slots[..],
+                &mut self.tally,
+                bout,
+                vout,
+                &mut self.counts,
+            );
             // SAFETY: live entries in cell order with their table; the outputs hold capacity
             // >= live entries; counts zeroed by the scan.
-            unsafe { l.run(args, Shape::per_item(self.live, block)) }?;
+            unsafe {
+                self.gpu.launch().run_with(
+                    shape,
+                    buffers,
+                    |l, (slots, tally, bout, vout, counts)| {
+                        let sends = sends_view(l, slots, tally);
+                        UpdateSlab {
+                            n,
+                            grid,
+                            params,
+                            slab,
+                            cell_end: l.read(cell_end),
+                            body: l.read(bin),
+                            vel: l.read_cast(vin),
+                            body_out: l.write(bout),
+                            vel_out: l.write_cast(vout),
+                            counts: l.write(counts),
+                            sends,
+                        }
+                    },
+                )
+            }?;
         }
         self.entries = self.live;
         self.exchange(comm)
@@ -487,21 +526,33 @@ impl CudaRank {
                     what: format!("rank {} sends {k} boids, more than fit", self.plan.peers[s]),
                 });
             }
-            let mut l = self.gpu.launch();
-            let body_out = l.write(&mut self.body[self.cur]);
-            let vel_out: DevSliceMut<Vec3> = l.write_cast(&mut self.vel[self.cur]);
-            let args = UnpackSlab {
-                n: k as u32,
-                grid: self.grid,
-                body_in: l.write_as::<Body>(&mut slot.recv_body).as_const(),
-                vel_in: l.write_as::<Vec3>(&mut slot.recv_vel).as_const(),
-                // SAFETY: at + k <= capacity (checked above).
-                body_out: unsafe { body_out.range(at, k) },
-                vel_out: unsafe { vel_out.range(at, k) },
-                counts: l.write(&mut self.counts),
-            };
+            let shape = Shape::try_per_item(k, block)?;
+            let grid = self.grid;
+            let (recv_body, recv_vel) = (&slot.recv_body, &slot.recv_vel);
+            let buffers = (
+                &mut self.body[self.cur],
+                &mut self.vel[self.cur],
+                &mut self.counts,
+            );
             // SAFETY: k received boids; the outputs start at the first free entry.
-            unsafe { l.run(args, Shape::per_item(k, block)) }?;
+            unsafe {
+                self.gpu
+                    .launch()
+                    .run_with(shape, buffers, |l, (body, vel, counts)| {
+                        let body_out = l.write(body);
+                        let vel_out: DevSliceMut<Vec3> = l.write_cast(vel);
+                        UnpackSlab {
+                            n: k as u32,
+                            grid,
+                            body_in: l.read_as::<Body>(recv_body),
+                            vel_in: l.read_as::<Vec3>(recv_vel),
+                            // SAFETY: at + k <= capacity (checked above).
+                            body_out: body_out.range(at, k),
+                            vel_out: vel_out.range(at, k),
+                            counts: l.write(counts),
+                        }
+                    })
+            }?;
             at += k;
         }
         self.entries = at;
@@ -545,10 +596,10 @@ impl CudaRank {
 }
 
 /// The send buffers and tally as a kernel sees them (slot 1 empty with one neighbour).
-fn sends_view(
-    l: &mut crate::gpu::Launch<'_>,
-    slots: &mut [Slot],
-    tally: &mut CudaSlice<u32>,
+fn sends_view<'b>(
+    l: &mut Views<'b>,
+    slots: &'b mut [Slot],
+    tally: &'b mut CudaSlice<u32>,
 ) -> SlabSends {
     let mut body = [DevSliceMut::empty(), DevSliceMut::empty()];
     let mut vel = [DevSliceMut::empty(), DevSliceMut::empty()];

@@ -15,7 +15,7 @@ pub mod scan;
 pub mod sort;
 
 pub use clock::StageClock;
-pub use launch::{Launch, Shape, Side};
+pub use launch::{Launch, Shape, Side, Views};
 pub use ptx::{ptx_source, KERNEL_SOURCE_HASH};
 
 use cudarc::driver::{
@@ -36,6 +36,15 @@ pub enum GpuError {
     /// A request the GPU path cannot take (not a missing GPU: no fallback to the CPU).
     #[error("{0}")]
     Unsupported(String),
+    /// A launch whose grid is larger than CUDA takes ([`launch::MAX_GRID`]).
+    #[error("{what}: a grid of {blocks} blocks along {axis}, more than CUDA launches ({max})")]
+    GridTooLarge {
+        /// The kernel, or the items a grid was sized for.
+        what: String,
+        axis: char,
+        blocks: u64,
+        max: u32,
+    },
     #[error("CUDA error in {context}: {source}")]
     Driver {
         context: String,

@@ -45,20 +45,24 @@ impl CellScan {
         after_previous: bool,
     ) -> Result<(), GpuError> {
         assert!(m <= self.capacity && m as usize <= counts.len() && m as usize <= table.len());
-        let mut l = gpu.launch();
-        let args = ScanCells {
-            m,
-            _pad: 0,
-            counts: l.write(counts),
-            table: l.write(table),
-            state: l.write(&mut self.state),
-            status: l.write(&mut self.status),
-        };
         let shape = Shape::blocks(scan_tiles(m), SCAN_BLOCK)
             .shared_of::<ScanShared>()
             .after_previous(after_previous);
+        let buffers = (counts, table, &mut self.state, &mut self.status);
         // SAFETY: `scan_tiles(m)` blocks cover m entries; status holds a word per tile, state
         // was initialised in `new` and is kept by the kernel.
-        unsafe { l.run(args, shape) }
+        unsafe {
+            gpu.launch()
+                .run_with(shape, buffers, |l, (counts, table, state, status)| {
+                    ScanCells {
+                        m,
+                        _pad: 0,
+                        counts: l.write(counts),
+                        table: l.write(table),
+                        state: l.write(state),
+                        status: l.write(status),
+                    }
+                })
+        }
     }
 }

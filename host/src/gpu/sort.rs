@@ -86,21 +86,22 @@ impl RadixSort {
         gpu.stream
             .memset_zeros(&mut self.counts)
             .ctx("clearing digit counts")?;
-        let mut l = gpu.launch();
         let passes = Self::passes(bits);
-        let args = RadixCounts {
-            n,
-            passes,
-            keys: l.read(keys),
-            counts: l.write(&mut self.counts),
-        };
         let blocks = n
             .div_ceil(COUNT_BLOCK)
             .min(COUNT_BLOCKS_PER_SM * gpu.sm_count);
         let shape = Shape::blocks(blocks, COUNT_BLOCK)
             .shared_bytes(passes * std::mem::size_of::<DigitCounts>() as u32);
         // SAFETY: counts holds MAX_PASSES * RADIX zeroed words; keys start an allocation.
-        unsafe { l.run(args, shape) }
+        unsafe {
+            gpu.launch()
+                .run_with(shape, &mut self.counts, |l, counts| RadixCounts {
+                    n,
+                    passes,
+                    keys: l.read(keys),
+                    counts: l.write(counts),
+                })
+        }
     }
 
     /// Stage `radix_onesweep`, pass `pass` (digit `pass` of the keys), after
@@ -123,25 +124,29 @@ impl RadixSort {
         gpu.stream
             .memset_zeros(&mut self.status.slice_mut(..used))
             .ctx("clearing the look-back status")?;
-        let mut l = gpu.launch();
-        let counts = l.read(&self.counts);
-        let args = RadixOnesweep {
-            n,
-            shift: pass * RADIX_BITS,
-            tiles,
-            _pad: 0,
-            keys_in: l.read(keys),
-            values_in: l.read(values),
-            keys_out: l.write(&mut self.keys_alt),
-            values_out: l.write(&mut self.values_alt),
-            // SAFETY: `pass < MAX_PASSES`: the pass's counts lie inside the buffer.
-            counts: unsafe { counts.offset((pass * RADIX) as u64) },
-            status: l.write(&mut self.status),
-        };
         let shape = Shape::blocks(tiles, ONESWEEP_BLOCK).shared_of::<OnesweepShared>();
+        let (counts, keys_in, values_in) = (&self.counts, &*keys, &*values);
+        let buffers = (&mut self.keys_alt, &mut self.values_alt, &mut self.status);
         // SAFETY: `tiles` blocks cover n pairs; status holds RADIX * tiles + 1 zeroed words;
         // every output index is < n by construction of the digit offsets.
-        unsafe { l.run(args, shape) }?;
+        unsafe {
+            gpu.launch()
+                .run_with(shape, buffers, |l, (keys_out, values_out, status)| {
+                    RadixOnesweep {
+                        n,
+                        shift: pass * RADIX_BITS,
+                        tiles,
+                        _pad: 0,
+                        keys_in: l.read(keys_in),
+                        values_in: l.read(values_in),
+                        keys_out: l.write(keys_out),
+                        values_out: l.write(values_out),
+                        // SAFETY: `pass < MAX_PASSES`: the pass's counts lie inside the buffer.
+                        counts: l.read(counts).offset((pass * RADIX) as u64),
+                        status: l.write(status),
+                    }
+                })
+        }?;
         std::mem::swap(keys, &mut self.keys_alt);
         std::mem::swap(values, &mut self.values_alt);
         Ok(())

@@ -59,33 +59,37 @@ impl CudaRaster {
         let Some(f) = self.frame.as_mut() else {
             unreachable!("allocated above");
         };
-        let per_pixel = Shape::per_item(pixels as u64, PIXEL_BLOCK);
-        let mut l = gpu.launch();
-        let clear = RenderClear {
-            frame: l.write(&mut f.keys),
-        };
+        let per_pixel = Shape::try_per_item(pixels as u64, PIXEL_BLOCK)?;
+        let per_boid = Shape::try_per_item(n as u64, SPLAT_BLOCK)?;
         // SAFETY: one thread per key of the frame.
-        unsafe { l.run(clear, per_pixel) }?;
-        let mut l = gpu.launch();
-        let splat = RenderSplat {
-            n,
-            view: *view,
-            body: l.read(body),
-            vel: l.read_cast(vel),
-            frame: l.write(&mut f.keys),
-        };
+        unsafe {
+            gpu.launch()
+                .run_with(per_pixel, &mut f.keys, |l, keys| RenderClear {
+                    frame: l.write(keys),
+                })
+        }?;
         // SAFETY: body and vel hold n boids in the same order; the kernel writes only pixels
         // inside view.width x view.height, the frame's length.
-        unsafe { l.run(splat, Shape::per_item(n as u64, SPLAT_BLOCK)) }?;
-        let mut l = gpu.launch();
-        let resolve = RenderResolve {
-            background,
-            _pad: 0,
-            frame: l.read(&f.keys),
-            rgba: l.write_as::<u32>(&mut f.rgba),
-        };
+        unsafe {
+            gpu.launch()
+                .run_with(per_boid, &mut f.keys, |l, keys| RenderSplat {
+                    n,
+                    view: *view,
+                    body: l.read(body),
+                    vel: l.read_cast(vel),
+                    frame: l.write(keys),
+                })
+        }?;
         // SAFETY: one thread per pixel; rgba holds one u32 per key.
-        unsafe { l.run(resolve, per_pixel) }?;
+        unsafe {
+            gpu.launch()
+                .run_with(per_pixel, &mut f.rgba, |l, rgba| RenderResolve {
+                    background,
+                    _pad: 0,
+                    frame: l.read(&f.keys),
+                    rgba: l.write_as::<u32>(rgba),
+                })
+        }?;
         gpu.stream
             .memcpy_dtoh(&f.rgba, rgba)
             .ctx("copying the frame from the GPU")?;

@@ -9,7 +9,7 @@
 //! occupancy once per advection. Each frame's stages are timed with CUDA events
 //! ([`CudaFluidRaster::times`]).
 
-use crate::gpu::{DriverContext, Gpu, GpuError, Shape, StageClock};
+use crate::gpu::{DriverContext, Gpu, GpuError, Shape, StageClock, Views};
 use crate::timing::StageTimes;
 use cudarc::driver::{CudaSlice, PinnedHostSlice};
 use murmur_common::render::abi::{
@@ -69,40 +69,43 @@ impl CudaSmoke {
             sources: self.count,
             ..*p
         };
-        let cells = Shape::per_item(p.lattice.cells() as u64, BLOCK);
-        let mut l = gpu.launch();
-        let a = SmokeForward {
-            p,
-            fields: l.read(fields),
-            flags: l.read(flags),
-            s: l.read(&self.s),
-            s_hat: l.write(&mut self.hat),
-        };
+        let cells = Shape::try_per_item(p.lattice.cells() as u64, BLOCK)?;
         // SAFETY: one thread per cell; the buffers hold the lattice.
-        unsafe { l.run(a, cells) }?;
-        let mut l = gpu.launch();
-        let a = SmokeBackward {
-            p,
-            fields: l.read(fields),
-            flags: l.read(flags),
-            s: l.read(&self.s),
-            s_hat: l.read(&self.hat),
-            e: l.write(&mut self.e),
-        };
+        unsafe {
+            gpu.launch()
+                .run_with(cells, &mut self.hat, |l, hat| SmokeForward {
+                    p,
+                    fields: l.read(fields),
+                    flags: l.read(flags),
+                    s: l.read(&self.s),
+                    s_hat: l.write(hat),
+                })
+        }?;
         // SAFETY: as above.
-        unsafe { l.run(a, cells) }?;
-        let mut l = gpu.launch();
-        let a = SmokeCorrect {
-            p,
-            fields: l.read(fields),
-            flags: l.read(flags),
-            sources: l.read(&self.sources),
-            s: l.read(&self.s),
-            e: l.read(&self.e),
-            s_new: l.write(&mut self.hat),
-        };
+        unsafe {
+            gpu.launch()
+                .run_with(cells, &mut self.e, |l, e| SmokeBackward {
+                    p,
+                    fields: l.read(fields),
+                    flags: l.read(flags),
+                    s: l.read(&self.s),
+                    s_hat: l.read(&self.hat),
+                    e: l.write(e),
+                })
+        }?;
         // SAFETY: as above; `sources` holds `p.sources` entries (at least one).
-        unsafe { l.run(a, cells) }?;
+        unsafe {
+            gpu.launch()
+                .run_with(cells, &mut self.hat, |l, hat| SmokeCorrect {
+                    p,
+                    fields: l.read(fields),
+                    flags: l.read(flags),
+                    sources: l.read(&self.sources),
+                    s: l.read(&self.s),
+                    e: l.read(&self.e),
+                    s_new: l.write(hat),
+                })
+        }?;
         std::mem::swap(&mut self.s, &mut self.hat);
         self.advections += 1;
         Ok(())
@@ -157,6 +160,34 @@ pub struct CudaFluidRaster {
     clock: Option<StageClock>,
     /// Whether this frame's first event is recorded ([`CudaFluidRaster::begin`]).
     begun: bool,
+}
+
+/// The buffers of a frame's [`Volumes`] (a one-value dummy for those it does not read).
+struct VolumeBuffers<'a> {
+    fields: &'a CudaSlice<f32>,
+    derived: Option<&'a CudaSlice<f32>>,
+    smoke: Option<&'a CudaSlice<f32>>,
+    light: Option<&'a CudaSlice<f32>>,
+    flags: &'a CudaSlice<u8>,
+    dummy: &'a CudaSlice<f32>,
+}
+
+impl<'a> VolumeBuffers<'a> {
+    /// Their views in one launch, with `occupancy`.
+    fn views<'b>(&self, la: &mut Views<'b>, occupancy: DevSlice<u8>) -> Volumes
+    where
+        'a: 'b,
+    {
+        let mut or_dummy = |b: Option<&'a CudaSlice<f32>>| la.read(b.unwrap_or(self.dummy));
+        Volumes {
+            fields: or_dummy(Some(self.fields)),
+            derived: or_dummy(self.derived),
+            smoke: or_dummy(self.smoke),
+            light: or_dummy(self.light),
+            flags: la.read(self.flags),
+            occupancy,
+        }
+    }
 }
 
 /// What a frame is drawn from on the device.
@@ -260,18 +291,20 @@ impl CudaFluidRaster {
                 let Some(derived) = self.derived.as_mut() else {
                     unreachable!("allocated above")
                 };
-                let mut la = gpu.launch();
-                let a = FluidDerived {
-                    lattice: l,
-                    periodic: 0b111,
-                    planes,
-                    fields: la.read(input.fields),
-                    flags: la.read(input.flags),
-                    derived: la.write(derived),
-                };
+                let shape = Shape::try_per_item(planes.cells(&l) as u64, BLOCK)?;
                 // SAFETY: one thread per cell of the planes; fields hold 4 n values (current
                 // where the planes' gradients reach), derived 2 n.
-                unsafe { la.run(a, Shape::per_item(planes.cells(&l) as u64, BLOCK)) }?;
+                unsafe {
+                    gpu.launch()
+                        .run_with(shape, derived, |la, derived| FluidDerived {
+                            lattice: l,
+                            periodic: 0b111,
+                            planes,
+                            fields: la.read(input.fields),
+                            flags: la.read(input.flags),
+                            derived: la.write(derived),
+                        })
+                }?;
                 self.derived_of = Some((input.step, planes));
             }
         }
@@ -290,15 +323,16 @@ impl CudaFluidRaster {
                 let (Some(light), Some(smoke)) = (self.light.as_mut(), smoke) else {
                     unreachable!("allocated above")
                 };
-                let mut la = gpu.launch();
-                let a = SmokeLight {
-                    lattice: l,
-                    sigma: frame.sigma,
-                    smoke: la.read(smoke),
-                    light: la.write(light),
-                };
+                let shape = Shape::try_per_item(l.nx as u64 * l.nz as u64, BLOCK)?;
                 // SAFETY: one thread per (x, z) column of the lattice.
-                unsafe { la.run(a, Shape::per_item(l.nx as u64 * l.nz as u64, BLOCK)) }?;
+                unsafe {
+                    gpu.launch().run_with(shape, light, |la, light| SmokeLight {
+                        lattice: l,
+                        sigma: frame.sigma,
+                        smoke: la.read(smoke),
+                        light: la.write(light),
+                    })
+                }?;
                 self.light_of = Some(of);
             }
         }
@@ -307,16 +341,13 @@ impl CudaFluidRaster {
         let Some(dummy) = self.dummy.as_ref() else {
             unreachable!("allocated above")
         };
-        let volumes = |la: &mut crate::gpu::Launch<'_>, occupancy: DevSlice<u8>| {
-            let mut or_dummy = |b: Option<&CudaSlice<f32>>| la.read(b.unwrap_or(dummy));
-            Volumes {
-                fields: or_dummy(Some(input.fields)),
-                derived: or_dummy(self.derived.as_ref().filter(|_| q.derived())),
-                smoke: or_dummy(smoke),
-                light: or_dummy(self.light.as_ref().filter(|_| smoke_kind)),
-                flags: la.read(input.flags),
-                occupancy,
-            }
+        let volumes = VolumeBuffers {
+            fields: input.fields,
+            derived: self.derived.as_ref().filter(|_| q.derived()),
+            smoke,
+            light: self.light.as_ref().filter(|_| smoke_kind),
+            flags: input.flags,
+            dummy,
         };
 
         // Stage `fluid_occupancy` (the marches), when what it reads changed.
@@ -338,19 +369,20 @@ impl CudaFluidRaster {
                 self.occupancy_of = None;
             }
             if self.occupancy_of != Some(of) {
-                let mut la = gpu.launch();
-                let vol = volumes(&mut la, DevSlice::empty());
                 let Some(occupancy) = self.occupancy.as_mut() else {
                     unreachable!("allocated above")
                 };
-                let a = FluidOccupancy {
-                    frame: *frame,
-                    volumes: vol,
-                    occupancy: la.write(occupancy),
-                };
+                let shape = Shape::try_per_item(bricks as u64 * 32, BLOCK)?;
                 // SAFETY: one warp per brick (BLOCK is a multiple of 32); the volumes the
                 // frame reads hold the lattice.
-                unsafe { la.run(a, Shape::per_item(bricks as u64 * 32, BLOCK)) }?;
+                unsafe {
+                    gpu.launch()
+                        .run_with(shape, occupancy, |la, occupancy| FluidOccupancy {
+                            frame: *frame,
+                            volumes: volumes.views(la, DevSlice::empty()),
+                            occupancy: la.write(occupancy),
+                        })
+                }?;
                 self.occupancy_of = Some(of);
             }
         }
@@ -365,13 +397,14 @@ impl CudaFluidRaster {
         let Some(keys) = self.keys.as_mut() else {
             unreachable!("allocated above")
         };
-        let per_pixel = Shape::per_item(pixels as u64, PIXEL_BLOCK);
-        let mut la = gpu.launch();
-        let a = RenderClear {
-            frame: la.write(keys),
-        };
+        let per_pixel = Shape::try_per_item(pixels as u64, PIXEL_BLOCK)?;
         // SAFETY: one thread per key.
-        unsafe { la.run(a, per_pixel) }?;
+        unsafe {
+            gpu.launch()
+                .run_with(per_pixel, &mut *keys, |la, keys| RenderClear {
+                    frame: la.write(keys),
+                })
+        }?;
         if let (Some(buf), Some(host)) = (
             self.solids.as_mut().filter(|_| count > 0),
             self.solids_host.as_mut(),
@@ -383,39 +416,44 @@ impl CudaFluidRaster {
             gpu.stream
                 .memcpy_htod(host, buf)
                 .ctx("uploading the solids' samples")?;
-            let mut la = gpu.launch();
-            let a = FluidSplat {
-                n: count as u32,
-                radius: input.solid_radius,
-                view: frame.view,
-                pos: la.read_cast(buf),
-                frame: la.write(keys),
-            };
+            let shape = Shape::try_per_item(count as u64, BLOCK)?;
+            let buf = &*buf;
             // SAFETY: one thread per sample; pixels stay inside the frame.
-            unsafe { la.run(a, Shape::per_item(count as u64, BLOCK)) }?;
+            unsafe {
+                gpu.launch()
+                    .run_with(shape, &mut *keys, |la, keys| FluidSplat {
+                        n: count as u32,
+                        radius: input.solid_radius,
+                        view: frame.view,
+                        pos: la.read_cast(buf),
+                        frame: la.write(keys),
+                    })
+            }?;
         }
         mark(&mut self.clock, "splat")?;
 
         // Stage `fluid_shade`.
-        let mut la = gpu.launch();
-        let occupancy = match self.occupancy.as_ref().filter(|_| marching) {
-            Some(o) => la.read(o),
-            None => DevSlice::empty(),
-        };
-        let vol = volumes(&mut la, occupancy);
+        let occupancy = self.occupancy.as_ref().filter(|_| marching);
         let (Some(keys), Some(out)) = (self.keys.as_ref(), self.rgba.as_mut()) else {
             unreachable!("allocated above")
-        };
-        let a = FluidShade {
-            frame: *frame,
-            volumes: vol,
-            keys: la.read(keys),
-            rgba: la.write_as::<u32>(out),
         };
         // SAFETY: one thread per pixel; every volume the frame reads holds the lattice (the
         // dummies stand in only for those its kind and quantity never read), the occupancy
         // its bricks.
-        unsafe { la.run(a, per_pixel) }?;
+        unsafe {
+            gpu.launch().run_with(per_pixel, &mut *out, |la, out| {
+                let occupancy = match occupancy {
+                    Some(o) => la.read(o),
+                    None => DevSlice::empty(),
+                };
+                FluidShade {
+                    frame: *frame,
+                    volumes: volumes.views(la, occupancy),
+                    keys: la.read(keys),
+                    rgba: la.write_as::<u32>(out),
+                }
+            })
+        }?;
         mark(&mut self.clock, "shade")?;
 
         // The copy back, into page-locked memory: one DMA at the link's speed.
