@@ -2,8 +2,8 @@
 //! the same structs over its own buffers and calls the same cell functions ([`super::stream`]).
 
 use super::access::{Populations, Storage};
-use super::band::{BandMut, BandRef};
 use super::collide::Model;
+use super::ib::band::{BandMut, BandRef};
 use super::ib::{Domain, SolidState, MAX_SOLIDS};
 use super::init::Initial;
 use super::params::LbmParams;
@@ -337,7 +337,7 @@ pub const SPREAD_SCATTER: u32 = 0;
 /// [`IbForce::spread`]: each sample's position and force stored for the gather.
 pub const SPREAD_STORE: u32 = 1;
 
-/// How the gather bins samples ([`super::gather`]). `#[repr(C)]`: part of kernel arguments.
+/// How the gather bins samples ([`super::ib::gather`]). `#[repr(C)]`: part of kernel arguments.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Bins {

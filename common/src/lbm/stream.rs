@@ -4,13 +4,13 @@
 
 use super::abi::{Init, StreamCollide};
 use super::access::{neighbour, Populations, Storage};
-use super::band::BandRef;
 use super::boundary::{
     anti_bounce_back, face_axis, face_of, inlet_velocity, moving_bounce_back, sponge_rates, FLUID,
     GHOST, INLET, KIND_MASK, NEAR_BOUNDARY, OUTLET, SPONGE,
 };
 use super::collide::{collide_with, Model};
 use super::d3q27::{velocity, velocity_f32, REST};
+use super::ib::band::BandRef;
 use super::params::{LbmParams, FACES};
 use super::{moments, CellKind, Q};
 use crate::kernel::{DevSlice, DevSliceMut};

@@ -3,18 +3,18 @@
 //! operations in the same order, each rounded once (`math::fma` included) on both.
 
 use super::forces::ForceSample;
-use super::immersed::{IbPlan, RecordRing, SampleSnapshot};
+use super::ib::plan::{IbPlan, RecordRing, SampleSnapshot};
 use super::{Fields, FluidBackend, FluidError, Setup};
 use crate::timing::{stage, StageTimes};
 use murmur_common::lbm::abi::{
     Health, IbBin, IbClear, IbForce, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity, Init,
     SampleSet, StreamCollide, BIN_BLOCK, RECORD_FLOATS, SPREAD_SCATTER, SPREAD_STORE,
 };
-use murmur_common::lbm::band::{counter, pass_len, pool_len, BandMut, BandRef, EMPTY};
 use murmur_common::lbm::boundary::{KIND_MASK, OUTLET};
-use murmur_common::lbm::gather;
 use murmur_common::lbm::health::{self, cell_words, word, Report};
-use murmur_common::lbm::immersed::{self, record_fixed, record_index};
+use murmur_common::lbm::ib::band::{counter, pass_len, pool_len, BandMut, BandRef, EMPTY};
+use murmur_common::lbm::ib::gather;
+use murmur_common::lbm::ib::stages::{self, record_fixed, record_index};
 use murmur_common::lbm::{
     cell_fields, init_cell, stream_collide_cell, CollisionModel, Lattice, LbmParams, Model,
     Populations, Storage, StorageKind, Streaming, Q,
@@ -108,7 +108,7 @@ impl CpuIb {
             pass: vec![0; pass_len(plan.capacity)],
             counter: vec![0; counter::WORDS],
             sample_force: vec![0.0; 3 * plan.body.len()],
-            ring: vec![0; super::immersed::RING_STEPS * RECORD_FLOATS],
+            ring: vec![0; super::ib::plan::RING_STEPS * RECORD_FLOATS],
             records: RecordRing::default(),
             taken: Vec::new(),
             plan,
@@ -294,9 +294,9 @@ impl<S: Storage> CpuFluid<S> {
                 counter: view_mut(&mut ib.counter),
                 record,
             };
-            for i in 0..immersed::clear_items(&a) as usize {
+            for i in 0..stages::clear_items(&a) as usize {
                 // SAFETY: the buffers are the plan's sizes; one call per element.
-                unsafe { immersed::clear(&a, i) };
+                unsafe { stages::clear(&a, i) };
             }
         });
         let flags = view(&self.flags);
@@ -312,7 +312,7 @@ impl<S: Storage> CpuFluid<S> {
             };
             for s in 0..n_samples {
                 // SAFETY: `s` indexes the samples; the table was just cleared.
-                unsafe { immersed::mark(&a, s) };
+                unsafe { stages::mark(&a, s) };
             }
         });
         if let Some(bins) = ib.plan.bins {
@@ -365,7 +365,7 @@ impl<S: Storage> CpuFluid<S> {
                 .for_each(|i| {
                     let a = &a;
                     // SAFETY: each band cell writes only its own values.
-                    unsafe { immersed::band_velocity(&a.0, i) };
+                    unsafe { stages::band_velocity(&a.0, i) };
                 });
         });
         for pass in 0..ib.plan.passes {
@@ -403,7 +403,7 @@ impl<S: Storage> CpuFluid<S> {
                 for s in 0..n_samples {
                     // SAFETY: one sample at a time: plain additions are the atomic ones.
                     let r =
-                        unsafe { immersed::sample_force(&a, s, |p, v| *p = (*p).wrapping_add(v)) };
+                        unsafe { stages::sample_force(&a, s, |p, v| *p = (*p).wrapping_add(v)) };
                     for c in 0..3 {
                         // SAFETY: the record holds every solid's values.
                         unsafe {
@@ -451,7 +451,7 @@ impl<S: Storage> CpuFluid<S> {
                     .for_each(|i| {
                         let a = &a;
                         // SAFETY: each band cell updates only its own values.
-                        unsafe { immersed::band_update(&a.0, i) };
+                        unsafe { stages::band_update(&a.0, i) };
                     });
             });
         }

@@ -4,7 +4,7 @@
 
 use super::cpu::band_overflow;
 use super::forces::ForceSample;
-use super::immersed::{IbPlan, RecordRing, SampleSnapshot, RING_STEPS};
+use super::ib::plan::{IbPlan, RecordRing, SampleSnapshot, RING_STEPS};
 use super::{Fields, FluidBackend, FluidError, Setup};
 use crate::gpu::scan::CellScan;
 use crate::gpu::{DriverContext, Gpu, Shape, Side, StageClock};
@@ -15,10 +15,10 @@ use murmur_common::lbm::abi::{
     IbPlace, IbUpdate, IbVelocity, Init, SampleSet, SplitMoments, SplitRelax, StreamCollide,
     StreamCollideBand, StreamCollideSponge, BIN_BLOCK, RECORD_FLOATS, SPREAD_SCATTER, SPREAD_STORE,
 };
-use murmur_common::lbm::band::{counter, pass_len, pool_len, BandMut, BandRef};
 use murmur_common::lbm::boundary::{KIND_MASK, OUTLET};
 use murmur_common::lbm::health::{self, word, Report};
-use murmur_common::lbm::immersed::clear_items;
+use murmur_common::lbm::ib::band::{counter, pass_len, pool_len, BandMut, BandRef};
+use murmur_common::lbm::ib::stages::clear_items;
 use murmur_common::lbm::{
     split, CollisionModel, Fp32, Lattice, LbmParams, Model, Populations, Storage, StorageKind,
     Streaming,
@@ -102,7 +102,7 @@ struct CudaIb {
     gather: Option<CudaGather>,
 }
 
-/// The gather's device buffers (see `murmur_common::lbm::gather`).
+/// The gather's device buffers (see `murmur_common::lbm::ib::gather`).
 struct CudaGather {
     bins: Bins,
     key: CudaSlice<u32>,
@@ -204,7 +204,7 @@ impl CudaIb {
         }
     }
 
-    /// The immersed-boundary stages of step `step` (see `murmur_common::lbm::immersed`).
+    /// The immersed-boundary stages of step `step` (see `murmur_common::lbm::ib::stages`).
     #[allow(clippy::too_many_arguments)]
     fn stages<S: Storage>(
         &mut self,

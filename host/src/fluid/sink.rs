@@ -3,7 +3,7 @@
 
 use super::driver::Sink;
 use super::forces::{ForceSample, ForceSeries, ForceSummary};
-use super::immersed::SampleSnapshot;
+use super::ib::plan::SampleSnapshot;
 use super::output::{write_vtp, SampleSlices, Snapshot};
 use super::{Fields, FluidError};
 use murmur_common::lbm::Units;

@@ -19,10 +19,10 @@ use super::{Fields, FluidBackend, FluidError, Setup};
 use crate::ranks::Comm;
 use crate::timing::StageTimes;
 use murmur_common::lbm::abi::{BandHalo, Halo};
-use murmur_common::lbm::band::BandMut;
 use murmur_common::lbm::boundary::{FLUID, GHOST, KIND_MASK, SLAB_FACE};
 use murmur_common::lbm::halo::{self, face_cells, BAND_VALUES, CROSSING};
 use murmur_common::lbm::health::{Bounds, Report};
+use murmur_common::lbm::ib::band::BandMut;
 use murmur_common::lbm::ib::Domain;
 use murmur_common::lbm::{CollisionModel, Lattice, Layout, Populations, Storage};
 use murmur_common::lbm::{StorageKind, Streaming, Q};
@@ -65,7 +65,7 @@ impl SlabPlan {
         let dims = [global.nx, global.ny, global.nz];
         let longest = *dims.iter().max().unwrap_or(&0);
         let axis = (0..3).rev().find(|&a| dims[a] == longest).unwrap_or(2);
-        if !setup.immersed.is_empty() && setup.immersed.spread != super::immersed::IbSpread::Scatter
+        if !setup.immersed.is_empty() && setup.immersed.spread != super::ib::plan::IbSpread::Scatter
         {
             return Err(FluidError::Invalid(format!(
                 "on several ranks the immersed boundary spreads by scatter: set spread = \
@@ -88,7 +88,7 @@ impl SlabPlan {
             }
         }
         // The immersed boundary's work lands on the slabs its samples start in.
-        if let Some(ib) = super::immersed::IbPlan::new(global, &setup.immersed) {
+        if let Some(ib) = super::ib::plan::IbPlan::new(global, &setup.immersed) {
             for p in ib.positions(1) {
                 let k = (p[axis].floor() as i64).rem_euclid(longest as i64) as usize;
                 weights[k] += SAMPLE_WEIGHT;
@@ -304,7 +304,7 @@ impl CpuHalo {
 
     /// Exchanges the band values (`rho, u*`) of the face layers into the ghost layers' band
     /// cells, before a multi-direct-forcing pass ([`halo::band_pack`]), across the faces a
-    /// solid reaches (`faces`: lower, upper; [`super::immersed::IbPlan::faces_reached`]).
+    /// solid reaches (`faces`: lower, upper; [`super::ib::plan::IbPlan::faces_reached`]).
     pub fn exchange_band(&self, band: BandMut, faces: [bool; 2]) -> Result<(), FluidError> {
         if faces == [false; 2] {
             return Ok(());
@@ -973,7 +973,7 @@ impl FluidBackend for SlabFluid {
 
     /// Collective: each sample's force as the rank that owns it computed it (every rank runs
     /// every sample; only the owner has all of a sample's passes).
-    fn samples(&mut self) -> Result<Option<super::immersed::SampleSnapshot>, FluidError> {
+    fn samples(&mut self) -> Result<Option<super::ib::plan::SampleSnapshot>, FluidError> {
         let Some(mut snap) = self.inner.samples()? else {
             return Ok(None);
         };
@@ -1133,7 +1133,7 @@ pub struct RanksResult {
     /// The solids' force rows of every step (summed over the ranks).
     pub forces: Vec<super::forces::ForceSample>,
     /// The samples after the last step, each force from the rank that owns it.
-    pub samples: Option<super::immersed::SampleSnapshot>,
+    pub samples: Option<super::ib::plan::SampleSnapshot>,
     pub plan: SlabPlan,
 }
 

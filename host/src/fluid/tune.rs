@@ -11,8 +11,8 @@
 //! early when its next candidate would overrun its share of the time cap.
 
 use super::driver::{self, BackendChoice};
+use super::ib::plan::{IbSpread, RING_STEPS};
 use super::ib::Motion;
-use super::immersed::{IbSpread, RING_STEPS};
 use super::scene::{self, SceneFile};
 use super::tuning::{self, spread_name, Cache, Entry, Key, Knobs};
 use super::{Block, FluidBackend, FluidError, Setup};

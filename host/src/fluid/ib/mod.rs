@@ -13,10 +13,13 @@
 //! disk sampling", ACM TOG 27(3), 2008); mass properties by signed tetrahedra (Tonon, J. Math.
 //! Stat. 1(1), 2005).
 
+pub mod bench;
 pub mod mesh;
+pub mod plan;
 pub mod sampling;
 pub mod shapes;
 pub mod solid;
+pub mod validate;
 
 pub use mesh::{load_mesh, MeshProblem};
 pub use sampling::{
@@ -33,10 +36,10 @@ pub struct Immersed {
     /// Axes that wrap for the stencils: the scene's periodic faces.
     pub periodic: [bool; 3],
     /// Multi-direct-forcing passes per step; 0: the fixed default
-    /// ([`crate::fluid::immersed::PASSES`]). Only the study that chose the default sets it.
+    /// ([`plan::PASSES`]). Only the study that chose the default sets it.
     pub passes: u32,
     /// How the samples' forces reach the band.
-    pub spread: crate::fluid::immersed::IbSpread,
+    pub spread: plan::IbSpread,
     /// On one rank of several: the lattice is a slab `(axis, origin, extent)` of the whole
     /// ([`murmur_common::lbm::ib::Domain::slab`]); set by the slab plan.
     pub slab: Option<(u32, i32, u32)>,

@@ -73,6 +73,10 @@ macro_rules! for_8 {
     };
 }
 
+pub mod band;
+pub mod gather;
+pub mod stages;
+
 /// The lattice a stencil lives on and which of its axes wrap. `#[repr(C)]`: it may travel to
 /// kernels inside their argument structs.
 ///

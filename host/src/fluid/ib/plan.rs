@@ -3,16 +3,16 @@
 //! reference and the kernels see the same values), and the decoding of the force records into
 //! forces on the solids; the choice of spreading ([`IbSpread`]).
 
-use super::forces::ForceSample;
-use super::ib::{Immersed, Solid};
+use super::{Immersed, Solid};
+use crate::fluid::forces::ForceSample;
 use murmur_common::lbm::abi::{Bins, Solids, FORCE_RECORD, RECORD_FLOATS};
-use murmur_common::lbm::band::{capacity_for, pass_len, pool_len, Bricks, BRICK_CELLS};
+use murmur_common::lbm::ib::band::{capacity_for, pass_len, pool_len, Bricks, BRICK_CELLS};
+use murmur_common::lbm::ib::stages::record_value;
 use murmur_common::lbm::ib::{Domain, MAX_SOLIDS};
-use murmur_common::lbm::immersed::record_value;
 use murmur_common::lbm::Lattice;
 
 /// Multi-direct-forcing passes `k` per step. Fixed for every scene, chosen with
-/// [`RETRACTION`] on cylindrical Couette flow (`validate_ib::Couette`, docs/fluid.md).
+/// [`RETRACTION`] on cylindrical Couette flow (`ib::validate::Couette`, docs/fluid.md).
 pub const PASSES: u32 = 3;
 
 /// How far (cells) samples sit inside their solid, along the inward surface normal: the
@@ -23,7 +23,7 @@ pub const RETRACTION: f64 = 0.25;
 /// Steps of force records the backends keep before they must be read ([`RecordRing`]).
 pub const RING_STEPS: usize = 1024;
 
-/// How `ib_force`'s forces reach the band ([`murmur_common::lbm::gather`]). All three give the
+/// How `ib_force`'s forces reach the band ([`murmur_common::lbm::ib::gather`]). All three give the
 /// same band force and solid forces bit for bit (fixed-point sums of the same terms).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IbSpread {
