@@ -94,12 +94,12 @@ fn a_moving_cylinder_carries_the_fluid_at_its_surface() {
     }
     let fields = b.fields().unwrap();
     let snap = b.samples().unwrap().unwrap();
-    let domain = murmur_common::lbm::ib::Domain::periodic(fields.lattice);
+    let domain = murmur_common::lbm::ib::stencil::Domain::periodic(fields.lattice);
     let speed = (u[0] * u[0] + u[1] * u[1]).sqrt();
     let mut worst = 0.0f64;
     for (p, ub) in snap.positions.iter().zip(&snap.velocity) {
-        let st = murmur_common::lbm::ib::Stencil::new(&domain, *p);
-        let v = murmur_common::lbm::ib::interpolate(&st, |c| fields.u(c));
+        let st = murmur_common::lbm::ib::stencil::Stencil::new(&domain, *p);
+        let v = murmur_common::lbm::ib::forcing::interpolate(&st, |c| fields.u(c));
         let slip = ((v[0] - ub[0]).powi(2) + (v[1] - ub[1]).powi(2)).sqrt() as f64;
         worst = worst.max(slip / speed);
     }

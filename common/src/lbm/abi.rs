@@ -4,7 +4,8 @@
 use super::access::{Populations, Storage};
 use super::collide::Model;
 use super::ib::band::{BandMut, BandRef};
-use super::ib::{Domain, SolidState, MAX_SOLIDS};
+use super::ib::solid::{SolidState, MAX_SOLIDS};
+use super::ib::stencil::Domain;
 use super::init::Initial;
 use super::params::LbmParams;
 use crate::kernel::{DevSlice, DevSliceMut, Variant};
@@ -353,7 +354,7 @@ pub struct Bins {
 }
 
 /// [`Bins::kind`]: one bin per band cell (slot `x 64 +` cell), a sample in the bin of its
-/// [`super::ib::bin_node`].
+/// [`super::ib::stencil::bin_node`].
 pub const BIN_CELL: u32 = 0;
 /// [`Bins::kind`]: one bin per block of `side^3` lattice cells, a sample in the block of its
 /// bin node.

@@ -18,7 +18,7 @@
 //! ([`band_pack`], [`band_unpack`]). Each band cell's values are computed by the slab that owns
 //! it, from the same populations and the same fixed-point force sums as on one rank, so every
 //! sample interpolates the same numbers, bit for bit; each slab spreads into its own cells and
-//! counts the reactions of the samples it owns ([`super::ib::Domain::owns`]).
+//! counts the reactions of the samples it owns ([`super::ib::stencil::Domain::owns`]).
 
 use super::abi::{BandHalo, Halo};
 use super::access::Storage;

@@ -493,9 +493,9 @@ mod tests {
     use crate::rng::{mix64, uniform};
     use std::vec::Vec;
 
-    /// The pull with boundaries as it was written before the two-pass form (one branch per
-    /// direction, loads inside the branches, the free-slip cells' bytes read again): the
-    /// reference the two-pass form must equal bit for bit.
+    /// The pull with boundaries in its direct form (one branch per direction, loads inside the
+    /// branches, the free-slip cells' bytes read again): the reference the two-pass form must
+    /// equal bit for bit.
     #[inline(always)]
     unsafe fn reference_pull<S: Storage>(
         p: &LbmParams,

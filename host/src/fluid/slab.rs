@@ -23,7 +23,7 @@ use murmur_common::lbm::boundary::{FLUID, GHOST, KIND_MASK, SLAB_FACE};
 use murmur_common::lbm::halo::{self, face_cells, BAND_VALUES, CROSSING};
 use murmur_common::lbm::health::{Bounds, Report};
 use murmur_common::lbm::ib::band::BandMut;
-use murmur_common::lbm::ib::Domain;
+use murmur_common::lbm::ib::stencil::Domain;
 use murmur_common::lbm::{CollisionModel, Lattice, Layout, Populations, Storage};
 use murmur_common::lbm::{StorageKind, Streaming, Q};
 use std::ops::Range;
@@ -233,7 +233,7 @@ fn from_bytes<T: Copy + Default>(b: &[u8], n: usize) -> Option<Vec<T>> {
 
 /// Adds every rank's fixed-point force records into `records` (the same slots on every rank;
 /// collective). Integer sums: the totals equal one rank's over the whole lattice, whatever the
-/// order. Each sample's reaction is counted by one rank only ([`murmur_common::lbm::ib::Domain::owns`]).
+/// order. Each sample's reaction is counted by one rank only ([`murmur_common::lbm::ib::stencil::Domain::owns`]).
 pub fn sum_records(comm: &dyn Comm, records: &mut [u64]) -> Result<(), FluidError> {
     let all = comm
         .all_gather(as_bytes(records))

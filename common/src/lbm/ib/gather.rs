@@ -4,7 +4,7 @@
 //! samples that reach it. Per step, after `ib_mark`:
 //!
 //! 1. [`bin`] (per sample): the sample's bin ([`Bins`]) from its bin node
-//!    ([`super::bin_node`]), its rank among the bin's samples from an atomic count;
+//!    ([`super::stencil::bin_node`]), its rank among the bin's samples from an atomic count;
 //! 2. an exclusive scan of the counts into the bins' starts (the host's scan);
 //! 3. [`place`] (per sample): the counting sort's scatter, `list[start + rank] = sample`;
 //!
@@ -19,7 +19,7 @@
 use super::band::slot;
 use super::band::{to_fixed, BandMut, BRICK_CELLS};
 use super::stages::{apply_pass, place as place_sample};
-use super::{below, bin_node, node_weights, Domain};
+use super::stencil::{below, bin_node, node_weights, Domain};
 use crate::lbm::abi::{Bins, IbBin, IbGather, IbPlace, BIN_BLOCK, BIN_CELL};
 
 impl Bins {

@@ -1,5 +1,5 @@
 //! The immersed-boundary stages of one step, per thread, for the CPU reference and the kernels
-//! alike (the math is [`super`], the band storage [`super::band`]). In step order:
+//! alike (the math is [`super::stencil`] and [`super::forcing`], the band storage [`super::band`]). In step order:
 //!
 //! 1. [`clear`]: empty the band table, reset its counter and this step's force record;
 //! 2. [`mark`] (per sample): the solid's state gives the sample's position; every fluid node of
@@ -18,7 +18,8 @@
 //! sample order; callers pass the addition.
 
 use super::band::{claim, from_fixed, pass_index, slot, to_fixed, BRICK_CELLS};
-use super::{bin_node, force_density, interpolate, interpolate_scalar, spread, Stencil};
+use super::forcing::{force_density, interpolate, interpolate_scalar, spread};
+use super::stencil::{bin_node, Stencil};
 use crate::lbm::abi::{
     IbClear, IbForce, IbMark, IbUpdate, IbVelocity, FORCE_RECORD, RECORD_SCALE, SPREAD_SCATTER,
 };
@@ -62,8 +63,8 @@ pub fn clear_items(a: &IbClear) -> u64 {
 /// indices: a runtime index into the by-value kernel argument would copy all states to local
 /// memory on the GPU.
 #[inline(always)]
-pub fn state_of(solids: &crate::lbm::abi::Solids, i: usize) -> super::SolidState {
-    const _: () = assert!(super::MAX_SOLIDS == 8);
+pub fn state_of(solids: &crate::lbm::abi::Solids, i: usize) -> super::solid::SolidState {
+    const _: () = assert!(super::solid::MAX_SOLIDS == 8);
     let mut st = solids.states[0];
     unroll!(k in [1, 2, 3, 4, 5, 6, 7] => {
         if i == k {
@@ -235,7 +236,7 @@ pub unsafe fn sample_force(a: &IbForce, t: usize, add: impl Fn(*mut u64, u64)) -
         *p = before + gc;
     }
     if !a.domain.owns(pos) {
-        // Another slab counts this sample's reaction ([`super::Domain::owns`]).
+        // Another slab counts this sample's reaction ([`super::stencil::Domain::owns`]).
         return reaction;
     }
     reaction.force = g;

@@ -41,7 +41,7 @@ pub struct Immersed {
     /// How the samples' forces reach the band.
     pub spread: plan::IbSpread,
     /// On one rank of several: the lattice is a slab `(axis, origin, extent)` of the whole
-    /// ([`murmur_common::lbm::ib::Domain::slab`]); set by the slab plan.
+    /// ([`murmur_common::lbm::ib::stencil::Domain::slab`]); set by the slab plan.
     pub slab: Option<(u32, i32, u32)>,
 }
 

@@ -7,8 +7,9 @@ use super::{Immersed, Solid};
 use crate::fluid::forces::ForceSample;
 use murmur_common::lbm::abi::{Bins, Solids, FORCE_RECORD, RECORD_FLOATS};
 use murmur_common::lbm::ib::band::{capacity_for, pass_len, pool_len, Bricks, BRICK_CELLS};
+use murmur_common::lbm::ib::solid::MAX_SOLIDS;
 use murmur_common::lbm::ib::stages::record_value;
-use murmur_common::lbm::ib::{Domain, MAX_SOLIDS};
+use murmur_common::lbm::ib::stencil::Domain;
 use murmur_common::lbm::Lattice;
 
 /// Multi-direct-forcing passes `k` per step. Fixed for every scene, chosen with

@@ -4,7 +4,7 @@
 //! Lattice units throughout: positions in cells (cell centres at integers), time in steps,
 //! velocities in `dx/dt`, angles in radians, rates in `1/dt`.
 
-use murmur_common::lbm::ib::SolidState;
+use murmur_common::lbm::ib::solid::SolidState;
 use std::f64::consts::PI;
 
 /// How a solid moves. Every motion starts from the solid's initial pose at step 0; `ramp`
