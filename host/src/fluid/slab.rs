@@ -65,7 +65,8 @@ impl SlabPlan {
         let dims = [global.nx, global.ny, global.nz];
         let longest = *dims.iter().max().unwrap_or(&0);
         let axis = (0..3).rev().find(|&a| dims[a] == longest).unwrap_or(2);
-        if !setup.immersed.is_empty() && setup.immersed.spread != super::ib::plan::IbSpread::Scatter
+        if !setup.immersed.is_empty()
+            && setup.immersed.spread != super::ib::spread::IbSpread::Scatter
         {
             return Err(FluidError::Invalid(format!(
                 "on several ranks the immersed boundary spreads by scatter: set spread = \

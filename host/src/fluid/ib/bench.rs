@@ -1,7 +1,7 @@
 //! `murmur fluid ib-bench`: the immersed boundary's spreading methods ([`IbSpread`]) timed on
 //! one scene, stage by stage, against the same grid without its solids.
 
-use super::plan::{IbSpread, BLOCK_SIDES, MAX_BLOCK};
+use super::spread::{IbSpread, BLOCK_SIDES, MAX_BLOCK};
 use crate::fluid::driver::{self, BackendChoice};
 use crate::fluid::scene::{self, SceneFile};
 use crate::fluid::{FluidBackend, FluidError, Setup};

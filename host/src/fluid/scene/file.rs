@@ -425,7 +425,7 @@ impl Default for ForcesConfig {
     }
 }
 
-/// The immersed boundary's spreading (`crate::fluid::ib::plan::IbSpread`).
+/// The immersed boundary's spreading (`crate::fluid::ib::spread::IbSpread`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ImmersedConfig {
