@@ -2,7 +2,8 @@
 //! per output), the solids' samples (`.vtp`) and the forces (CSV time series and summary).
 
 use super::driver::Sink;
-use super::forces::{ForceSample, ForceSeries, ForceSummary};
+use super::forces::summary::ForceSummary;
+use super::forces::{ForceSample, ForceSeries};
 use super::ib::plan::SampleSnapshot;
 use super::output::{write_vtp, SampleSlices, Snapshot};
 use super::{Fields, FluidError};
