@@ -32,7 +32,7 @@ fn cylinder_box(
         7,
         [n as f64, n as f64, 1.0],
         1 << 20,
-        murmur::fluid::immersed::RETRACTION,
+        murmur::fluid::ib::plan::RETRACTION,
     )
     .unwrap();
     assert!(samples.len() > 20, "{}", samples.summary());
@@ -94,12 +94,12 @@ fn a_moving_cylinder_carries_the_fluid_at_its_surface() {
     }
     let fields = b.fields().unwrap();
     let snap = b.samples().unwrap().unwrap();
-    let domain = murmur_common::lbm::ib::Domain::periodic(fields.lattice);
+    let domain = murmur_common::lbm::ib::stencil::Domain::periodic(fields.lattice);
     let speed = (u[0] * u[0] + u[1] * u[1]).sqrt();
     let mut worst = 0.0f64;
     for (p, ub) in snap.positions.iter().zip(&snap.velocity) {
-        let st = murmur_common::lbm::ib::Stencil::new(&domain, *p);
-        let v = murmur_common::lbm::ib::interpolate(&st, |c| fields.u(c));
+        let st = murmur_common::lbm::ib::stencil::Stencil::new(&domain, *p);
+        let v = murmur_common::lbm::ib::forcing::interpolate(&st, |c| fields.u(c));
         let slip = ((v[0] - ub[0]).powi(2) + (v[1] - ub[1]).powi(2)).sqrt() as f64;
         worst = worst.max(slip / speed);
     }
@@ -125,10 +125,10 @@ fn a_moving_cylinder_carries_the_fluid_at_its_surface() {
 }
 
 #[test]
-#[ignore = "the study behind immersed::{PASSES, RETRACTION}; prints its table (about 1.5 minutes on 2 cores)"]
+#[ignore = "the study behind ib::plan::{PASSES, RETRACTION}; prints its table (about 1.5 minutes on 2 cores)"]
 fn couette_study_picks_the_fixed_passes_and_retraction() {
-    use murmur::fluid::immersed::{PASSES, RETRACTION};
-    use murmur::fluid::validate_ib::Couette;
+    use murmur::fluid::ib::plan::{PASSES, RETRACTION};
+    use murmur::fluid::ib::validate::Couette;
     let mut best = (f64::INFINITY, 0.0, 0);
     let mut chosen = f64::NAN;
     for retraction in [0.0, 0.2, 0.25, 0.3] {

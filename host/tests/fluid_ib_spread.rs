@@ -5,7 +5,7 @@
 use murmur::fluid::cli::{force_difference, FORCE_PARITY_TOLERANCE, PARITY_TOLERANCE};
 use murmur::fluid::cpu::CpuFluid;
 use murmur::fluid::cuda::CudaFluid;
-use murmur::fluid::immersed::IbSpread;
+use murmur::fluid::ib::spread::IbSpread;
 use murmur::fluid::{FluidBackend, Setup};
 
 mod support;

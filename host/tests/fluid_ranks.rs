@@ -204,7 +204,7 @@ fn bad_decompositions_are_one_line_errors() {
     let e = SlabPlan::new(&in_place, 2).unwrap_err().to_string();
     assert!(e.contains("pull"), "{e}");
     let mut gather = support::ib_scenes::periodic_box();
-    gather.immersed.spread = murmur::fluid::immersed::IbSpread::Gather;
+    gather.immersed.spread = murmur::fluid::ib::spread::IbSpread::Gather;
     let e = SlabPlan::new(&gather, 2).unwrap_err().to_string();
     assert!(e.contains("spreads by scatter") && !e.contains('\n'), "{e}");
 }

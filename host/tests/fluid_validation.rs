@@ -46,7 +46,8 @@ fn immersed_boundary_quick_rows_meet_their_targets() {
     // `murmur fluid validate --quick`'s immersed-boundary rows: Couette flow, DFG 2D-1 at 20
     // cells per diameter, the Galilean check at 8 (a few minutes on 2 cores).
     let mut open = cpu();
-    let rows = murmur::fluid::validate_ib::run_all(&mut open as &mut Opener, true, |_| {}).unwrap();
+    let rows =
+        murmur::fluid::ib::validate::run_all(&mut open as &mut Opener, true, |_| {}).unwrap();
     assert_eq!(rows.len(), 4);
     for r in &rows {
         assert!(r.passed(), "{r:?}");

@@ -13,11 +13,11 @@ use murmur_common::lbm::abi::{
     IbForce, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity, Init, SplitMoments, SplitRelax,
     StreamCollide, StreamCollideBand, StreamCollideSponge, FORCE_RECORD,
 };
-use murmur_common::lbm::band::BRICK_CELLS;
-use murmur_common::lbm::gather;
+use murmur_common::lbm::ib::band::BRICK_CELLS;
+use murmur_common::lbm::ib::gather;
 use murmur_common::lbm::halo;
 use murmur_common::lbm::health::{cell_words, word};
-use murmur_common::lbm::immersed::{self, record_fixed, record_index, Reaction};
+use murmur_common::lbm::ib::stages::{self, record_fixed, record_index, Reaction};
 use murmur_common::lbm::split;
 use murmur_common::lbm::{
     cell_fields, init_cell, store_fields, stream_collide_interior, stream_collide_interior_band,
@@ -74,7 +74,7 @@ macro_rules! storage_kernels {
                 let Some(i) = index_below(a.band.capacity as u64 * BRICK_CELLS as u64) else {
                     return;
                 };
-                immersed::band_velocity(&a, i);
+                stages::band_velocity(&a, i);
             }
         };
     };
@@ -215,10 +215,10 @@ murmur_common::lbm_variants!(lbm_kernels);
 /// Stage `ib_clear`: the band table emptied, its counter and this step's force record zeroed.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn ib_clear(a: IbClear) {
-    let Some(i) = index_below(immersed::clear_items(&a)) else {
+    let Some(i) = index_below(stages::clear_items(&a)) else {
         return;
     };
-    immersed::clear(&a, i);
+    stages::clear(&a, i);
 }
 
 /// Stage `ib_mark`: one thread per sample puts the bricks of its stencil into the band.
@@ -227,7 +227,7 @@ pub unsafe extern "ptx-kernel" fn ib_mark(a: IbMark) {
     let Some(s) = index_below(a.samples.body.len()) else {
         return;
     };
-    immersed::mark(&a, s);
+    stages::mark(&a, s);
 }
 
 /// Stage `ib_force`: one thread per sample; spreading with atomic fixed-point adds (or the
@@ -240,7 +240,7 @@ pub unsafe extern "ptx-kernel" fn ib_force(a: IbForce) {
     let s = index();
     let active = (s as u64) < a.samples.body.len();
     let r = if active {
-        immersed::sample_force(&a, s, |p, v| red_add_u64(p, v))
+        stages::sample_force(&a, s, |p, v| red_add_u64(p, v))
     } else {
         Reaction {
             solid: u32::MAX,
@@ -279,7 +279,7 @@ pub unsafe extern "ptx-kernel" fn ib_update(a: IbUpdate) {
     let Some(i) = index_below(a.band.capacity as u64 * BRICK_CELLS as u64) else {
         return;
     };
-    immersed::band_update(&a, i);
+    stages::band_update(&a, i);
 }
 
 /// Stage `ib_bin`: one thread per sample; its bin and its rank in it (atomic count).

@@ -2,9 +2,10 @@
 //! the same structs over its own buffers and calls the same cell functions ([`super::stream`]).
 
 use super::access::{Populations, Storage};
-use super::band::{BandMut, BandRef};
 use super::collide::Model;
-use super::ib::{Domain, SolidState, MAX_SOLIDS};
+use super::ib::band::{BandMut, BandRef};
+use super::ib::solid::{SolidState, MAX_SOLIDS};
+use super::ib::stencil::Domain;
 use super::init::Initial;
 use super::params::LbmParams;
 use crate::kernel::{DevSlice, DevSliceMut, Variant};
@@ -337,7 +338,7 @@ pub const SPREAD_SCATTER: u32 = 0;
 /// [`IbForce::spread`]: each sample's position and force stored for the gather.
 pub const SPREAD_STORE: u32 = 1;
 
-/// How the gather bins samples ([`super::gather`]). `#[repr(C)]`: part of kernel arguments.
+/// How the gather bins samples ([`super::ib::gather`]). `#[repr(C)]`: part of kernel arguments.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Bins {
@@ -353,7 +354,7 @@ pub struct Bins {
 }
 
 /// [`Bins::kind`]: one bin per band cell (slot `x 64 +` cell), a sample in the bin of its
-/// [`super::ib::bin_node`].
+/// [`super::ib::stencil::bin_node`].
 pub const BIN_CELL: u32 = 0;
 /// [`Bins::kind`]: one bin per block of `side^3` lattice cells, a sample in the block of its
 /// bin node.

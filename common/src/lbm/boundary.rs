@@ -247,9 +247,9 @@ mod tests {
     use super::*;
     use crate::kernel::{DevSlice, DevSliceMut};
     use crate::lbm::abi::StreamCollide;
-    use crate::lbm::band::BandRef;
     use crate::lbm::d3q27::{opposite, velocity, Q};
     use crate::lbm::equilibrium::equilibrium;
+    use crate::lbm::ib::band::BandRef;
     use crate::lbm::{
         cell_fields, initial_populations, stream_collide_cell, Bgk, Fp32, InPlace, Lattice, Layout,
         LbmParams, Populations, Rates,

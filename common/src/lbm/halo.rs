@@ -18,12 +18,12 @@
 //! ([`band_pack`], [`band_unpack`]). Each band cell's values are computed by the slab that owns
 //! it, from the same populations and the same fixed-point force sums as on one rank, so every
 //! sample interpolates the same numbers, bit for bit; each slab spreads into its own cells and
-//! counts the reactions of the samples it owns ([`super::ib::Domain::owns`]).
+//! counts the reactions of the samples it owns ([`super::ib::stencil::Domain::owns`]).
 
 use super::abi::{BandHalo, Halo};
 use super::access::Storage;
-use super::band::slot;
 use super::d3q27::velocity;
+use super::ib::band::slot;
 use super::{Lattice, Q};
 
 /// Populations crossing a face per cell.
@@ -111,7 +111,7 @@ pub const BAND_VALUES: usize = 4;
 /// cell is not in the band (an absent node to the receiver, as a non-fluid one).
 ///
 /// # Safety
-/// `a.band` as documented on [`BandMut`](super::band::BandMut), `a.buf` holds
+/// `a.band` as documented on [`BandMut`](super::ib::band::BandMut), `a.buf` holds
 /// `4 * face_cells` values, `i < face_cells`.
 #[inline(always)]
 pub unsafe fn band_pack(a: &BandHalo, i: usize) {

@@ -4,13 +4,13 @@
 
 use super::abi::{Init, StreamCollide};
 use super::access::{neighbour, Populations, Storage};
-use super::band::BandRef;
 use super::boundary::{
     anti_bounce_back, face_axis, face_of, inlet_velocity, moving_bounce_back, sponge_rates, FLUID,
     GHOST, INLET, KIND_MASK, NEAR_BOUNDARY, OUTLET, SPONGE,
 };
 use super::collide::{collide_with, Model};
 use super::d3q27::{velocity, velocity_f32, REST};
+use super::ib::band::BandRef;
 use super::params::{LbmParams, FACES};
 use super::{moments, CellKind, Q};
 use crate::kernel::{DevSlice, DevSliceMut};
@@ -493,9 +493,9 @@ mod tests {
     use crate::rng::{mix64, uniform};
     use std::vec::Vec;
 
-    /// The pull with boundaries as it was written before the two-pass form (one branch per
-    /// direction, loads inside the branches, the free-slip cells' bytes read again): the
-    /// reference the two-pass form must equal bit for bit.
+    /// The pull with boundaries in its direct form (one branch per direction, loads inside the
+    /// branches, the free-slip cells' bytes read again): the reference the two-pass form must
+    /// equal bit for bit.
     #[inline(always)]
     unsafe fn reference_pull<S: Storage>(
         p: &LbmParams,

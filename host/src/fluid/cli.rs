@@ -43,7 +43,7 @@ pub enum FluidCmd {
     Case(CaseArgs),
     /// The immersed boundary's spreading methods (scatter, gather, block gather) timed stage by
     /// stage on one scene, against the same grid without its solids.
-    IbBench(super::ib_bench::IbBenchArgs),
+    IbBench(super::ib::bench::IbBenchArgs),
     /// What a scene's walls, inlets and outlets cost: the scene (its solids left out) against a
     /// periodic box of the same size, the boundary kernel beside the interior kernel and after
     /// it; MLUPs/s of each, the ratio and the stage times.
@@ -293,7 +293,7 @@ pub fn run(cmd: &FluidCmd) -> Result<()> {
         FluidCmd::Scale(a) => super::multi::scale(a),
         FluidCmd::Parity(a) => parity_cmd(a),
         FluidCmd::Case(a) => case_cmd(a),
-        FluidCmd::IbBench(a) => super::ib_bench::ib_bench_cmd(a),
+        FluidCmd::IbBench(a) => super::ib::bench::ib_bench_cmd(a),
         FluidCmd::BoundaryBench(a) => super::boundary_bench::boundary_bench_cmd(a),
         FluidCmd::Tune(a) => super::tune::tune_cmd(a),
         FluidCmd::Noise(a) => super::noise::noise_cmd(a),
@@ -610,7 +610,7 @@ fn validate_cmd(a: &ValidateArgs) -> Result<()> {
             })?;
         if !a.no_ib {
             eprintln!("immersed-boundary cases (ACM-MRT):");
-            results.extend(super::validate_ib::run_all(
+            results.extend(super::ib::validate::run_all(
                 &mut open as &mut Opener,
                 a.quick,
                 |r| {
@@ -909,7 +909,7 @@ fn moving_sphere(model: CollisionModel) -> Result<Setup, FluidError> {
         1,
         [n as f64; 3],
         1 << 20,
-        super::immersed::RETRACTION,
+        super::ib::plan::RETRACTION,
     )
     .map_err(|e| FluidError::Invalid(e.to_string()))?;
     solid.reference_area = std::f64::consts::PI * 25.0;
@@ -933,7 +933,7 @@ fn moving_sphere(model: CollisionModel) -> Result<Setup, FluidError> {
 }
 
 fn case_cmd(a: &CaseArgs) -> Result<()> {
-    use super::validate_ib::{dfg, Couette, Dfg, DfgRun, Galilean};
+    use super::ib::validate::{dfg, Couette, Dfg, DfgRun, Galilean};
     let mut open = opener(a.backend, Some(a.storage));
     let dfg_case = match a.case {
         CaseName::Dfg2d1 => Some(Dfg::TwoD1),

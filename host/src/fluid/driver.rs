@@ -2,7 +2,7 @@
 //! to the output and reports figures.
 
 use super::forces::ForceSample;
-use super::immersed::SampleSnapshot;
+use super::ib::plan::SampleSnapshot;
 use super::{Fields, FluidBackend, FluidError, Setup};
 use murmur_common::lbm::boundary::inlet_scale;
 use murmur_common::lbm::health::{self, Bounds, Report};

@@ -14,8 +14,6 @@ pub mod derived;
 pub mod driver;
 pub mod forces;
 pub mod ib;
-pub mod ib_bench;
-pub mod immersed;
 pub mod multi;
 pub mod noise;
 pub mod output;
@@ -27,7 +25,6 @@ pub mod slab;
 pub mod tune;
 pub mod tuning;
 pub mod validate;
-pub mod validate_ib;
 
 use crate::timing::StageTimes;
 use murmur_common::lbm::{CellKind, CollisionModel, Initial, Lattice, Layout, LbmParams};
@@ -390,7 +387,7 @@ pub trait FluidBackend {
     /// first); empty without solids.
     fn take_forces(&mut self) -> Result<Vec<forces::ForceSample>, FluidError>;
     /// The solids' samples after the last step, with their forces (`None` without solids).
-    fn samples(&mut self) -> Result<Option<immersed::SampleSnapshot>, FluidError>;
+    fn samples(&mut self) -> Result<Option<ib::plan::SampleSnapshot>, FluidError>;
     /// The health of the fields the last step stored (`None` when no fluid cell exists).
     fn health(
         &mut self,

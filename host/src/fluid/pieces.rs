@@ -10,7 +10,7 @@
 
 use super::derived::Derived;
 use super::driver::Sink;
-use super::immersed::SampleSnapshot;
+use super::ib::plan::SampleSnapshot;
 use super::output::{write_pvti, Snapshot};
 use super::slab::{Piece, SlabPlan};
 use super::{Fields, FluidError};

@@ -2,8 +2,9 @@
 //! per output), the solids' samples (`.vtp`) and the forces (CSV time series and summary).
 
 use super::driver::Sink;
-use super::forces::{ForceSample, ForceSeries, ForceSummary};
-use super::immersed::SampleSnapshot;
+use super::forces::summary::ForceSummary;
+use super::forces::{ForceSample, ForceSeries};
+use super::ib::plan::SampleSnapshot;
 use super::output::{write_vtp, SampleSlices, Snapshot};
 use super::{Fields, FluidError};
 use murmur_common::lbm::Units;

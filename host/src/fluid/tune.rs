@@ -11,8 +11,9 @@
 //! early when its next candidate would overrun its share of the time cap.
 
 use super::driver::{self, BackendChoice};
+use super::ib::plan::RING_STEPS;
+use super::ib::spread::IbSpread;
 use super::ib::Motion;
-use super::immersed::{IbSpread, RING_STEPS};
 use super::scene::{self, SceneFile};
 use super::tuning::{self, spread_name, Cache, Entry, Key, Knobs};
 use super::{Block, FluidBackend, FluidError, Setup};

@@ -9,7 +9,7 @@
 //! `$HOME/.cache/murmur/tuning.toml`, and is replaced atomically; a file that cannot be read is
 //! reported in one line and treated as empty (the next `tune` replaces it).
 
-use super::immersed::{IbSpread, MAX_BLOCK};
+use super::ib::spread::{IbSpread, MAX_BLOCK};
 use super::{Block, Setup};
 use murmur_common::lbm::{CollisionModel, Layout, StorageKind};
 use serde::{Deserialize, Serialize};

@@ -1,7 +1,7 @@
 //! Scenes with immersed solids shared by the immersed-boundary tests.
 
+use murmur::fluid::ib::plan::RETRACTION;
 use murmur::fluid::ib::{Immersed, Motion, Primitive, Solid};
-use murmur::fluid::immersed::RETRACTION;
 use murmur::fluid::scene;
 use murmur::fluid::Setup;
 use murmur_common::lbm::{CollisionModel, Rates};

@@ -5,15 +5,15 @@
 
 use super::{view, view_mut, Shared, CHUNK};
 use crate::fluid::forces::ForceSample;
-use crate::fluid::immersed::{IbPlan, RecordRing};
+use crate::fluid::ib::plan::{IbPlan, RecordRing};
 use crate::fluid::FluidError;
 use murmur_common::lbm::abi::{
     IbBin, IbClear, IbForce, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity, SampleSet, Solids,
     BIN_BLOCK, RECORD_FLOATS, SPREAD_SCATTER, SPREAD_STORE,
 };
-use murmur_common::lbm::band::{counter, pass_len, pool_len, BandMut, BandRef, EMPTY};
-use murmur_common::lbm::gather;
-use murmur_common::lbm::immersed::{self, record_fixed, record_index};
+use murmur_common::lbm::ib::band::{counter, pass_len, pool_len, BandMut, BandRef, EMPTY};
+use murmur_common::lbm::ib::gather;
+use murmur_common::lbm::ib::stages::{self as immersed, record_fixed, record_index};
 use murmur_common::lbm::{LbmParams, Populations, Storage};
 use murmur_common::{DevSlice, DevSliceMut};
 use rayon::prelude::*;
@@ -79,7 +79,7 @@ impl CpuIb {
             pass: vec![0; pass_len(plan.capacity)],
             counter: vec![0; counter::WORDS],
             sample_force: vec![0.0; 3 * plan.body.len()],
-            ring: vec![0; crate::fluid::immersed::RING_STEPS * RECORD_FLOATS],
+            ring: vec![0; crate::fluid::ib::plan::RING_STEPS * RECORD_FLOATS],
             records: RecordRing::default(),
             taken: Vec::new(),
             slot: 0,

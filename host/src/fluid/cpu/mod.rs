@@ -8,14 +8,14 @@ mod ib;
 
 use self::ib::CpuIb;
 use super::forces::ForceSample;
-use super::immersed::{IbPlan, SampleSnapshot};
+use super::ib::plan::{IbPlan, SampleSnapshot};
 use super::plan::{FluidPlan, FluidStage, IbShape, PlanInputs, SlabShape, Target};
 use super::{BenchHooks, Fields, FluidBackend, FluidError, Setup, ViewHooks};
 use crate::timing::StageTimes;
 use murmur_common::lbm::abi::{Health, Init, StreamCollide};
-use murmur_common::lbm::band::BandRef;
 use murmur_common::lbm::boundary::{KIND_MASK, OUTLET};
 use murmur_common::lbm::health::{self, cell_words, word, Report};
+use murmur_common::lbm::ib::band::BandRef;
 use murmur_common::lbm::{
     cell_fields, init_cell, stream_collide_cell, CollisionModel, Lattice, LbmParams, Model,
     Populations, Storage, StorageKind, Streaming, Q,

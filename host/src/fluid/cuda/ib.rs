@@ -5,7 +5,7 @@
 use super::BLOCK_SIZE;
 use crate::fluid::cpu::band_overflow;
 use crate::fluid::forces::ForceSample;
-use crate::fluid::immersed::{IbPlan, RecordRing, RING_STEPS};
+use crate::fluid::ib::plan::{IbPlan, RecordRing, RING_STEPS};
 use crate::fluid::FluidError;
 use crate::gpu::scan::CellScan;
 use crate::gpu::{Gpu, Launch, Shape};
@@ -14,8 +14,8 @@ use murmur_common::lbm::abi::{
     Bins, IbBin, IbClear, IbForce, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity, SampleSet,
     Solids, BIN_BLOCK, RECORD_FLOATS, SPREAD_SCATTER, SPREAD_STORE,
 };
-use murmur_common::lbm::band::{counter, pass_len, pool_len, BandMut, BandRef};
-use murmur_common::lbm::immersed::clear_items;
+use murmur_common::lbm::ib::band::{counter, pass_len, pool_len, BandMut, BandRef};
+use murmur_common::lbm::ib::stages::clear_items;
 use murmur_common::lbm::{LbmParams, Populations, Storage};
 use murmur_common::{DevSlice, DevSliceMut};
 

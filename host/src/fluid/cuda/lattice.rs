@@ -12,9 +12,9 @@ use cudarc::driver::CudaSlice;
 use murmur_common::lbm::abi::{
     Boundary, CellLaunch, FieldsArgs, Health, StreamCollide, StreamCollideBand, StreamCollideSponge,
 };
-use murmur_common::lbm::band::BandRef;
 use murmur_common::lbm::boundary::{KIND_MASK, OUTLET};
 use murmur_common::lbm::health::{self, word, Report};
+use murmur_common::lbm::ib::band::BandRef;
 use murmur_common::lbm::{Lattice, LbmParams, Model, Populations, Storage};
 use murmur_common::render::abi::PlaneFields;
 

@@ -13,7 +13,7 @@ mod lattice;
 use self::ib::{CudaIb, LatticeRef};
 use self::lattice::LatticeBuffers;
 use super::forces::ForceSample;
-use super::immersed::{IbPlan, SampleSnapshot};
+use super::ib::plan::{IbPlan, SampleSnapshot};
 use super::plan::{BoundaryLane, FluidPlan, FluidStage, IbShape, Lane, PlanInputs, SlabShape};
 use super::{BenchHooks, Fields, FluidBackend, FluidError, Setup, ViewHooks};
 use crate::gpu::{DriverContext, Gpu, Shape, Side, StageClock};

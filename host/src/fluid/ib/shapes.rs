@@ -464,3 +464,109 @@ impl Primitive {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fluid::ib::sampling::{poisson_disk, SamplingError};
+
+    /// Signed volume by the divergence theorem: positive for outward-facing triangles.
+    fn volume(mesh: &TriangleMesh) -> f64 {
+        (0..mesh.triangles.len())
+            .map(|t| {
+                let [a, b, c] = mesh.corners(t);
+                let bc = cross(b, c);
+                (a[0] * bc[0] + a[1] * bc[1] + a[2] * bc[2]) / 6.0
+            })
+            .sum()
+    }
+
+    #[test]
+    fn primitive_mesh_areas_match_analytic_within_half_a_percent() {
+        let shapes = [
+            Primitive::Sphere { radius: 12.0 },
+            Primitive::Sphere { radius: 1.0 },
+            Primitive::Cylinder {
+                radius: 5.0,
+                length: 20.0,
+                caps: true,
+            },
+            Primitive::Cylinder {
+                radius: 0.8,
+                length: 3.0,
+                caps: false,
+            },
+            Primitive::Box {
+                half: [3.0, 1.0, 0.5],
+            },
+            Primitive::Torus {
+                major: 10.0,
+                minor: 3.0,
+            },
+            Primitive::Torus {
+                major: 2.0,
+                minor: 1.5,
+            },
+            Primitive::Capsule {
+                radius: 4.0,
+                length: 10.0,
+            },
+        ];
+        for shape in shapes {
+            for spacing in [0.5, 1.0, 0.1] {
+                let mesh = shape.mesh(spacing).unwrap();
+                mesh.validate().unwrap();
+                let (mesh_area, exact) = (mesh.area(), shape.analytic_area());
+                let err = (mesh_area - exact).abs() / exact;
+                assert!(err < 5e-3, "{shape:?} at {spacing}: {mesh_area} vs {exact}");
+                // Inscribed meshes lose area, never gain it.
+                assert!(mesh_area <= exact * (1.0 + 1e-12), "{shape:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn closed_meshes_face_outward() {
+        let cases = [
+            (sphere(3.0, 0.5).unwrap(), 4.0 / 3.0 * PI * 27.0),
+            (cylinder(2.0, 5.0, true, 0.5).unwrap(), PI * 4.0 * 5.0),
+            (cuboid([1.0, 2.0, 3.0]).unwrap(), 48.0),
+            (torus(4.0, 1.0, 0.5).unwrap(), 2.0 * PI * PI * 4.0),
+            (capsule(1.0, 2.0, 0.5).unwrap(), PI * 2.0 + 4.0 / 3.0 * PI),
+        ];
+        for (mesh, exact) in cases {
+            let v = volume(&mesh);
+            assert!((v - exact).abs() / exact < 1e-2, "volume {v} vs {exact}");
+        }
+    }
+
+    #[test]
+    fn bad_shapes_are_refused() {
+        assert!(matches!(
+            sphere(0.0, 0.5),
+            Err(ShapeError::NonPositive { .. })
+        ));
+        assert!(matches!(
+            cylinder(1.0, -1.0, true, 0.5),
+            Err(ShapeError::NonPositive { .. })
+        ));
+        assert!(matches!(
+            torus(1.0, 1.0, 0.5),
+            Err(ShapeError::SpindleTorus { .. })
+        ));
+        assert!(matches!(
+            cuboid([1.0, f64::NAN, 1.0]),
+            Err(ShapeError::NonPositive { .. })
+        ));
+        assert!(Pose::new([0.0; 3], [0.0; 4], 1.0).is_err());
+        assert!(Pose::new([0.0; 3], [1.0, 0.0, 0.0, 0.0], 0.0).is_err());
+        let flat = TriangleMesh {
+            vertices: vec![[0.0; 3], [1.0, 0.0, 0.0], [2.0, 0.0, 0.0]],
+            triangles: vec![[0, 1, 2]],
+        };
+        assert!(matches!(
+            poisson_disk(&flat, 0.5, 1, None, 1000),
+            Err(SamplingError::Shape(ShapeError::BadMesh(_)))
+        ));
+    }
+}

@@ -4,7 +4,7 @@
 //! Lattice units throughout: positions in cells (cell centres at integers), time in steps,
 //! velocities in `dx/dt`, angles in radians, rates in `1/dt`.
 
-use murmur_common::lbm::ib::SolidState;
+use murmur_common::lbm::ib::solid::SolidState;
 use std::f64::consts::PI;
 
 /// How a solid moves. Every motion starts from the solid's initial pose at step 0; `ramp`
@@ -205,7 +205,7 @@ impl Solid {
     /// Poisson-disk dart throwing at spacing `spacing` (cells) from `seed`, with the periodic
     /// lengths `periodic` (0 for walls). Sample offsets are stored in the body frame (minimum
     /// image across periodic axes), moved `retraction` cells into the solid along the surface's
-    /// inward normal (see [`crate::fluid::immersed::RETRACTION`]).
+    /// inward normal (see [`super::plan::RETRACTION`]).
     #[allow(clippy::too_many_arguments)]
     pub fn sampled(
         name: &str,

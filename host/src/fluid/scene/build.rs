@@ -449,9 +449,9 @@ impl SceneFile {
 
 impl SceneFile {
     /// The immersed boundary's spreading of `[immersed]` (the default when it names none).
-    pub fn spread(&self) -> Result<crate::fluid::immersed::IbSpread, FluidError> {
+    pub fn spread(&self) -> Result<crate::fluid::ib::spread::IbSpread, FluidError> {
         use super::file::SpreadName;
-        use crate::fluid::immersed::IbSpread;
+        use crate::fluid::ib::spread::IbSpread;
         let c = &self.immersed;
         let name = match c.spread {
             None if c.block.is_some() => "blocks",

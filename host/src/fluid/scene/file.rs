@@ -29,7 +29,7 @@ pub struct SceneFile {
     pub initial: Initial,
     #[serde(default)]
     pub body_force: BodyForce,
-    /// Immersed solids (at most `murmur_common::lbm::ib::MAX_SOLIDS`).
+    /// Immersed solids (at most `murmur_common::lbm::ib::solid::MAX_SOLIDS`).
     #[serde(default)]
     pub solids: Vec<SolidConfig>,
     #[serde(default)]
@@ -425,7 +425,7 @@ impl Default for ForcesConfig {
     }
 }
 
-/// The immersed boundary's spreading (`crate::fluid::immersed::IbSpread`).
+/// The immersed boundary's spreading (`crate::fluid::ib::spread::IbSpread`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ImmersedConfig {

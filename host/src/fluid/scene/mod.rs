@@ -353,7 +353,7 @@ mod tests {
         assert!((peak - 0.05).abs() < 1e-3, "{peak}");
     }
 
-    use crate::fluid::immersed::RETRACTION;
+    use crate::fluid::ib::plan::RETRACTION;
 
     #[test]
     fn the_obstacle_sphere_is_an_immersed_solid() {

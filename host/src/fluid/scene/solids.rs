@@ -10,12 +10,12 @@ use super::file::{MotionConfig, Orientation, SceneFile, ShapeConfig, SolidConfig
 use super::geometry::{Boundary, Geometry};
 use super::{ForceSettings, MAX_MACH, WARN_MACH};
 use crate::fluid::ib::mesh::load_mesh;
+use crate::fluid::ib::plan::RETRACTION;
 use crate::fluid::ib::sampling::max_count;
 use crate::fluid::ib::solid::{quat_from_axis_angle, quat_matrix, quat_mul};
 use crate::fluid::ib::{MassProperties, Motion, Pose, Primitive, Solid, TriangleMesh};
-use crate::fluid::immersed::RETRACTION;
 use crate::fluid::FluidError;
-use murmur_common::lbm::ib::MAX_SOLIDS;
+use murmur_common::lbm::ib::solid::MAX_SOLIDS;
 use murmur_common::lbm::Units;
 use std::f64::consts::PI;
 

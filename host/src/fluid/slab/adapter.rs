@@ -5,7 +5,7 @@ use crate::ranks::Comm;
 use crate::timing::StageTimes;
 use murmur_common::lbm::halo::{self, face_cells};
 use murmur_common::lbm::health::{Bounds, Report};
-use murmur_common::lbm::ib::Domain;
+use murmur_common::lbm::ib::stencil::Domain;
 use murmur_common::lbm::{CollisionModel, Lattice, Layout};
 use murmur_common::lbm::{StorageKind, Streaming, Q};
 use std::sync::Arc;
@@ -293,7 +293,7 @@ impl FluidBackend for SlabFluid {
 
     /// Collective: each sample's force as the rank that owns it computed it (every rank runs
     /// every sample; only the owner has all of a sample's passes).
-    fn samples(&mut self) -> Result<Option<crate::fluid::immersed::SampleSnapshot>, FluidError> {
+    fn samples(&mut self) -> Result<Option<crate::fluid::ib::plan::SampleSnapshot>, FluidError> {
         let Some(mut snap) = self.inner.samples()? else {
             return Ok(None);
         };
@@ -414,7 +414,7 @@ pub struct RanksResult {
     /// The solids' force rows of every step (summed over the ranks).
     pub forces: Vec<crate::fluid::forces::ForceSample>,
     /// The samples after the last step, each force from the rank that owns it.
-    pub samples: Option<crate::fluid::immersed::SampleSnapshot>,
+    pub samples: Option<crate::fluid::ib::plan::SampleSnapshot>,
     pub plan: SlabPlan,
 }
 

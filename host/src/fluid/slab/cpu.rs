@@ -4,8 +4,8 @@
 use crate::fluid::FluidError;
 use crate::ranks::Comm;
 use murmur_common::lbm::abi::{BandHalo, Halo};
-use murmur_common::lbm::band::BandMut;
 use murmur_common::lbm::halo::{self, face_cells, BAND_VALUES, CROSSING};
+use murmur_common::lbm::ib::band::BandMut;
 use murmur_common::lbm::{Populations, Storage};
 use std::sync::Arc;
 
@@ -64,7 +64,7 @@ impl CpuHalo {
 
     /// Exchanges the band values (`rho, u*`) of the face layers into the ghost layers' band
     /// cells, before a multi-direct-forcing pass ([`halo::band_pack`]), across the faces a
-    /// solid reaches (`faces`: lower, upper; [`crate::fluid::immersed::IbPlan::faces_reached`]).
+    /// solid reaches (`faces`: lower, upper; [`crate::fluid::ib::plan::IbPlan::faces_reached`]).
     pub fn exchange_band(&self, band: BandMut, faces: [bool; 2]) -> Result<(), FluidError> {
         if faces == [false; 2] {
             return Ok(());

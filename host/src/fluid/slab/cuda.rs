@@ -4,8 +4,8 @@
 use crate::fluid::FluidError;
 use crate::ranks::Comm;
 use murmur_common::lbm::abi::{BandHalo, Halo};
-use murmur_common::lbm::band::BandMut;
 use murmur_common::lbm::halo::{face_cells, BAND_VALUES, CROSSING};
+use murmur_common::lbm::ib::band::BandMut;
 use murmur_common::lbm::{Lattice, Populations, Storage};
 use std::sync::Arc;
 

@@ -26,7 +26,7 @@ pub use cuda::CudaHalo;
 use super::{FluidError, Setup};
 use crate::ranks::Comm;
 use murmur_common::lbm::boundary::{FLUID, GHOST, KIND_MASK, SLAB_FACE};
-use murmur_common::lbm::ib::Domain;
+use murmur_common::lbm::ib::stencil::Domain;
 use murmur_common::lbm::Lattice;
 use murmur_common::lbm::Streaming;
 use std::ops::Range;
@@ -67,7 +67,8 @@ impl SlabPlan {
         let dims = [global.nx, global.ny, global.nz];
         let longest = *dims.iter().max().unwrap_or(&0);
         let axis = (0..3).rev().find(|&a| dims[a] == longest).unwrap_or(2);
-        if !setup.immersed.is_empty() && setup.immersed.spread != super::immersed::IbSpread::Scatter
+        if !setup.immersed.is_empty()
+            && setup.immersed.spread != super::ib::spread::IbSpread::Scatter
         {
             return Err(FluidError::Invalid(format!(
                 "on several ranks the immersed boundary spreads by scatter: set spread = \
@@ -90,7 +91,7 @@ impl SlabPlan {
             }
         }
         // The immersed boundary's work lands on the slabs its samples start in.
-        if let Some(ib) = super::immersed::IbPlan::new(global, &setup.immersed) {
+        if let Some(ib) = super::ib::plan::IbPlan::new(global, &setup.immersed) {
             for p in ib.positions(1) {
                 let k = (p[axis].floor() as i64).rem_euclid(longest as i64) as usize;
                 weights[k] += SAMPLE_WEIGHT;
@@ -235,7 +236,7 @@ fn from_bytes<T: Copy + Default>(b: &[u8], n: usize) -> Option<Vec<T>> {
 
 /// Adds every rank's fixed-point force records into `records` (the same slots on every rank;
 /// collective). Integer sums: the totals equal one rank's over the whole lattice, whatever the
-/// order. Each sample's reaction is counted by one rank only ([`murmur_common::lbm::ib::Domain::owns`]).
+/// order. Each sample's reaction is counted by one rank only ([`murmur_common::lbm::ib::stencil::Domain::owns`]).
 pub fn sum_records(comm: &dyn Comm, records: &mut [u64]) -> Result<(), FluidError> {
     let all = comm
         .all_gather(as_bytes(records))

@@ -13,8 +13,8 @@
 //! associative, so the sum does not depend on the order in which samples add, and the GPU's
 //! atomic sums equal the CPU's sequential ones bit for bit.
 
-use super::Lattice;
 use crate::kernel::{DevSlice, DevSliceMut};
+use crate::lbm::Lattice;
 
 /// Edge of a brick, cells.
 pub const BRICK: u32 = 4;

@@ -1,10 +1,10 @@
 //! The gather form of the immersed-boundary spreading, per thread, for the CPU reference and
 //! the kernels alike: instead of each sample adding its force into the band's cells (the
-//! scatter of [`super::immersed::sample_force`], atomics), each band cell sums the forces of the
+//! scatter of [`super::stages::sample_force`], atomics), each band cell sums the forces of the
 //! samples that reach it. Per step, after `ib_mark`:
 //!
 //! 1. [`bin`] (per sample): the sample's bin ([`Bins`]) from its bin node
-//!    ([`super::ib::bin_node`]), its rank among the bin's samples from an atomic count;
+//!    ([`super::stencil::bin_node`]), its rank among the bin's samples from an atomic count;
 //! 2. an exclusive scan of the counts into the bins' starts (the host's scan);
 //! 3. [`place`] (per sample): the counting sort's scatter, `list[start + rank] = sample`;
 //!
@@ -16,11 +16,11 @@
 //! adds for that node and sample, and the sums are fixed-point: the band force equals the
 //! scatter's bit for bit, whatever the order in which bins and samples are visited.
 
-use super::abi::{Bins, IbBin, IbGather, IbPlace, BIN_BLOCK, BIN_CELL};
 use super::band::slot;
 use super::band::{to_fixed, BandMut, BRICK_CELLS};
-use super::ib::{below, bin_node, node_weights, Domain};
-use super::immersed::{apply_pass, place as place_sample};
+use super::stages::{apply_pass, place as place_sample};
+use super::stencil::{below, bin_node, node_weights, Domain};
+use crate::lbm::abi::{Bins, IbBin, IbGather, IbPlace, BIN_BLOCK, BIN_CELL};
 
 impl Bins {
     /// One bin per band cell of a band of `capacity` slots.
@@ -34,7 +34,7 @@ impl Bins {
     }
 
     /// Blocks of `side^3` cells over `lattice`.
-    pub const fn blocks(lattice: super::Lattice, side: u32) -> Bins {
+    pub const fn blocks(lattice: crate::lbm::Lattice, side: u32) -> Bins {
         let dims = [
             lattice.nx.div_ceil(side),
             lattice.ny.div_ceil(side),

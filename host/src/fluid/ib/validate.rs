@@ -1,8 +1,8 @@
 //! Validation of the immersed boundary: cylindrical Couette flow (the independent case the
 //! coupling's fixed choices were made on) and, in `validate`, the DFG cylinder benchmarks.
 
-use super::ib::{Immersed, Motion, Primitive, Solid};
-use super::{scene, FluidBackend, FluidError, Setup};
+use super::{Immersed, Motion, Primitive, Solid};
+use crate::fluid::{scene, FluidBackend, FluidError, Setup};
 use murmur_common::lbm::CollisionModel;
 
 /// Cylindrical Couette flow between an inner cylinder of radius `r1` turning at `omega` and a
@@ -32,7 +32,7 @@ impl Couette {
         nu: 1.0 / 6.0,
         steps: 6000,
         passes: 0,
-        retraction: super::immersed::RETRACTION,
+        retraction: super::plan::RETRACTION,
     };
 
     fn n(&self) -> u32 {
@@ -241,7 +241,7 @@ impl Dfg {
 
 /// Bilinear-in-x-y (trilinear) interpolation of the density at a point (lattice coordinates),
 /// periodic wrap of the cell indices.
-fn density_at(f: &super::Fields, p: [f64; 3]) -> f64 {
+fn density_at(f: &crate::fluid::Fields, p: [f64; 3]) -> f64 {
     let l = f.lattice;
     let i0 = p.map(|c| c.floor());
     let t = [0, 1, 2].map(|a| p[a] - i0[a]);
@@ -265,35 +265,35 @@ fn density_at(f: &super::Fields, p: [f64; 3]) -> f64 {
 /// Runs a validation scene for `steps` steps through the run driver (health checked and forces
 /// read every 1000 steps): the solids' force series and the final fields.
 fn run_case(
-    scene: &super::scene::Scene,
+    scene: &crate::fluid::scene::Scene,
     steps: u64,
-    open: &mut super::validate::Opener,
-) -> Result<(super::forces::ForceSeries, super::Fields), FluidError> {
+    open: &mut crate::fluid::validate::Opener,
+) -> Result<(crate::fluid::forces::ForceSeries, crate::fluid::Fields), FluidError> {
     struct Keep {
-        series: super::forces::ForceSeries,
-        last: Option<super::Fields>,
+        series: crate::fluid::forces::ForceSeries,
+        last: Option<crate::fluid::Fields>,
     }
-    impl super::driver::Sink for Keep {
+    impl crate::fluid::driver::Sink for Keep {
         fn fields(
             &mut self,
             _: u64,
-            f: &super::Fields,
-            _: Option<&super::immersed::SampleSnapshot>,
+            f: &crate::fluid::Fields,
+            _: Option<&super::plan::SampleSnapshot>,
         ) -> Result<(), FluidError> {
             self.last = Some(f.clone());
             Ok(())
         }
-        fn forces(&mut self, rows: &[super::forces::ForceSample]) -> Result<(), FluidError> {
+        fn forces(&mut self, rows: &[crate::fluid::forces::ForceSample]) -> Result<(), FluidError> {
             self.series.record(rows)
         }
     }
     let mut keep = Keep {
-        series: super::sink::force_series(scene, None)?
+        series: crate::fluid::sink::force_series(scene, None)?
             .ok_or_else(|| FluidError::Invalid("the validation scene has no solid".into()))?,
         last: None,
     };
     let mut backend = open(&scene.setup)?;
-    let opts = super::driver::RunOptions {
+    let opts = crate::fluid::driver::RunOptions {
         steps,
         check_every: 1000,
         output_every: steps,
@@ -302,7 +302,7 @@ fn run_case(
         progress: false,
         inlet_ramp: scene.inlet_ramp_steps,
     };
-    super::driver::run(backend.as_mut(), opts, &mut None, &mut keep)?;
+    crate::fluid::driver::run(backend.as_mut(), opts, &mut None, &mut keep)?;
     let fields = keep
         .last
         .ok_or_else(|| FluidError::Invalid("no fields after the run".into()))?;
@@ -310,9 +310,12 @@ fn run_case(
 }
 
 /// Runs a DFG case on a backend from `open`.
-pub fn dfg(run: DfgRun, open: &mut super::validate::Opener) -> Result<DfgResult, FluidError> {
+pub fn dfg(
+    run: DfgRun,
+    open: &mut crate::fluid::validate::Opener,
+) -> Result<DfgResult, FluidError> {
     let text = run.case.scene(run.cells_per_d, run.u_lb, run.model);
-    let file = super::scene::SceneFile::parse(&text).map_err(FluidError::Invalid)?;
+    let file = crate::fluid::scene::SceneFile::parse(&text).map_err(FluidError::Invalid)?;
     let scene = file.build()?;
     let units = scene.units;
     let steps = units.time_to_steps(run.seconds).ceil() as u64;
@@ -429,7 +432,10 @@ impl Galilean {
     }
 
     /// Runs both frames; the mean drag over the last `window` diameters of travel.
-    pub fn run(&self, open: &mut super::validate::Opener) -> Result<GalileanResult, FluidError> {
+    pub fn run(
+        &self,
+        open: &mut crate::fluid::validate::Opener,
+    ) -> Result<GalileanResult, FluidError> {
         let t0 = std::time::Instant::now();
         // Steps for 2 D of ramp (travelled in 4 D / U), `travel` and `window` diameters.
         let per_d = self.cells_per_d as f64 / self.u_lb;
@@ -437,8 +443,8 @@ impl Galilean {
         let steps = ((4.0 + self.travel) * per_d).round() as u64 + window_steps;
         let mut cd = [0.0; 2];
         for (i, moving) in [true, false].into_iter().enumerate() {
-            let file =
-                super::scene::SceneFile::parse(&self.scene(moving)).map_err(FluidError::Invalid)?;
+            let file = crate::fluid::scene::SceneFile::parse(&self.scene(moving))
+                .map_err(FluidError::Invalid)?;
             let scene = file.build()?;
             let (mut series, _) = run_case(&scene, steps, open)?;
             series.set_window_fraction(window_steps as f64 / (steps - 1) as f64);
@@ -466,12 +472,12 @@ pub const DFG_3D1Z_CD: f64 = 6.15;
 /// grids, looser targets, see docs/fluid.md), otherwise the full set meant for a GPU. Every
 /// row runs ACM-MRT.
 pub fn run_all(
-    open: &mut super::validate::Opener,
+    open: &mut crate::fluid::validate::Opener,
     quick: bool,
-    mut progress: impl FnMut(&super::validate::CaseResult),
-) -> Result<Vec<super::validate::CaseResult>, FluidError> {
-    use super::immersed::{PASSES, RETRACTION};
-    use super::validate::CaseResult;
+    mut progress: impl FnMut(&crate::fluid::validate::CaseResult),
+) -> Result<Vec<crate::fluid::validate::CaseResult>, FluidError> {
+    use super::plan::{PASSES, RETRACTION};
+    use crate::fluid::validate::CaseResult;
     let model = CollisionModel::AcmMrt;
     let mut out = Vec::new();
     let mut push = |r: CaseResult, out: &mut Vec<CaseResult>| {

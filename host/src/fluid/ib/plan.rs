@@ -1,18 +1,20 @@
 //! The host side of the immersed boundary, shared by both backends: the samples packed for the
 //! stages, the band's size, the solids' states of each step (computed here once, so the CPU
 //! reference and the kernels see the same values), and the decoding of the force records into
-//! forces on the solids; the choice of spreading ([`IbSpread`]).
+//! forces on the solids.
 
-use super::forces::ForceSample;
-use super::ib::{Immersed, Solid};
+use super::spread::IbSpread;
+use super::{Immersed, Solid};
+use crate::fluid::forces::ForceSample;
 use murmur_common::lbm::abi::{Bins, Solids, FORCE_RECORD, RECORD_FLOATS};
-use murmur_common::lbm::band::{capacity_for, pass_len, pool_len, Bricks, BRICK_CELLS};
-use murmur_common::lbm::ib::{Domain, MAX_SOLIDS};
-use murmur_common::lbm::immersed::record_value;
+use murmur_common::lbm::ib::band::{capacity_for, pass_len, pool_len, Bricks, BRICK_CELLS};
+use murmur_common::lbm::ib::solid::MAX_SOLIDS;
+use murmur_common::lbm::ib::stages::record_value;
+use murmur_common::lbm::ib::stencil::Domain;
 use murmur_common::lbm::Lattice;
 
 /// Multi-direct-forcing passes `k` per step. Fixed for every scene, chosen with
-/// [`RETRACTION`] on cylindrical Couette flow (`validate_ib::Couette`, docs/fluid.md).
+/// [`RETRACTION`] on cylindrical Couette flow (`ib::validate::Couette`, docs/fluid.md).
 pub const PASSES: u32 = 3;
 
 /// How far (cells) samples sit inside their solid, along the inward surface normal: the
@@ -22,75 +24,6 @@ pub const RETRACTION: f64 = 0.25;
 
 /// Steps of force records the backends keep before they must be read ([`RecordRing`]).
 pub const RING_STEPS: usize = 1024;
-
-/// How `ib_force`'s forces reach the band ([`murmur_common::lbm::gather`]). All three give the
-/// same band force and solid forces bit for bit (fixed-point sums of the same terms).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum IbSpread {
-    /// Each sample adds into its stencil's cells with atomic fixed-point adds.
-    Scatter,
-    /// Samples binned per band cell (counting sort every step); each band cell sums the
-    /// samples of the 2 x 2 x 2 bins at and below it.
-    Gather,
-    /// Samples sorted by blocks of `l^3` cells (counting sort every step); `ib_force` runs
-    /// over them in block order and each band cell sums the samples of its block and of the
-    /// blocks below it that its support reaches.
-    Blocks { l: u32 },
-}
-
-/// Block sides `ib-bench` times by default.
-pub const BLOCK_SIDES: [u32; 3] = [2, 4, 8];
-/// Largest block side a scene or the bench may set.
-pub const MAX_BLOCK: u32 = 64;
-
-impl Default for IbSpread {
-    /// The method taken when a scene does not say: the fastest on the H200 by a wide margin
-    /// (`murmur fluid ib-bench assets/fluid/torus-channel.toml`, docs/fluid.md).
-    fn default() -> Self {
-        IbSpread::Scatter
-    }
-}
-
-impl IbSpread {
-    /// The name in scenes, tables and messages.
-    pub fn name(&self) -> &'static str {
-        match self {
-            IbSpread::Scatter => "scatter",
-            IbSpread::Gather => "gather",
-            IbSpread::Blocks { .. } => "blocks",
-        }
-    }
-
-    /// The method of a scene's `spread` name and `block` side, or a one-line error.
-    pub fn parse(name: &str, block: Option<u32>) -> Result<IbSpread, String> {
-        let l = block.unwrap_or(4);
-        if !(1..=MAX_BLOCK).contains(&l) {
-            return Err(format!(
-                "the block side must be within 1..={MAX_BLOCK}, got {l}"
-            ));
-        }
-        match name {
-            "scatter" | "gather" if block.is_some() => Err(format!(
-                "a block side is only used with spread = \"blocks\", not \"{name}\""
-            )),
-            "scatter" => Ok(IbSpread::Scatter),
-            "gather" => Ok(IbSpread::Gather),
-            "blocks" => Ok(IbSpread::Blocks { l }),
-            _ => Err(format!(
-                "unknown spread \"{name}\": expected \"scatter\", \"gather\" or \"blocks\""
-            )),
-        }
-    }
-
-    /// The bins of a gather method on `lattice` with a band of `capacity` slots.
-    pub fn bins(&self, lattice: Lattice, capacity: u32) -> Option<Bins> {
-        match *self {
-            IbSpread::Scatter => None,
-            IbSpread::Gather => Some(Bins::cells(capacity)),
-            IbSpread::Blocks { l } => Some(Bins::blocks(lattice, l)),
-        }
-    }
-}
 
 /// Every sample's state at one step, lattice units.
 #[derive(Clone, Debug, Default, PartialEq)]

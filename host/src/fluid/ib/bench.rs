@@ -1,10 +1,10 @@
 //! `murmur fluid ib-bench`: the immersed boundary's spreading methods ([`IbSpread`]) timed on
 //! one scene, stage by stage, against the same grid without its solids.
 
-use super::driver::{self, BackendChoice};
-use super::immersed::{IbSpread, BLOCK_SIDES, MAX_BLOCK};
-use super::scene::{self, SceneFile};
-use super::{FluidBackend, FluidError, Setup};
+use super::spread::{IbSpread, BLOCK_SIDES, MAX_BLOCK};
+use crate::fluid::driver::{self, BackendChoice};
+use crate::fluid::scene::{self, SceneFile};
+use crate::fluid::{FluidBackend, FluidError, Setup};
 use anyhow::{bail, Result};
 use murmur_common::lbm::boundary::inlet_scale;
 use std::path::PathBuf;
@@ -72,13 +72,13 @@ pub fn methods(method: MethodChoice, blocks: &[u32]) -> Result<Vec<IbSpread>> {
 /// Runs `warmup` then `steps` timed steps of `setup` with `spread` (`None`: without solids) on
 /// a backend `open` builds; the inlets ramp as in a run (`ramp` steps).
 pub fn bench_method(
-    open: &mut super::validate::Opener,
+    open: &mut crate::fluid::validate::Opener,
     setup: &Setup,
     spread: Option<IbSpread>,
     warmup: u64,
     steps: u64,
     ramp: f64,
-) -> Result<(IbBenchRow, Vec<super::forces::ForceSample>), FluidError> {
+) -> Result<(IbBenchRow, Vec<crate::fluid::forces::ForceSample>), FluidError> {
     let mut setup = setup.clone();
     match spread {
         Some(s) => setup.immersed.spread = s,
@@ -249,7 +249,7 @@ pub fn ib_bench_cmd(a: &IbBenchArgs) -> Result<()> {
     };
     let l = scene.setup.lattice();
     let mut rows = Vec::new();
-    let mut first: Option<Vec<super::forces::ForceSample>> = None;
+    let mut first: Option<Vec<crate::fluid::forces::ForceSample>> = None;
     for spread in methods.into_iter().map(Some).chain([None]) {
         let (mut row, forces) = bench_method(
             &mut open,

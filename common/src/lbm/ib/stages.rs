@@ -1,5 +1,5 @@
 //! The immersed-boundary stages of one step, per thread, for the CPU reference and the kernels
-//! alike (the math is [`super::ib`], the band storage [`super::band`]). In step order:
+//! alike (the math is [`super::stencil`] and [`super::forcing`], the band storage [`super::band`]). In step order:
 //!
 //! 1. [`clear`]: empty the band table, reset its counter and this step's force record;
 //! 2. [`mark`] (per sample): the solid's state gives the sample's position; every fluid node of
@@ -17,14 +17,15 @@
 //! Spreading and the solid sums add into shared values: the kernels with atomics, the CPU in
 //! sample order; callers pass the addition.
 
-use super::abi::{
+use super::band::{claim, from_fixed, pass_index, slot, to_fixed, BRICK_CELLS};
+use super::forcing::{force_density, interpolate, interpolate_scalar, spread};
+use super::stencil::{bin_node, Stencil};
+use crate::lbm::abi::{
     IbClear, IbForce, IbMark, IbUpdate, IbVelocity, FORCE_RECORD, RECORD_SCALE, SPREAD_SCATTER,
 };
-use super::access::Storage;
-use super::band::{claim, from_fixed, pass_index, slot, to_fixed, BRICK_CELLS};
-use super::boundary::{FLUID, GHOST, KIND_MASK};
-use super::ib::{bin_node, force_density, interpolate, interpolate_scalar, spread, Stencil};
-use super::{moments, stream};
+use crate::lbm::access::Storage;
+use crate::lbm::boundary::{FLUID, GHOST, KIND_MASK};
+use crate::lbm::{moments, stream};
 
 /// Stage `ib_clear`, element `i`: table entry `i`, the counter (thread 0) and force-record
 /// value `i`.
@@ -62,8 +63,8 @@ pub fn clear_items(a: &IbClear) -> u64 {
 /// indices: a runtime index into the by-value kernel argument would copy all states to local
 /// memory on the GPU.
 #[inline(always)]
-pub fn state_of(solids: &super::abi::Solids, i: usize) -> super::ib::SolidState {
-    const _: () = assert!(super::ib::MAX_SOLIDS == 8);
+pub fn state_of(solids: &crate::lbm::abi::Solids, i: usize) -> super::solid::SolidState {
+    const _: () = assert!(super::solid::MAX_SOLIDS == 8);
     let mut st = solids.states[0];
     unroll!(k in [1, 2, 3, 4, 5, 6, 7] => {
         if i == k {
@@ -79,8 +80,8 @@ pub fn state_of(solids: &super::abi::Solids, i: usize) -> super::ib::SolidState 
 /// `s < samples.body.len()`.
 #[inline(always)]
 pub(super) unsafe fn place(
-    samples: &super::abi::SampleSet,
-    solids: &super::abi::Solids,
+    samples: &crate::lbm::abi::SampleSet,
+    solids: &crate::lbm::abi::Solids,
     s: usize,
 ) -> ([f32; 3], [f32; 3], f32, usize) {
     let b = samples.body.read(s);
@@ -136,7 +137,7 @@ pub unsafe fn band_velocity<S: Storage>(a: &IbVelocity<S>, i: usize) {
     let (mut rho, mut u) = (0.0f32, [0.0f32; 3]);
     if let Some(cell) = band.bricks.cell(brick, local) {
         // A slab's ghost cells get their values from the neighbouring slab
-        // ([`super::halo::band_unpack`]): they cannot pull here.
+        // ([`crate::lbm::halo::band_unpack`]): they cannot pull here.
         let flag = a.flags.read(cell);
         if flag & KIND_MASK == FLUID && flag != GHOST {
             let f = stream::pull_cell(&a.p, &a.pops, a.flags, a.f, cell);
@@ -235,7 +236,7 @@ pub unsafe fn sample_force(a: &IbForce, t: usize, add: impl Fn(*mut u64, u64)) -
         *p = before + gc;
     }
     if !a.domain.owns(pos) {
-        // Another slab counts this sample's reaction ([`super::ib::Domain::owns`]).
+        // Another slab counts this sample's reaction ([`super::stencil::Domain::owns`]).
         return reaction;
     }
     reaction.force = g;
