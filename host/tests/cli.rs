@@ -342,7 +342,7 @@ fn bench_sweeps_scales_and_records_gpu_and_wall_time_per_step() {
 }
 
 #[test]
-fn run_without_the_gpu_timer_reports_wall_time_only() {
+fn runout_the_gpu_timer_reports_wall_time_only() {
     let out = murmur_ok(&[
         "flock",
         "run",

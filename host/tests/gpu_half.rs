@@ -20,7 +20,7 @@ fn half_conversions_match_their_references_for_every_f32() {
         // SAFETY: `out` holds `OUT_WORDS` words initialised with `OUT_INIT`; one thread per
         // input, and the inputs end at 2^32.
         unsafe {
-            gpu.launch().run_with(shape, &mut out, |l, out| CheckHalf {
+            gpu.launch().run(shape, &mut out, |l, out| CheckHalf {
                 start: chunk * CHUNK,
                 count: CHUNK,
                 out: l.write(out),

@@ -92,7 +92,7 @@ fn a_launch_on_another_stream_is_ordered_with_the_buffers_owner() {
     // SAFETY: both buffers hold n elements; one thread per boid.
     unsafe {
         gpu.launch_on(&other)
-            .run_with(shape, (&mut body, &mut vel), |l, (body, vel)| InitFlock {
+            .run(shape, (&mut body, &mut vel), |l, (body, vel)| InitFlock {
                 n: n as u32,
                 scale: 100.0,
                 seed,

@@ -242,6 +242,12 @@ impl<M: Model, S: Storage> StreamCollide<M, S> {
         self
     }
 
+    /// The same step over the z layers `z0..z1` only.
+    pub const fn with_layers(mut self, z0: u32, z1: u32) -> Self {
+        self.launch = self.launch.layers(z0, z1);
+        self
+    }
+
     /// The same step, keeping outlet velocities in `outlet_u`.
     pub const fn with_outlet_u(mut self, outlet_u: DevSliceMut<f32>) -> Self {
         self.outlet_u = outlet_u;

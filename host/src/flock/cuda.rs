@@ -349,7 +349,7 @@ impl CudaFlock {
         unsafe {
             self.gpu
                 .launch()
-                .run_with(shape, buffers, |l, (body, vel)| InitFlock {
+                .run(shape, buffers, |l, (body, vel)| InitFlock {
                     n,
                     scale,
                     seed,
@@ -392,7 +392,7 @@ impl CudaFlock {
         unsafe {
             self.gpu
                 .launch()
-                .run_with(shape, &mut self.counts, |l, counts| CountCells {
+                .run(shape, &mut self.counts, |l, counts| CountCells {
                     n,
                     grid,
                     body: l.read(body),
@@ -446,7 +446,7 @@ impl CudaFlock {
                 // SAFETY: the claimed entries are a permutation of 0..n.
                 unsafe {
                     gpu.launch()
-                        .run_with(shape, buffers, |l, (cell_end, values)| ScatterIndex {
+                        .run(shape, buffers, |l, (cell_end, values)| ScatterIndex {
                             n,
                             grid,
                             body: l.read(body),
@@ -462,7 +462,7 @@ impl CudaFlock {
                 // SAFETY: the claimed entries are a permutation of 0..n.
                 unsafe {
                     gpu.launch()
-                        .run_with(shape, buffers, |l, (cell_end, bout, vout)| ScatterCells {
+                        .run(shape, buffers, |l, (cell_end, bout, vout)| ScatterCells {
                             n,
                             grid,
                             body_in: l.read(bin),
@@ -479,7 +479,7 @@ impl CudaFlock {
                 // SAFETY: every buffer holds n elements.
                 unsafe {
                     gpu.launch()
-                        .run_with(shape, (keys, values), |l, (keys, values)| ComputeKeys {
+                        .run(shape, (keys, values), |l, (keys, values)| ComputeKeys {
                             n,
                             grid,
                             body: l.read(body),
@@ -499,7 +499,7 @@ impl CudaFlock {
                 // SAFETY: keys sorted, < cell_count; the table has cell_count entries.
                 unsafe {
                     gpu.launch()
-                        .run_with(shape, &mut self.cell_end, |l, cell_end| CellBounds {
+                        .run(shape, &mut self.cell_end, |l, cell_end| CellBounds {
                             n,
                             cell_count: cells,
                             keys: l.read(keys),
@@ -514,7 +514,7 @@ impl CudaFlock {
                 // SAFETY: values is a permutation of 0..n.
                 unsafe {
                     gpu.launch()
-                        .run_with(shape, (bout, vout), |l, (bout, vout)| Gather {
+                        .run(shape, (bout, vout), |l, (bout, vout)| Gather {
                             n,
                             values: l.read(values),
                             body_in: l.read(bin),
@@ -534,7 +534,7 @@ impl CudaFlock {
                 // dependent launch: it starts once the binning has finished.
                 unsafe {
                     gpu.launch()
-                        .run_with(per_cell, buffers, |l, (body, vel)| OrderCells {
+                        .run(per_cell, buffers, |l, (body, vel)| OrderCells {
                             cell_count: cells,
                             cell_end: l.read(cell_end),
                             body: l.write(body),
@@ -589,7 +589,7 @@ impl CudaFlock {
         unsafe {
             self.gpu
                 .launch()
-                .run_with(shape, buffers, |l, (bout, vout, counts)| UpdateBoids::<S> {
+                .run(shape, buffers, |l, (bout, vout, counts)| UpdateBoids::<S> {
                     n,
                     params,
                     grid,

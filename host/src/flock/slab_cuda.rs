@@ -121,7 +121,7 @@ impl CudaRank {
                 // SAFETY: one thread per drawn boid; claims past the buffers are only tallied.
                 unsafe {
                     gpu.launch()
-                        .run_with(shape, (state, &mut *tally_buf), |l, (state, tally)| {
+                        .run(shape, (state, &mut *tally_buf), |l, (state, tally)| {
                             let (body, vel) = match state {
                                 Some((b, v)) => (l.write(b), l.write_cast(v)),
                                 None => (DevSliceMut::empty(), DevSliceMut::empty()),
@@ -309,7 +309,7 @@ impl CudaRank {
             unsafe {
                 self.gpu
                     .launch()
-                    .run_with(shape, buffers, |l, (slots, tally, counts)| {
+                    .run(shape, buffers, |l, (slots, tally, counts)| {
                         let sends = sends_view(l, slots, tally);
                         RouteSlab {
                             n: own as u32,
@@ -352,7 +352,7 @@ impl CudaRank {
             unsafe {
                 self.gpu
                     .launch()
-                    .run_with(shape, buffers, |l, (cell_end, bout, vout)| ScatterSlab {
+                    .run(shape, buffers, |l, (cell_end, bout, vout)| ScatterSlab {
                         n,
                         grid,
                         body_in: l.read(bin),
@@ -372,7 +372,7 @@ impl CudaRank {
             unsafe {
                 self.gpu
                     .launch()
-                    .run_with(shape, buffers, |l, (body, vel)| OrderCells {
+                    .run(shape, buffers, |l, (body, vel)| OrderCells {
                         cell_count: cells,
                         cell_end: l.read(cell_end),
                         body: l.write(body),
@@ -396,10 +396,9 @@ impl CudaRank {
             // SAFETY: live entries in cell order with their table; the outputs hold capacity
             // >= live entries; counts zeroed by the scan.
             unsafe {
-                self.gpu.launch().run_with(
-                    shape,
-                    buffers,
-                    |l, (slots, tally, bout, vout, counts)| {
+                self.gpu
+                    .launch()
+                    .run(shape, buffers, |l, (slots, tally, bout, vout, counts)| {
                         let sends = sends_view(l, slots, tally);
                         UpdateSlab {
                             n,
@@ -414,8 +413,7 @@ impl CudaRank {
                             counts: l.write(counts),
                             sends,
                         }
-                    },
-                )
+                    })
             }?;
         }
         self.entries = self.live;
@@ -538,7 +536,7 @@ impl CudaRank {
             unsafe {
                 self.gpu
                     .launch()
-                    .run_with(shape, buffers, |l, (body, vel, counts)| {
+                    .run(shape, buffers, |l, (body, vel, counts)| {
                         let body_out = l.write(body);
                         let vel_out: DevSliceMut<Vec3> = l.write_cast(vel);
                         UnpackSlab {

@@ -12,7 +12,7 @@
 //!     let shape = Shape::try_per_item(n as u64, 256)?;
 //!     // SAFETY: body holds n boids, counts one zeroed entry per cell.
 //!     unsafe {
-//!         gpu.launch().run_with(shape, counts, |l, counts| CountCells {
+//!         gpu.launch().run(shape, counts, |l, counts| CountCells {
 //!             n,
 //!             grid,
 //!             body: l.read(body),
@@ -26,13 +26,13 @@
 //! A kernel's arguments hold its buffers as [`DevSlice`] (read) and [`DevSliceMut`] (written):
 //! `Copy` pointers without a lifetime, because they sit in every kernel's `#[repr(C)]` argument
 //! struct, which the device code shares (a lifetime there would spread into every struct and
-//! every kernel's signature). They are made only inside the closure of [`Launch::run_with`], from
+//! every kernel's signature). They are made only inside the closure of [`Launch::run`], from
 //! the [`Views`] it is handed, and the closure's result is launched at once:
 //! - [`Views::read`] takes `&'b CudaSlice`, [`Views::write`] `&'b mut CudaSlice`, where `'b`
 //!   outlives the closure: each buffer stays borrowed for the whole launch, so one buffer cannot
 //!   be two write views of one launch (E0499) nor a read and a write view (E0502).
 //! - The closure is an `Fn`: it may capture the buffers it reads, and takes those it writes
-//!   through `run_with`'s `buffers` argument (an `Fn` closure cannot borrow a capture mutably).
+//!   through `run`'s `buffers` argument (an `Fn` closure cannot borrow a capture mutably).
 //!   It cannot assign a view to a captured variable (E0594), and the `&mut Views` cannot leave it
 //!   (E0521).
 //! - Interior mutability is the hole that remains: a `Cell` captured by the closure can carry a
@@ -72,7 +72,7 @@
 //! fn _f(gpu: &Gpu, shape: Shape, grid: Grid, body: &CudaSlice<Body>, table: &mut CudaSlice<u32>)
 //!     -> Result<(), GpuError> {
 //!     unsafe {
-//!         gpu.launch().run_with(shape, table, |l, table| ScatterIndex {
+//!         gpu.launch().run(shape, table, |l, table| ScatterIndex {
 //!             n: body.len() as u32,
 //!             grid,
 //!             body: l.read(body),
@@ -91,7 +91,7 @@
 //!     table: &mut CudaSlice<u32>, values: &mut CudaSlice<u32>,
 //! ) -> Result<(), GpuError> {
 //!     unsafe {
-//!         gpu.launch().run_with(shape, (table, values), |l, (table, values)| ScatterIndex {
+//!         gpu.launch().run(shape, (table, values), |l, (table, values)| ScatterIndex {
 //!             n: body.len() as u32,
 //!             grid,
 //!             body: l.read(body),
@@ -109,7 +109,7 @@
 //! # use murmur_common::flock::abi::CellBounds;
 //! fn _f(gpu: &Gpu, shape: Shape, n: u32, table: &mut CudaSlice<u32>) -> Result<(), GpuError> {
 //!     unsafe {
-//!         gpu.launch().run_with(shape, table, |l, table| CellBounds {
+//!         gpu.launch().run(shape, table, |l, table| CellBounds {
 //!             n,
 //!             cell_count: n,
 //!             keys: l.read(table),
@@ -124,7 +124,7 @@
 //! # use murmur_common::flock::abi::CellBounds;
 //! fn _f(gpu: &Gpu, shape: Shape, n: u32, table: &mut CudaSlice<u32>) -> Result<(), GpuError> {
 //!     unsafe {
-//!         gpu.launch().run_with(shape, table, |l, table| {
+//!         gpu.launch().run(shape, table, |l, table| {
 //!             // SAFETY (of `in_place`): for illustration only.
 //!             let (keys, cell_end) = l.in_place(table);
 //!             CellBounds { n, cell_count: n, keys, cell_end }
@@ -143,7 +143,7 @@
 //!     -> Result<(), GpuError> {
 //!     let mut kept = None;
 //!     unsafe {
-//!         gpu.launch().run_with(shape, counts, |l, counts| {
+//!         gpu.launch().run(shape, counts, |l, counts| {
 //!             let counts = l.write(counts);
 //!             kept = Some(counts);
 //!             CountCells { n: body.len() as u32, grid, body: l.read(body), counts }
@@ -158,7 +158,7 @@
 //! fn _f(gpu: &Gpu, shape: Shape, grid: Grid, body: &CudaSlice<Body>, counts: &mut CudaSlice<u32>)
 //!     -> Result<(), GpuError> {
 //!     unsafe {
-//!         gpu.launch().run_with(shape, counts, |l, counts| {
+//!         gpu.launch().run(shape, counts, |l, counts| {
 //!             let mut kept = None;
 //!             let counts = l.write(counts);
 //!             kept = Some(counts);
@@ -178,7 +178,7 @@
 //!     -> Result<(), GpuError> {
 //!     let kept = std::cell::RefCell::new(None);
 //!     unsafe {
-//!         gpu.launch().run_with(shape, counts, |l, counts| {
+//!         gpu.launch().run(shape, counts, |l, counts| {
 //!             let args = CountCells {
 //!                 n: body.len() as u32, grid, body: l.read(body), counts: l.write(counts),
 //!             };
@@ -196,7 +196,7 @@
 //!     -> Result<(), GpuError> {
 //!     let kept = std::cell::RefCell::new(None);
 //!     unsafe {
-//!         gpu.launch().run_with(shape, counts, |l, counts| {
+//!         gpu.launch().run(shape, counts, |l, counts| {
 //!             let args = CountCells {
 //!                 n: body.len() as u32, grid, body: l.read(body), counts: l.write(counts),
 //!             };
@@ -252,9 +252,7 @@ impl Shape {
     }
 
     /// [`Shape::try_per_item`] for launches that do not take its error: a grid that does not
-    /// fit saturates, and [`Launch::run`] then refuses it.
-    // The fluid backend's form; it goes once the fluid backend takes `try_per_item`'s error.
-    #[doc(hidden)]
+    /// fit saturates, and [`Launch::run`] then refuses it, naming the kernel.
     pub fn per_item(n: u64, block: u32) -> Shape {
         let blocks = n.div_ceil(block as u64).max(1);
         Shape::blocks(u32::try_from(blocks).unwrap_or(u32::MAX), block)
@@ -306,7 +304,7 @@ impl Shape {
 }
 
 /// One launch being prepared: the stream it goes to and the other streams whose buffers it
-/// uses. Its views are made in the closure of [`Launch::run_with`].
+/// uses. Its views are made in the closure of [`Launch::run`].
 pub struct Launch<'a> {
     gpu: &'a Gpu,
     stream: &'a Arc<CudaStream>,
@@ -364,13 +362,11 @@ impl<'a> Launch<'a> {
         self.foreign.push(owner.clone());
     }
 
-    // `read`, `write`, `read_cast`, `write_cast`, `write_as` and `run` make views whose borrow
-    // ends at once, for the fluid backend's launches; they go once it launches through
-    // `run_with`. `Views` makes its views through them.
+    // `read`, `write`, `read_cast`, `write_cast` and `write_as` make the views [`Views`] hands
+    // out (their borrows are held by `Views`, for the launch).
 
     /// A read-only view of `buf` for the kernel.
-    #[doc(hidden)]
-    pub fn read<T>(&mut self, buf: &CudaSlice<T>) -> DevSlice<T> {
+    fn read<T>(&mut self, buf: &CudaSlice<T>) -> DevSlice<T> {
         self.own(buf.stream());
         let (ptr, _record) = buf.device_ptr(self.stream);
         // SAFETY: the allocation holds `len` elements and outlives the launch (freeing it is
@@ -379,8 +375,7 @@ impl<'a> Launch<'a> {
     }
 
     /// A writable view of `buf` for the kernel.
-    #[doc(hidden)]
-    pub fn write<T>(&mut self, buf: &mut CudaSlice<T>) -> DevSliceMut<T> {
+    fn write<T>(&mut self, buf: &mut CudaSlice<T>) -> DevSliceMut<T> {
         self.own(buf.stream());
         let len = buf.len() as u64;
         let (ptr, _record) = buf.device_ptr_mut(self.stream);
@@ -390,8 +385,7 @@ impl<'a> Launch<'a> {
 
     /// A read-only view of `buf` as elements of another type of the same size and alignment
     /// (e.g. `[f32; 3]` device buffers as glam's `Vec3`, which cudarc's traits cannot name).
-    #[doc(hidden)]
-    pub fn read_cast<T, U>(&mut self, buf: &CudaSlice<T>) -> DevSlice<U> {
+    fn read_cast<T, U>(&mut self, buf: &CudaSlice<T>) -> DevSlice<U> {
         const { assert!(same_layout::<T, U>()) };
         let s = self.read(buf);
         // SAFETY: the same allocation and element count; `U` has `T`'s size and alignment.
@@ -399,8 +393,7 @@ impl<'a> Launch<'a> {
     }
 
     /// A writable view of `buf` as elements of another type of the same size and alignment.
-    #[doc(hidden)]
-    pub fn write_cast<T, U>(&mut self, buf: &mut CudaSlice<T>) -> DevSliceMut<U> {
+    fn write_cast<T, U>(&mut self, buf: &mut CudaSlice<T>) -> DevSliceMut<U> {
         const { assert!(same_layout::<T, U>()) };
         let s = self.write(buf);
         // SAFETY: as in `read_cast`.
@@ -409,8 +402,7 @@ impl<'a> Launch<'a> {
 
     /// A writable view of a byte buffer as `U` elements (e.g. RGBA8 pixels as `u32`): device
     /// allocations are 256-byte aligned.
-    #[doc(hidden)]
-    pub fn write_as<U>(&mut self, buf: &mut CudaSlice<u8>) -> DevSliceMut<U> {
+    fn write_as<U>(&mut self, buf: &mut CudaSlice<u8>) -> DevSliceMut<U> {
         let bytes = self.write(buf);
         // SAFETY: the same allocation, its length in whole `U`s; aligned (see above).
         unsafe {
@@ -427,8 +419,7 @@ impl<'a> Launch<'a> {
     /// `args` must meet the contract documented on `K` (which buffers it reads and writes, how
     /// many elements each must hold, what must be zeroed), and `shape` must cover the elements
     /// the kernel expects one thread each for.
-    #[doc(hidden)]
-    pub unsafe fn run<K: Kernel + DeviceRepr>(
+    unsafe fn enqueue<K: Kernel + DeviceRepr>(
         self,
         mut args: K,
         shape: Shape,
@@ -493,12 +484,7 @@ impl<'a> Launch<'a> {
     /// The arguments must meet the contract documented on `K` (which buffers it reads and
     /// writes, how many elements each must hold, what must be zeroed), and `shape` must cover
     /// the elements the kernel expects one thread each for.
-    pub unsafe fn run_with<'b, B, K, F>(
-        self,
-        shape: Shape,
-        buffers: B,
-        args: F,
-    ) -> Result<(), GpuError>
+    pub unsafe fn run<'b, B, K, F>(self, shape: Shape, buffers: B, args: F) -> Result<(), GpuError>
     where
         'a: 'b,
         K: Kernel + DeviceRepr,
@@ -507,11 +493,11 @@ impl<'a> Launch<'a> {
         let mut views = Views { launch: self };
         let args = args(&mut views, buffers);
         // SAFETY: the caller's contract.
-        unsafe { views.launch.run(args, shape) }
+        unsafe { views.launch.enqueue(args, shape) }
     }
 }
 
-/// The views of one launch, handed to the closure of [`Launch::run_with`]: each view borrows
+/// The views of one launch, handed to the closure of [`Launch::run`]: each view borrows
 /// its buffer for `'b`, which outlives the closure, so the buffer stays borrowed for the whole
 /// launch. Buffers owned by another stream are joined (module docs).
 pub struct Views<'b> {

@@ -53,7 +53,7 @@ impl CellScan {
         // was initialised in `new` and is kept by the kernel.
         unsafe {
             gpu.launch()
-                .run_with(shape, buffers, |l, (counts, table, state, status)| {
+                .run(shape, buffers, |l, (counts, table, state, status)| {
                     ScanCells {
                         m,
                         _pad: 0,

@@ -95,7 +95,7 @@ impl RadixSort {
         // SAFETY: counts holds MAX_PASSES * RADIX zeroed words; keys start an allocation.
         unsafe {
             gpu.launch()
-                .run_with(shape, &mut self.counts, |l, counts| RadixCounts {
+                .run(shape, &mut self.counts, |l, counts| RadixCounts {
                     n,
                     passes,
                     keys: l.read(keys),
@@ -131,7 +131,7 @@ impl RadixSort {
         // every output index is < n by construction of the digit offsets.
         unsafe {
             gpu.launch()
-                .run_with(shape, buffers, |l, (keys_out, values_out, status)| {
+                .run(shape, buffers, |l, (keys_out, values_out, status)| {
                     RadixOnesweep {
                         n,
                         shift: pass * RADIX_BITS,

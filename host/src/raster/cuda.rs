@@ -64,7 +64,7 @@ impl CudaRaster {
         // SAFETY: one thread per key of the frame.
         unsafe {
             gpu.launch()
-                .run_with(per_pixel, &mut f.keys, |l, keys| RenderClear {
+                .run(per_pixel, &mut f.keys, |l, keys| RenderClear {
                     frame: l.write(keys),
                 })
         }?;
@@ -72,7 +72,7 @@ impl CudaRaster {
         // inside view.width x view.height, the frame's length.
         unsafe {
             gpu.launch()
-                .run_with(per_boid, &mut f.keys, |l, keys| RenderSplat {
+                .run(per_boid, &mut f.keys, |l, keys| RenderSplat {
                     n,
                     view: *view,
                     body: l.read(body),
@@ -83,7 +83,7 @@ impl CudaRaster {
         // SAFETY: one thread per pixel; rgba holds one u32 per key.
         unsafe {
             gpu.launch()
-                .run_with(per_pixel, &mut f.rgba, |l, rgba| RenderResolve {
+                .run(per_pixel, &mut f.rgba, |l, rgba| RenderResolve {
                     background,
                     _pad: 0,
                     frame: l.read(&f.keys),

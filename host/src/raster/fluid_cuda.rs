@@ -73,7 +73,7 @@ impl CudaSmoke {
         // SAFETY: one thread per cell; the buffers hold the lattice.
         unsafe {
             gpu.launch()
-                .run_with(cells, &mut self.hat, |l, hat| SmokeForward {
+                .run(cells, &mut self.hat, |l, hat| SmokeForward {
                     p,
                     fields: l.read(fields),
                     flags: l.read(flags),
@@ -83,20 +83,19 @@ impl CudaSmoke {
         }?;
         // SAFETY: as above.
         unsafe {
-            gpu.launch()
-                .run_with(cells, &mut self.e, |l, e| SmokeBackward {
-                    p,
-                    fields: l.read(fields),
-                    flags: l.read(flags),
-                    s: l.read(&self.s),
-                    s_hat: l.read(&self.hat),
-                    e: l.write(e),
-                })
+            gpu.launch().run(cells, &mut self.e, |l, e| SmokeBackward {
+                p,
+                fields: l.read(fields),
+                flags: l.read(flags),
+                s: l.read(&self.s),
+                s_hat: l.read(&self.hat),
+                e: l.write(e),
+            })
         }?;
         // SAFETY: as above; `sources` holds `p.sources` entries (at least one).
         unsafe {
             gpu.launch()
-                .run_with(cells, &mut self.hat, |l, hat| SmokeCorrect {
+                .run(cells, &mut self.hat, |l, hat| SmokeCorrect {
                     p,
                     fields: l.read(fields),
                     flags: l.read(flags),
@@ -296,7 +295,7 @@ impl CudaFluidRaster {
                 // where the planes' gradients reach), derived 2 n.
                 unsafe {
                     gpu.launch()
-                        .run_with(shape, derived, |la, derived| FluidDerived {
+                        .run(shape, derived, |la, derived| FluidDerived {
                             lattice: l,
                             periodic: 0b111,
                             planes,
@@ -326,7 +325,7 @@ impl CudaFluidRaster {
                 let shape = Shape::try_per_item(l.nx as u64 * l.nz as u64, BLOCK)?;
                 // SAFETY: one thread per (x, z) column of the lattice.
                 unsafe {
-                    gpu.launch().run_with(shape, light, |la, light| SmokeLight {
+                    gpu.launch().run(shape, light, |la, light| SmokeLight {
                         lattice: l,
                         sigma: frame.sigma,
                         smoke: la.read(smoke),
@@ -377,7 +376,7 @@ impl CudaFluidRaster {
                 // frame reads hold the lattice.
                 unsafe {
                     gpu.launch()
-                        .run_with(shape, occupancy, |la, occupancy| FluidOccupancy {
+                        .run(shape, occupancy, |la, occupancy| FluidOccupancy {
                             frame: *frame,
                             volumes: volumes.views(la, DevSlice::empty()),
                             occupancy: la.write(occupancy),
@@ -401,7 +400,7 @@ impl CudaFluidRaster {
         // SAFETY: one thread per key.
         unsafe {
             gpu.launch()
-                .run_with(per_pixel, &mut *keys, |la, keys| RenderClear {
+                .run(per_pixel, &mut *keys, |la, keys| RenderClear {
                     frame: la.write(keys),
                 })
         }?;
@@ -420,14 +419,13 @@ impl CudaFluidRaster {
             let buf = &*buf;
             // SAFETY: one thread per sample; pixels stay inside the frame.
             unsafe {
-                gpu.launch()
-                    .run_with(shape, &mut *keys, |la, keys| FluidSplat {
-                        n: count as u32,
-                        radius: input.solid_radius,
-                        view: frame.view,
-                        pos: la.read_cast(buf),
-                        frame: la.write(keys),
-                    })
+                gpu.launch().run(shape, &mut *keys, |la, keys| FluidSplat {
+                    n: count as u32,
+                    radius: input.solid_radius,
+                    view: frame.view,
+                    pos: la.read_cast(buf),
+                    frame: la.write(keys),
+                })
             }?;
         }
         mark(&mut self.clock, "splat")?;
@@ -441,7 +439,7 @@ impl CudaFluidRaster {
         // dummies stand in only for those its kind and quantity never read), the occupancy
         // its bricks.
         unsafe {
-            gpu.launch().run_with(per_pixel, &mut *out, |la, out| {
+            gpu.launch().run(per_pixel, &mut *out, |la, out| {
                 let occupancy = match occupancy {
                     Some(o) => la.read(o),
                     None => DevSlice::empty(),

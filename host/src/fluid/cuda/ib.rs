@@ -8,14 +8,13 @@ use crate::fluid::forces::ForceSample;
 use crate::fluid::ib::plan::{IbPlan, RecordRing, RING_STEPS};
 use crate::fluid::FluidError;
 use crate::gpu::scan::CellScan;
-use crate::gpu::{Gpu, Launch, Shape};
+use crate::gpu::{Gpu, Shape, Views};
 use cudarc::driver::CudaSlice;
 use murmur_common::lbm::abi::{
     Bins, IbBin, IbClear, IbForce, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity, SampleSet,
     Solids, BIN_BLOCK, RECORD_FLOATS, SPREAD_SCATTER, SPREAD_STORE,
 };
 use murmur_common::lbm::ib::band::{counter, pass_len, pool_len, BandMut, BandRef};
-use murmur_common::lbm::ib::stages::clear_items;
 use murmur_common::lbm::{LbmParams, Populations, Storage};
 use murmur_common::{DevSlice, DevSliceMut};
 
@@ -25,11 +24,7 @@ pub(super) struct CudaIb {
     body: CudaSlice<[f32; 4]>,
     solid_of: CudaSlice<u32>,
     pub(super) sample_force: CudaSlice<f32>,
-    table: CudaSlice<u32>,
-    brick_of: CudaSlice<u32>,
-    pool: CudaSlice<f32>,
-    pass: CudaSlice<u64>,
-    counter: CudaSlice<u32>,
+    band: BandBuffers,
     /// [`RING_STEPS`] force records.
     ring: CudaSlice<u64>,
     records: RecordRing,
@@ -46,6 +41,42 @@ pub(super) struct CudaIb {
 struct Now {
     slot: u64,
     solids: Solids,
+}
+
+/// The band's device buffers (see `murmur_common::lbm::ib::band`).
+pub(crate) struct BandBuffers {
+    bricks: murmur_common::lbm::ib::band::Bricks,
+    capacity: u32,
+    table: CudaSlice<u32>,
+    brick_of: CudaSlice<u32>,
+    pool: CudaSlice<f32>,
+    pass: CudaSlice<u64>,
+    counter: CudaSlice<u32>,
+}
+
+impl BandBuffers {
+    /// The band's views in a launch, written.
+    pub(crate) fn views<'b>(&'b mut self, l: &mut Views<'b>) -> BandMut {
+        BandMut {
+            bricks: self.bricks,
+            capacity: self.capacity,
+            _pad: 0,
+            table: l.write(&mut self.table),
+            brick_of: l.write(&mut self.brick_of),
+            pool: l.write(&mut self.pool),
+            pass: l.write(&mut self.pass),
+            counter: l.write(&mut self.counter),
+        }
+    }
+}
+
+/// This step's force record in the ring.
+fn record<'b>(l: &mut Views<'b>, ring: &'b mut CudaSlice<u64>, slot: u64) -> DevSliceMut<u64> {
+    // SAFETY: `slot < RING_STEPS`, so the record lies inside the ring.
+    unsafe {
+        l.write(ring)
+            .range(slot * RECORD_FLOATS as u64, RECORD_FLOATS as u64)
+    }
 }
 
 /// The gather's device buffers (see `murmur_common::lbm::gather`).
@@ -104,11 +135,15 @@ impl CudaIb {
             body: gpu.upload(&plan.body)?,
             solid_of: gpu.upload(&plan.solid_of)?,
             sample_force: gpu.zeros(3 * plan.body.len())?,
-            table: gpu.zeros(plan.bricks.count())?,
-            brick_of: gpu.zeros(plan.capacity as usize)?,
-            pool: gpu.zeros(pool_len(plan.capacity))?,
-            pass: gpu.zeros(pass_len(plan.capacity))?,
-            counter: gpu.zeros(counter::WORDS)?,
+            band: BandBuffers {
+                bricks: plan.bricks,
+                capacity: plan.capacity,
+                table: gpu.zeros(plan.bricks.count())?,
+                brick_of: gpu.zeros(plan.capacity as usize)?,
+                pool: gpu.zeros(pool_len(plan.capacity))?,
+                pass: gpu.zeros(pass_len(plan.capacity))?,
+                counter: gpu.zeros(counter::WORDS)?,
+            },
             ring: gpu.zeros(RING_STEPS * RECORD_FLOATS)?,
             records: RecordRing::default(),
             taken: Vec::new(),
@@ -144,30 +179,20 @@ impl CudaIb {
 
     /// Fails when a claim found the band's pool full.
     pub(super) fn check_overflow(&self, gpu: &Gpu) -> Result<(), FluidError> {
-        let c = gpu.download(&self.counter)?;
+        let c = gpu.download(&self.band.counter)?;
         if c[counter::OVERFLOW] != 0 {
             return Err(band_overflow(self.plan.capacity));
         }
         Ok(())
     }
 
-    /// The band's views in launch `l`, written.
-    pub(super) fn band(&mut self, l: &mut Launch<'_>) -> BandMut {
-        BandMut {
-            bricks: self.plan.bricks,
-            capacity: self.plan.capacity,
-            _pad: 0,
-            table: l.write(&mut self.table),
-            brick_of: l.write(&mut self.brick_of),
-            pool: l.write(&mut self.pool),
-            pass: l.write(&mut self.pass),
-            counter: l.write(&mut self.counter),
-        }
-    }
-
-    /// The band's force for the lattice kernels in launch `l`, read.
-    pub(super) fn band_ref(&self, l: &mut Launch<'_>) -> BandRef {
-        BandRef::new(self.plan.bricks, l.read(&self.table), l.read(&self.pool))
+    /// The band's force for the lattice kernels in a launch, read.
+    pub(super) fn band_ref<'b>(&'b self, l: &mut Views<'b>) -> BandRef {
+        BandRef::new(
+            self.plan.bricks,
+            l.read(&self.band.table),
+            l.read(&self.band.pool),
+        )
     }
 
     /// Step `step` begins: a full ring is drained first (summed over `comm`'s ranks on a slab),
@@ -193,78 +218,81 @@ impl CudaIb {
         self.records.pending.push(step);
     }
 
-    /// This step's force record in the ring.
-    fn record(&mut self, l: &mut Launch<'_>) -> DevSliceMut<u64> {
-        let slot = self.now.slot;
-        // SAFETY: `slot < RING_STEPS`, so the record lies inside the ring.
-        unsafe {
-            l.write(&mut self.ring)
-                .range(slot * RECORD_FLOATS as u64, RECORD_FLOATS as u64)
-        }
-    }
-
-    fn samples(&self, l: &mut Launch<'_>) -> SampleSet {
-        SampleSet {
-            body: l.read(&self.body),
-            solid: l.read(&self.solid_of),
-        }
-    }
-
     fn n_samples(&self) -> u64 {
         self.plan.body.len() as u64
     }
 
     /// Stage `ib_clear`.
     pub(super) fn clear(&mut self, gpu: &Gpu) -> Result<(), FluidError> {
-        let mut l = gpu.launch();
-        let a = IbClear {
-            table: l.write(&mut self.table),
-            counter: l.write(&mut self.counter),
-            record: self.record(&mut l),
-        };
-        // SAFETY: one thread per element of the cleared buffers.
-        unsafe { l.run(a, Shape::per_item(clear_items(&a), BLOCK_SIZE)) }?;
+        let items = (self.band.table.len())
+            .max(RECORD_FLOATS)
+            .max(self.band.counter.len()) as u64;
+        let slot = self.now.slot;
+        let writes = (&mut self.band.table, &mut self.band.counter, &mut self.ring);
+        // SAFETY: one thread per element of the cleared buffers (the longest of the three).
+        unsafe {
+            gpu.launch().run(
+                Shape::per_item(items, BLOCK_SIZE),
+                writes,
+                |l, (table, counter, ring)| IbClear {
+                    table: l.write(table),
+                    counter: l.write(counter),
+                    record: record(l, ring, slot),
+                },
+            )
+        }?;
         Ok(())
     }
 
     /// Stage `ib_mark`.
     pub(super) fn mark(&mut self, gpu: &Gpu, flags: &CudaSlice<u8>) -> Result<(), FluidError> {
-        let mut l = gpu.launch();
-        let a = IbMark {
-            domain: self.plan.domain,
-            flags: l.read(flags),
-            samples: self.samples(&mut l),
-            band: self.band(&mut l),
-            solids: self.now.solids,
-        };
+        let shape = Shape::per_item(self.n_samples(), BLOCK_SIZE);
+        let (domain, solids) = (self.plan.domain, self.now.solids);
+        let (body, solid) = (&self.body, &self.solid_of);
         // SAFETY: one thread per sample; claims are atomic.
-        unsafe { l.run(a, Shape::per_item(self.n_samples(), BLOCK_SIZE)) }?;
+        unsafe {
+            gpu.launch().run(shape, &mut self.band, |l, band| IbMark {
+                domain,
+                flags: l.read(flags),
+                samples: SampleSet {
+                    body: l.read(body),
+                    solid: l.read(solid),
+                },
+                band: band.views(l),
+                solids,
+            })
+        }?;
         Ok(())
     }
 
     /// Stage `ib_bin` (gather only).
     pub(super) fn bin(&mut self, gpu: &Gpu) -> Result<(), FluidError> {
-        let n = self.n_samples();
+        let shape = Shape::per_item(self.n_samples(), BLOCK_SIZE);
         let (domain, solids) = (self.plan.domain, self.now.solids);
-        let mut l = gpu.launch();
-        let samples = self.samples(&mut l);
-        let band = self.band(&mut l);
+        let (body, solid) = (&self.body, &self.solid_of);
         let Some(g) = self.gather.as_mut() else {
             return Ok(());
         };
-        let a = IbBin {
-            domain,
-            bins: g.bins,
-            samples,
-            band,
-            counts: l.write(&mut g.counts),
-            key: l.write(&mut g.key),
-            rank: l.write(&mut g.rank),
-            solids,
-        };
+        let bins = g.bins;
+        let writes = (&mut self.band, &mut g.counts, &mut g.key, &mut g.rank);
         // SAFETY: one thread per sample; the counts are zero (the previous scan left them so)
         // and raised atomically.
-        unsafe { l.run(a, Shape::per_item(n, BLOCK_SIZE)) }?;
+        unsafe {
+            gpu.launch()
+                .run(shape, writes, |l, (band, counts, key, rank)| IbBin {
+                    domain,
+                    bins,
+                    samples: SampleSet {
+                        body: l.read(body),
+                        solid: l.read(solid),
+                    },
+                    band: band.views(l),
+                    counts: l.write(counts),
+                    key: l.write(key),
+                    rank: l.write(rank),
+                    solids,
+                })
+        }?;
         Ok(())
     }
 
@@ -280,19 +308,20 @@ impl CudaIb {
 
     /// Stage `ib_place` (gather only).
     pub(super) fn place(&mut self, gpu: &Gpu) -> Result<(), FluidError> {
-        let n = self.n_samples();
+        let shape = Shape::per_item(self.n_samples(), BLOCK_SIZE);
         let Some(g) = self.gather.as_mut() else {
             return Ok(());
         };
-        let mut l = gpu.launch();
-        let a = IbPlace {
-            key: l.read(&g.key),
-            rank: l.read(&g.rank),
-            starts: l.read(&g.starts),
-            list: l.write(&mut g.list),
-        };
+        let (key, rank, starts) = (&g.key, &g.rank, &g.starts);
         // SAFETY: one thread per sample; keys and ranks are a permutation's places.
-        unsafe { l.run(a, Shape::per_item(n, BLOCK_SIZE)) }?;
+        unsafe {
+            gpu.launch().run(shape, &mut g.list, |l, list| IbPlace {
+                key: l.read(key),
+                rank: l.read(rank),
+                starts: l.read(starts),
+                list: l.write(list),
+            })
+        }?;
         Ok(())
     }
 
@@ -305,17 +334,18 @@ impl CudaIb {
     where
         IbVelocity<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     {
-        let items = self.plan.band_items();
-        let mut l = gpu.launch();
-        let a = IbVelocity {
-            p: *lat.p,
-            pops: lat.pops,
-            flags: l.read(lat.flags),
-            f: l.read(lat.f),
-            band: self.band(&mut l),
-        };
+        let shape = Shape::per_item(self.plan.band_items(), BLOCK_SIZE);
         // SAFETY: one thread per band cell, each writing its own values.
-        unsafe { l.run(a, Shape::per_item(items, BLOCK_SIZE)) }?;
+        unsafe {
+            gpu.launch()
+                .run(shape, &mut self.band, |l, band| IbVelocity {
+                    p: *lat.p,
+                    pops: lat.pops,
+                    flags: l.read(lat.flags),
+                    f: l.read(lat.f),
+                    band: band.views(l),
+                })
+        }?;
         Ok(())
     }
 
@@ -329,7 +359,7 @@ impl CudaIb {
         step: u64,
     ) -> Result<(), FluidError> {
         let faces = self.plan.faces_reached(step);
-        halo.exchange_band(gpu, &p.lattice, faces, |l| self.band(l))
+        halo.exchange_band(gpu, &p.lattice, faces, &mut self.band)
     }
 
     /// Stage `ib_force`, forcing pass `pass`.
@@ -339,90 +369,95 @@ impl CudaIb {
         flags: &CudaSlice<u8>,
         pass: u32,
     ) -> Result<(), FluidError> {
-        let n = self.n_samples();
-        let (domain, passes, solids) = (self.plan.domain, self.plan.passes, self.now.solids);
-        let mut l = gpu.launch();
-        let band = self.band(&mut l);
-        let samples = self.samples(&mut l);
-        let record = self.record(&mut l);
-        let sample_force = l.write(&mut self.sample_force);
-        let (spread, order, at, force) = match self.gather.as_mut() {
-            None => (
-                SPREAD_SCATTER,
-                DevSlice::empty(),
-                DevSliceMut::empty(),
-                DevSliceMut::empty(),
-            ),
+        let shape = Shape::per_item(self.n_samples(), BLOCK_SIZE);
+        let (domain, passes, solids, slot) = (
+            self.plan.domain,
+            self.plan.passes,
+            self.now.solids,
+            self.now.slot,
+        );
+        let (body, solid) = (&self.body, &self.solid_of);
+        let (spread, order, gather_writes) = match self.gather.as_mut() {
+            None => (SPREAD_SCATTER, None, None),
             Some(g) => (
                 SPREAD_STORE,
-                if g.bins.kind == BIN_BLOCK {
-                    l.read(&g.list)
-                } else {
-                    DevSlice::empty()
-                },
-                l.write(&mut g.at),
-                l.write(&mut g.force),
+                (g.bins.kind == BIN_BLOCK).then_some(&g.list),
+                Some((&mut g.at, &mut g.force)),
             ),
         };
-        let a = IbForce {
-            domain,
-            pass,
-            passes,
-            spread,
-            _pad: 0,
-            flags: l.read(flags),
-            samples,
-            order,
-            band,
-            record,
-            sample_force,
-            at,
-            force,
-            solids,
-        };
+        let writes = (
+            &mut self.band,
+            &mut self.ring,
+            &mut self.sample_force,
+            gather_writes,
+        );
         // SAFETY: one thread per sample (whole warps take part in the reduction); shared values
         // are added atomically; `order` is a permutation of the samples.
-        unsafe { l.run(a, Shape::per_item(n, BLOCK_SIZE)) }?;
+        unsafe {
+            gpu.launch()
+                .run(shape, writes, |l, (band, ring, sample_force, gather)| {
+                    let (at, force) = match gather {
+                        Some((at, force)) => (l.write(at), l.write(force)),
+                        None => (DevSliceMut::empty(), DevSliceMut::empty()),
+                    };
+                    IbForce {
+                        domain,
+                        pass,
+                        passes,
+                        spread,
+                        _pad: 0,
+                        flags: l.read(flags),
+                        samples: SampleSet {
+                            body: l.read(body),
+                            solid: l.read(solid),
+                        },
+                        order: order.map_or(DevSlice::empty(), |o| l.read(o)),
+                        band: band.views(l),
+                        record: record(l, ring, slot),
+                        sample_force: l.write(sample_force),
+                        at,
+                        force,
+                        solids,
+                    }
+                })
+        }?;
         Ok(())
     }
 
     /// Stage `ib_gather` (gather only).
     pub(super) fn gather(&mut self, gpu: &Gpu) -> Result<(), FluidError> {
-        let items = self.plan.band_items();
+        let shape = Shape::per_item(self.plan.band_items(), BLOCK_SIZE);
         let domain = self.plan.domain;
-        let mut l = gpu.launch();
-        let band = self.band(&mut l);
         let Some(g) = self.gather.as_ref() else {
             return Ok(());
         };
-        let a = IbGather {
-            domain,
-            bins: g.bins,
-            band,
-            starts: l.read(&g.starts),
-            list: if g.bins.kind == BIN_BLOCK {
-                DevSlice::empty()
-            } else {
-                l.read(&g.list)
-            },
-            at: l.read(&g.at),
-            force: l.read(&g.force),
-        };
+        let bins = g.bins;
+        let list = (bins.kind != BIN_BLOCK).then_some(&g.list);
         // SAFETY: one thread per band cell, each updating its own values from the samples
         // `ib_force` stored.
-        unsafe { l.run(a, Shape::per_item(items, BLOCK_SIZE)) }?;
+        unsafe {
+            gpu.launch().run(shape, &mut self.band, |l, band| IbGather {
+                domain,
+                bins,
+                band: band.views(l),
+                starts: l.read(&g.starts),
+                list: list.map_or(DevSlice::empty(), |x| l.read(x)),
+                at: l.read(&g.at),
+                force: l.read(&g.force),
+            })
+        }?;
         Ok(())
     }
 
     /// Stage `ib_update` (scatter only).
     pub(super) fn update(&mut self, gpu: &Gpu) -> Result<(), FluidError> {
-        let items = self.plan.band_items();
-        let mut l = gpu.launch();
-        let a = IbUpdate {
-            band: self.band(&mut l),
-        };
+        let shape = Shape::per_item(self.plan.band_items(), BLOCK_SIZE);
         // SAFETY: one thread per band cell.
-        unsafe { l.run(a, Shape::per_item(items, BLOCK_SIZE)) }?;
+        unsafe {
+            gpu.launch().run(shape, &mut self.band, |l, band| IbUpdate {
+                band: band.views(l),
+            })
+        }?;
         Ok(())
     }
 }

@@ -7,7 +7,7 @@ use super::ib::CudaIb;
 use super::{CudaFluid, BLOCK_SIZE};
 use crate::fluid::plan::Layers;
 use crate::fluid::{Block, FluidError, Setup};
-use crate::gpu::{Gpu, Launch, Shape};
+use crate::gpu::{Gpu, Shape, Views};
 use cudarc::driver::CudaSlice;
 use murmur_common::lbm::abi::{
     Boundary, CellLaunch, FieldsArgs, Health, StreamCollide, StreamCollideBand, StreamCollideSponge,
@@ -94,29 +94,60 @@ where
     }
 }
 
+/// The buffers a stream-collide launch writes: the populations (both copies when pulling) and
+/// the outlet velocities.
+pub(super) struct StepWrites<'b, S: Storage> {
+    f: &'b mut CudaSlice<S::Elem>,
+    f_next: Option<&'b mut CudaSlice<S::Elem>>,
+    outlet_u: &'b mut CudaSlice<f32>,
+}
+
 impl<S: Storage> LatticeBuffers<S> {
-    /// The stream-collide arguments of model `M` in launch `l`: from `f` into the other copy
+    /// The cell bytes (read by every lattice launch), the boundary list and the buffers a
+    /// stream-collide launch writes.
+    fn for_step(&mut self) -> (&CudaSlice<u8>, &CudaSlice<u32>, StepWrites<'_, S>) {
+        (
+            &self.flags,
+            &self.boundary_cells,
+            StepWrites {
+                f: &mut self.f,
+                f_next: self.f_next.as_mut(),
+                outlet_u: &mut self.outlet_u,
+            },
+        )
+    }
+}
+
+/// What a stream-collide launch reads besides its buffers.
+#[derive(Clone, Copy)]
+struct StepInputs<'b, S: Storage> {
+    flags: &'b CudaSlice<u8>,
+    ib: Option<&'b CudaIb>,
+    p: LbmParams,
+    pops: Populations<S>,
+    block: Block,
+}
+
+impl<'b, S: Storage> StepInputs<'b, S> {
+    /// The stream-collide arguments of model `M` in a launch: from `f` into the other copy
     /// (pull) or into `f` itself (in place), with the band's force and the outlet velocities.
-    fn step_args<M: Model>(
-        &mut self,
-        l: &mut Launch<'_>,
-        ib: Option<&CudaIb>,
-        p: LbmParams,
-        pops: Populations<S>,
-        block: Block,
-    ) -> StreamCollide<M, S> {
-        let band = ib.map_or(BandRef::NONE, |ib| ib.band_ref(l));
-        let f = l.write(&mut self.f);
-        let dst = match self.f_next.as_mut() {
-            Some(next) => l.write(next),
-            None => f,
+    fn args<M: Model>(&self, l: &mut Views<'b>, w: StepWrites<'b, S>) -> StreamCollide<M, S> {
+        let band = self.ib.map_or(BandRef::NONE, |ib| ib.band_ref(l));
+        let (f, dst) = match w.f_next {
+            Some(next) => (l.write(w.f), l.write(next)),
+            None => {
+                // SAFETY: in place, each cell reads the slots it alone writes this step
+                // (esoteric pull), and no other thread reads or writes them.
+                let (_, f) = unsafe { l.in_place(w.f) };
+                (f, f)
+            }
         };
-        StreamCollide::<M, S>::new(p, pops, l.read(&self.flags), f)
+        StreamCollide::<M, S>::new(self.p, self.pops, l.read(self.flags), f)
             .with_dst(dst)
             .with_band(band)
-            .with_outlet_u(l.write(&mut self.outlet_u))
+            .with_outlet_u(l.write(w.outlet_u))
             .with_launch(CellLaunch {
-                three_d: matches!(block, Block::ThreeD(_)) as u32,
+                three_d: matches!(self.block, Block::ThreeD(_)) as u32,
                 ..CellLaunch::FLAT
             })
     }
@@ -158,27 +189,28 @@ impl<S: Storage> CudaFluid<S> {
         if s1 <= s0 {
             return Ok(());
         }
-        let Self {
-            gpu,
-            lat,
-            ib,
-            params,
-            pops,
-            block,
-            ..
-        } = self;
-        let mut l = gpu.launch();
-        let step = lat.step_args::<M>(&mut l, ib.as_ref(), *params, pops.at_step(step), *block);
-        let args = StreamCollideSponge {
-            step,
-            lo: [lo[0], lo[1], s0],
-            dims: [hi[0] - lo[0], hi[1] - lo[1], s1 - s0],
+        let dims = [hi[0] - lo[0], hi[1] - lo[1], s1 - s0];
+        let shape = Shape::per_item(dims[0] as u64 * dims[1] as u64 * dims[2] as u64, BLOCK_SIZE);
+        let (flags, _, writes) = self.lat.for_step();
+        let inputs = StepInputs {
+            flags,
+            ib: self.ib.as_ref(),
+            p: self.params,
+            pops: self.pops.at_step(step),
+            block: self.block,
         };
-        let shape = Shape::per_item(args.threads(), BLOCK_SIZE);
         // SAFETY: flags holds n bytes, f the populations, the band's table and pool their
         // plan's sizes; one thread per cell of the box, each touching only its own slots this
         // step (cells of other bytes return at once).
-        unsafe { l.run(args, shape) }?;
+        unsafe {
+            self.gpu
+                .launch()
+                .run(shape, writes, |l, w| StreamCollideSponge {
+                    step: inputs.args::<M>(l, w),
+                    lo: [lo[0], lo[1], s0],
+                    dims,
+                })
+        }?;
         Ok(())
     }
 
@@ -197,26 +229,27 @@ impl<S: Storage> CudaFluid<S> {
             return Ok(());
         }
         let shape = self.layers_shape(&lattice, z1 - z0);
-        let Self {
-            gpu,
-            lat,
-            ib,
-            params,
-            pops,
-            block,
-            ..
-        } = self;
-        let mut l = gpu.launch();
-        let args = lat.step_args::<M>(&mut l, ib.as_ref(), *params, pops.at_step(step), *block);
-        let args = args.with_launch(args.launch.layers(z0, z1));
+        let (flags, _, writes) = self.lat.for_step();
+        let inputs = StepInputs {
+            flags,
+            ib: self.ib.as_ref(),
+            p: self.params,
+            pops: self.pops.at_step(step),
+            block: self.block,
+        };
+        let launch = self.gpu.launch();
         // SAFETY: flags holds n bytes, f the populations, the band's table and pool their
         // plan's sizes; one thread per cell of the layers; each fluid cell is updated by one
         // kernel (its byte decides which).
         unsafe {
-            if ib.is_some() {
-                l.run(StreamCollideBand { step: args }, shape)
+            if inputs.ib.is_some() {
+                launch.run(shape, writes, |l, w| StreamCollideBand {
+                    step: inputs.args::<M>(l, w).with_layers(z0, z1),
+                })
             } else {
-                l.run(args, shape)
+                launch.run(shape, writes, |l, w| {
+                    inputs.args::<M>(l, w).with_layers(z0, z1)
+                })
             }
         }?;
         Ok(())
@@ -246,43 +279,41 @@ impl<S: Storage> CudaFluid<S> {
             return Ok(());
         }
         let len = size.min(count - start);
-        let Self {
-            gpu,
-            lat,
-            ib,
-            params,
-            pops,
-            block,
-            side,
-            ..
-        } = self;
-        let mut l = match side.as_ref().filter(|_| beside) {
+        let launch = match self.side.as_ref().filter(|_| beside) {
             // SAFETY: until the join, the GPU's own stream runs only the interior kernel and
             // the outlet layer's, which write the slots of interior cells alone (the
             // destination copy's, or in place the slots those cells own this step) and read no
             // slot a listed cell writes; both only read the cell bytes, the band and the source
             // populations, and the outlet velocities belong to listed cells.
-            Some(side) => unsafe { side.launch(gpu) },
-            None => gpu.launch(),
+            Some(side) => unsafe { side.launch(&self.gpu) },
+            None => self.gpu.launch(),
         };
-        let args = lat.step_args::<M>(&mut l, ib.as_ref(), *params, pops.at_step(step), *block);
-        // Outlet velocities are kept per list entry when the scene has outlets.
-        let per_entry_u = args.outlet_u.len() >= 3 * count;
-        // SAFETY: `start + len <= count`: entries of the list (the buffer holds
-        // `boundary_count` of them) and, with outlets, their three outlet floats each.
-        let a = unsafe {
-            Boundary {
-                step: if per_entry_u {
-                    args.with_outlet_u(args.outlet_u.range(3 * start, 3 * len))
-                } else {
-                    args
-                },
-                cells: l.read(&lat.boundary_cells).offset(start).prefix(len),
-            }
+        let (flags, cells, writes) = self.lat.for_step();
+        let inputs = StepInputs {
+            flags,
+            ib: self.ib.as_ref(),
+            p: self.params,
+            pops: self.pops.at_step(step),
+            block: self.block,
         };
         // SAFETY: cells holds distinct fluid cell numbers < n (those the interior kernel
-        // skips); outlet_u three floats per entry when outlets exist.
-        unsafe { l.run(a, Shape::per_item(len, BLOCK_SIZE)) }?;
+        // skips), `start + len <= count` of them; outlet_u three floats per entry when outlets
+        // exist.
+        unsafe {
+            launch.run(Shape::per_item(len, BLOCK_SIZE), writes, |l, w| {
+                let args = inputs.args::<M>(l, w);
+                // Outlet velocities are kept per list entry when the scene has outlets.
+                let per_entry_u = args.outlet_u.len() >= 3 * count;
+                Boundary {
+                    step: if per_entry_u {
+                        args.with_outlet_u(args.outlet_u.range(3 * start, 3 * len))
+                    } else {
+                        args
+                    },
+                    cells: l.read(cells).offset(start).prefix(len),
+                }
+            })
+        }?;
         Ok(())
     }
 
@@ -324,23 +355,29 @@ where
         }
         self.fields_buffer()?;
         let n = self.params.lattice.cells();
-        let pops = self.now();
+        let (p, pops) = (self.params, self.now());
         let Self { gpu, lat, ib, .. } = self;
-        let mut l = gpu.launch();
-        let band = ib.as_ref().map_or(BandRef::NONE, |ib| ib.band_ref(&mut l));
-        let Some(fields) = lat.fields.as_mut() else {
+        let LatticeBuffers {
+            flags, f, fields, ..
+        } = lat;
+        let Some(fields) = fields.as_mut() else {
             unreachable!("allocated above")
         };
-        let a = FieldsArgs {
-            p: self.params,
-            pops,
-            flags: l.read(&lat.flags),
-            f: l.read(&lat.f),
-            band,
-            fields: l.write(fields),
-        };
         // SAFETY: one thread per cell, reading the populations and writing its own fields.
-        unsafe { l.run(a, Shape::per_item(n as u64, BLOCK_SIZE)) }?;
+        unsafe {
+            gpu.launch().run(
+                Shape::per_item(n as u64, BLOCK_SIZE),
+                fields,
+                |l, fields| FieldsArgs {
+                    p,
+                    pops,
+                    flags: l.read(flags),
+                    f: l.read(f),
+                    band: ib.as_ref().map_or(BandRef::NONE, |ib| ib.band_ref(l)),
+                    fields: l.write(fields),
+                },
+            )
+        }?;
         self.lat.fields_step = Some(self.step);
         Ok(())
     }
@@ -357,31 +394,29 @@ where
         }
         self.fields_buffer()?;
         let lattice = self.params.lattice;
-        let pops = self.now();
+        let (p, pops) = (self.params, self.now());
+        let shape = Shape::per_item(planes.cells(&lattice) as u64, BLOCK_SIZE);
         let Self { gpu, lat, ib, .. } = self;
-        let mut l = gpu.launch();
-        let band = ib.as_ref().map_or(BandRef::NONE, |ib| ib.band_ref(&mut l));
-        let Some(fields) = lat.fields.as_mut() else {
+        let LatticeBuffers {
+            flags, f, fields, ..
+        } = lat;
+        let Some(fields) = fields.as_mut() else {
             unreachable!("allocated above")
-        };
-        let a = PlaneFields {
-            fields: FieldsArgs {
-                p: self.params,
-                pops,
-                flags: l.read(&lat.flags),
-                f: l.read(&lat.f),
-                band,
-                fields: l.write(fields),
-            },
-            planes,
         };
         // SAFETY: one thread per cell of the planes, reading the populations and writing its
         // own fields.
         unsafe {
-            l.run(
-                a,
-                Shape::per_item(planes.cells(&lattice) as u64, BLOCK_SIZE),
-            )
+            gpu.launch().run(shape, fields, |l, fields| PlaneFields {
+                fields: FieldsArgs {
+                    p,
+                    pops,
+                    flags: l.read(flags),
+                    f: l.read(f),
+                    band: ib.as_ref().map_or(BandRef::NONE, |ib| ib.band_ref(l)),
+                    fields: l.write(fields),
+                },
+                planes,
+            })
         }?;
         Ok(())
     }
@@ -401,21 +436,25 @@ where
             .ctx("clearing the health words")?;
         let pops = self.now();
         let n = self.params.lattice.cells() as u64;
+        let p = self.params;
         let Self { gpu, lat, ib, .. } = self;
-        let mut l = gpu.launch();
-        let band = ib.as_ref().map_or(BandRef::NONE, |ib| ib.band_ref(&mut l));
-        let a = Health {
-            p: self.params,
-            pops,
-            bounds: *bounds,
-            flags: l.read(&lat.flags),
-            f: l.read(&lat.f),
-            band,
-            out: l.write(&mut lat.health),
-        };
+        let LatticeBuffers {
+            flags, f, health, ..
+        } = lat;
         // SAFETY: one thread per cell, reading the populations; the words are reduced with
         // atomic maxima.
-        unsafe { l.run(a, Shape::per_item(n, BLOCK_SIZE)) }?;
+        unsafe {
+            gpu.launch()
+                .run(Shape::per_item(n, BLOCK_SIZE), health, |l, out| Health {
+                    p,
+                    pops,
+                    bounds: *bounds,
+                    flags: l.read(flags),
+                    f: l.read(f),
+                    band: ib.as_ref().map_or(BandRef::NONE, |ib| ib.band_ref(l)),
+                    out: l.write(out),
+                })
+        }?;
         let w = self.gpu.download(&self.lat.health)?;
         Ok(Report::decode([w[0], w[1], w[2], w[3]]))
     }

@@ -10,6 +10,7 @@ mod hooks;
 mod ib;
 mod lattice;
 
+pub(crate) use self::ib::BandBuffers;
 use self::ib::{CudaIb, LatticeRef};
 use self::lattice::LatticeBuffers;
 use super::forces::ForceSample;
@@ -131,16 +132,21 @@ where
         gpu.check_fits(&what, setup.lattice_bytes(streaming, list.len()))?;
         let pops = Populations::<S>::new(l, setup.layout, 0);
         let mut lat = LatticeBuffers::new(&gpu, setup, &prepared, &list, &pops)?;
-        let mut launch = gpu.launch();
-        let args = Init {
-            pops,
-            initial: setup.initial,
-            flags: launch.read(&lat.flags),
-            f: launch.write(&mut lat.f),
-        };
+        let initial = setup.initial;
+        let flags = &lat.flags;
         // SAFETY: flags holds n bytes, f the populations; one thread per cell, each writing
         // only its own slots.
-        unsafe { launch.run(args, Shape::per_item(n as u64, BLOCK_SIZE)) }?;
+        unsafe {
+            gpu.launch()
+                .run(Shape::per_item(n as u64, BLOCK_SIZE), &mut lat.f, |l, f| {
+                    Init {
+                        pops,
+                        initial,
+                        flags: l.read(flags),
+                        f: l.write(f),
+                    }
+                })
+        }?;
         let clock = StageClock::new(&gpu.ctx);
         let ib = match IbPlan::new(l, &setup.immersed) {
             Some(plan) => Some(CudaIb::new(&gpu, plan)?),

@@ -5,7 +5,6 @@ use crate::fluid::FluidError;
 use crate::ranks::Comm;
 use murmur_common::lbm::abi::{BandHalo, Halo};
 use murmur_common::lbm::halo::{face_cells, BAND_VALUES, CROSSING};
-use murmur_common::lbm::ib::band::BandMut;
 use murmur_common::lbm::{Lattice, Populations, Storage};
 use std::sync::Arc;
 
@@ -156,13 +155,13 @@ impl<S: Storage> CudaHalo<S> {
     /// Exchanges the band values (`rho, u*`) of the face layers into the ghost layers' band
     /// cells, before a multi-direct-forcing pass ([`halo::band_pack`]): packed, sent and
     /// unpacked on the exchange stream, after the work queued on the band so far (the next
-    /// stage that reads the band waits for it). `band` gives the band's views in a launch.
-    pub fn exchange_band(
+    /// stage that reads the band waits for it).
+    pub(crate) fn exchange_band(
         &mut self,
         gpu: &crate::gpu::Gpu,
         lattice: &Lattice,
         faces: [bool; 2],
-        mut band: impl FnMut(&mut crate::gpu::Launch<'_>) -> BandMut,
+        band: &mut crate::fluid::cuda::BandBuffers,
     ) -> Result<(), FluidError> {
         use crate::gpu::DriverContext;
         if faces == [false; 2] {
@@ -190,16 +189,22 @@ impl<S: Storage> CudaHalo<S> {
             if !on {
                 continue;
             }
-            let mut l = gpu.launch_on(&stream);
-            let halo = BandHalo {
-                band: band(&mut l),
-                buf: l.write(buf),
-                axis: self.axis,
-                layer,
-            };
+            let axis = self.axis;
             // SAFETY: one thread per face cell, reading its band values into its own buffer
             // entries; the buffer holds 4 values per face cell.
-            unsafe { l.run(murmur_common::lbm::abi::BandPack { halo }, shape) }?;
+            unsafe {
+                gpu.launch_on(&stream)
+                    .run(shape, (&mut *band, buf), |l, (band, buf)| {
+                        murmur_common::lbm::abi::BandPack {
+                            halo: BandHalo {
+                                band: band.views(l),
+                                buf: l.write(buf),
+                                axis,
+                                layer,
+                            },
+                        }
+                    })
+            }?;
         }
         let (prev, next) = crate::ranks::ring(self.comm.rank(), self.comm.size());
         let mut sends = Vec::new();
@@ -221,15 +226,21 @@ impl<S: Storage> CudaHalo<S> {
             if !on {
                 continue;
             }
-            let mut l = gpu.launch_on(&stream);
-            let halo = BandHalo {
-                band: band(&mut l),
-                buf: l.write(buf),
-                axis: self.axis,
-                layer,
-            };
+            let axis = self.axis;
             // SAFETY: one thread per ghost-layer cell, writing only its own band values.
-            unsafe { l.run(murmur_common::lbm::abi::BandUnpack { halo }, shape) }?;
+            unsafe {
+                gpu.launch_on(&stream)
+                    .run(shape, (&mut *band, buf), |l, (band, buf)| {
+                        murmur_common::lbm::abi::BandUnpack {
+                            halo: BandHalo {
+                                band: band.views(l),
+                                buf: l.write(buf),
+                                axis,
+                                layer,
+                            },
+                        }
+                    })
+            }?;
         }
         Ok(())
     }
@@ -255,20 +266,26 @@ where
 {
     let n = face_cells(&pops.lattice, axis);
     for (layer, sign, buf) in faces {
-        // SAFETY: ordered by the fork and the join (above).
-        let mut launch = unsafe { gpu.launch_beside(stream) };
-        let args = wrap(Halo {
-            pops: *pops,
-            f: launch.write(f),
-            buf: launch.write(buf),
-            axis,
-            layer,
-            sign,
-            _pad: 0,
-        });
-        // SAFETY: one thread per face cell, touching its own 9 slots and buffer entries; the
-        // buffer holds 9 values per face cell.
-        unsafe { launch.run(args, crate::gpu::Shape::per_item(n as u64, 128)) }?;
+        let pops = *pops;
+        // SAFETY: ordered by the fork and the join (above); one thread per face cell, touching
+        // its own 9 slots and buffer entries; the buffer holds 9 values per face cell.
+        unsafe {
+            gpu.launch_beside(stream).run(
+                crate::gpu::Shape::per_item(n as u64, 128),
+                (&mut *f, buf),
+                |l, (f, buf)| {
+                    wrap(Halo {
+                        pops,
+                        f: l.write(f),
+                        buf: l.write(buf),
+                        axis,
+                        layer,
+                        sign,
+                        _pad: 0,
+                    })
+                },
+            )
+        }?;
     }
     Ok(())
 }
