@@ -320,8 +320,6 @@ crate::lbm_variants!(kernel_table {
         render::RenderClear => "render_clear",
         render::RenderSplat => "render_splat",
         render::RenderResolve => "render_resolve",
-        lbm::SplitMoments<Fp32> => "lbm_acm_split_moments_fp32",
-        lbm::SplitRelax<Fp32> => "lbm_acm_split_relax_fp32",
         lbm::IbClear => "ib_clear",
         lbm::IbMark => "ib_mark",
         lbm::IbForce => "ib_force",

@@ -10,7 +10,7 @@ use crate::thread::{
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use murmur_common::lbm::abi::{
     BandPack, BandUnpack, Boundary, FieldsArgs, HaloPack, HaloUnpack, Health, IbBin, IbClear,
-    IbForce, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity, Init, SplitMoments, SplitRelax,
+    IbForce, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity, Init,,
     StreamCollide, StreamCollideBand, StreamCollideSponge, FORCE_RECORD,
 };
 use murmur_common::lbm::ib::band::BRICK_CELLS;
@@ -18,7 +18,6 @@ use murmur_common::lbm::ib::gather;
 use murmur_common::lbm::halo;
 use murmur_common::lbm::health::{cell_words, word};
 use murmur_common::lbm::ib::stages::{self, record_fixed, record_index, Reaction};
-use murmur_common::lbm::split;
 use murmur_common::lbm::{
     cell_fields, init_cell, store_fields, stream_collide_interior, stream_collide_interior_band,
     stream_collide_listed, stream_collide_sponge, Fp32,
@@ -127,26 +126,6 @@ pub unsafe extern "ptx-kernel" fn ib_band_unpack(a: BandUnpack) {
     };
     halo::band_unpack(&a.halo, i);
 }
-
-/// Stage `split_moments` (`fluid bench --split`): the first half of ACM-MRT's update in two
-/// kernels, one thread per cell: pull, store the central moments.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn lbm_acm_split_moments_fp32(a: SplitMoments<Fp32>) {
-    let Some(cell) = index_below(a.p.lattice.cells() as u64) else {
-        return;
-    };
-    split::moments_stage(&a, cell);
-}
-
-/// Stage `split_relax`: the second half: relax the stored moments, store the populations.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn lbm_acm_split_relax_fp32(a: SplitRelax<Fp32>) {
-    let Some(cell) = index_below(a.p.lattice.cells() as u64) else {
-        return;
-    };
-    split::relax_stage(&a, cell);
-}
-
 
 macro_rules! stream_collide_kernels {
     ($model:ty, $mname:literal, $storage:ty, $sname:literal, $stream:literal) => {

@@ -145,29 +145,6 @@ pub struct FieldsArgs<S: Storage> {
     pub fields: DevSliceMut<f32>,
 }
 
-/// `lbm_acm_split_moments_*`: the first of ACM-MRT's two split kernels ([`super::split`]):
-/// pull from `f`, store each interior cell's central moments, `rho` and `u` in `scratch`
-/// ([`super::split::VALUES`] arrays of `cells` floats). One thread per cell.
-#[repr(C)]
-pub struct SplitMoments<S: Storage> {
-    pub p: LbmParams,
-    pub pops: Populations<S>,
-    pub flags: DevSlice<u8>,
-    pub f: DevSlice<S::Elem>,
-    pub scratch: DevSliceMut<f32>,
-}
-
-/// `lbm_acm_split_relax_*`: the second split kernel: relax the moments of `scratch`, store
-/// the populations into `dst` (the other copy when pulling).
-#[repr(C)]
-pub struct SplitRelax<S: Storage> {
-    pub p: LbmParams,
-    pub pops: Populations<S>,
-    pub flags: DevSlice<u8>,
-    pub scratch: DevSlice<f32>,
-    pub dst: DevSliceMut<S::Elem>,
-}
-
 /// What the lattice kernels' argument structs share: copyable whatever the model and storage
 /// (derive would require `M: Copy`), debug output without the buffers' element types.
 macro_rules! lattice_args {
@@ -199,8 +176,6 @@ lattice_args! {
     Halo [S: Storage] [S];
     HaloPack [S: Storage] [S];
     HaloUnpack [S: Storage] [S];
-    SplitMoments [S: Storage] [S];
-    SplitRelax [S: Storage] [S];
 }
 
 impl<M: Model, S: Storage> StreamCollide<M, S> {

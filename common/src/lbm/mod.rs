@@ -55,7 +55,6 @@ pub mod layout;
 pub mod moments;
 pub mod params;
 pub mod rm_mrt;
-pub mod split;
 pub mod stream;
 pub mod units;
 mod variants;

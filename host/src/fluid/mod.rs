@@ -52,9 +52,6 @@ pub struct Setup {
     pub streaming: Option<Streaming>,
     /// Where the GPU runs the boundary kernel with respect to the interior one.
     pub boundary_launch: BoundaryLaunch,
-    /// ACM-MRT in two kernels (`murmur_common::lbm::split`; `fluid bench --split`): CUDA, FP32
-    /// pull, a periodic box without solids.
-    pub split: bool,
 }
 
 /// Where the GPU runs the boundary kernel (the listed fluid cells next to walls, inlets and

@@ -122,12 +122,25 @@ impl FluidStage {
         FluidStage::IbVelocity,
         FluidStage::IbBandHalo,
         FluidStage::IbForce { pass: 0 },
-        FluidStage::IbGather,
         FluidStage::IbUpdate,
+        FluidStage::IbGather,
         FluidStage::StreamCollide(Layers::ALL),
         FluidStage::Boundary,
         FluidStage::Join(Lane::Exchange),
     ];
+
+    /// The names of the immersed boundary's timed stages, in step order.
+    pub fn immersed_names() -> impl Iterator<Item = &'static str> {
+        FluidStage::TIMED
+            .into_iter()
+            .filter(|s| s.is_immersed())
+            .map(FluidStage::name)
+    }
+
+    /// Whether a timing's name is an immersed-boundary stage's.
+    pub fn names_immersed(name: &str) -> bool {
+        FluidStage::immersed_names().any(|n| n == name)
+    }
 
     /// Whether the stage belongs to the immersed boundary.
     pub const fn is_immersed(self) -> bool {

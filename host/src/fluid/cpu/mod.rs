@@ -75,11 +75,6 @@ pub(crate) fn view_mut<T>(v: &mut [T]) -> DevSliceMut<T> {
 
 /// Opens the CPU reference with `setup` initialised, in its storage.
 pub fn open(setup: &Setup) -> Result<Box<dyn FluidBackend>, FluidError> {
-    if setup.split {
-        return Err(FluidError::Invalid(
-            "ACM-MRT's split kernels are a GPU launch: use --backend cuda".into(),
-        ));
-    }
     let streaming = setup.streaming.unwrap_or_default();
     with_storage!(setup.storage, streaming, S => Ok(Box::new(CpuFluid::<S>::new(setup)?)))
 }

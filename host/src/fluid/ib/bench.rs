@@ -1,6 +1,7 @@
 //! `murmur fluid ib-bench`: the immersed boundary's spreading methods ([`IbSpread`]) timed on
 //! one scene, stage by stage, against the same grid without its solids.
 
+use crate::fluid::plan::FluidStage;
 use super::spread::{IbSpread, BLOCK_SIDES, MAX_BLOCK};
 use crate::fluid::driver::{self, BackendChoice};
 use crate::fluid::scene::{self, SceneFile};
@@ -111,7 +112,7 @@ pub fn bench_method(
     let ib_stages: Vec<(&'static str, f64)> = times
         .mean_ms()
         .into_iter()
-        .filter(|(n, _)| n.starts_with("ib_"))
+        .filter(|(n, _)| FluidStage::names_immersed(n))
         .collect();
     Ok((
         IbBenchRow {
@@ -125,22 +126,9 @@ pub fn bench_method(
     ))
 }
 
-/// The immersed-boundary stages in step order (the table's columns).
-const STAGE_ORDER: [&str; 9] = [
-    "ib_clear",
-    "ib_mark",
-    "ib_bin",
-    "ib_scan",
-    "ib_place",
-    "ib_velocity",
-    "ib_force",
-    "ib_update",
-    "ib_gather",
-];
-
 /// The markdown table: one row per method, then the grid without solids.
 pub fn table(rows: &[IbBenchRow]) -> String {
-    let mut stages: Vec<&'static str> = STAGE_ORDER.to_vec();
+    let mut stages: Vec<&'static str> = FluidStage::immersed_names().collect();
     for r in rows {
         for (n, _) in &r.ib_stages {
             if !stages.contains(n) {

@@ -274,7 +274,6 @@ impl Geometry {
             block: crate::fluid::Block::Flat,
             streaming: None,
             boundary_launch: Default::default(),
-            split: false,
             immersed: Default::default(),
         };
         setup.immersed.periodic = self.periodic();
