@@ -6,7 +6,6 @@ use super::immersed::{IbSpread, BLOCK_SIDES, MAX_BLOCK};
 use super::scene::{self, SceneFile};
 use super::{FluidBackend, FluidError, Setup};
 use anyhow::{bail, Result};
-use murmur_common::lbm::boundary::inlet_scale;
 use std::path::PathBuf;
 
 /// Which methods to time.
@@ -27,7 +26,7 @@ pub struct IbBenchArgs {
     #[arg(long, default_value_t = 100)]
     pub steps: u64,
     /// Untimed steps before the timed ones.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = super::timed::WARMUP_STEPS)]
     pub warmup: u64,
     /// Methods to time.
     #[arg(long, value_enum, default_value = "all")]
@@ -85,23 +84,13 @@ pub fn bench_method(
         None => setup.immersed.solids.clear(),
     }
     let mut b = open(&setup)?;
-    let step = |b: &mut dyn FluidBackend| -> Result<(), FluidError> {
-        if ramp > 0.0 {
-            b.set_inlet_scale(inlet_scale(b.step_count() + 1, ramp));
-        }
-        b.step()
-    };
-    for _ in 0..warmup {
-        step(b.as_mut())?;
-    }
-    b.synchronize()?;
-    b.take_forces()?;
-    b.reset_times();
-    for _ in 0..steps {
-        step(b.as_mut())?;
-    }
-    b.synchronize()?;
-    let times = b.times()?;
+    let times = super::timed::timed_steps(
+        b.as_mut(),
+        warmup,
+        steps,
+        super::timed::StepOptions::ramped(ramp),
+    )?
+    .times;
     let forces = b.take_forces()?;
     let last = forces.iter().map(|r| r.step).max();
     let last_forces: Vec<_> = forces

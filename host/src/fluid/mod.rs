@@ -23,6 +23,7 @@ pub mod pieces;
 pub mod scene;
 pub mod sink;
 pub mod slab;
+pub mod timed;
 pub mod tune;
 pub mod tuning;
 pub mod validate;
