@@ -295,7 +295,6 @@ macro_rules! kernel_table {
 
 use crate::flock::abi as flock;
 use crate::lbm::abi as lbm;
-use crate::lbm::Fp32;
 use crate::render::abi as render;
 use crate::sort::abi as sort;
 

@@ -2,8 +2,10 @@
 //! rather than after minutes of simulation (an unwritable output path) or in the kernel's
 //! out-of-memory killer (a state larger than the host's memory).
 //!
-//! - [`check_host_memory`]: the bytes a CPU allocation needs against `MemAvailable` from
-//!   `/proc/meminfo` (on systems without it the check passes and the allocation decides).
+//! - [`check_host_memory`]: the bytes a CPU allocation needs against the available memory
+//!   ([`available_memory`]: `MemAvailable` from `/proc/meminfo`, or the bytes in
+//!   [`AVAILABLE_MEMORY_ENV`] where that is set; where neither exists the check passes and the
+//!   allocation decides). [`check_memory`] is the same check against a figure the caller gives.
 //! - [`check_output_file`]: the folder exists, the name is not a folder, and a file can be
 //!   created there.
 //! - [`check_output_dir`]: the folder exists or is created, and a file can be created in it.
@@ -24,6 +26,8 @@ pub enum PreflightError {
         needed: u64,
         available: u64,
     },
+    #[error("{AVAILABLE_MEMORY_ENV} must be a number of bytes, got `{value}`")]
+    MemoryFigure { value: String },
     #[error("cannot write {}: it is a folder, not a file", path.display())]
     IsADirectory { path: PathBuf },
     #[error("cannot write {}: folder {} does not exist", path.display(), folder.display())]
@@ -58,11 +62,35 @@ pub fn human_bytes(b: u64) -> String {
     }
 }
 
-/// Memory the kernel reports as available for new allocations without swapping (bytes), or
-/// `None` where `/proc/meminfo` does not exist or has no `MemAvailable` line.
-pub fn available_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    parse_mem_available(&text)
+/// The environment variable that, where set, gives the available memory in bytes instead of
+/// `/proc/meminfo` (a smaller budget than the machine's, and the tests' fixed figure).
+pub const AVAILABLE_MEMORY_ENV: &str = "MURMUR_AVAILABLE_MEMORY";
+
+/// Memory available for new allocations (bytes): [`AVAILABLE_MEMORY_ENV`] where it is set,
+/// else what the kernel reports as available without swapping; `None` where neither exists
+/// (no `/proc/meminfo`, or no `MemAvailable` line in it).
+pub fn available_memory() -> Result<Option<u64>, PreflightError> {
+    let set = std::env::var(AVAILABLE_MEMORY_ENV).ok();
+    available_from(set.as_deref(), || {
+        std::fs::read_to_string("/proc/meminfo").ok()
+    })
+}
+
+/// The available memory from the variable's value (`set`) or, without one, from the text of
+/// `/proc/meminfo` (`meminfo`, read only then).
+fn available_from(
+    set: Option<&str>,
+    meminfo: impl FnOnce() -> Option<String>,
+) -> Result<Option<u64>, PreflightError> {
+    match set {
+        Some(v) => match v.trim().parse() {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(_) => Err(PreflightError::MemoryFigure {
+                value: v.to_string(),
+            }),
+        },
+        None => Ok(meminfo().as_deref().and_then(parse_mem_available)),
+    }
 }
 
 fn parse_mem_available(meminfo: &str) -> Option<u64> {
@@ -76,12 +104,14 @@ fn parse_mem_available(meminfo: &str) -> Option<u64> {
 }
 
 /// Refuses an allocation of `bytes` for `what` (e.g. `"the CPU flock of 2000000000 boids"`)
-/// that exceeds the available memory. Passes when the available memory is unknown.
+/// that exceeds the [`available_memory`]. Passes when the available memory is unknown.
 pub fn check_host_memory(what: &str, bytes: u64) -> Result<(), PreflightError> {
-    check_against(what, bytes, available_memory())
+    check_memory(what, bytes, available_memory()?)
 }
 
-fn check_against(what: &str, bytes: u64, available: Option<u64>) -> Result<(), PreflightError> {
+/// Refuses an allocation of `bytes` for `what` larger than `available` bytes; passes when
+/// `available` is `None` (unknown).
+pub fn check_memory(what: &str, bytes: u64, available: Option<u64>) -> Result<(), PreflightError> {
     match available {
         Some(available) if bytes > available => Err(PreflightError::Memory {
             what: what.to_string(),
@@ -156,15 +186,45 @@ mod tests {
 
     #[test]
     fn memory_check_names_both_figures() {
-        let e = check_against("the test", 13_500_000_000, Some(8_000_000_000)).unwrap_err();
+        let e = check_memory("the test", 13_500_000_000, Some(8_000_000_000)).unwrap_err();
         let s = e.to_string();
         assert!(
             s.contains("13500000000 bytes") && s.contains("8000000000 bytes"),
             "{s}"
         );
         assert!(s.contains("13.50 GB"), "{s}");
-        assert!(check_against("x", 10, Some(10)).is_ok());
-        assert!(check_against("x", u64::MAX, None).is_ok());
+        assert!(
+            check_memory("x", 10, Some(10)).is_ok(),
+            "exactly what is there fits"
+        );
+        assert!(matches!(
+            check_memory("x", 11, Some(10)),
+            Err(PreflightError::Memory {
+                needed: 11,
+                available: 10,
+                ..
+            })
+        ));
+        assert!(check_memory("x", u64::MAX, None).is_ok(), "unknown: passes");
+    }
+
+    #[test]
+    fn the_variable_sets_the_available_memory() {
+        let never = || -> Option<String> { panic!("meminfo read although the variable is set") };
+        assert_eq!(available_from(Some("1000"), never).unwrap(), Some(1000));
+        assert_eq!(available_from(Some(" 0\n"), never).unwrap(), Some(0));
+        for bad in ["", "lots", "-1", "1e9", "8 GB"] {
+            let e = available_from(Some(bad), never).unwrap_err();
+            assert!(matches!(e, PreflightError::MemoryFigure { .. }), "{bad}");
+            assert!(e.to_string().contains(AVAILABLE_MEMORY_ENV), "{e}");
+        }
+        let meminfo = || Some("MemTotal: 4 kB\nMemAvailable: 3 kB\n".to_string());
+        assert_eq!(available_from(None, meminfo).unwrap(), Some(3 * 1024));
+        assert_eq!(
+            available_from(None, || None).unwrap(),
+            None,
+            "no /proc/meminfo"
+        );
     }
 
     #[test]

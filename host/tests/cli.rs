@@ -5,6 +5,7 @@ mod support;
 use support::{assert_clean_failure, murmur, murmur_ok};
 
 use murmur::flock::snapshot;
+use murmur::preflight::AVAILABLE_MEMORY_ENV;
 use std::path::{Path, PathBuf};
 
 #[test]
@@ -363,28 +364,59 @@ fn runout_the_gpu_timer_reports_wall_time_only() {
     assert!(!s.contains("CUDA events"), "{s}");
 }
 
+/// The available memory is set ([`AVAILABLE_MEMORY_ENV`]), so the refusal and the acceptance
+/// hold whatever the machine has.
 #[test]
 fn a_flock_larger_than_memory_is_refused_before_allocating() {
     let n: u64 = 2_000_000_000;
-    let needed = murmur::flock::cpu_host_bytes(n, 0);
-    match murmur::preflight::available_memory() {
-        Some(available) if available < needed => {}
-        other => {
-            support::skip_note(&format!(
-                "skipped: {needed} bytes would fit in this machine's memory ({other:?} available)"
-            ));
-            return;
-        }
-    }
-    let out = murmur(&["flock", "run", "--backend", "cpu", "--n", "2000000000"]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let available = murmur::flock::cpu_host_bytes(n, 0) - 1;
+    let run =
+        |args: &[&str], bytes: &str| support::murmur_env(args, &[(AVAILABLE_MEMORY_ENV, bytes)]);
+    let (ok, stdout, err) = run(
+        &["flock", "run", "--backend", "cpu", "--n", "2000000000"],
+        &available.to_string(),
+    );
+    assert!(!ok && stdout.is_empty(), "{stdout}");
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(
         err.contains("not enough memory for the CPU flock of 2000000000 boids")
             && err.contains("bytes), ")
-            && err.contains("bytes) are available"),
+            && err.contains(&format!("({available} bytes) are available")),
+        "{err}"
+    );
+
+    // A small flock fits a small budget, and not one of a kilobyte.
+    let small = [
+        "flock",
+        "run",
+        "--backend",
+        "cpu",
+        "--n",
+        "300",
+        "--steps",
+        "2",
+        "--quiet",
+    ];
+    let (ok, stdout, err) = run(&small, "100000000");
+    assert!(
+        ok && stdout.contains("2 steps of 300 boids"),
+        "{stdout}\n{err}"
+    );
+    let (ok, _, err) = run(&small, "1000");
+    assert!(!ok, "{err}");
+    assert!(
+        err.contains("not enough memory for the CPU flock of 300 boids")
+            && err.contains("(1000 bytes) are available"),
+        "{err}"
+    );
+    let (ok, _, err) = run(&small, "lots");
+    assert!(!ok, "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{AVAILABLE_MEMORY_ENV} must be a number of bytes, got `lots`"
+        )),
         "{err}"
     );
 }

@@ -59,55 +59,57 @@ fn bad_input_gives_one_line_errors() {
     assert!(!ok);
     assert!(err.contains(".vti or .npz"), "{err}");
 
-    // ACM-MRT's split kernels are a GPU launch of FP32 pull storage.
-    for args in [
-        &["--backend", "cpu"][..],
-        &["--backend", "cuda", "--storage", "fp16s"][..],
-        &["--backend", "cuda", "--streaming", "in-place"][..],
-    ] {
-        let mut all = std::vec!["fluid", "bench", "--split", "--sizes", "8"];
-        all.extend_from_slice(args);
-        let (ok, _, err) = murmur(&all);
-        assert!(!ok, "{args:?}");
-        assert!(err.contains("--split times ACM-MRT's two kernels"), "{err}");
-        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A periodic cube of `n^3` cells.
+fn cube_scene(n: u32) -> String {
+    format!(
+        "name = \"cube\"\n[physical]\nlength = 1.0\nvelocity = 1.0\nviscosity = 0.001\n\
+         [lattice]\nresolution = {n}\n[domain]\ncells = [{n}, {n}, {n}]\n[faces]\n\
+         x_min = {{ type = \"periodic\" }}\nx_max = {{ type = \"periodic\" }}\n\
+         y_min = {{ type = \"periodic\" }}\ny_max = {{ type = \"periodic\" }}\n\
+         z_min = {{ type = \"periodic\" }}\nz_max = {{ type = \"periodic\" }}\n"
+    )
+}
+
+/// The available memory is set (`MURMUR_AVAILABLE_MEMORY`), so the refusal and the acceptance
+/// hold whatever the machine has: a lattice fits exactly the bytes it needs, not one less.
 #[test]
 fn a_lattice_larger_than_memory_is_refused_before_allocating() {
     let dir = support::tmp("fluid-mem", "");
-    let scene = dir.join("big.toml");
-    std::fs::write(
-        &scene,
-        "name = \"big\"\n[physical]\nlength = 1.0\nvelocity = 1.0\nviscosity = 0.001\n\
-         [lattice]\nresolution = 1000\n[domain]\ncells = [1000, 1000, 1000]\n[faces]\n\
-         x_min = { type = \"periodic\" }\nx_max = { type = \"periodic\" }\n\
-         y_min = { type = \"periodic\" }\ny_max = { type = \"periodic\" }\n\
-         z_min = { type = \"periodic\" }\nz_max = { type = \"periodic\" }\n",
-    )
-    .unwrap();
     // One copy of the populations (in-place streaming), the cell byte, an outlet velocity per
     // cell and the setup's 2 bytes: 123 bytes per cell in FP32.
-    let needed = 1000u64.pow(3) * (27 * 4 + 1 + 12 + 2);
-    match murmur::preflight::available_memory() {
-        Some(available) if available < needed => {}
-        other => {
-            support::skip_note(&format!(
-                "skipped: {needed} bytes would fit in this machine's memory ({other:?} available)"
-            ));
-            return;
-        }
-    }
-    let (ok, stdout, err) = murmur(&["fluid", "run", scene.to_str().unwrap(), "--backend", "cpu"]);
+    let needed = |n: u64| n.pow(3) * (27 * 4 + 1 + 12 + 2);
+    let env = murmur::preflight::AVAILABLE_MEMORY_ENV;
+    let run = |n: u32, available: u64, extra: &[&str]| {
+        let scene = dir.join(format!("cube{n}.toml"));
+        std::fs::write(&scene, cube_scene(n)).unwrap();
+        let mut args = vec!["fluid", "run", scene.to_str().unwrap(), "--backend", "cpu"];
+        args.extend_from_slice(extra);
+        support::murmur_env(&args, &[(env, &available.to_string())])
+    };
+    let (ok, stdout, err) = run(1000, needed(1000) - 1, &[]);
     assert!(!ok && stdout.is_empty(), "{stdout}");
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(
         err.contains("not enough memory for the CPU lattice of 1000 x 1000 x 1000 cells")
-            && err.contains(&format!("({needed} bytes)"))
-            && err.contains("bytes) are available"),
+            && err.contains(&format!("({} bytes)", needed(1000)))
+            && err.contains(&format!("({} bytes) are available", needed(1000) - 1)),
+        "{err}"
+    );
+
+    // The run itself: two copies of the populations (pull streaming), the cell byte and an
+    // outlet velocity per cell, 229 bytes per cell.
+    let run_needs = 16u64.pow(3) * (2 * 27 * 4 + 1 + 12);
+    let (ok, stdout, err) = run(16, run_needs, &["--steps", "1", "--quiet"]);
+    assert!(ok && stdout.contains("scene cube"), "{stdout}\n{err}");
+    let (ok, stdout, err) = run(16, run_needs - 1, &["--steps", "1", "--quiet"]);
+    assert!(!ok && stdout.is_empty(), "{stdout}");
+    assert!(
+        err.contains("not enough memory for the CPU lattice of 16 x 16 x 16 cells")
+            && err.contains(&format!("({run_needs} bytes)")),
         "{err}"
     );
     std::fs::remove_dir_all(&dir).unwrap();

@@ -124,4 +124,3 @@ fn beside_launches_in_parts_agree_with_serial() {
         );
     }
 }
-

@@ -7,13 +7,10 @@
 //! device-to-device copies of a buffer the size of the populations on the same backend.
 
 use super::scene::taylor_green;
+use super::timed::{timed_steps, StepOptions, WARMUP_STEPS};
 use super::validate::Opener;
 use super::FluidError;
 use murmur_common::lbm::{CollisionModel, Layout, StorageKind, Streaming, Q};
-use std::time::Instant;
-
-/// Steps run before timing starts.
-pub const WARMUP_STEPS: u64 = 10;
 
 /// Bytes moved per cell update: every population read and written once, plus the cell byte.
 pub const fn bytes_per_update(storage: StorageKind) -> u64 {
@@ -45,8 +42,6 @@ pub struct BenchResult {
     pub copy_gbs: f64,
     /// True when the time comes from CUDA events.
     pub gpu_timed: bool,
-    /// ACM-MRT in two kernels (`--split`).
-    pub split: bool,
 }
 
 /// Measures `model` on an `n^3` periodic box for `steps` steps.
@@ -61,19 +56,8 @@ pub fn bench_one(
     let storage = b.storage();
     let allocated = b.allocated_bytes();
     let copy_gbs = b.bench()?.memory_bandwidth()? / 1e9;
-    for _ in 0..WARMUP_STEPS {
-        b.step()?;
-    }
-    b.synchronize()?;
-    b.reset_times();
-    let t0 = Instant::now();
-    for _ in 0..steps {
-        b.step()?;
-    }
-    b.synchronize()?;
-    let wall_ms = t0.elapsed().as_secs_f64() * 1e3 / steps as f64;
-    let gpu = b.gpu_ms_per_step();
-    let ms = gpu.unwrap_or(wall_ms);
+    let timed = timed_steps(b.as_mut(), WARMUP_STEPS, steps, StepOptions::PLAIN)?;
+    let ms = timed.ms_per_step();
     let mlups = setup.lattice().cells() as f64 / ms / 1e3;
     Ok(BenchResult {
         model,
@@ -87,8 +71,7 @@ pub fn bench_one(
         mlups,
         gbs: mlups * 1e6 * bytes_per_update(storage) as f64 / 1e9,
         copy_gbs,
-        gpu_timed: gpu.is_some(),
-        split: false,
+        gpu_timed: timed.gpu_ms.is_some(),
     })
 }
 
@@ -103,7 +86,7 @@ pub fn table(results: &[BenchResult]) -> String {
         s += &format!(
             "| {} | {} | {} | {} | {n}^3 | {} | {:.3} | {:.1} | {} | {:.1} | {:.1} | {:.1} % | {:.1} MiB \
              ({:.1} B/cell) |\n",
-            if r.split { "acm-mrt (split)" } else { r.model.name() },
+            r.model.name(),
             r.storage.name(),
             r.streaming.name(),
             r.layout.describe(),

@@ -5,9 +5,10 @@
 
 use super::driver::{self, BackendChoice};
 use super::scene::{self, SceneFile};
+use super::timed::{timed_steps, StepOptions, WARMUP_STEPS};
 use super::{BoundaryLaunch, FluidBackend, FluidError, Setup};
 use anyhow::{bail, Result};
-use murmur_common::lbm::boundary::{inlet_scale, FLUID};
+use murmur_common::lbm::boundary::FLUID;
 use murmur_common::lbm::{CollisionModel, StorageKind, Streaming};
 use std::path::PathBuf;
 
@@ -21,7 +22,7 @@ pub struct BoundaryBenchArgs {
     #[arg(long, default_value_t = 200)]
     pub steps: u64,
     /// Untimed steps before the timed ones.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = WARMUP_STEPS)]
     pub warmup: u64,
     /// Collision model [default: the scene's].
     #[arg(long, value_enum)]
@@ -96,25 +97,8 @@ pub fn time_setup(
     ramp: f64,
 ) -> Result<(f64, Stages), FluidError> {
     let mut b = open(setup)?;
-    let step = |b: &mut dyn FluidBackend| -> Result<(), FluidError> {
-        if ramp > 0.0 {
-            b.set_inlet_scale(inlet_scale(b.step_count() + 1, ramp));
-        }
-        b.step()
-    };
-    for _ in 0..warmup {
-        step(b.as_mut())?;
-    }
-    b.synchronize()?;
-    b.reset_times();
-    let t0 = std::time::Instant::now();
-    for _ in 0..steps {
-        step(b.as_mut())?;
-    }
-    b.synchronize()?;
-    let wall = t0.elapsed().as_secs_f64() * 1e3 / steps as f64;
-    let ms = b.gpu_ms_per_step().unwrap_or(wall);
-    Ok((ms, b.times()?.mean_ms()))
+    let t = timed_steps(b.as_mut(), warmup, steps, StepOptions::ramped(ramp))?;
+    Ok((t.ms_per_step(), t.times.mean_ms()))
 }
 
 /// The markdown table: one row per run, the ratio to the periodic box of the same storage and

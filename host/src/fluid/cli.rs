@@ -124,9 +124,6 @@ pub struct StorageArgs {
     /// time in the stage times).
     #[arg(long, value_name = "tail|beside[-N]|serial", default_value = "tail", value_parser = BoundaryLaunch::parse)]
     pub boundary_launch: BoundaryLaunch,
-    /// ACM-MRT in two kernels (set by `fluid bench --split` only).
-    #[arg(skip)]
-    pub split: bool,
 }
 
 impl StorageArgs {
@@ -138,7 +135,6 @@ impl StorageArgs {
         setup.block = self.block.unwrap_or_default();
         setup.streaming = self.streaming;
         setup.boundary_launch = self.boundary_launch;
-        setup.split = self.split;
     }
 
     /// Whether the user set a knob the tuner chooses (then `fluid run` leaves the cache alone).
@@ -264,10 +260,6 @@ pub struct BenchArgs {
     /// Streaming schemes, comma separated: pull (two copies), in-place (one copy).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "pull")]
     pub streaming: Vec<Streaming>,
-    /// Also time ACM-MRT split in two kernels (moments, then relaxation; the paper's remedy
-    /// for register pressure) beside the fused kernel: CUDA, FP32 pull, each layout and size.
-    #[arg(long)]
-    pub split: bool,
 }
 
 #[derive(clap::Args)]
@@ -587,7 +579,6 @@ fn validate_cmd(a: &ValidateArgs) -> Result<()> {
             block: None,
             streaming: None,
             boundary_launch: BoundaryLaunch::default(),
-            split: false,
         };
         let mut open = opener(a.backend, Some(st));
         let what = open(&scene::taylor_green(8, 1, 0.0, 0.1, CollisionModel::Bgk)?)?.describe();
@@ -660,13 +651,6 @@ fn bench_cmd(a: &BenchArgs) -> Result<()> {
     if a.steps == 0 || a.sizes.iter().any(|&n| !(8..=2048).contains(&n)) {
         bail!("--steps must be > 0 and every size within 8..=2048");
     }
-    if a.split
-        && (a.backend == BackendChoice::Cpu
-            || !a.storage.contains(&StorageKind::Fp32)
-            || !a.streaming.contains(&Streaming::Pull))
-    {
-        bail!("--split times ACM-MRT's two kernels on the GPU: it needs --backend cuda or auto, fp32 among --storage and pull among --streaming");
-    }
     let mut probe = opener(a.backend, None);
     let probe = probe(&scene::taylor_green(8, 1, 0.0, 0.1, CollisionModel::Bgk)?)?;
     let what = probe.describe();
@@ -686,17 +670,8 @@ fn bench_cmd(a: &BenchArgs) -> Result<()> {
                 block: Some(a.block),
                 streaming: Some(streaming),
                 boundary_launch: BoundaryLaunch::default(),
-                split: false,
             };
             let mut open = opener(a.backend, Some(stored));
-            let split = a.split && storage == StorageKind::Fp32 && streaming == Streaming::Pull;
-            let mut open_split = opener(
-                a.backend,
-                Some(StorageArgs {
-                    split: true,
-                    ..stored
-                }),
-            );
             for &n in &a.sizes {
                 for m in models(&a.models) {
                     let r = bench_one(&mut open as &mut Opener, m, n, a.steps)?;
@@ -705,21 +680,6 @@ fn bench_cmd(a: &BenchArgs) -> Result<()> {
                         m.name(),
                         storage.name(),
                         streaming.name(),
-                        layout.describe(),
-                        r.mlups
-                    );
-                    results.push(r);
-                }
-                if split {
-                    let mut r = bench_one(
-                        &mut open_split as &mut Opener,
-                        CollisionModel::AcmMrt,
-                        n,
-                        a.steps,
-                    )?;
-                    r.split = true;
-                    eprintln!(
-                        "  acm-mrt (split) fp32 pull {} {n}^3: {:.0} MLUPs/s",
                         layout.describe(),
                         r.mlups
                     );

@@ -22,6 +22,7 @@ pub mod plan;
 pub mod scene;
 pub mod sink;
 pub mod slab;
+pub mod timed;
 pub mod tune;
 pub mod tuning;
 pub mod validate;

@@ -321,24 +321,16 @@ pub struct ScaleArgs {
     pub world: Ranks,
 }
 
-/// Warm-up steps before timing.
-const WARMUP: u64 = 10;
-
 /// Times `steps` steps of `b` (wall clock after a synchronisation, the slowest rank's when
 /// several), in ms per step, with the mean stage times of the timed steps.
 fn time_steps(b: &mut dyn FluidBackend, steps: u64) -> Result<(f64, String), FluidError> {
-    for _ in 0..WARMUP {
-        b.step()?;
-    }
-    b.synchronize()?;
-    b.reset_times();
-    let t0 = Instant::now();
-    for _ in 0..steps {
-        b.step()?;
-    }
-    b.synchronize()?;
-    let ms = t0.elapsed().as_secs_f64() * 1e3 / steps as f64;
-    Ok((ms, b.times()?.summary()))
+    let t = super::timed::timed_steps(
+        b,
+        super::timed::WARMUP_STEPS,
+        steps,
+        super::timed::StepOptions::PLAIN,
+    )?;
+    Ok((t.wall_ms, t.times.summary()))
 }
 
 fn parse_dims(s: &str) -> Result<[u32; 3]> {

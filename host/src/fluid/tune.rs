@@ -15,10 +15,10 @@ use super::ib::plan::RING_STEPS;
 use super::ib::spread::IbSpread;
 use super::ib::Motion;
 use super::scene::{self, SceneFile};
+use super::timed::{timed_steps, StepOptions, WARMUP_STEPS};
 use super::tuning::{self, spread_name, Cache, Entry, Key, Knobs};
-use super::{Block, FluidBackend, FluidError, Setup};
+use super::{Block, FluidError, Setup};
 use anyhow::{bail, Context, Result};
-use murmur_common::lbm::boundary::inlet_scale;
 use murmur_common::lbm::{CollisionModel, Lattice, Layout, StorageKind};
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -45,9 +45,6 @@ pub const SPREADS: [IbSpread; 5] = [
     IbSpread::Blocks { l: 4 },
     IbSpread::Blocks { l: 8 },
 ];
-/// Untimed steps before each candidate's timed ones (first launches, caches, the inlet ramp's
-/// first steps).
-pub const WARMUP_STEPS: u64 = 3;
 /// Timed steps per candidate when every solid is fixed (or there are none): the fluid step
 /// costs the same every step.
 pub const STEPS_FIXED: u64 = 10;
@@ -206,29 +203,12 @@ fn time_one(
     let mut setup = setup.clone();
     knobs.apply(&mut setup);
     let mut b = open(&setup)?;
-    let step = |b: &mut dyn FluidBackend| -> Result<(), FluidError> {
-        if ramp > 0.0 {
-            b.set_inlet_scale(inlet_scale(b.step_count() + 1, ramp));
-        }
-        b.step()?;
+    let options = StepOptions {
+        ramp,
         // The force records' ring must be read before it fills.
-        if b.step_count().is_multiple_of(RING_STEPS as u64 / 2) {
-            b.take_forces()?;
-        }
-        Ok(())
+        drain_every: RING_STEPS as u64 / 2,
     };
-    for _ in 0..warmup {
-        step(b.as_mut())?;
-    }
-    b.synchronize()?;
-    b.reset_times();
-    let t0 = Instant::now();
-    for _ in 0..steps {
-        step(b.as_mut())?;
-    }
-    b.synchronize()?;
-    let wall_ms = t0.elapsed().as_secs_f64() * 1e3 / steps as f64;
-    Ok(b.gpu_ms_per_step().unwrap_or(wall_ms))
+    Ok(timed_steps(b.as_mut(), warmup, steps, options)?.ms_per_step())
 }
 
 /// The markdown table: every candidate, timed or pruned, in search order. Consecutive

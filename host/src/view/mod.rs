@@ -2,13 +2,18 @@
 //! them (`FlockBackend::render_into`: `crate::raster`, on the CPU or as kernels on CUDA),
 //! shown in a window (`window.rs`, winit + pixels, with the egui panel of `panel.rs`) or written
 //! as PNG/GIF frames without a display (`headless.rs`). Projection, colours and the per-pixel
-//! nearest-boid keys are `murmur_common::render`, shared with the kernels.
+//! nearest-boid keys are `murmur_common::render`, shared with the kernels. The fluid viewer
+//! (`fluid/`) shares the window stack (`gfx.rs`), the window loop (`shell.rs`), the overlay's
+//! pieces (`overlay.rs`) and the frame files (`frames.rs`).
 
 pub mod cli;
 pub mod fluid;
+pub mod frames;
 pub mod gfx;
 pub mod headless;
+pub mod overlay;
 pub mod panel;
+pub mod shell;
 pub mod window;
 
 use crate::flock::SimError;

@@ -3,6 +3,7 @@
 //! The panel edits a [`FlockConfig`]; the window validates it with `FlockConfig::settings` and
 //! applies it through `set_settings` (or `set_state` for N, scale and seed: a new flock).
 
+use super::overlay;
 use crate::flock::config::{FlockConfig, MAX_X_SPLIT};
 use crate::flock::Method;
 use murmur_common::flock::{FlockParams, PARAMS};
@@ -78,125 +79,99 @@ impl Panel {
     pub fn ui(&mut self, ctx: &egui::Context, config: &mut FlockConfig, hud: &Hud) -> Actions {
         let mut act = Actions::default();
         hud_ui(ctx, hud);
-        egui::Window::new("flock")
-            .default_pos([10.0, 110.0])
-            .default_width(260.0)
-            .resizable(false)
-            .show(ctx, |ui| {
-                ui.horizontal(|ui| {
-                    let label = if self.paused { "run" } else { "pause" };
-                    if ui.button(label).on_hover_text("space").clicked() {
-                        self.paused = !self.paused;
+        overlay::panel_window("flock", [10.0, 110.0], 260.0).show(ctx, |ui| {
+            overlay::run_controls(
+                ui,
+                &mut self.paused,
+                &mut act.step,
+                &mut act.reset,
+                &mut self.steps_per_frame,
+                20,
+            );
+            ui.horizontal(|ui| {
+                ui.label("colour (c)");
+                ui.radio_value(&mut self.colour, ColourMode::Heading, "heading");
+                ui.radio_value(&mut self.colour, ColourMode::Speed, "speed");
+            });
+            ui.separator();
+            let n = ui.add(
+                egui::Slider::new(&mut self.n_edit, N_RANGE.0..=N_RANGE.1)
+                    .logarithmic(true)
+                    .text("N (new flock)"),
+            );
+            if overlay::committed(&n) && self.n_edit != config.sim.n {
+                config.sim.n = self.n_edit;
+                act.reset = true;
+            }
+            egui::ComboBox::from_label("method")
+                .selected_text(config.sim.method.name())
+                .show_ui(ui, |ui| {
+                    for m in Method::ALL {
+                        act.settings |= ui
+                            .selectable_value(&mut config.sim.method, m, m.name())
+                            .changed();
                     }
-                    if ui.button("step").on_hover_text(".").clicked() {
-                        act.step = true;
-                    }
-                    if ui.button("reset").on_hover_text("r").clicked() {
+                });
+            if config.sim.method == Method::Naive && config.sim.n > 20_000 {
+                ui.colored_label(egui::Color32::YELLOW, "naive is O(N²): slow at this N");
+            }
+            act.settings |= ui
+                .add(
+                    egui::Slider::new(&mut config.sim.cell_width_factor, 0.5..=4.0)
+                        .text("cell width factor"),
+                )
+                .changed();
+            act.settings |= ui
+                .add(
+                    egui::Slider::new(&mut config.sim.x_split, 1..=MAX_X_SPLIT)
+                        .text("x-split (cells along x narrower)"),
+                )
+                .changed();
+            ui.separator();
+            for spec in &PARAMS {
+                let (name, (lo, hi)) = (spec.name, spec.slider);
+                if name == "scale" {
+                    let r = ui.add(
+                        egui::Slider::new(&mut self.scale_edit, lo..=hi).text("scale (new flock)"),
+                    );
+                    if overlay::committed(&r) && self.scale_edit != config.params.scale {
+                        config.params.scale = self.scale_edit;
                         act.reset = true;
                     }
-                });
-                ui.add(egui::Slider::new(&mut self.steps_per_frame, 1..=20).text("steps/frame"));
-                ui.horizontal(|ui| {
-                    ui.label("colour (c)");
-                    ui.radio_value(&mut self.colour, ColourMode::Heading, "heading");
-                    ui.radio_value(&mut self.colour, ColourMode::Speed, "speed");
-                });
-                ui.separator();
-                let n = ui.add(
-                    egui::Slider::new(&mut self.n_edit, N_RANGE.0..=N_RANGE.1)
-                        .logarithmic(true)
-                        .text("N (new flock)"),
-                );
-                if committed(&n) && self.n_edit != config.sim.n {
-                    config.sim.n = self.n_edit;
-                    act.reset = true;
+                    continue;
                 }
-                egui::ComboBox::from_label("method")
-                    .selected_text(config.sim.method.name())
-                    .show_ui(ui, |ui| {
-                        for m in Method::ALL {
-                            act.settings |= ui
-                                .selectable_value(&mut config.sim.method, m, m.name())
-                                .changed();
-                        }
-                    });
-                if config.sim.method == Method::Naive && config.sim.n > 20_000 {
-                    ui.colored_label(egui::Color32::YELLOW, "naive is O(N²): slow at this N");
-                }
-                act.settings |= ui
-                    .add(
-                        egui::Slider::new(&mut config.sim.cell_width_factor, 0.5..=4.0)
-                            .text("cell width factor"),
-                    )
-                    .changed();
-                act.settings |= ui
-                    .add(
-                        egui::Slider::new(&mut config.sim.x_split, 1..=MAX_X_SPLIT)
-                            .text("x-split (cells along x narrower)"),
-                    )
-                    .changed();
-                ui.separator();
-                for spec in &PARAMS {
-                    let (name, (lo, hi)) = (spec.name, spec.slider);
-                    if name == "scale" {
-                        let r = ui.add(
-                            egui::Slider::new(&mut self.scale_edit, lo..=hi)
-                                .text("scale (new flock)"),
-                        );
-                        if committed(&r) && self.scale_edit != config.params.scale {
-                            config.params.scale = self.scale_edit;
-                            act.reset = true;
-                        }
-                        continue;
-                    }
-                    let v = (spec.field)(&mut config.params);
-                    act.settings |= ui.add(egui::Slider::new(v, lo..=hi).text(name)).changed();
-                }
-                if ui.button("CIS 565 defaults").clicked() {
-                    let scale = config.params.scale;
-                    config.params = FlockParams {
-                        scale,
-                        ..FlockParams::CIS565
-                    };
-                    act.settings = true;
-                }
-            });
+                let v = (spec.field)(&mut config.params);
+                act.settings |= ui.add(egui::Slider::new(v, lo..=hi).text(name)).changed();
+            }
+            if ui.button("CIS 565 defaults").clicked() {
+                let scale = config.params.scale;
+                config.params = FlockParams {
+                    scale,
+                    ..FlockParams::CIS565
+                };
+                act.settings = true;
+            }
+        });
         act
     }
 }
 
-/// A slider value is taken when the drag ends or it is typed in, not on every drag frame.
-fn committed(r: &egui::Response) -> bool {
-    r.drag_stopped() || (r.changed() && !r.dragged())
-}
-
 fn hud_ui(ctx: &egui::Context, hud: &Hud) {
-    egui::Area::new(egui::Id::new("hud"))
-        .fixed_pos([10.0, 8.0])
-        .interactable(false)
-        .show(ctx, |ui| {
-            egui::Frame::popup(ui.style()).show(ui, |ui| {
-                ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
-                let gpu = match hud.gpu_ms_per_step {
-                    Some(ms) => format!("{ms:.3} ms/step GPU"),
-                    None => "no GPU timer".into(),
-                };
-                ui.label(format!(
-                    "N {}  {}  {}  step {}{}",
-                    hud.n,
-                    hud.method,
-                    hud.backend,
-                    hud.step,
-                    if hud.paused { "  (paused)" } else { "" }
-                ));
-                ui.label(format!(
-                    "{:.1} fps   sim {:.2} ms   render+copy {:.2} ms   present {:.2} ms   {gpu}",
-                    hud.fps, hud.sim_ms, hud.render_ms, hud.present_ms
-                ));
-                ui.label(format!("display: {}", hud.display));
-                if let Some(m) = &hud.message {
-                    ui.colored_label(egui::Color32::from_rgb(255, 200, 80), m);
-                }
-            });
-        });
+    overlay::hud(ctx, |ui| {
+        let gpu = overlay::gpu_figure(hud.gpu_ms_per_step);
+        ui.label(format!(
+            "N {}  {}  {}  step {}{}",
+            hud.n,
+            hud.method,
+            hud.backend,
+            hud.step,
+            if hud.paused { "  (paused)" } else { "" }
+        ));
+        ui.label(format!(
+            "{:.1} fps   sim {:.2} ms   render+copy {:.2} ms   present {:.2} ms   {gpu}",
+            hud.fps, hud.sim_ms, hud.render_ms, hud.present_ms
+        ));
+        ui.label(format!("display: {}", hud.display));
+        overlay::message(ui, hud.message.as_ref());
+    });
 }

@@ -5,22 +5,15 @@
 //! Controls: drag to orbit, wheel to zoom, space pause, `.` single step, `r` reset, `c` colour
 //! mode, Esc quit.
 
-use super::gfx::{no_display, one_line, steps_this_frame, tick_fps, Gfx};
+use super::gfx::{steps_this_frame, tick_fps, Gfx};
 use super::panel::{Actions, Hud, Panel};
-use super::{default_style, headless, ViewError};
+use super::shell::{self, Control, FileWatch, Viewer};
+use super::{default_style, frames, ViewError};
 use crate::flock::config::FlockConfig;
 use crate::flock::{FlockBackend, FlockState};
 use murmur_common::render::{Camera, ColourMode, BACKGROUND};
 use std::path::PathBuf;
-use std::time::{Duration, Instant, SystemTime};
-use winit::application::ApplicationHandler;
-use winit::event::{ElementState, WindowEvent};
-use winit::event_loop::{ActiveEventLoop, EventLoop};
-use winit::keyboard::{Key, NamedKey};
-use winit::window::WindowId;
-
-/// How often the config file's modification time is checked.
-const CONFIG_POLL: Duration = Duration::from_millis(250);
+use std::time::Instant;
 
 /// Re-reads the configuration (the file, then the command line's overrides) as one-line errors.
 pub type Reload = Box<dyn FnMut() -> Result<FlockConfig, String>>;
@@ -48,32 +41,22 @@ pub fn run(
     config: FlockConfig,
     opts: WindowOptions,
 ) -> Result<(), ViewError> {
-    headless::check_size(opts.width, opts.height)?;
+    frames::check_size(opts.width, opts.height)?;
     check_display()?;
-    let event_loop = EventLoop::new().map_err(|e| ViewError::NoDisplay(no_display(&e)))?;
-    let mut app = App::new(backend, config, opts);
-    event_loop
-        .run_app(&mut app)
-        .map_err(|e| ViewError::Graphics(one_line(&e)))?;
-    match app.error.take() {
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
+    let quit_after = opts.quit_after;
+    shell::run(ViewError::NoDisplay, quit_after, || {
+        Ok(App::new(backend, config, opts))
+    })
 }
 
 /// Fails early, with the headless alternative in the message, when there is no X11 display.
 pub fn check_display() -> Result<(), ViewError> {
-    if cfg!(all(unix, not(target_os = "macos"))) && std::env::var_os("DISPLAY").is_none() {
-        return Err(ViewError::NoDisplay("DISPLAY is not set".into()));
-    }
-    Ok(())
+    shell::check_display(ViewError::NoDisplay)
 }
 
 struct Watch {
-    path: PathBuf,
+    file: FileWatch,
     reload: Reload,
-    modified: Option<SystemTime>,
-    polled: Instant,
 }
 
 struct App {
@@ -83,14 +66,11 @@ struct App {
     camera: Camera,
     hud: Hud,
     watch: Option<Watch>,
-    gfx: Option<Gfx>,
+    /// An error of a reload between steps, returned when the window closes.
     error: Option<ViewError>,
     size: (u32, u32),
-    mouse: crate::view::gfx::OrbitMouse,
     pending: Actions,
     last_frame: Instant,
-    frames: u64,
-    quit_after: Option<u64>,
 }
 
 impl App {
@@ -98,10 +78,8 @@ impl App {
         let mut panel = Panel::new(&config);
         panel.colour = opts.colour;
         let watch = opts.watch.map(|w| Watch {
-            modified: modified(&w.path),
-            path: w.path,
+            file: FileWatch::new(w.path),
             reload: w.reload,
-            polled: Instant::now(),
         });
         App {
             hud: Hud {
@@ -115,38 +93,15 @@ impl App {
             config,
             panel,
             watch,
-            gfx: None,
             error: None,
             size: (opts.width, opts.height),
-            mouse: Default::default(),
             pending: Actions::default(),
             last_frame: Instant::now(),
-            frames: 0,
-            quit_after: opts.quit_after,
         }
     }
 
-    fn fail(&mut self, event_loop: &ActiveEventLoop, e: impl Into<ViewError>) {
-        self.error.get_or_insert(e.into());
-        event_loop.exit();
-    }
-
-    fn create(&mut self, event_loop: &ActiveEventLoop) -> Result<Gfx, ViewError> {
-        let gfx = Gfx::create(event_loop, "murmur flock", self.size)?;
-        let (w, h) = gfx.size();
-        self.resize_frame(w, h);
-        self.hud.display = gfx.adapter.clone();
-        Ok(gfx)
-    }
-
-    fn resize_frame(&mut self, w: u32, h: u32) {
-        self.size = (w, h);
-        self.camera.width = w;
-        self.camera.height = h;
-    }
-
     /// One frame: config poll, steps, rasterise, HUD and panel, present, apply the panel.
-    fn frame(&mut self, event_loop: &ActiveEventLoop) -> Result<(), ViewError> {
+    fn draw(&mut self, gfx: &mut Gfx) -> Result<(), ViewError> {
         tick_fps(&mut self.hud.fps, &mut self.last_frame, Instant::now());
         self.poll_config();
 
@@ -168,9 +123,6 @@ impl App {
         self.hud.step += u64::from(steps);
         self.hud.paused = self.panel.paused;
 
-        let Some(gfx) = self.gfx.as_mut() else {
-            return Ok(());
-        };
         let style = default_style(&self.config.params, self.panel.colour);
         let t1 = Instant::now();
         self.backend.render_into(
@@ -187,12 +139,7 @@ impl App {
         self.pending.settings |= actions.settings;
         self.pending.reset |= actions.reset;
         self.pending.step |= actions.step;
-        self.apply()?;
-        self.frames += 1;
-        if self.quit_after.is_some_and(|q| self.frames >= q) {
-            event_loop.exit();
-        }
-        Ok(())
+        self.apply()
     }
 
     /// Applies the panel's (or the config file's) changes between steps, without a restart.
@@ -237,15 +184,9 @@ impl App {
         let Some(w) = self.watch.as_mut() else {
             return;
         };
-        if w.polled.elapsed() < CONFIG_POLL {
+        if !w.file.changed() {
             return;
         }
-        w.polled = Instant::now();
-        let m = modified(&w.path);
-        if m.is_none() || m == w.modified {
-            return;
-        }
-        w.modified = m;
         match (w.reload)() {
             Ok(new) => {
                 let old = &self.config;
@@ -256,7 +197,7 @@ impl App {
                 self.pending.settings = true;
                 self.config = new;
                 self.panel.sync(&self.config);
-                let note = format!("reloaded {}", w.path.display());
+                let note = format!("reloaded {}", w.file.path.display());
                 if let Err(e) = self.apply() {
                     self.error.get_or_insert(e);
                 }
@@ -267,73 +208,43 @@ impl App {
             Err(e) => self.hud.message = Some(e),
         }
     }
+}
 
-    fn key(&mut self, event_loop: &ActiveEventLoop, key: &Key) {
-        match key {
-            Key::Named(NamedKey::Space) => self.panel.paused = !self.panel.paused,
-            Key::Named(NamedKey::Escape) => event_loop.exit(),
-            Key::Character(c) => match c.as_str() {
-                "." => self.pending.step = true,
-                "r" | "R" => self.pending.reset = true,
-                "c" | "C" => {
-                    self.panel.colour = match self.panel.colour {
-                        ColourMode::Heading => ColourMode::Speed,
-                        ColourMode::Speed => ColourMode::Heading,
-                    }
-                }
-                _ => {}
-            },
-            _ => {}
-        }
+impl Viewer for App {
+    const TITLE: &'static str = "murmur flock";
+
+    fn size_mut(&mut self) -> &mut (u32, u32) {
+        &mut self.size
     }
-}
 
-fn modified(path: &std::path::Path) -> Option<SystemTime> {
-    std::fs::metadata(path).and_then(|m| m.modified()).ok()
-}
+    fn created(&mut self, gfx: &Gfx) {
+        self.hud.display = gfx.adapter.clone();
+    }
 
-impl ApplicationHandler for App {
-    fn resumed(&mut self, event_loop: &ActiveEventLoop) {
-        if self.gfx.is_some() {
-            return;
-        }
-        match self.create(event_loop) {
-            Ok(g) => {
-                g.window.request_redraw();
-                self.gfx = Some(g);
+    fn camera(&mut self) -> &mut Camera {
+        &mut self.camera
+    }
+
+    fn frame(&mut self, gfx: &mut Gfx) -> Result<(), ViewError> {
+        self.draw(gfx)
+    }
+
+    fn control(&mut self, control: Control) {
+        match control {
+            Control::Pause => self.panel.paused = !self.panel.paused,
+            Control::Step => self.pending.step = true,
+            Control::Reset => self.pending.reset = true,
+            Control::Char("c" | "C") => {
+                self.panel.colour = match self.panel.colour {
+                    ColourMode::Heading => ColourMode::Speed,
+                    ColourMode::Speed => ColourMode::Heading,
+                }
             }
-            Err(e) => self.fail(event_loop, e),
+            Control::Char(_) => {}
         }
     }
 
-    fn window_event(&mut self, event_loop: &ActiveEventLoop, _: WindowId, event: WindowEvent) {
-        let Some(gfx) = self.gfx.as_mut() else {
-            return;
-        };
-        let mut resized = None;
-        let consumed = match gfx.event(&event, &mut resized) {
-            Ok(c) => c,
-            Err(e) => return self.fail(event_loop, e),
-        };
-        if let Some((w, h)) = resized {
-            self.resize_frame(w, h);
-        }
-        if self.mouse.handle(&event, consumed, &mut self.camera) {
-            return;
-        }
-        match event {
-            WindowEvent::CloseRequested => event_loop.exit(),
-            WindowEvent::RedrawRequested => {
-                if let Err(e) = self.frame(event_loop) {
-                    self.fail(event_loop, e);
-                }
-            }
-            WindowEvent::KeyboardInput { event, .. }
-                if !consumed && event.state == ElementState::Pressed =>
-            {
-                self.key(event_loop, &event.logical_key)
-            }
-            _ => {}
-        }
+    fn deferred_error(&mut self) -> Option<ViewError> {
+        self.error.take()
     }
 }

@@ -1,13 +1,12 @@
 //! `murmur fluid ib-bench`: the immersed boundary's spreading methods ([`IbSpread`]) timed on
 //! one scene, stage by stage, against the same grid without its solids.
 
-use crate::fluid::plan::FluidStage;
 use super::spread::{IbSpread, BLOCK_SIDES, MAX_BLOCK};
 use crate::fluid::driver::{self, BackendChoice};
+use crate::fluid::plan::FluidStage;
 use crate::fluid::scene::{self, SceneFile};
 use crate::fluid::{FluidBackend, FluidError, Setup};
 use anyhow::{bail, Result};
-use murmur_common::lbm::boundary::inlet_scale;
 use std::path::PathBuf;
 
 /// Which methods to time.
@@ -28,7 +27,7 @@ pub struct IbBenchArgs {
     #[arg(long, default_value_t = 100)]
     pub steps: u64,
     /// Untimed steps before the timed ones.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = crate::fluid::timed::WARMUP_STEPS)]
     pub warmup: u64,
     /// Methods to time.
     #[arg(long, value_enum, default_value = "all")]
@@ -86,23 +85,13 @@ pub fn bench_method(
         None => setup.immersed.solids.clear(),
     }
     let mut b = open(&setup)?;
-    let step = |b: &mut dyn FluidBackend| -> Result<(), FluidError> {
-        if ramp > 0.0 {
-            b.set_inlet_scale(inlet_scale(b.step_count() + 1, ramp));
-        }
-        b.step()
-    };
-    for _ in 0..warmup {
-        step(b.as_mut())?;
-    }
-    b.synchronize()?;
-    b.take_forces()?;
-    b.reset_times();
-    for _ in 0..steps {
-        step(b.as_mut())?;
-    }
-    b.synchronize()?;
-    let times = b.times()?;
+    let times = crate::fluid::timed::timed_steps(
+        b.as_mut(),
+        warmup,
+        steps,
+        crate::fluid::timed::StepOptions::ramped(ramp),
+    )?
+    .times;
     let forces = b.take_forces()?;
     let last = forces.iter().map(|r| r.step).max();
     let last_forces: Vec<_> = forces

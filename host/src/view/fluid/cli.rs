@@ -263,7 +263,7 @@ pub fn render(a: &FluidRenderArgs) -> Result<()> {
 
 /// `murmur fluid view`.
 pub fn view(a: &FluidViewArgs) -> Result<()> {
-    crate::view::headless::check_size(a.width, a.height)?;
+    crate::view::frames::check_size(a.width, a.height)?;
     window::check_display()?;
     let scene = load_scene(&a.scene, a.look.model)?;
     let look = a.look.look(&scene)?;

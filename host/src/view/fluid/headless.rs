@@ -2,7 +2,7 @@
 //! inlet ramp and the smoke's advection every `smoke.every` steps), the backend draws each frame
 //! where its lattice lives (`FluidBackend::render_into`), the host adds the colour bar and the
 //! labels, and the frames become numbered PNG files and, optionally, one animated GIF (the
-//! flock's writers, `crate::view::headless`). With `--compare` one frame holds three panes, the
+//! writers of `crate::view::frames`). With `--compare` one frame holds three panes, the
 //! same scene under BGK, RM-MRT and ACM-MRT; a pane whose flow leaves its bounds keeps its last
 //! frame, dimmed, and says at which step its model gave up. Timing separates the simulation, the
 //! smoke's advection, drawing and copying, and encoding.
@@ -10,7 +10,7 @@
 use super::{colour_bar, scaled, text, upscale, Look, SOLID_RADIUS};
 use crate::fluid::scene::Scene;
 use crate::fluid::{FluidBackend, FluidError, SmokeSetup};
-use crate::view::headless::{check_size, write_png, GifWriter};
+use crate::view::frames::{check_counts, check_output, FrameFiles, FrameTimes};
 use crate::view::ViewError;
 use murmur_common::lbm::boundary::inlet_scale;
 use murmur_common::lbm::health::Bounds;
@@ -44,33 +44,20 @@ pub struct FluidRenderOptions {
 impl FluidRenderOptions {
     /// Checks the options and creates the output folder, before anything runs.
     pub fn prepare(&self) -> Result<(), ViewError> {
-        if self.frames == 0 {
-            return Err(ViewError::Options("--frames must be at least 1".into()));
-        }
-        if self.every == 0 {
-            return Err(ViewError::Options("--every must be at least 1".into()));
-        }
+        check_counts(self.frames, self.every)?;
         if !(1..=16).contains(&self.downsample) {
             return Err(ViewError::Options(format!(
                 "--downsample must be 1 to 16, got {}",
                 self.downsample
             )));
         }
-        check_size(self.width, self.height)?;
-        if !self.spin_deg.is_finite() {
-            return Err(ViewError::Options("--spin must be a finite number".into()));
-        }
-        std::fs::create_dir_all(&self.out).map_err(|source| ViewError::OutDir {
-            path: self.out.display().to_string(),
-            source,
-        })?;
-        if let Some(gif) = &self.gif {
-            crate::atomic_file::check_writable_parent(gif).map_err(|e| ViewError::Write {
-                path: gif.display().to_string(),
-                message: e.to_string(),
-            })?;
-        }
-        Ok(())
+        check_output(
+            self.width,
+            self.height,
+            self.spin_deg,
+            &self.out,
+            self.gif.as_deref(),
+        )
     }
 }
 
@@ -292,24 +279,18 @@ pub struct DrawMs {
 /// Figures of a headless fluid render.
 #[derive(Clone, Debug)]
 pub struct FluidRenderReport {
-    pub frames: u32,
-    pub steps_per_frame: u32,
-    /// Wall time of the steps between two frames (all panes), without the smoke.
-    pub sim_ms_per_frame: f64,
-    /// GPU time per step from CUDA events (first pane; None on the CPU).
-    pub gpu_ms_per_step: Option<f64>,
+    /// The steps of all panes, the GPU time of the first pane's; drawing means the fields,
+    /// derived, light, splats, shading.
+    pub times: FrameTimes,
     /// Wall time of one smoke advection (first pane), and the steps between two.
     pub smoke_ms: Option<f64>,
     pub smoke_every: u32,
-    /// Wall time per frame of drawing (fields, derived, light, splats, shading) and copying.
-    pub render_ms_per_frame: f64,
-    /// The same over the frames after the first (which allocates the frame's buffers), split
+    /// The drawing times over the frames after the first (which allocates the frame's buffers), split
     /// into the backends' share (their stages and the copy back) and the host's (scaling,
     /// panes, labels, colour bar); `None` with one frame.
     pub steady: Option<DrawMs>,
     /// Per-frame GPU time of each of the backend's render stages (first pane; None on the CPU).
     pub render_stages: Option<Vec<(&'static str, f64)>>,
-    pub write_ms_per_frame: f64,
     /// The panes that gave up.
     pub failed: Vec<String>,
 }
@@ -317,26 +298,10 @@ pub struct FluidRenderReport {
 impl FluidRenderReport {
     pub fn summary(&self, what: &str, out: &std::path::Path) -> String {
         let mut s = format!(
-            "rendered {} frames ({what}) into {}\nper frame: ",
-            self.frames,
-            out.display()
-        );
-        let step_ms = self.sim_ms_per_frame / self.steps_per_frame as f64;
-        if self.frames > 1 {
-            s += &format!(
-                "simulation {:.3} ms ({} steps, {step_ms:.4} ms/step wall",
-                self.sim_ms_per_frame, self.steps_per_frame
-            );
-            if let Some(g) = self.gpu_ms_per_step {
-                s += &format!(", {g:.4} ms/step GPU events");
-            }
-            s += "), ";
-        } else {
-            s += "no simulation (one frame: the initial state), ";
-        }
-        s += &format!(
-            "render+copy {:.3} ms, encode+write {:.3} ms",
-            self.render_ms_per_frame, self.write_ms_per_frame
+            "rendered {} frames ({what}) into {}\nper frame: {}",
+            self.times.frames,
+            out.display(),
+            self.times.per_frame(4)
         );
         if let Some(d) = self.steady {
             s += &format!(
@@ -358,7 +323,7 @@ impl FluidRenderReport {
         }
         if let Some(a) = self.smoke_ms {
             let per_step = a / self.smoke_every as f64;
-            let base = self.gpu_ms_per_step.unwrap_or(step_ms);
+            let base = self.times.gpu_ms_per_step.unwrap_or(self.times.step_ms());
             s += &format!(
                 "\nsmoke: {a:.4} ms per advection (fields + BFECC) every {} steps = {per_step:.4} \
                  ms per step, {:.1} % of a step ({base:.4} ms)",
@@ -383,10 +348,7 @@ pub fn render(
 ) -> Result<FluidRenderReport, ViewError> {
     let tolerate = panes.len() > 1;
     let mut rgba = vec![0u8; opts.width as usize * opts.height as usize * 4];
-    let mut gif = match &opts.gif {
-        Some(path) => Some(GifWriter::create(path)?),
-        None => None,
-    };
+    let mut files = FrameFiles::create(&opts.out, opts.gif.as_deref(), opts.width, opts.height)?;
     let (mut sim, mut smoke, mut draw, mut write) = (
         Duration::ZERO,
         Duration::ZERO,
@@ -435,11 +397,7 @@ pub fn render(
             &mut rgba,
         )?;
         let t2 = Instant::now();
-        let path = opts.out.join(format!("frame_{k:05}.png"));
-        write_png(&path, &rgba, opts.width, opts.height)?;
-        if let Some(g) = gif.as_mut() {
-            g.push(&rgba, opts.width, opts.height)?;
-        }
+        files.write(k, &rgba)?;
         let t3 = Instant::now();
         if k > 0 {
             sim += (t1 - t0).saturating_sub(smoke_here);
@@ -454,19 +412,20 @@ pub fn render(
         bar.inc(1);
     }
     bar.finish_and_clear();
-    if let Some(g) = gif {
-        g.finish()?;
-    }
+    files.finish()?;
     let per_frame = |d: Duration| d.as_secs_f64() * 1e3 / opts.frames as f64;
     let stepped = (opts.frames - 1).max(1) as f64;
     Ok(FluidRenderReport {
-        frames: opts.frames,
-        steps_per_frame: opts.every,
-        sim_ms_per_frame: sim.as_secs_f64() * 1e3 / stepped,
-        gpu_ms_per_step: panes[0].backend.gpu_ms_per_step(),
+        times: FrameTimes {
+            frames: opts.frames,
+            steps_per_frame: opts.every,
+            sim_ms_per_frame: sim.as_secs_f64() * 1e3 / stepped,
+            gpu_ms_per_step: panes[0].backend.gpu_ms_per_step(),
+            render_ms_per_frame: per_frame(draw),
+            write_ms_per_frame: per_frame(write),
+        },
         smoke_ms: (advections > 0).then(|| smoke.as_secs_f64() * 1e3 / advections as f64),
         smoke_every: stepping.smoke.every,
-        render_ms_per_frame: per_frame(draw),
         steady: (opts.frames > 1).then(|| {
             let ms = |d: Duration| d.as_secs_f64() * 1e3 / stepped;
             DrawMs {
@@ -480,7 +439,6 @@ pub fn render(
             .view_hooks()
             .and_then(|v| v.render_times())
             .map(|t| t.mean_ms()),
-        write_ms_per_frame: per_frame(write),
         failed: panes.iter().filter_map(|p| p.failed.clone()).collect(),
     })
 }

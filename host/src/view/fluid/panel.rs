@@ -4,6 +4,7 @@
 //! slice, the colour range).
 
 use super::Look;
+use crate::view::overlay;
 use murmur_common::lbm::CollisionModel;
 use murmur_common::render::fluid::{Quantity, ViewKind};
 
@@ -65,163 +66,136 @@ impl Panel {
     pub fn ui(&mut self, ctx: &egui::Context, hud: &Hud, dims: [u32; 3]) -> Actions {
         let mut act = Actions::default();
         hud_ui(ctx, hud);
-        egui::Window::new("fluid")
-            .default_pos([10.0, 120.0])
-            .default_width(270.0)
-            .resizable(false)
-            .show(ctx, |ui| {
-                ui.horizontal(|ui| {
-                    let label = if self.paused { "run" } else { "pause" };
-                    if ui.button(label).on_hover_text("space").clicked() {
-                        self.paused = !self.paused;
-                    }
-                    if ui.button("step").on_hover_text(".").clicked() {
-                        act.step = true;
-                    }
-                    if ui.button("reset").on_hover_text("r").clicked() {
-                        act.reset = true;
-                    }
-                });
-                ui.add(egui::Slider::new(&mut self.steps_per_frame, 1..=100).text("steps/frame"));
-                egui::ComboBox::from_label("model")
-                    .selected_text(self.model.name())
-                    .show_ui(ui, |ui| {
-                        for m in CollisionModel::ALL {
-                            act.model |=
-                                ui.selectable_value(&mut self.model, m, m.name()).changed();
-                        }
-                    });
-                let inlet = ui.add(
-                    egui::Slider::new(&mut self.inlet_factor, 0.0..=2.0).text("inlet velocity x"),
-                );
-                if inlet.changed() {
-                    // The viscosity stays: Re follows the velocity.
-                    self.reynolds = self.scene_reynolds * self.inlet_factor as f64;
-                }
-                let re = ui.add(
-                    egui::Slider::new(&mut self.reynolds, 1.0..=1e6)
-                        .logarithmic(true)
-                        .text("Reynolds number"),
-                );
-                act.reynolds |= re.drag_stopped() || (re.changed() && !re.dragged());
-                ui.separator();
-                ui.horizontal(|ui| {
-                    for (k, name) in [
-                        (ViewKind::Slice, "slice"),
-                        (ViewKind::Volume, "volume"),
-                        (ViewKind::Smoke, "smoke"),
-                    ] {
-                        if ui.radio_value(&mut self.look.kind, k, name).changed() {
-                            act.reframe = true;
-                            if k == ViewKind::Volume && !self.look.quantity.derived() {
-                                self.look.quantity = Quantity::Q;
-                                self.look.range = None;
-                            }
-                        }
+        overlay::panel_window("fluid", [10.0, 120.0], 270.0).show(ctx, |ui| {
+            overlay::run_controls(
+                ui,
+                &mut self.paused,
+                &mut act.step,
+                &mut act.reset,
+                &mut self.steps_per_frame,
+                100,
+            );
+            egui::ComboBox::from_label("model")
+                .selected_text(self.model.name())
+                .show_ui(ui, |ui| {
+                    for m in CollisionModel::ALL {
+                        act.model |= ui.selectable_value(&mut self.model, m, m.name()).changed();
                     }
                 });
-                egui::ComboBox::from_label("quantity")
-                    .selected_text(self.look.quantity.name())
-                    .show_ui(ui, |ui| {
-                        for q in Quantity::ALL {
-                            if ui
-                                .selectable_value(&mut self.look.quantity, q, q.name())
-                                .changed()
-                            {
-                                self.look.range = None;
-                            }
+            let inlet = ui
+                .add(egui::Slider::new(&mut self.inlet_factor, 0.0..=2.0).text("inlet velocity x"));
+            if inlet.changed() {
+                // The viscosity stays: Re follows the velocity.
+                self.reynolds = self.scene_reynolds * self.inlet_factor as f64;
+            }
+            let re = ui.add(
+                egui::Slider::new(&mut self.reynolds, 1.0..=1e6)
+                    .logarithmic(true)
+                    .text("Reynolds number"),
+            );
+            act.reynolds |= overlay::committed(&re);
+            ui.separator();
+            ui.horizontal(|ui| {
+                for (k, name) in [
+                    (ViewKind::Slice, "slice"),
+                    (ViewKind::Volume, "volume"),
+                    (ViewKind::Smoke, "smoke"),
+                ] {
+                    if ui.radio_value(&mut self.look.kind, k, name).changed() {
+                        act.reframe = true;
+                        if k == ViewKind::Volume && !self.look.quantity.derived() {
+                            self.look.quantity = Quantity::Q;
+                            self.look.range = None;
                         }
-                    });
-                ui.horizontal(|ui| {
-                    ui.label("slice axis");
-                    for (a, name) in ["x", "y", "z"].iter().enumerate() {
-                        if ui.radio_value(&mut self.look.axis, a, *name).changed() {
-                            self.look.at = None;
-                            act.reframe = true;
-                        }
                     }
-                });
-                let n = dims[self.look.axis];
-                let mut at = self.look.at.unwrap_or(n / 2).min(n - 1);
-                if ui
-                    .add(egui::Slider::new(&mut at, 0..=n - 1).text("slice cell"))
-                    .changed()
-                {
-                    self.look.at = Some(at);
-                }
-                ui.horizontal(|ui| {
-                    ui.label("range");
-                    let (mut lo, mut hi) = self.range;
-                    let speed = ((hi - lo).abs() * 0.01).max(1e-9);
-                    let a = ui.add(egui::DragValue::new(&mut lo).speed(speed));
-                    let b = ui.add(egui::DragValue::new(&mut hi).speed(speed));
-                    if (a.changed() || b.changed()) && lo < hi {
-                        self.look.range = Some((lo, hi));
-                    }
-                    if ui.button("auto").clicked() {
-                        self.look.range = None;
-                    }
-                });
-                if self.look.kind != ViewKind::Slice {
-                    ui.add(
-                        egui::Slider::new(&mut self.look.step, 0.25..=4.0)
-                            .text("march step (cells)"),
-                    );
-                }
-                match self.look.kind {
-                    ViewKind::Volume => {
-                        ui.add(
-                            egui::Slider::new(&mut self.look.opacity, 0.01..=4.0).text("opacity"),
-                        );
-                    }
-                    ViewKind::Smoke => {
-                        ui.add(
-                            egui::Slider::new(&mut self.look.sigma, 0.01..=4.0)
-                                .text("smoke density"),
-                        );
-                        ui.add(
-                            egui::Slider::new(&mut self.look.ambient, 0.0..=1.0)
-                                .text("ambient light"),
-                        );
-                    }
-                    ViewKind::Slice => {}
                 }
             });
+            egui::ComboBox::from_label("quantity")
+                .selected_text(self.look.quantity.name())
+                .show_ui(ui, |ui| {
+                    for q in Quantity::ALL {
+                        if ui
+                            .selectable_value(&mut self.look.quantity, q, q.name())
+                            .changed()
+                        {
+                            self.look.range = None;
+                        }
+                    }
+                });
+            ui.horizontal(|ui| {
+                ui.label("slice axis");
+                for (a, name) in ["x", "y", "z"].iter().enumerate() {
+                    if ui.radio_value(&mut self.look.axis, a, *name).changed() {
+                        self.look.at = None;
+                        act.reframe = true;
+                    }
+                }
+            });
+            let n = dims[self.look.axis];
+            let mut at = self.look.at.unwrap_or(n / 2).min(n - 1);
+            if ui
+                .add(egui::Slider::new(&mut at, 0..=n - 1).text("slice cell"))
+                .changed()
+            {
+                self.look.at = Some(at);
+            }
+            ui.horizontal(|ui| {
+                ui.label("range");
+                let (mut lo, mut hi) = self.range;
+                let speed = ((hi - lo).abs() * 0.01).max(1e-9);
+                let a = ui.add(egui::DragValue::new(&mut lo).speed(speed));
+                let b = ui.add(egui::DragValue::new(&mut hi).speed(speed));
+                if (a.changed() || b.changed()) && lo < hi {
+                    self.look.range = Some((lo, hi));
+                }
+                if ui.button("auto").clicked() {
+                    self.look.range = None;
+                }
+            });
+            if self.look.kind != ViewKind::Slice {
+                ui.add(
+                    egui::Slider::new(&mut self.look.step, 0.25..=4.0).text("march step (cells)"),
+                );
+            }
+            match self.look.kind {
+                ViewKind::Volume => {
+                    ui.add(egui::Slider::new(&mut self.look.opacity, 0.01..=4.0).text("opacity"));
+                }
+                ViewKind::Smoke => {
+                    ui.add(
+                        egui::Slider::new(&mut self.look.sigma, 0.01..=4.0).text("smoke density"),
+                    );
+                    ui.add(
+                        egui::Slider::new(&mut self.look.ambient, 0.0..=1.0).text("ambient light"),
+                    );
+                }
+                ViewKind::Slice => {}
+            }
+        });
         act
     }
 }
 
 fn hud_ui(ctx: &egui::Context, hud: &Hud) {
-    egui::Area::new(egui::Id::new("hud"))
-        .fixed_pos([10.0, 8.0])
-        .interactable(false)
-        .show(ctx, |ui| {
-            egui::Frame::popup(ui.style()).show(ui, |ui| {
-                ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
-                let [nx, ny, nz] = hud.lattice;
-                ui.label(format!(
-                    "{}  {nx} x {ny} x {nz}  {}  step {}{}",
-                    hud.scene,
-                    hud.backend,
-                    hud.step,
-                    if hud.paused { "  (paused)" } else { "" }
-                ));
-                let gpu = match hud.gpu_ms_per_step {
-                    Some(ms) => format!("{ms:.3} ms/step GPU"),
-                    None => "no GPU timer".into(),
-                };
-                ui.label(format!(
+    overlay::hud(ctx, |ui| {
+        let [nx, ny, nz] = hud.lattice;
+        ui.label(format!(
+            "{}  {nx} x {ny} x {nz}  {}  step {}{}",
+            hud.scene,
+            hud.backend,
+            hud.step,
+            if hud.paused { "  (paused)" } else { "" }
+        ));
+        let gpu = overlay::gpu_figure(hud.gpu_ms_per_step);
+        ui.label(format!(
                     "{:.1} fps   sim {:.2} ms   smoke {:.2} ms   render+copy {:.2} ms   present {:.2} ms   {gpu}",
                     hud.fps, hud.sim_ms, hud.smoke_ms, hud.render_ms, hud.present_ms
                 ));
-                let mut display = format!("display: {}", hud.display);
-                if let Some(k) = hud.downsample.filter(|&k| k > 1) {
-                    display += &format!("   CPU backend: drawn at 1/{k} resolution");
-                }
-                ui.label(display);
-                if let Some(m) = &hud.message {
-                    ui.colored_label(egui::Color32::from_rgb(255, 200, 80), m);
-                }
-            });
-        });
+        let mut display = format!("display: {}", hud.display);
+        if let Some(k) = hud.downsample.filter(|&k| k > 1) {
+            display += &format!("   CPU backend: drawn at 1/{k} resolution");
+        }
+        ui.label(display);
+        overlay::message(ui, hud.message.as_ref());
+    });
 }

@@ -13,21 +13,14 @@ use super::{colour_bar, cpu_downsample, scaled, upscale, Look, SOLID_RADIUS};
 use crate::backend::BackendChoice;
 use crate::fluid::scene::Scene;
 use crate::fluid::FluidBackend;
-use crate::view::gfx::{no_display, one_line, steps_this_frame, tick_fps, Gfx};
+use crate::view::gfx::{one_line, steps_this_frame, tick_fps, Gfx};
+use crate::view::shell::{self, Control, FileWatch, Viewer};
 use crate::view::ViewError;
 use murmur_common::lbm::Rates;
 use murmur_common::render::fluid::ViewKind;
 use murmur_common::render::{Camera, BACKGROUND};
 use std::path::PathBuf;
-use std::time::{Duration, Instant, SystemTime};
-use winit::application::ApplicationHandler;
-use winit::event::{ElementState, WindowEvent};
-use winit::event_loop::{ActiveEventLoop, EventLoop};
-use winit::keyboard::{Key, NamedKey};
-use winit::window::WindowId;
-
-/// How often the scene file's modification time is checked.
-const SCENE_POLL: Duration = Duration::from_millis(250);
+use std::time::Instant;
 
 /// Reads the scene file again (with the command line's flags on top), as a one-line error.
 pub type Reload = Box<dyn FnMut() -> Result<(Scene, Look), String>>;
@@ -45,10 +38,7 @@ pub struct FluidWindowOptions {
 
 /// Fails early, with the headless alternative in the message, when there is no X11 display.
 pub fn check_display() -> Result<(), ViewError> {
-    if cfg!(all(unix, not(target_os = "macos"))) && std::env::var_os("DISPLAY").is_none() {
-        return Err(ViewError::NoFluidDisplay("DISPLAY is not set".into()));
-    }
-    Ok(())
+    shell::check_display(ViewError::NoFluidDisplay)
 }
 
 /// Opens the window and runs until it is closed. `scene` is what `backend` was opened with.
@@ -58,15 +48,10 @@ pub fn run(
     look: Look,
     opts: FluidWindowOptions,
 ) -> Result<(), ViewError> {
-    let event_loop = EventLoop::new().map_err(|e| ViewError::NoFluidDisplay(no_display(&e)))?;
-    let mut app = App::new(backend, scene, look, opts)?;
-    event_loop
-        .run_app(&mut app)
-        .map_err(|e| ViewError::Graphics(one_line(&e)))?;
-    match app.error.take() {
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
+    let quit_after = opts.quit_after;
+    shell::run(ViewError::NoFluidDisplay, quit_after, || {
+        App::new(backend, scene, look, opts)
+    })
 }
 
 struct App {
@@ -77,15 +62,10 @@ struct App {
     camera: Camera,
     hud: Hud,
     opts: FluidWindowOptions,
-    modified: Option<SystemTime>,
-    polled: Instant,
-    gfx: Option<Gfx>,
-    error: Option<ViewError>,
+    watch: FileWatch,
     size: (u32, u32),
-    mouse: crate::view::gfx::OrbitMouse,
     pending: Actions,
     last_frame: Instant,
-    frames: u64,
     /// The downsampled frame before it is scaled into the window's buffer.
     small: Vec<u8>,
 }
@@ -124,26 +104,16 @@ impl App {
             },
             camera: look.camera(l, opts.width, opts.height),
             stepping: Stepping::of(&scene)?,
-            modified: modified(&opts.scene_path),
-            polled: Instant::now(),
+            watch: FileWatch::new(opts.scene_path.clone()),
             backend,
             scene,
             panel,
             size: (opts.width, opts.height),
             opts,
-            gfx: None,
-            error: None,
-            mouse: Default::default(),
             pending: Actions::default(),
             last_frame: Instant::now(),
-            frames: 0,
             small: Vec::new(),
         })
-    }
-
-    fn fail(&mut self, event_loop: &ActiveEventLoop, e: impl Into<ViewError>) {
-        self.error.get_or_insert(e.into());
-        event_loop.exit();
     }
 
     /// The CPU's downsampling factor for the current window (1 on the GPU).
@@ -155,7 +125,7 @@ impl App {
         }
     }
 
-    fn frame(&mut self, event_loop: &ActiveEventLoop) -> Result<(), ViewError> {
+    fn draw(&mut self, gfx: &mut Gfx) -> Result<(), ViewError> {
         tick_fps(&mut self.hud.fps, &mut self.last_frame, Instant::now());
         self.poll_scene();
 
@@ -188,9 +158,6 @@ impl App {
         self.hud.step = self.backend.step_count();
         self.hud.paused = self.panel.paused;
 
-        if self.gfx.is_none() {
-            return Ok(());
-        }
         let (w, h) = self.size;
         let k = self.downsample();
         self.hud.downsample = Some(k);
@@ -205,9 +172,6 @@ impl App {
         };
         let frame = self.panel.look.frame(&cam, l, range, BACKGROUND);
         let t1 = Instant::now();
-        let Some(gfx) = self.gfx.as_mut() else {
-            return Ok(());
-        };
         let buffer = gfx.pixels.frame_mut();
         if k == 1 && buffer.len() == (w * h * 4) as usize {
             self.backend
@@ -234,12 +198,7 @@ impl App {
         self.hud.present_ms = present;
         self.pending.reset |= actions.reset;
         self.pending.step |= actions.step;
-        self.apply(actions)?;
-        self.frames += 1;
-        if self.opts.quit_after.is_some_and(|q| self.frames >= q) {
-            event_loop.exit();
-        }
-        Ok(())
+        self.apply(actions)
     }
 
     /// Applies the panel's changes between steps.
@@ -306,15 +265,9 @@ impl App {
     /// Reloads the scene when its file changes: a good edit restarts it, a bad one shows its
     /// one-line error and the last good scene keeps running.
     fn poll_scene(&mut self) {
-        if self.polled.elapsed() < SCENE_POLL {
+        if !self.watch.changed() {
             return;
         }
-        self.polled = Instant::now();
-        let m = modified(&self.opts.scene_path);
-        if m.is_none() || m == self.modified {
-            return;
-        }
-        self.modified = m;
         match (self.opts.reload)() {
             Ok(new) => {
                 self.panel.model = new.0.setup.model;
@@ -329,88 +282,42 @@ impl App {
             Err(e) => self.hud.message = Some(e),
         }
     }
-
-    fn key(&mut self, event_loop: &ActiveEventLoop, key: &Key) {
-        match key {
-            Key::Named(NamedKey::Space) => self.panel.paused = !self.panel.paused,
-            Key::Named(NamedKey::Escape) => event_loop.exit(),
-            Key::Character(c) => match c.as_str() {
-                "." => self.pending.step = true,
-                "r" | "R" => self.pending.reset = true,
-                "v" | "V" => {
-                    self.panel.look.kind = match self.panel.look.kind {
-                        ViewKind::Slice => ViewKind::Volume,
-                        ViewKind::Volume => ViewKind::Smoke,
-                        ViewKind::Smoke => ViewKind::Slice,
-                    };
-                    if self.panel.look.kind == ViewKind::Volume
-                        && !self.panel.look.quantity.derived()
-                    {
-                        self.panel.look.quantity = murmur_common::render::fluid::Quantity::Q;
-                        self.panel.look.range = None;
-                    }
-                    let (w, h) = self.size;
-                    self.camera = self.panel.look.camera(self.scene.setup.lattice(), w, h);
-                }
-                _ => {}
-            },
-            _ => {}
-        }
-    }
 }
 
-fn modified(path: &std::path::Path) -> Option<SystemTime> {
-    std::fs::metadata(path).and_then(|m| m.modified()).ok()
-}
+impl Viewer for App {
+    const TITLE: &'static str = "murmur fluid";
 
-impl ApplicationHandler for App {
-    fn resumed(&mut self, event_loop: &ActiveEventLoop) {
-        if self.gfx.is_some() {
-            return;
-        }
-        match Gfx::create(event_loop, "murmur fluid", self.size) {
-            Ok(g) => {
-                let (w, h) = g.size();
-                self.size = (w, h);
-                self.camera.width = w;
-                self.camera.height = h;
-                g.window.request_redraw();
-                self.gfx = Some(g);
-            }
-            Err(e) => self.fail(event_loop, e),
-        }
+    fn size_mut(&mut self) -> &mut (u32, u32) {
+        &mut self.size
     }
 
-    fn window_event(&mut self, event_loop: &ActiveEventLoop, _: WindowId, event: WindowEvent) {
-        let Some(gfx) = self.gfx.as_mut() else {
-            return;
-        };
-        let mut resized = None;
-        let consumed = match gfx.event(&event, &mut resized) {
-            Ok(c) => c,
-            Err(e) => return self.fail(event_loop, e),
-        };
-        if let Some((w, h)) = resized {
-            self.size = (w, h);
-            self.camera.width = w;
-            self.camera.height = h;
-        }
-        if self.mouse.handle(&event, consumed, &mut self.camera) {
-            return;
-        }
-        match event {
-            WindowEvent::CloseRequested => event_loop.exit(),
-            WindowEvent::RedrawRequested => {
-                if let Err(e) = self.frame(event_loop) {
-                    self.fail(event_loop, e);
+    fn camera(&mut self) -> &mut Camera {
+        &mut self.camera
+    }
+
+    fn frame(&mut self, gfx: &mut Gfx) -> Result<(), ViewError> {
+        self.draw(gfx)
+    }
+
+    fn control(&mut self, control: Control) {
+        match control {
+            Control::Pause => self.panel.paused = !self.panel.paused,
+            Control::Step => self.pending.step = true,
+            Control::Reset => self.pending.reset = true,
+            Control::Char("v" | "V") => {
+                self.panel.look.kind = match self.panel.look.kind {
+                    ViewKind::Slice => ViewKind::Volume,
+                    ViewKind::Volume => ViewKind::Smoke,
+                    ViewKind::Smoke => ViewKind::Slice,
+                };
+                if self.panel.look.kind == ViewKind::Volume && !self.panel.look.quantity.derived() {
+                    self.panel.look.quantity = murmur_common::render::fluid::Quantity::Q;
+                    self.panel.look.range = None;
                 }
+                let (w, h) = self.size;
+                self.camera = self.panel.look.camera(self.scene.setup.lattice(), w, h);
             }
-            WindowEvent::KeyboardInput { event, .. }
-                if !consumed && event.state == ElementState::Pressed =>
-            {
-                self.key(event_loop, &event.logical_key)
-            }
-            _ => {}
+            Control::Char(_) => {}
         }
     }
 }
