@@ -274,6 +274,7 @@ pub fn boundary_bench_cmd(a: &BoundaryBenchArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fluid::plan::{FluidStage, Layers};
 
     #[test]
     fn the_periodic_box_keeps_the_size_and_drops_the_boundaries() {
@@ -296,7 +297,10 @@ mod tests {
             run,
             ms_per_step: 1.0,
             mlups,
-            stages: vec![("stream_collide", 0.9), ("boundary", 0.1)],
+            stages: vec![
+                (FluidStage::StreamCollide(Layers::ALL).name(), 0.9),
+                (FluidStage::Boundary.name(), 0.1),
+            ],
         };
         let t = table(&[
             row(Run::Periodic, 200.0),
