@@ -10,17 +10,17 @@ use crate::thread::{
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use murmur_common::lbm::abi::{
     BandPack, BandUnpack, Boundary, FieldsArgs, HaloPack, HaloUnpack, Health, IbBin, IbClear,
-    IbForce, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity, Init,,
-    StreamCollide, StreamCollideBand, StreamCollideSponge, FORCE_RECORD,
+    IbForce, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity, Init, StreamCollide,
+    StreamCollideBand, StreamCollideSponge, FORCE_RECORD,
 };
-use murmur_common::lbm::ib::band::BRICK_CELLS;
-use murmur_common::lbm::ib::gather;
 use murmur_common::lbm::halo;
 use murmur_common::lbm::health::{cell_words, word};
+use murmur_common::lbm::ib::band::BRICK_CELLS;
+use murmur_common::lbm::ib::gather;
 use murmur_common::lbm::ib::stages::{self, record_fixed, record_index, Reaction};
 use murmur_common::lbm::{
     cell_fields, init_cell, store_fields, stream_collide_interior, stream_collide_interior_band,
-    stream_collide_listed, stream_collide_sponge, Fp32,
+    stream_collide_listed, stream_collide_sponge,
 };
 
 macro_rules! storage_kernels {
