@@ -102,17 +102,36 @@ pub(super) struct StepWrites<'b, S: Storage> {
     outlet_u: &'b mut CudaSlice<f32>,
 }
 
-impl<S: Storage> LatticeBuffers<S> {
-    /// The cell bytes (read by every lattice launch), the boundary list and the buffers a
-    /// stream-collide launch writes.
-    fn for_step(&mut self) -> (&CudaSlice<u8>, &CudaSlice<u32>, StepWrites<'_, S>) {
+impl<S: Storage> CudaFluid<S> {
+    /// What a stream-collide launch of step `step` needs: the GPU and the side stream, what it
+    /// reads, the boundary list, and the buffers it writes.
+    #[allow(clippy::type_complexity)]
+    fn step_parts(
+        &mut self,
+        step: u64,
+    ) -> (
+        &Gpu,
+        Option<&crate::gpu::Side>,
+        StepInputs<'_, S>,
+        &CudaSlice<u32>,
+        StepWrites<'_, S>,
+    ) {
+        let lat = &mut self.lat;
         (
-            &self.flags,
-            &self.boundary_cells,
+            &self.gpu,
+            self.side.as_ref(),
+            StepInputs {
+                flags: &lat.flags,
+                ib: self.ib.as_ref(),
+                p: self.params,
+                pops: self.pops.at_step(step),
+                block: self.block,
+            },
+            &lat.boundary_cells,
             StepWrites {
-                f: &mut self.f,
-                f_next: self.f_next.as_mut(),
-                outlet_u: &mut self.outlet_u,
+                f: &mut lat.f,
+                f_next: lat.f_next.as_mut(),
+                outlet_u: &mut lat.outlet_u,
             },
         )
     }
@@ -191,25 +210,16 @@ impl<S: Storage> CudaFluid<S> {
         }
         let dims = [hi[0] - lo[0], hi[1] - lo[1], s1 - s0];
         let shape = Shape::per_item(dims[0] as u64 * dims[1] as u64 * dims[2] as u64, BLOCK_SIZE);
-        let (flags, _, writes) = self.lat.for_step();
-        let inputs = StepInputs {
-            flags,
-            ib: self.ib.as_ref(),
-            p: self.params,
-            pops: self.pops.at_step(step),
-            block: self.block,
-        };
+        let (gpu, _, inputs, _, writes) = self.step_parts(step);
         // SAFETY: flags holds n bytes, f the populations, the band's table and pool their
         // plan's sizes; one thread per cell of the box, each touching only its own slots this
         // step (cells of other bytes return at once).
         unsafe {
-            self.gpu
-                .launch()
-                .run(shape, writes, |l, w| StreamCollideSponge {
-                    step: inputs.args::<M>(l, w),
-                    lo: [lo[0], lo[1], s0],
-                    dims,
-                })
+            gpu.launch().run(shape, writes, |l, w| StreamCollideSponge {
+                step: inputs.args::<M>(l, w),
+                lo: [lo[0], lo[1], s0],
+                dims,
+            })
         }?;
         Ok(())
     }
@@ -229,15 +239,8 @@ impl<S: Storage> CudaFluid<S> {
             return Ok(());
         }
         let shape = self.layers_shape(&lattice, z1 - z0);
-        let (flags, _, writes) = self.lat.for_step();
-        let inputs = StepInputs {
-            flags,
-            ib: self.ib.as_ref(),
-            p: self.params,
-            pops: self.pops.at_step(step),
-            block: self.block,
-        };
-        let launch = self.gpu.launch();
+        let (gpu, _, inputs, _, writes) = self.step_parts(step);
+        let launch = gpu.launch();
         // SAFETY: flags holds n bytes, f the populations, the band's table and pool their
         // plan's sizes; one thread per cell of the layers; each fluid cell is updated by one
         // kernel (its byte decides which).
@@ -279,22 +282,15 @@ impl<S: Storage> CudaFluid<S> {
             return Ok(());
         }
         let len = size.min(count - start);
-        let launch = match self.side.as_ref().filter(|_| beside) {
+        let (gpu, side, inputs, cells, writes) = self.step_parts(step);
+        let launch = match side.filter(|_| beside) {
             // SAFETY: until the join, the GPU's own stream runs only the interior kernel and
             // the outlet layer's, which write the slots of interior cells alone (the
             // destination copy's, or in place the slots those cells own this step) and read no
             // slot a listed cell writes; both only read the cell bytes, the band and the source
             // populations, and the outlet velocities belong to listed cells.
-            Some(side) => unsafe { side.launch(&self.gpu) },
-            None => self.gpu.launch(),
-        };
-        let (flags, cells, writes) = self.lat.for_step();
-        let inputs = StepInputs {
-            flags,
-            ib: self.ib.as_ref(),
-            p: self.params,
-            pops: self.pops.at_step(step),
-            block: self.block,
+            Some(side) => unsafe { side.launch(gpu) },
+            None => gpu.launch(),
         };
         // SAFETY: cells holds distinct fluid cell numbers < n (those the interior kernel
         // skips), `start + len <= count` of them; outlet_u three floats per entry when outlets

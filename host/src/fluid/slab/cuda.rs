@@ -185,26 +185,17 @@ impl<S: Storage> CudaHalo<S> {
         let owned = extent(lattice, self.axis as usize) - 2;
         let stream = self.comm.stream.clone();
         let shape = crate::gpu::Shape::per_item(n as u64, 128);
+        let axis = self.axis;
         for (layer, buf, on) in [(owned, &mut *up, upper), (1, &mut *down, lower)] {
-            if !on {
-                continue;
-            }
-            let axis = self.axis;
-            // SAFETY: one thread per face cell, reading its band values into its own buffer
-            // entries; the buffer holds 4 values per face cell.
-            unsafe {
-                gpu.launch_on(&stream)
-                    .run(shape, (&mut *band, buf), |l, (band, buf)| {
-                        murmur_common::lbm::abi::BandPack {
-                            halo: BandHalo {
-                                band: band.views(l),
-                                buf: l.write(buf),
-                                axis,
-                                layer,
-                            },
-                        }
+            if on {
+                // SAFETY: one thread per face cell, reading its band values into its own
+                // buffer entries; the buffer holds 4 values per face cell.
+                unsafe {
+                    band_face(gpu, &stream, shape, band, buf, axis, layer, |halo| {
+                        murmur_common::lbm::abi::BandPack { halo }
                     })
-            }?;
+                }?;
+            }
         }
         let (prev, next) = crate::ranks::ring(self.comm.rank(), self.comm.size());
         let mut sends = Vec::new();
@@ -223,27 +214,48 @@ impl<S: Storage> CudaHalo<S> {
             .exchange_device(&sends, &mut recvs)
             .map_err(FluidError::from)?;
         for (layer, buf, on) in [(0, &mut *lo, lower), (owned + 1, &mut *hi, upper)] {
-            if !on {
-                continue;
-            }
-            let axis = self.axis;
-            // SAFETY: one thread per ghost-layer cell, writing only its own band values.
-            unsafe {
-                gpu.launch_on(&stream)
-                    .run(shape, (&mut *band, buf), |l, (band, buf)| {
-                        murmur_common::lbm::abi::BandUnpack {
-                            halo: BandHalo {
-                                band: band.views(l),
-                                buf: l.write(buf),
-                                axis,
-                                layer,
-                            },
-                        }
+            if on {
+                // SAFETY: one thread per ghost-layer cell, writing only its own band values.
+                unsafe {
+                    band_face(gpu, &stream, shape, band, buf, axis, layer, |halo| {
+                        murmur_common::lbm::abi::BandUnpack { halo }
                     })
-            }?;
+                }?;
+            }
         }
         Ok(())
     }
+}
+
+/// Launches `wrap` of the band halo of face `layer` on `stream` (the band's values packed into
+/// `buf`, or unpacked from it).
+///
+/// # Safety
+/// As the kernel `wrap` makes: one thread per face cell, `buf` 4 values per face cell.
+#[allow(clippy::too_many_arguments)]
+unsafe fn band_face<K: murmur_common::Kernel + cudarc::driver::DeviceRepr>(
+    gpu: &crate::gpu::Gpu,
+    stream: &Arc<cudarc::driver::CudaStream>,
+    shape: crate::gpu::Shape,
+    band: &mut crate::fluid::cuda::BandBuffers,
+    buf: &mut cudarc::driver::CudaSlice<f32>,
+    axis: u32,
+    layer: u32,
+    wrap: fn(BandHalo) -> K,
+) -> Result<(), FluidError> {
+    // SAFETY: the caller's contract.
+    unsafe {
+        gpu.launch_on(stream)
+            .run(shape, (band, buf), |l, (band, buf)| {
+                wrap(BandHalo {
+                    band: band.views(l),
+                    buf: l.write(buf),
+                    axis,
+                    layer,
+                })
+            })
+    }?;
+    Ok(())
 }
 
 /// Launches `wrap(halo)` on `stream` for two face layers `(layer, sign, buffer)` of `f`: one
