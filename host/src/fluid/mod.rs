@@ -1,9 +1,10 @@
 //! Kinetic fluid (D3Q27 lattice Boltzmann): setups, the CPU reference and CUDA backends, scenes,
 //! validation cases, benchmark, field output and the run driver.
 //!
-//! Both backends implement [`FluidBackend`]: the same methods, the same single stage
-//! (`stream_collide`, pull scheme), the same math (`murmur_common::lbm`). `host/tests/` checks
-//! that they agree.
+//! Both backends implement [`FluidBackend`]: the same methods, the same step plan
+//! ([`plan::FluidPlan`], walked stage by stage), the same math (`murmur_common::lbm`).
+//! `host/tests/` checks that they agree bit for bit. What only the viewer or the bench asks of a
+//! backend is in [`ViewHooks`] and [`BenchHooks`].
 
 pub mod bench;
 pub mod boundary_bench;
