@@ -14,7 +14,7 @@ are averaged. Columns:
 - occupancy: achieved, `sm__warps_active.avg.pct_of_peak_sustained_active`;
 - DRAM: `dram__bytes.sum.per_second` and `dram__throughput.avg.pct_of_peak_sustained_elapsed`;
 - instructions per thread: `smsp__inst_executed.sum x 32 / threads` (warp instructions, each
-  counted for the 32 lanes: how docs/fluid.md counts instructions per cell);
+  counted for the 32 lanes: how docs/fluid/performance.md counts instructions per cell);
 - warp efficiency: `smsp__thread_inst_executed_per_inst_executed.ratio`, the mean of active lanes
   per executed warp instruction, out of 32.
 

@@ -7,7 +7,7 @@
 pub use glam::Vec3;
 
 // The device layouts (`flock::Body`, the kernels' buffers) rely on glam's `Vec3` being three
-// consecutive floats, like the hand-written one it replaced (not `Vec3A`, 16 bytes).
+// consecutive floats (not `Vec3A`, 16 bytes).
 const _: () = assert!(core::mem::size_of::<Vec3>() == 12 && core::mem::align_of::<Vec3>() == 4);
 
 /// Length of `v` with the correctly rounded square root (`sqrt.rn.f32` on the GPU). Use it,

@@ -1,4 +1,4 @@
-//! Grid-scale noise near `tau = 1/2` (`docs/fluid.md`, Grid-scale noise): ACM-MRT with its
+//! Grid-scale noise near `tau = 1/2` (`docs/fluid/validation.md`, Grid-scale noise): ACM-MRT with its
 //! higher orders at the shear rate grew a checkerboard from rounding, with or without
 //! boundaries, until its limiter held it; at their own rate (`Rates::high`, default 1) the same
 //! flows stay smooth. Each case runs both, so the old scheme is shown to be the cause.

@@ -6,8 +6,8 @@ use core::arch::nvptx::{
     _grid_dim_x, _syncthreads, _thread_idx_x, _thread_idx_y, _thread_idx_z,
 };
 
-// One dynamic shared-memory array for the whole module; each launch sizes it
-// (`LaunchConfig::shared_mem_bytes`) and each kernel carves it up.
+// One dynamic shared-memory array for the whole module; each launch sizes it (the launch
+// shape's `shared_bytes`) and each kernel carves it up.
 core::arch::global_asm!(".extern .shared .align 16 .b8 murmur_smem[];");
 
 #[allow(improper_ctypes)]

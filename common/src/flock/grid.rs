@@ -8,7 +8,7 @@
 //! structure (with `Linear` keys a row of cells along x is one run) and trim each run closer to
 //! the search sphere. The search visits the cells that meet
 //! the box `[pos - r, pos + r]`, minus those whose nearest point is at least `r` away (the culling
-//! of seed 000). Cells are numbered x-fastest (`Linear`) or along a Z curve (`Morton`).
+//! of the CIS 565 Project 1 flocking write-ups). Cells are numbered x-fastest (`Linear`) or along a Z curve (`Morton`).
 
 use crate::math::{ceil_nonneg, Vec3};
 

@@ -20,24 +20,23 @@
 //!    ([`kept_fraction`]): one division and one fma per moment.
 //!
 //! **The base rate is `rates.high` (default 1), not the shear rate.** With the shear rate as
-//! base, as this model first had it, the scheme is linearly unstable as `tau -> 1/2`: the
+//! base, the scheme is linearly unstable as `tau -> 1/2`: the
 //! product moment basis is not orthogonal (a higher-order moment such as `kappa_220` holds
 //! second-order parts), so relaxing the higher orders at `omega_s ~ 2` while the trace relaxes
 //! at `rates.bulk = 1` is no contraction. At `tau = 0.50036` (the Re 10,000 sphere) a
 //! grid-scale mode (`k = (0, pi, pi)`) grows by a factor 1.414 per step at rest and in a
 //! uniform flow (test below; 1.33 at the obstacle scene's `tau = 0.518`), until the limiter
 //! stops it at
-//! `|kappa - kappa^eq| ~ rho lambda`: the bounded but noisy state `docs/fluid.md` describes
+//! `|kappa - kappa^eq| ~ rho lambda`: the bounded but noisy state `docs/fluid/validation.md` describes
 //! (section Grid-scale noise). At rate 1 no mode grows faster than 1.0004 per step there. With
 //! the default the limiter is idle (every higher moment is set to its equilibrium, the choice
 //! of Geier's cascaded and cumulant schemes); it acts when a scene sets `lattice.high_rate`.
 //!
 //! Reductions: `lambda -> infinity` gives the regular central-moment MRT with every higher-order
 //! rate `omega_h` (with `shear = bulk = high` that is BGK with the product-form equilibrium);
-//! `lambda -> 0` gives the central-moment MRT with every higher-order rate 1. Note: Li et al.
-//! derive their higher-order rates from a dispersion analysis that could not be consulted while
-//! writing this; the adaptive rule above is Geier's limiter, applied per moment.
-//! `docs/fluid.md` says the same.
+//! `lambda -> 0` gives the central-moment MRT with every higher-order rate 1. Li et al. derive
+//! their higher-order rates from a dispersion analysis; the adaptive rule above is Geier's
+//! limiter, applied per moment (`docs/fluid/model.md`).
 
 use super::d3q27::Q;
 use super::equilibrium::central_eq_factor;

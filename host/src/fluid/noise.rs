@@ -1,4 +1,4 @@
-//! Grid-scale noise of a flow, the measure behind `docs/fluid.md`'s section on grid-scale noise:
+//! Grid-scale noise of a flow, the measure behind the section on grid-scale noise of `docs/fluid/validation.md`:
 //! `murmur fluid noise` (hidden) prints it every few steps of a scene, and
 //! `host/tests/fluid_noise.rs` bounds it.
 //!
@@ -97,8 +97,8 @@ pub fn grid_noise(fields: &Fields, flags: &[u8], xs: Range<u32>) -> GridNoise {
     }
 }
 
-/// ACM-MRT's base rate of the higher orders: a number, or `shear` for the shear rate (the rate
-/// the model used before the higher orders got their own, `docs/fluid.md`).
+/// ACM-MRT's base rate of the higher orders: a number, or `shear` for the shear rate (the
+/// unstable choice near `tau = 1/2`, `docs/fluid/validation.md`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum HighRate {
     Rate(f32),
@@ -144,8 +144,8 @@ pub struct NoiseArgs {
     #[arg(long, value_enum)]
     pub model: Option<CollisionModel>,
     /// The rate of orders 3-6 (RM-MRT; ACM-MRT's base rate) instead of the scene's
-    /// lattice.high_rate: a rate in (0, 2), or `shear` for the shear rate (ACM-MRT before
-    /// the fix of its grid-scale noise).
+    /// lattice.high_rate: a rate in (0, 2), or `shear` for the shear rate (which shows
+    /// ACM-MRT's grid-scale noise near `tau = 1/2`).
     #[arg(long, value_name = "RATE|shear", value_parser = parse_high_rate)]
     pub high_rate: Option<HighRate>,
     /// Cells along x to measure, A..B [default: all].

@@ -40,7 +40,7 @@ pub enum BenchError {
 
 /// Per-step times of the best published CIS 565 implementation (CUDA C++, Thrust sort, coherent
 /// grid, scale 100), measured on the same H200: `(N, ms with 27 cells, ms with 8 cells)`
-/// (2026-11-29; stated in docs/performance.md).
+/// (figures, command and date in docs/performance.md).
 pub const PEER_H200: [(usize, f64, f64); 3] = [
     (100_000, 0.160, 0.175),
     (1_000_000, 1.02, 2.05),

@@ -14,7 +14,7 @@ use murmur_common::lbm::ib::stencil::Domain;
 use murmur_common::lbm::Lattice;
 
 /// Multi-direct-forcing passes `k` per step. Fixed for every scene, chosen with
-/// [`RETRACTION`] on cylindrical Couette flow (`ib::validate::Couette`, docs/fluid.md).
+/// [`RETRACTION`] on cylindrical Couette flow (`ib::validate::Couette`, docs/fluid/validation.md).
 pub const PASSES: u32 = 3;
 
 /// How far (cells) samples sit inside their solid, along the inward surface normal: the

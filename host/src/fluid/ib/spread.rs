@@ -26,7 +26,7 @@ pub const MAX_BLOCK: u32 = 64;
 
 impl Default for IbSpread {
     /// The method taken when a scene does not say: the fastest on the H200 by a wide margin
-    /// (`murmur fluid ib-bench assets/fluid/torus-channel.toml`, docs/fluid.md).
+    /// (`murmur fluid ib-bench assets/fluid/torus-channel.toml`, docs/fluid/performance.md).
     fn default() -> Self {
         IbSpread::Scatter
     }

@@ -469,7 +469,7 @@ pub const DFG_2D2_ST: (f64, f64) = (0.295, 0.305);
 pub const DFG_3D1Z_CD: f64 = 6.15;
 
 /// The immersed-boundary rows of `murmur fluid validate`: `quick` is the CPU subset (coarser
-/// grids, looser targets, see docs/fluid.md), otherwise the full set meant for a GPU. Every
+/// grids, looser targets, see docs/fluid/validation.md), otherwise the full set meant for a GPU. Every
 /// row runs ACM-MRT.
 pub fn run_all(
     open: &mut crate::fluid::validate::Opener,

@@ -6,8 +6,8 @@ use murmur_common::lbm::{CollisionModel, Rates};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// A fluid scene file (`assets/fluid/*.toml`; the format is documented in `docs/fluid.md`,
-/// section Scenes).
+/// A fluid scene file (`assets/fluid/*.toml`; the format is documented in
+/// `docs/fluid/scenes.md`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SceneFile {

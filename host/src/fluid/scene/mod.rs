@@ -1,4 +1,4 @@
-//! Scenes: typed TOML files (`assets/fluid/*.toml`, format in `docs/fluid.md`, section Scenes)
+//! Scenes: typed TOML files (`assets/fluid/*.toml`, format in `docs/fluid/scenes.md`)
 //! in physical units, converted to lattice units by `murmur_common::lbm::Units` (the one place):
 //! the domain and the boundary of each face ([`geometry`]), the initial state, the body force,
 //! immersed solids ([`solids`]), force output and health bounds; the stability checks every entry
