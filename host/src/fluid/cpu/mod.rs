@@ -26,7 +26,7 @@ use rayon::prelude::*;
 /// Cells per rayon task (a few z-rows: big enough to amortise scheduling).
 pub(super) const CHUNK: usize = 4096;
 
-/// CPU fluid with one population buffer (in-place streaming) stored as `S`.
+/// CPU fluid with populations stored as `S`: one buffer streamed in place, or two (pull).
 pub struct CpuFluid<S: Storage> {
     model: CollisionModel,
     params: LbmParams,

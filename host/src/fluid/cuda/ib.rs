@@ -1,6 +1,6 @@
 //! The CUDA backend's immersed-boundary stages: the band's and the samples' device buffers and
 //! one method per [`FluidStage`](crate::fluid::plan::FluidStage) of the immersed boundary, the
-//! kernels of `murmur_common::lbm::immersed` and `murmur_common::lbm::gather`.
+//! kernels of `murmur_common::lbm::ib::stages` and `murmur_common::lbm::ib::gather`.
 
 use super::BLOCK_SIZE;
 use crate::fluid::cpu::band_overflow;
@@ -79,7 +79,7 @@ fn record<'b>(l: &mut Views<'b>, ring: &'b mut CudaSlice<u64>, slot: u64) -> Dev
     }
 }
 
-/// The gather's device buffers (see `murmur_common::lbm::gather`).
+/// The gather's device buffers (see `murmur_common::lbm::ib::gather`).
 struct CudaGather {
     bins: Bins,
     key: CudaSlice<u32>,

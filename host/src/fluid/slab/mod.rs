@@ -294,3 +294,66 @@ impl Piece {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use murmur_common::lbm::CollisionModel;
+
+    /// A periodic box of 16 x 16 x 12 cells cut for `ranks`.
+    fn plan(ranks: usize) -> SlabPlan {
+        let setup =
+            crate::fluid::scene::taylor_green(16, 12, 0.05, 0.01, CollisionModel::Bgk).unwrap();
+        SlabPlan::new(&setup, ranks).unwrap()
+    }
+
+    #[test]
+    fn the_cut_covers_the_longest_axis_once_and_evenly() {
+        let p = plan(3);
+        // The longest axis; of equal lengths, the last.
+        assert_eq!(p.axis, 1);
+        assert_eq!(p.size(), 3);
+        let mut next = 0;
+        for r in &p.ranges {
+            assert_eq!(r.start, next);
+            next = r.end;
+        }
+        assert_eq!(next, 16);
+        let owned: Vec<u32> = (0..3).map(|r| p.owned(r)).collect();
+        assert!(
+            owned.iter().max().unwrap() - owned.iter().min().unwrap() <= 1,
+            "{owned:?}"
+        );
+    }
+
+    #[test]
+    fn a_rank_sees_its_layers_with_one_ghost_layer_each_side_wrapping() {
+        let p = plan(4);
+        let l = p.local_lattice(0);
+        assert_eq!((l.nx, l.ny, l.nz), (16, p.owned(0) + 2, 12));
+        // Rank 0's lower ghost layer is the last global layer (the axis wraps); its upper one
+        // is rank 1's first.
+        assert_eq!(p.global_layer(0, 0), 15);
+        assert_eq!(p.global_layer(0, 1), 0);
+        assert_eq!(p.global_layer(0, p.owned(0) + 1), p.ranges[1].start);
+        // Every owned cell of every rank is one global cell, each exactly once.
+        let mut seen = vec![0u8; p.global.cells()];
+        for r in 0..p.size() {
+            let l = p.local_lattice(r);
+            for c in 0..l.cells() {
+                let (_, y, _) = l.coords(c);
+                if (1..=p.owned(r)).contains(&y) {
+                    seen[p.global_cell(r, c)] += 1;
+                }
+            }
+        }
+        assert!(seen.iter().all(|&n| n == 1));
+    }
+
+    #[test]
+    fn more_ranks_than_layers_are_refused() {
+        let setup =
+            crate::fluid::scene::taylor_green(16, 12, 0.05, 0.01, CollisionModel::Bgk).unwrap();
+        assert!(SlabPlan::new(&setup, 17).is_err());
+    }
+}
