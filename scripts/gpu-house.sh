@@ -24,6 +24,9 @@ status=0
 section() { echo; echo "=== $* ($(date +%T)) ==="; }
 
 checks() {
+  # The test binaries run the binary and read assets where they were built (/work/main).
+  [ -e /work/main ] || { mkdir -p /work && ln -s "$PWD" /work/main; }
+  mkdir -p target/release && cp "$NEW" target/release/murmur
   section device
   nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv,noheader
   section "GPU tests (cargo xtask gpu-test)"
