@@ -382,7 +382,7 @@ mod tests {
 
     #[test]
     fn entries_pair_types_with_their_variant() {
-        use crate::lbm::{AcmMrt, Bgk, Fp16C, Fp16S, InPlace, RmMrt};
+        use crate::lbm::{AcmMrt, Bgk, Fp16C, Fp16S, Fp32, InPlace, RmMrt};
         assert_eq!(KERNELS.len(), KERNEL_ENTRIES.len());
         for (name, entry) in KERNELS.iter().zip(KERNEL_ENTRIES) {
             assert_eq!(*name, entry.name);
