@@ -1,9 +1,13 @@
-//! The `murmur flock` command tree: the flock's own commands (`crate::flock::cli`: arguments,
-//! configuration layering, run, bench, check, sort-bench) and the viewer's (`crate::view::cli`:
-//! view, render). Here, above both, so that the flock module does not depend on the viewer.
+//! The `murmur flock` and `murmur fluid` command trees, above each simulation and its viewer.
+//!
+//! Each simulation's own commands (`crate::flock::cli`, `crate::fluid::cli`) and its viewer's
+//! (`crate::view::cli`, `crate::view::fluid::cli`: view, render) meet here, so that neither
+//! simulation depends on its viewer.
 
 use crate::flock::cli as flock;
+use crate::fluid;
 use crate::view::cli as view;
+use crate::view::fluid::cli as fluid_view;
 use anyhow::Result;
 use clap::Subcommand;
 
@@ -50,4 +54,76 @@ pub enum FlockCmd {
     /// then the reference sizes on one, at constant density. --gpus 1 times the slab path on
     /// one GPU (one rank, no neighbours) against the single-GPU path.
     Scale(crate::flock::ranks::ScaleArgs),
+}
+
+/// Runs a fluid command.
+pub fn run_fluid(cmd: &FluidCmd) -> Result<()> {
+    match cmd {
+        FluidCmd::Run(a) => fluid::run::run(a),
+        FluidCmd::Validate(a) => fluid::commands::validate::validate(a),
+        FluidCmd::Bench(a) => fluid::commands::bench::bench(a),
+        FluidCmd::RanksCheck(a) => fluid::multi::ranks_check(a),
+        FluidCmd::Scale(a) => fluid::multi::scale(a),
+        FluidCmd::Parity(a) => fluid::commands::parity::parity(a),
+        FluidCmd::Case(a) => fluid::commands::case::case(a),
+        FluidCmd::IbBench(a) => fluid::ib::bench::ib_bench_cmd(a),
+        FluidCmd::BoundaryBench(a) => fluid::boundary_bench::boundary_bench_cmd(a),
+        FluidCmd::Tune(a) => fluid::tune::tune_cmd(a),
+        FluidCmd::Noise(a) => fluid::noise::noise_cmd(a),
+        FluidCmd::View(a) => fluid_view::view(a),
+        FluidCmd::Render(a) => fluid_view::render(a),
+    }
+}
+
+#[derive(Subcommand)]
+pub enum FluidCmd {
+    /// Run a scene (TOML, see assets/fluid/) and write the fields as .vti (ParaView) or .npz.
+    Run(fluid::cli::RunArgs),
+    /// Validation: Taylor-Green decay, Poiseuille, lid-driven cavity vs Ghia et al. (1982).
+    /// Prints an error table; exits non-zero when any case misses its target.
+    Validate(fluid::cli::ValidateArgs),
+    /// Throughput per collision model: MLUPs/s, bytes per cell update, fraction of bandwidth.
+    Bench(fluid::cli::BenchArgs),
+    /// CPU vs CUDA: largest relative field difference after some steps on small scenes.
+    #[command(hide = true)]
+    Parity(fluid::cli::ParityArgs),
+    /// One immersed-boundary validation case at a chosen resolution: the DFG cylinder
+    /// benchmarks (Schaefer & Turek 1996), the Galilean check, cylindrical Couette flow. Prints
+    /// the measured figures beside the reference values.
+    Case(fluid::cli::CaseArgs),
+    /// The immersed boundary's spreading methods (scatter, gather, block gather) timed stage by
+    /// stage on one scene, against the same grid without its solids.
+    IbBench(fluid::ib::bench::IbBenchArgs),
+    /// What a scene's walls, inlets and outlets cost: the scene (its solids left out) against a
+    /// periodic box of the same size, the boundary kernel beside the interior kernel and after
+    /// it; MLUPs/s of each, the ratio and the stage times.
+    BoundaryBench(fluid::boundary_bench::BoundaryBenchArgs),
+    /// The same lattice on one rank and on several (GPUs joined by NCCL, or CPU ranks in this
+    /// process), compared bit for bit: the decomposition must not change a single value.
+    /// `--gpus 1` runs the slab path on one GPU (its faces exchanged with itself).
+    RanksCheck(fluid::multi::RanksCheckArgs),
+    /// Strong and weak scaling of a periodic box over the GPUs of the run (`--gpus N`, or
+    /// mpirun / srun), against one GPU. `--gpus 1` times the slab path on one GPU (one rank,
+    /// its faces exchanged with itself) against the plain step.
+    Scale(fluid::multi::ScaleArgs),
+    /// Watch a scene in a window: slices, vorticity or Q volumes, lit smoke; orbit camera, live
+    /// model, inlet velocity and Reynolds number; the scene file is reloaded when saved.
+    ///
+    /// Drag to orbit, wheel to zoom; space pause, `.` single step, `r` reset, `v` next view, Esc
+    /// quit. Needs a display (X11); without one use `murmur fluid render`.
+    View(fluid_view::FluidViewArgs),
+    /// Write PNG frames (and, with --gif, an animated GIF) of a scene, without any display:
+    /// slices, volumes or smoke; --compare draws BGK, RM-MRT and ACM-MRT side by side.
+    ///
+    /// Frame k shows the state after skip + k * every steps; the summary separates the
+    /// simulation, the smoke's advection, drawing + copying and encoding.
+    Render(fluid_view::FluidRenderArgs),
+    /// Finds the fastest population layout, thread blocks and spreading method of a scene on
+    /// this device (a pruned search under a time cap) and stores them in the tuning cache,
+    /// which `fluid run` then uses.
+    Tune(fluid::tune::TuneArgs),
+    /// Grid-scale noise of a scene every few steps: RMS of the velocity and density minus
+    /// their 3 x 3 x 3 box averages over a range of x, and the mean velocity there.
+    #[command(hide = true)]
+    Noise(fluid::noise::NoiseArgs),
 }

@@ -23,7 +23,7 @@ enum Top {
     Flock(murmur::cli::FlockCmd),
     /// Kinetic fluid (D3Q27 lattice Boltzmann: BGK, RM-MRT, ACM-MRT): run, validate, bench.
     #[command(subcommand)]
-    Fluid(murmur::fluid::cli::FluidCmd),
+    Fluid(murmur::cli::FluidCmd),
 }
 
 fn main() {
@@ -36,7 +36,7 @@ fn main() {
     let cli = Cli::parse();
     let result = match &cli.cmd {
         Top::Flock(cmd) => murmur::cli::run_flock(cmd),
-        Top::Fluid(cmd) => murmur::fluid::cli::run(cmd),
+        Top::Fluid(cmd) => murmur::cli::run_fluid(cmd),
     };
     if let Err(e) = result {
         match murmur::ranks::env::rank_label() {

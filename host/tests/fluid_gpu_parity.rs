@@ -2,7 +2,7 @@
 //! forcing, for every model, storage and streaming scheme. `#[ignore]`d: it needs a CUDA GPU and the kernels'
 //! PTX, and runs with `cargo xtask gpu-test` on the GPU machine.
 
-use murmur::fluid::cli::{parity_setups, PARITY_TOLERANCE};
+use murmur::fluid::commands::parity::{parity_setups, PARITY_TOLERANCE};
 use murmur_common::lbm::{CollisionModel, Layout, StorageKind, Streaming};
 
 #[test]

@@ -2,7 +2,7 @@
 //! the same band force, fields and solid forces bit for bit on the CPU reference; the GPU test
 //! (`#[ignore]`d, `cargo xtask gpu-test`) compares CUDA with the CPU for each method.
 
-use murmur::fluid::cli::{force_difference, FORCE_PARITY_TOLERANCE, PARITY_TOLERANCE};
+use murmur::fluid::commands::parity::{force_difference, FORCE_PARITY_TOLERANCE, PARITY_TOLERANCE};
 use murmur::fluid::cpu::CpuFluid;
 use murmur::fluid::cuda::CudaFluid;
 use murmur::fluid::ib::spread::IbSpread;

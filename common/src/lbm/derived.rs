@@ -1,6 +1,7 @@
 //! Velocity gradient, vorticity and Q-criterion of one cell, from the lattice-unit velocities of
 //! its neighbours: the per-cell math of the `.vti` output's derived arrays
-//! (`host/src/fluid/derived.rs`) and of the viewer's `fluid_derived` kernel, written once.
+//! (`host/src/fluid/derived.rs`), of the viewer's CPU rasteriser (`host/src/raster/fluid.rs`)
+//! and of its `fluid_derived` kernel, written once.
 //!
 //! `Q = (|Omega|^2 - |S|^2) / 2` (Hunt, Wray, Moin, CTR-S88, 1988) with `S` and `Omega` the
 //! symmetric and antisymmetric parts of `G_ij = du_i / dx_j`. The differences:
@@ -19,6 +20,10 @@
 
 use super::boundary::KIND_MASK;
 use super::Lattice;
+
+/// Every axis wraps, as the lattice's index math does: non-periodic boundaries are layers of
+/// non-fluid cells inside the grid, so differences with these axes are what the solver computes.
+pub const LATTICE_PERIODIC: [bool; 3] = [true; 3];
 
 /// A velocity gradient `g[i][j] = du_i / dx_j`, lattice units.
 pub type Gradient = [[f32; 3]; 3];

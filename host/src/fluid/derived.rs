@@ -25,12 +25,10 @@
 //! (`dx` cancels), Q becomes `1/s^2` by dividing by `dt^2` ([`Units::rate_to_si`]).
 
 use super::{Fields, FluidError};
+pub use murmur_common::lbm::derived::LATTICE_PERIODIC;
 use murmur_common::lbm::derived::{curl, q_criterion, velocity_gradient};
 use murmur_common::lbm::{Lattice, Units};
 use rayon::prelude::*;
-
-/// Every axis wraps, as the lattice's index math does (walls are cells inside the grid).
-pub const LATTICE_PERIODIC: [bool; 3] = [true; 3];
 
 /// Vorticity and Q-criterion of one state, SI units (or lattice units with
 /// [`Units::LATTICE`]), x fastest like [`Fields`].

@@ -9,6 +9,7 @@
 pub mod bench;
 pub mod boundary_bench;
 pub mod cli;
+pub mod commands;
 pub mod cpu;
 pub mod cuda;
 pub mod derived;
@@ -20,6 +21,7 @@ pub mod noise;
 pub mod output;
 pub mod pieces;
 pub mod plan;
+pub mod run;
 pub mod scene;
 pub mod sink;
 pub mod slab;

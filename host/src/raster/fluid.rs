@@ -4,7 +4,7 @@
 //! state are the same bytes. `CpuFluid` draws through it; the tests drive it on known fields.
 
 use super::{check_frame, RasterError};
-use murmur_common::lbm::derived::{curl, q_criterion, velocity_gradient};
+use murmur_common::lbm::derived::{curl, q_criterion, velocity_gradient, LATTICE_PERIODIC};
 use murmur_common::lbm::Lattice;
 use murmur_common::math::sqrt;
 use murmur_common::render::fluid::{self, FluidFrame, Planes, Quantity, ViewKind, Volumes};
@@ -229,7 +229,7 @@ impl CpuFluidRaster {
             self.derived.resize(2 * n, 0.0);
             derived(
                 l,
-                crate::fluid::derived::LATTICE_PERIODIC,
+                LATTICE_PERIODIC,
                 planes,
                 input.fields,
                 input.flags,

@@ -1,0 +1,45 @@
+//! The bodies of `fluid validate | bench | parity | case` and the backend opener they share.
+
+pub mod bench;
+pub mod case;
+pub mod parity;
+pub mod validate;
+
+use super::cli::StorageArgs;
+use super::driver::{self, BackendChoice};
+use super::{FluidBackend, FluidError, Setup};
+use murmur_common::lbm::CollisionModel;
+
+/// The models of a `--models` list: all of them when it is empty.
+fn models(m: &[CollisionModel]) -> Vec<CollisionModel> {
+    if m.is_empty() {
+        CollisionModel::ALL.to_vec()
+    } else {
+        m.to_vec()
+    }
+}
+
+/// Opens a backend of `choice` on each setup it is given, stored as `storage` says when given
+/// (the setup's own storage otherwise).
+fn opener(
+    choice: BackendChoice,
+    storage: Option<StorageArgs>,
+) -> impl FnMut(&Setup) -> Result<Box<dyn FluidBackend>, FluidError> {
+    move |setup: &Setup| {
+        let stored;
+        let setup = match storage {
+            Some(st) => {
+                let mut s = setup.clone();
+                st.apply(&mut s);
+                stored = s;
+                &stored
+            }
+            None => setup,
+        };
+        match choice {
+            BackendChoice::Cpu => driver::open_cpu(setup),
+            BackendChoice::Cuda => super::cuda::open(setup),
+            BackendChoice::Auto => driver::open_backend(choice, setup).map(|(b, _)| b),
+        }
+    }
+}

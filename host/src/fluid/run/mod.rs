@@ -1,0 +1,289 @@
+//! `murmur fluid run`: layer the settings, open the backend, drive the run, print its summary.
+
+pub mod settings;
+
+use super::cli::RunArgs;
+use super::driver::{self, BackendChoice, Checkpoint, RunOptions};
+use super::multi::{self, GpuRank};
+use super::pieces::PieceSink;
+use super::scene::{self, Scene, SceneFile};
+use super::sink::{self, Out, RunSink};
+use super::slab::SlabPlan;
+use super::tuning::Knobs;
+use super::FluidBackend;
+use crate::ranks::RankEnv;
+use anyhow::{bail, Result};
+use murmur_common::lbm::health::Bounds;
+use murmur_common::lbm::Units;
+use settings::{Partial, Settings};
+use std::io::IsTerminal;
+
+/// `murmur fluid run`.
+pub fn run(a: &RunArgs) -> Result<()> {
+    refuse_cpu_ranks(a, a.world.gpus.is_some_and(|n| n > 1))?;
+    if crate::ranks::spawn::is_launcher(a.world.gpus) {
+        return Ok(crate::ranks::spawn::launch(a.world.gpus.unwrap_or(1))?);
+    }
+    let ranked = multi::rank_env(&a.world)?;
+    refuse_cpu_ranks(a, ranked.is_some())?;
+    // Rank 0 (or the only rank) prints and writes.
+    let lead = ranked.as_ref().is_none_or(|e| e.rank == 0);
+    let flags = Partial::flags(a);
+    let mut file = SceneFile::load(&a.scene)?;
+    let unbuilt = Settings::layered(None, &Partial::scene_file(&file), &flags);
+    // The build takes the model.
+    file.collision = unbuilt.model;
+    let in_scene = scene::in_scene(&a.scene);
+    if a.backend == BackendChoice::Cpu {
+        // The CPU lattice and the setup it is built from, before either exists.
+        scene::check_cpu_memory(&file, &a.scene, unbuilt.storage.bytes())?;
+    }
+    let mut scene = file.build().map_err(in_scene)?;
+    let settings = Settings::layered(None, &Partial::scene(&scene), &flags);
+    settings.apply(&mut scene.setup);
+    if lead {
+        for w in &scene.warnings {
+            eprintln!("murmur: warning: {w}");
+        }
+        for line in &scene.info {
+            println!("{line}");
+        }
+    }
+    let out = output(a)?;
+    let steps = settings.steps;
+    let mut opened = open(a, &scene, ranked, &out)?;
+    if opened.rank.is_none() && !a.no_tuning && !flags.sets_tuned_knobs() {
+        opened = tune(a, &flags, &mut scene, opened)?;
+    }
+    let opts = options(a, &scene, &out, lead, steps);
+    if !lead {
+        return follow(opened, &out, opts);
+    }
+    header(&scene, opened.backend.as_ref(), steps);
+    finish(scene, opened, out, opts)
+}
+
+/// Several ranks run on GPUs only: refused with `--backend cpu` when `several` ranks would run.
+fn refuse_cpu_ranks(a: &RunArgs, several: bool) -> Result<()> {
+    if several && a.backend == BackendChoice::Cpu {
+        bail!("several ranks run on GPUs: leave out --backend cpu (fluid ranks-check --ranks N checks the decomposition on the CPU)");
+    }
+    Ok(())
+}
+
+/// Where `--out` sends the fields, checked before any step.
+fn output(a: &RunArgs) -> Result<Out> {
+    Ok(match &a.out {
+        None => Out::None,
+        Some(p) if matches!(p.extension().and_then(|e| e.to_str()), Some("vti" | "npz")) => {
+            crate::preflight::check_output_file(p)?;
+            Out::File(p.clone())
+        }
+        Some(p) if p.extension().is_some() => {
+            bail!(
+                "--out {}: use a folder, or a file ending in .vti or .npz",
+                p.display()
+            )
+        }
+        Some(p) => {
+            crate::preflight::check_output_dir(p)?;
+            Out::Dir(p.clone())
+        }
+    })
+}
+
+/// A run's open backend: on one device, or this rank's slab with the rank and (writing a
+/// folder) the sink of its pieces.
+struct Opened {
+    backend: Box<dyn FluidBackend>,
+    rank: Option<GpuRank>,
+    pieces: Option<PieceSink>,
+}
+
+/// Opens the backend of `scene`: one slab per rank when `ranked`, else as `--backend` says
+/// (a note on stderr when auto falls back).
+fn open(a: &RunArgs, scene: &Scene, ranked: Option<RankEnv>, out: &Out) -> Result<Opened> {
+    let Some(env) = ranked else {
+        let (backend, note) = driver::open_backend(a.backend, &scene.setup)?;
+        if let Some(note) = &note {
+            eprintln!("murmur: {note}");
+        }
+        return Ok(Opened {
+            backend,
+            rank: None,
+            pieces: None,
+        });
+    };
+    // One slab per rank; the tuning cache is for one GPU and stays out of it.
+    let plan = SlabPlan::new(&scene.setup, env.size).map_err(scene::in_scene(&a.scene))?;
+    let r = GpuRank::join(env)?;
+    let mut slab = r.open(&scene.setup, &plan)?;
+    // Several ranks writing a folder: each rank writes its piece, rank 0 the .pvti.
+    let mut pieces = None;
+    if let Out::Dir(dir) = out {
+        let periodic = scene.setup.immersed.periodic;
+        slab.write_pieces(periodic[plan.axis]);
+        pieces = Some(PieceSink {
+            name: scene.file.name.clone(),
+            dir: dir.clone(),
+            units: scene.units,
+            flags: scene.setup.flags.clone(),
+            periodic,
+            comm: slab.comm().clone(),
+            plan: plan.clone(),
+            written: Vec::new(),
+        });
+    }
+    Ok(Opened {
+        backend: Box::new(slab),
+        rank: Some(r),
+        pieces,
+    })
+}
+
+/// Layers the tuning cache's entry into the settings of `scene` and prints what it set. The
+/// cache is keyed by the opened backend's device, so it is looked up after the open; tuned
+/// knobs that differ reopen the same backend with them.
+fn tune(a: &RunArgs, flags: &Partial, scene: &mut Scene, opened: Opened) -> Result<Opened> {
+    let before = Knobs::of(&scene.setup);
+    let (settings, line) = Settings::with_cache(scene, &a.scene, &opened.backend.describe(), flags);
+    settings.apply(&mut scene.setup);
+    println!("{line}");
+    if Knobs::of(&scene.setup) == before {
+        return Ok(opened);
+    }
+    let choice = if opened.backend.describe().starts_with("cuda") {
+        BackendChoice::Cuda
+    } else {
+        BackendChoice::Cpu
+    };
+    let Opened {
+        backend,
+        rank,
+        pieces,
+    } = opened;
+    // The old backend's memory is given back before the new one takes its own.
+    drop(backend);
+    Ok(Opened {
+        backend: driver::open_backend(choice, &scene.setup)?.0,
+        rank,
+        pieces,
+    })
+}
+
+/// The driver's options for `scene`.
+fn options(a: &RunArgs, scene: &Scene, out: &Out, lead: bool, steps: u64) -> RunOptions {
+    RunOptions {
+        steps,
+        check_every: scene.file.run.check_every,
+        output_every: match out {
+            Out::Dir(_) => scene.file.run.output_every.unwrap_or(0),
+            _ => 0,
+        },
+        forces_every: scene.forces.every,
+        health: Bounds {
+            max_density_deviation: scene.health.max_density_deviation as f32,
+            max_mach: scene.health.max_mach as f32,
+        },
+        // Rank 0 (or the only rank) shows the progress.
+        progress: lead && !a.quiet && std::io::stderr().is_terminal(),
+        inlet_ramp: scene.inlet_ramp_steps,
+    }
+}
+
+/// Another rank than 0: the same steps and collective checks, no output of its own.
+fn follow(mut opened: Opened, out: &Out, opts: RunOptions) -> Result<()> {
+    let mut last_good: Option<Checkpoint> = None;
+    let mut follower = driver::Follower {
+        fields: !matches!(out, Out::None),
+    };
+    let sink: &mut dyn driver::Sink = match opened.pieces.as_mut() {
+        Some(p) => p,
+        None => &mut follower,
+    };
+    driver::run(opened.backend.as_mut(), opts, &mut last_good, sink)?;
+    if let Some(r) = &opened.rank {
+        r.finish();
+    }
+    Ok(())
+}
+
+/// The line that opens a run: the scene, its lattice, backend and scales.
+fn header(scene: &Scene, backend: &dyn FluidBackend, steps: u64) {
+    let units = scene.units;
+    let l = scene.setup.lattice();
+    let p = &scene.setup.params;
+    let nu = (1.0 / p.rates.shear as f64 - 0.5) / 3.0;
+    let ph = &scene.file.physical;
+    println!(
+        "scene {} ({}, {} {} {}): {} x {} x {} cells, {}, {:.1} MiB, dx {:.4e} m, dt {:.4e} s, tau \
+         {:.4}, Re {:.0}, lattice Mach {:.3}, {} steps = {:.4} s",
+        scene.file.name,
+        scene.file.collision.name(),
+        backend.storage().name(),
+        backend.streaming().name(),
+        scene.setup.layout.describe(),
+        l.nx,
+        l.ny,
+        l.nz,
+        backend.describe(),
+        backend.allocated_bytes() as f64 / (1u64 << 20) as f64,
+        units.dx,
+        units.dt,
+        Units::tau(nu),
+        ph.velocity * ph.length / ph.viscosity,
+        Units::mach(units.velocity_to_lattice(ph.velocity)),
+        steps,
+        steps as f64 * units.dt
+    );
+}
+
+/// Rank 0 (or the only rank): runs to the outputs and prints the summary, the stage times, the
+/// health at the end, the forces' summaries and the last files written.
+fn finish(scene: Scene, mut opened: Opened, out: Out, opts: RunOptions) -> Result<()> {
+    let csv = out.forces_csv(&scene.file.name);
+    if let Some(p) = &csv {
+        crate::preflight::check_output_file(p)?;
+    }
+    let mut sink = RunSink {
+        name: scene.file.name.clone(),
+        flags: scene.setup.flags.clone(),
+        units: scene.units,
+        periodic: scene.setup.immersed.periodic,
+        out,
+        written: Vec::new(),
+        forces: sink::force_series(&scene, csv.as_deref())?,
+    };
+    let backend = opened.backend.as_mut();
+    let mut last_good: Option<Checkpoint> = None;
+    let result = match opened.pieces.as_mut() {
+        Some(p) => driver::run(backend, opts, &mut last_good, p),
+        None => driver::run(backend, opts, &mut last_good, &mut sink),
+    };
+    // The force file keeps every row handed over, also when the run stops early.
+    let summaries = sink.finish();
+    let report = result?;
+    if let Some(p) = opened.pieces {
+        sink.written.extend(p.written);
+    }
+    if let Some(r) = &opened.rank {
+        r.finish();
+    }
+    println!("{}", report.summary(&opened.backend.describe()));
+    if !report.stages.is_empty() {
+        println!("stages (mean per step): {}", report.stages);
+    }
+    if let Some(h) = report.health {
+        println!(
+            "health at the end: density {:.4} .. {:.4}, max local Mach {:.3}",
+            h.min_rho, h.max_rho, h.max_mach
+        );
+    }
+    for s in summaries? {
+        println!("{s}");
+    }
+    for p in sink.written.iter().rev().take(3) {
+        println!("wrote {}", p.display());
+    }
+    Ok(())
+}
