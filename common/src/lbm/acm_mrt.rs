@@ -73,8 +73,7 @@ pub fn collide(f: &mut [f32; Q], rho: f32, u: [f32; 3], rates: &Rates) {
 }
 
 /// The relaxation of the central moments `m` of a cell of density `rho`: the part of
-/// [`collide`] between the two transforms (where [`super::split`] cuts the update in two
-/// kernels).
+/// [`collide`] between the two transforms.
 #[inline(always)]
 pub fn relax(m: &mut [f32; Q], rho: f32, rates: &Rates) {
     // Equilibrium central moments; those whose factor is 0 stay the constant 0.

@@ -513,8 +513,18 @@ pub enum FluidError {
     Preflight(#[from] crate::preflight::PreflightError),
     #[error(transparent)]
     Comm(#[from] crate::ranks::CommError),
+    /// Bad input: a setup, a scene or an argument murmur cannot run.
     #[error("{0}")]
     Invalid(String),
+    /// A message from another rank that does not hold what this rank expects.
+    #[error("{what} has the wrong size")]
+    WrongSize { what: String },
+    /// The immersed-boundary band outgrew its pool.
+    #[error(
+        "the immersed-boundary band needs more than its {capacity} bricks: a solid reaches \
+         beyond its bounding radius"
+    )]
+    BandOverflow { capacity: u32 },
     #[error(
         "the flow became unstable: non-finite density or velocity at cell ({x}, {y}, {z}) at step \
          {step} (fields are checked every {every} steps; last finite state: step {last_good})"

@@ -554,8 +554,5 @@ pub fn canonical<S: Storage>(pops: &Populations<S>, f: &[S::Elem]) -> Vec<f32> {
 
 /// The error of a band that outgrew its pool (a solid larger than its bounding radius says).
 pub fn band_overflow(capacity: u32) -> FluidError {
-    FluidError::Invalid(format!(
-        "the immersed-boundary band needs more than its {capacity} bricks: a solid reaches \
-         beyond its bounding radius"
-    ))
+    FluidError::BandOverflow { capacity }
 }

@@ -101,7 +101,9 @@ impl SlabFluid {
             &[(next, as_bytes(&hi)), (prev, as_bytes(&lo))],
             &[prev, next],
         )?;
-        let bad = || FluidError::Invalid("a field layer message has the wrong size".into());
+        let bad = || FluidError::WrongSize {
+            what: "a field layer message".into(),
+        };
         let from_prev: Vec<f32> = from_bytes(&got[0], got[0].len() / 4).ok_or_else(bad)?;
         let from_next: Vec<f32> = from_bytes(&got[1], got[1].len() / 4).ok_or_else(bad)?;
         let mut dims = [l.nx, l.ny, l.nz];
@@ -174,9 +176,10 @@ impl SlabFluid {
                 })
                 .map(|c| self.plan.global_cell(peer, c))
                 .collect();
-            let vals: Vec<f32> = from_bytes(msg, arrays * cells.len()).ok_or_else(|| {
-                FluidError::Invalid(format!("rank {peer} sent a piece of the wrong size"))
-            })?;
+            let vals: Vec<f32> =
+                from_bytes(msg, arrays * cells.len()).ok_or_else(|| FluidError::WrongSize {
+                    what: format!("the piece rank {peer} sent"),
+                })?;
             for k in 0..arrays {
                 for (i, &c) in cells.iter().enumerate() {
                     out[k * g + c] = vals[k * cells.len() + i];
@@ -306,8 +309,8 @@ impl FluidBackend for SlabFluid {
             .iter()
             .map(|m| from_bytes::<f32>(m, mine.len()))
             .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| {
-                FluidError::Invalid("a rank's sample forces have the wrong size".into())
+            .ok_or_else(|| FluidError::WrongSize {
+                what: "a rank's sample forces".into(),
             })?;
         let domains: Vec<Domain> = (0..self.plan.size())
             .map(|r| self.plan.ib_domain(r))

@@ -53,9 +53,9 @@ impl CpuHalo {
             .send_recv(&sends, &from)
             .map_err(FluidError::from)?;
         if got.len() != from.len() || got.iter().any(|m| m.len() != len) {
-            return Err(FluidError::Invalid(
-                "a slab message has the wrong size".into(),
-            ));
+            return Err(FluidError::WrongSize {
+                what: "a slab message".into(),
+            });
         }
         let hi = if upper { got.pop() } else { None };
         let lo = if lower { got.pop() } else { None };
@@ -94,8 +94,10 @@ impl CpuHalo {
         let got = self.swap_faces(as_bytes(&up), as_bytes(&down), bytes, faces)?;
         for (m, layer) in [(got.0, 0), (got.1, owned + 1)] {
             let Some(m) = m else { continue };
-            let mut v: Vec<f32> = from_bytes(&m, BAND_VALUES * n)
-                .ok_or_else(|| FluidError::Invalid("a slab message has the wrong size".into()))?;
+            let mut v: Vec<f32> =
+                from_bytes(&m, BAND_VALUES * n).ok_or_else(|| FluidError::WrongSize {
+                    what: "a slab message".into(),
+                })?;
             let a = args(&mut v, layer);
             for i in 0..n {
                 // SAFETY: as above.
@@ -155,7 +157,9 @@ impl CpuHalo {
         let owned = extent(&l, self.axis as usize) - 2;
         let bytes = packed.up.len();
         let (lo, hi) = self.swap_faces(&packed.up, &packed.down, bytes, [true; 2])?;
-        let bad = || FluidError::Invalid("a slab message has the wrong size".into());
+        let bad = || FluidError::WrongSize {
+            what: "a slab message".into(),
+        };
         let mut lo: Vec<S::Elem> =
             from_bytes(&lo.unwrap_or_default(), CROSSING * n).ok_or_else(bad)?;
         let mut hi: Vec<S::Elem> =

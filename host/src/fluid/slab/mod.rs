@@ -243,8 +243,8 @@ pub fn sum_records(comm: &dyn Comm, records: &mut [u64]) -> Result<(), FluidErro
         .map_err(FluidError::from)?;
     let mut total = vec![0u64; records.len()];
     for m in &all {
-        let v: Vec<u64> = from_bytes(m, records.len()).ok_or_else(|| {
-            FluidError::Invalid("a rank's force records have the wrong size".into())
+        let v: Vec<u64> = from_bytes(m, records.len()).ok_or_else(|| FluidError::WrongSize {
+            what: "a rank's force records".into(),
         })?;
         for (t, x) in total.iter_mut().zip(v) {
             *t = t.wrapping_add(x);
