@@ -206,7 +206,7 @@ pub fn build_ptx(args: &BuildPtxArgs) -> Result<PathBuf> {
         Some(why) => why,
         None => {
             eprintln!(
-                "xtask: the PTX is current (built from these kernel sources): {} (--force \
+                "xtask: the PTX is current (built from these kernel sources){} (--force \
                  rebuilds it)",
                 summary(&std::fs::read_to_string(&out)?, &out, &root, args.verbose)
             );
@@ -266,7 +266,7 @@ pub fn build(args: &BuildPtxArgs) -> Result<PathBuf> {
     // watches it, and would rebuild and relink the binary for nothing.
     if std::fs::read_to_string(&out).ok().as_deref() == Some(stamped.as_str()) {
         eprintln!(
-            "xtask: the PTX is unchanged: {}",
+            "xtask: the PTX is unchanged{}",
             summary(&stamped, &out, &root, args.verbose)
         );
         return Ok(out);
@@ -282,8 +282,9 @@ pub fn build(args: &BuildPtxArgs) -> Result<PathBuf> {
     Ok(out)
 }
 
-/// One line on a stamped PTX file: `PTX: 150 kernels (names hash 1a2b3c4d), 11.7 MB, sm_90,
-/// source hash ... -> target/ptx/murmur_kernels.ptx`; with `verbose`, every kernel's name after.
+/// The end of a line on a stamped PTX file: `: 150 kernels (names hash 1a2b3c4d), 11.7 MB, sm_90,
+/// source hash ... -> target/ptx/murmur_kernels.ptx` (the hash of the sorted names tells two
+/// kernel lists apart); with `verbose`, every kernel's name after.
 fn summary(stamped: &str, path: &Path, root: &Path, verbose: bool) -> String {
     use sha2::{Digest, Sha256};
     let kernels = kernel_names(stamped);
@@ -294,7 +295,7 @@ fn summary(stamped: &str, path: &Path, root: &Path, verbose: bool) -> String {
     let (hash, arch) = crate::parse_ptx_header(stamped).unwrap_or_default();
     let shown = path.strip_prefix(root).unwrap_or(path);
     let mut line = format!(
-        "PTX: {} kernels (names hash {names_hash}), {:.1} MB, {arch}, source hash {hash} -> {}",
+        ": {} kernels (names hash {names_hash}), {:.1} MB, {arch}, source hash {hash} -> {}",
         kernels.len(),
         stamped.len() as f64 / 1e6,
         shown.display()
