@@ -2,13 +2,15 @@
 //!
 //! - `build-ptx`: builds `kernels-gpu` for `nvptx64-nvidia-cuda` with the pinned nightly
 //!   (installing it and its components when missing) and links the bitcode to PTX (`link.rs`).
-//! - `run`: the PTX when a GPU is present and the PTX is missing or stale, then the release host,
-//!   then `murmur ARGS` (the README's run command: the GPU on the first try).
-//! - `test`: what CI runs: fmt check, clippy with warnings denied, build-ptx, all tests (release
-//!   profile, sharing the binary's build).
+//! - `run`: the PTX when it is missing or stale, then the release host, then `murmur ARGS` (the
+//!   README's run command: the GPU on the first try); says at once what it builds.
+//! - `test`: what CI runs: the one-build check (`features.rs`), fmt check, the PTX when it is
+//!   missing or stale, clippy with warnings denied, all tests (release profile, sharing the
+//!   binary's build).
 //! - `gpu-bundle`: release binaries + PTX + a check script in `dist/gpu/`, for one run on a GPU machine.
 //! - `gpu-test`: the `#[ignore]`d GPU tests as binaries in `dist/gpu/tests/` (with `--run`: run here).
 
+mod features;
 mod gpu_test;
 mod link;
 mod ptx;
@@ -30,17 +32,22 @@ struct Cli {
 enum Cmd {
     /// Build the Rust kernels to PTX (installs the pinned nightly and its components if missing).
     BuildPtx(ptx::BuildPtxArgs),
-    /// Build what is missing (the PTX when an NVIDIA GPU is present and the PTX is missing or
-    /// stale, then the release binary) and run `murmur ARGS`.
+    /// Build what is missing (the PTX when it is missing, stale or for another architecture,
+    /// GPU or not; then the release binary) and run `murmur ARGS`.
     ///
     /// Example: `cargo xtask run -- flock run --n 1000000`.
     Run(RunArgs),
-    /// Run everything CI runs: fmt check, build-ptx, clippy -D warnings (kernels included), all
-    /// tests (the GPU tests are ignored: `gpu-test`).
+    /// Run everything CI runs: the one-build check, fmt check, build-ptx (when the PTX is
+    /// missing or stale), clippy -D warnings (kernels included), all tests (the GPU tests are
+    /// ignored: `gpu-test`).
     Test {
-        /// Skip `build-ptx` (the GPU tests then report the missing PTX and skip).
+        /// Skip the PTX and the kernels' clippy (the GPU tests then report the missing PTX and
+        /// skip).
         #[arg(long)]
         no_ptx: bool,
+        /// List every kernel when the PTX is built (otherwise: their count and a names hash).
+        #[arg(long)]
+        verbose: bool,
     },
     /// Build the GPU tests (ignored on CI) into `dist/gpu/tests/` with a script that runs them.
     GpuTest {
@@ -65,6 +72,9 @@ struct RunArgs {
     /// so the binary uses a GPU wherever it runs).
     #[arg(long)]
     no_ptx: bool,
+    /// List every kernel when the PTX is built (otherwise: their count and a names hash).
+    #[arg(long)]
+    verbose: bool,
     /// Arguments of `murmur`, after `--`.
     #[arg(last = true, value_name = "ARGS")]
     args: Vec<String>,
@@ -94,11 +104,14 @@ pub fn cargo() -> Command {
     Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
 }
 
-fn test(no_ptx: bool) -> Result<()> {
+fn test(no_ptx: bool, verbose: bool) -> Result<()> {
     let root = root();
+    features::check_one_build()?;
+    ptx::ensure_workspace_components()?;
     run(cargo()
         .current_dir(&root)
         .args(["fmt", "--all", "--", "--check"]))?;
+    // From the workspace root, so under the workspace's toolchain (its rustfmt), not the nightly.
     run(cargo().current_dir(&root).args([
         "fmt",
         "--manifest-path",
@@ -107,7 +120,14 @@ fn test(no_ptx: bool) -> Result<()> {
         "--check",
     ]))?;
     if !no_ptx {
-        ptx::build_ptx(&ptx::BuildPtxArgs::default())?;
+        // The architecture of a current PTX (the one `cargo xtask run` built) is kept: another
+        // one would change the embedded PTX and relink the binary.
+        let arch = ptx::current_arch(&root)?.unwrap_or_else(default_arch);
+        ptx::build_ptx(&ptx::BuildPtxArgs {
+            arch,
+            force: false,
+            verbose,
+        })?;
         ptx::clippy_kernels()?;
     }
     // The release profile here too: build scripts and proc macros are built once for clippy and
@@ -122,7 +142,7 @@ fn test(no_ptx: bool) -> Result<()> {
         "warnings",
     ]))?;
     // The release profile, as `cargo xtask run` builds: the tests reuse every dependency the
-    // binary was built with instead of building them all again with the test profile.
+    // binary was built with (and the binary itself) instead of building them again.
     run(cargo()
         .current_dir(&root)
         .args(["test", "--release", "--workspace"]))?;
@@ -146,57 +166,100 @@ fn detect_arch() -> Option<String> {
     Some(format!("sm_{major}{minor}"))
 }
 
-/// Why the PTX at `ptx` cannot be embedded for `arch`, or `None` when it is current.
-fn ptx_outdated(root: &Path, ptx: &Path, arch: &str) -> Result<Option<String>> {
-    let Ok(text) = std::fs::read_to_string(ptx) else {
-        return Ok(Some("no PTX yet".into()));
-    };
-    let hash = kernel_source_hash(root).context("hashing the kernel sources")?;
-    Ok(match parse_ptx_header(&text) {
-        Some((h, a)) if h == hash && a == arch => None,
-        Some((h, _)) if h != hash => Some("the kernel sources changed".into()),
-        Some((_, a)) => Some(format!("the PTX is for {a}")),
-        None => Some("the PTX has no murmur header".into()),
-    })
+/// The PTX's architecture where `--arch` names none: the GPU's, else sm_90.
+fn default_arch() -> String {
+    detect_arch().unwrap_or_else(|| "sm_90".into())
+}
+
+/// Minutes of the first build on the README's 2-core machine (no GPU), by step.
+const FIRST_PTX_MIN: u32 = 2;
+const FIRST_BINARY_MIN: u32 = 7;
+
+/// Downloads every crate of the lockfile this machine builds, the tests' too, so that
+/// `cargo xtask test` works offline after the first `cargo xtask run`; offline, says so and
+/// goes on (the build then fails on the crates it lacks, naming them).
+fn fetch_everything(root: &Path) {
+    let host = capture_host().unwrap_or_else(|| "x86_64-unknown-linux-gnu".into());
+    eprintln!("xtask: downloading the crates of the binary and of its tests (first build only)");
+    if let Err(e) = run(cargo().current_dir(root).args(["fetch", "--target", &host])) {
+        eprintln!("xtask: {e:#}: building with the crates at hand");
+    }
+}
+
+/// The machine cargo builds for (`host:` of `cargo -vV`).
+fn capture_host() -> Option<String> {
+    let out = cargo().arg("-vV").output().ok()?;
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: ").map(str::to_string))
 }
 
 /// `cargo xtask run`: the PTX (only when needed), the release host, then `murmur ARGS`.
 fn run_murmur(a: &RunArgs) -> Result<()> {
     let root = root();
-    if a.no_ptx {
-        eprintln!("xtask: --no-ptx: building murmur for the CPU backend only");
-    } else {
-        let arch = match &a.arch {
-            Some(arch) => arch.clone(),
-            None => detect_arch().unwrap_or_else(|| "sm_90".into()),
-        };
-        if !nvidia_gpu_present() {
-            eprintln!(
-                "xtask: no NVIDIA GPU on this machine: building the kernels for {arch} anyway, so \
-                 the binary uses a GPU wherever it runs (--no-ptx skips them)"
-            );
-        }
-        match ptx_outdated(&root, &ptx::ptx_out(&root), &arch)? {
-            None => eprintln!("xtask: the PTX is current ({arch})"),
-            Some(why) => {
-                eprintln!("xtask: building the PTX for {arch} ({why})");
-                // Without the kernels the binary still runs (on the CPU, saying why).
-                if let Err(e) = ptx::build_ptx(&ptx::BuildPtxArgs { arch }) {
-                    eprintln!(
-                        "xtask: the PTX could not be built ({e:#}): building murmur for the CPU \
-                         backend only"
-                    );
-                }
-            }
-        }
-    }
-    run(cargo()
-        .current_dir(&root)
-        .args(["build", "--release", "-p", "murmur"]))?;
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target"));
     let exe = target.join("release/murmur");
+    let binary = if exe.exists() {
+        "the release binary (what changed)".to_string()
+    } else {
+        format!("the release binary (first build: ~{FIRST_BINARY_MIN} min on 2 cores)")
+    };
+    if a.no_ptx {
+        eprintln!("xtask: --no-ptx: building {binary}, for the CPU backend only");
+    } else {
+        let arch = a.arch.clone().unwrap_or_else(default_arch);
+        let tc = ptx::pinned_toolchain(&root)?;
+        let outdated = ptx::ptx_outdated(&root, &ptx::ptx_out(&root), &arch)?;
+        match &outdated {
+            None => eprintln!("xtask: the PTX is current ({arch}); building {binary}"),
+            Some(why) => {
+                let install = if ptx::toolchain_ready(&tc) {
+                    String::new()
+                } else {
+                    format!(
+                        "; first build: installs {tc} with {}, ~{FIRST_PTX_MIN} min",
+                        ptx::NIGHTLY_COMPONENTS.join(", ")
+                    )
+                };
+                eprintln!(
+                    "xtask: building the kernels' PTX for {arch} ({why}{install}), then {binary}"
+                );
+            }
+        }
+        if !nvidia_gpu_present() {
+            eprintln!(
+                "xtask: no NVIDIA GPU on this machine: the PTX is for {arch} anyway, so the \
+                 binary uses a GPU wherever it runs (--no-ptx skips it)"
+            );
+        }
+        // Everything `cargo xtask test` needs is installed now, while a build is expected.
+        if let Err(e) = ptx::ensure_workspace_components() {
+            eprintln!("xtask: {e:#} (`cargo xtask test` needs them)");
+        }
+        if outdated.is_none() {
+            if let Err(e) = ptx::ensure_toolchain(&tc) {
+                eprintln!("xtask: {e:#} (`cargo xtask test` needs it)");
+            }
+        } else if let Err(e) = ptx::build(&ptx::BuildPtxArgs {
+            arch,
+            force: false,
+            verbose: a.verbose,
+        }) {
+            // Without the kernels the binary still runs (on the CPU, saying why).
+            eprintln!(
+                "xtask: the PTX could not be built ({e:#}): building murmur for the CPU backend \
+                 only"
+            );
+        }
+    }
+    if !exe.exists() {
+        fetch_everything(&root);
+    }
+    run(cargo()
+        .current_dir(&root)
+        .args(["build", "--release", "-p", "murmur"]))?;
     let mut cmd = Command::new(&exe);
     cmd.args(&a.args);
     #[cfg(unix)]
@@ -223,7 +286,7 @@ fn main() -> Result<()> {
     match cli.cmd {
         Cmd::BuildPtx(args) => ptx::build_ptx(&args).map(|_| ()),
         Cmd::Run(args) => run_murmur(&args),
-        Cmd::Test { no_ptx } => test(no_ptx),
+        Cmd::Test { no_ptx, verbose } => test(no_ptx, verbose),
         Cmd::GpuBundle { arch } => ptx::gpu_bundle(&arch),
         Cmd::GpuTest { run } => gpu_test::gpu_test(run),
     }
