@@ -1,30 +1,8 @@
-//! `murmur`: the command line. Library errors become one-line messages here, and only here.
+//! `murmur`: the command line (`murmur::cli`). Parser errors and library errors become one-line
+//! messages here, and only here.
 
-use clap::{Parser, Subcommand};
-
-#[derive(Parser)]
-#[command(
-    name = "murmur",
-    version,
-    about = "GPU simulation lab: flocks of millions of boids, Rust kernels on NVIDIA GPUs",
-    long_about = None
-)]
-struct Cli {
-    #[command(subcommand)]
-    cmd: Top,
-}
-
-#[derive(Subcommand)]
-// Parsed once per process: the size difference between the variants costs nothing.
-#[allow(clippy::large_enum_variant)]
-enum Top {
-    /// Reynolds flocking (CIS 565 rules): run, view, render, bench, check, sort-bench.
-    #[command(subcommand)]
-    Flock(murmur::cli::FlockCmd),
-    /// Kinetic fluid (D3Q27 lattice Boltzmann: BGK, RM-MRT, ACM-MRT): run, validate, bench.
-    #[command(subcommand)]
-    Fluid(murmur::cli::FluidCmd),
-}
+use murmur::cli::errors::{outcome, Outcome};
+use murmur::cli::Cli;
 
 fn main() {
     // `murmur ... | head` should end quietly, as Unix tools do, not panic on the closed pipe.
@@ -33,12 +11,18 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
-    let cli = Cli::parse();
-    let result = match &cli.cmd {
-        Top::Flock(cmd) => murmur::cli::run_flock(cmd),
-        Top::Fluid(cmd) => murmur::cli::run_fluid(cmd),
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = match Cli::parse_args(&args) {
+        Ok(cli) => cli,
+        Err(e) => match outcome(&e, &murmur::cli::command(), &args) {
+            Outcome::Clap => e.exit(),
+            Outcome::Line(line, code) => {
+                eprintln!("{line}");
+                std::process::exit(code);
+            }
+        },
     };
-    if let Err(e) = result {
+    if let Err(e) = cli.run() {
         match murmur::ranks::env::rank_label() {
             Some(r) => eprintln!("murmur: error: rank {r}: {}", one_line(&e)),
             None => eprintln!("murmur: error: {}", one_line(&e)),

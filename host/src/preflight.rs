@@ -8,7 +8,9 @@
 //!   allocation decides). [`check_memory`] is the same check against a figure the caller gives.
 //! - [`check_output_file`]: the folder exists, the name is not a folder, and a file can be
 //!   created there.
-//! - [`check_output_dir`]: the folder exists or is created, and a file can be created in it.
+//! - [`check_output_dir`]: the folder is one, or the nearest folder above it that exists can
+//!   take it, and files can be written there; nothing is created. [`create_output_dir`] creates
+//!   it, called once every other check has passed, so a refused run leaves no empty folder.
 
 use std::path::{Path, PathBuf};
 
@@ -145,17 +147,51 @@ pub fn check_output_file(path: &Path) -> Result<(), PreflightError> {
     })
 }
 
-/// Checks that files can be written into the folder `path`, creating it (and its parents) when
-/// it does not exist.
+/// Checks that files can be written into the folder `path` without creating it: an existing
+/// `path` must be a writable folder; a missing one needs its nearest existing ancestor to be a
+/// writable folder (where [`create_output_dir`] will make it).
 pub fn check_output_dir(path: &Path) -> Result<(), PreflightError> {
-    if path.exists() && !path.is_dir() {
-        return Err(PreflightError::NotADirectory { path: path.into() });
+    if path.exists() {
+        if !path.is_dir() {
+            return Err(PreflightError::NotADirectory { path: path.into() });
+        }
+        return probe(path).map_err(|source| PreflightError::NotWritable {
+            path: path.into(),
+            source,
+        });
     }
+    let mut above = path.parent();
+    while let Some(p) = above {
+        let p = if p.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            p
+        };
+        if p.exists() {
+            if !p.is_dir() {
+                return Err(PreflightError::CreateDir {
+                    path: path.into(),
+                    source: std::io::Error::other(format!("{} is a file", p.display())),
+                });
+            }
+            return probe(p).map_err(|source| PreflightError::CreateDir {
+                path: path.into(),
+                source,
+            });
+        }
+        above = if p == Path::new(".") {
+            None
+        } else {
+            p.parent()
+        };
+    }
+    Ok(())
+}
+
+/// Creates the folder `path` (and its parents) that [`check_output_dir`] accepted: the last
+/// step before a command writes into it.
+pub fn create_output_dir(path: &Path) -> Result<(), PreflightError> {
     std::fs::create_dir_all(path).map_err(|source| PreflightError::CreateDir {
-        path: path.into(),
-        source,
-    })?;
-    probe(path).map_err(|source| PreflightError::NotWritable {
         path: path.into(),
         source,
     })
@@ -242,12 +278,19 @@ mod tests {
         ));
         let sub = dir.join("made/here");
         check_output_dir(&sub).unwrap();
+        assert!(!dir.join("made").exists(), "the check creates nothing");
+        create_output_dir(&sub).unwrap();
         assert!(sub.is_dir());
+        check_output_dir(&sub).unwrap();
         let file = dir.join("f.txt");
         std::fs::write(&file, b"x").unwrap();
         assert!(matches!(
             check_output_dir(&file),
             Err(PreflightError::NotADirectory { .. })
+        ));
+        assert!(matches!(
+            check_output_dir(&file.join("below")),
+            Err(PreflightError::CreateDir { .. })
         ));
         assert_eq!(std::fs::read_dir(&sub).unwrap().count(), 0, "no probe left");
         std::fs::remove_dir_all(&dir).unwrap();

@@ -430,6 +430,10 @@ fn output_paths_are_checked_before_any_step() {
     let file = support::tmp("cli", "outputs/plain-file");
     std::fs::write(&file, b"x").unwrap();
     let (d, f) = (dir.to_str().unwrap(), file.to_str().unwrap());
+    // A folder with a snapshot's name: --save takes only names ending in .npz.
+    let npz_dir = support::tmp("cli", "outputs/folder.npz");
+    std::fs::create_dir_all(&npz_dir).unwrap();
+    let nd = npz_dir.to_str().unwrap();
     let missing = support::tmp("cli", "no-such-folder/x.npz");
     let missing = missing.to_str().unwrap();
     let run = [
@@ -464,7 +468,7 @@ fn output_paths_are_checked_before_any_step() {
     ];
     let cases: [(Vec<&str>, &str); 6] = [
         (
-            [&run[..], &["--save", d]].concat(),
+            [&run[..], &["--save", nd]].concat(),
             "is a folder, not a file",
         ),
         ([&run[..], &["--save", missing]].concat(), "does not exist"),

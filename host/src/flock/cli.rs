@@ -88,20 +88,20 @@ pub struct FlockArgs {
     #[arg(long, value_name = "FILE.toml")]
     pub(crate) config: Option<PathBuf>,
     /// Number of boids [default: 100000, or the config's sim.n].
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long)]
     n: Option<u64>,
     /// Half-width of the domain [-scale, scale]^3 (same as --set scale=...) [default: 100].
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long)]
     scale: Option<f32>,
     /// Seed of the random start (uniform positions, zero velocities) [default: 1].
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long)]
     seed: Option<u64>,
     /// Neighbour search [default: coherent].
     #[arg(long, value_enum)]
     method: Option<Method>,
     /// Cell width / largest rule distance: 1 searches 27 cells, 2 searches 8 [default: by
     /// density; see the README].
-    #[arg(long, allow_negative_numbers = true, value_name = "F")]
+    #[arg(long, value_name = "F")]
     cell_width_factor: Option<f32>,
     /// Cells along x are N times narrower than along y and z, 1 to 16: the runs of cells the
     /// search walks along x are trimmed closer to the search sphere [default: by density; see
@@ -109,7 +109,7 @@ pub struct FlockArgs {
     #[arg(long, value_name = "N")]
     x_split: Option<u32>,
     /// GPU threads per block, a multiple of 32 up to 1024 [default: 256].
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long)]
     block_size: Option<u32>,
     /// Cell numbering of the grid [default: linear].
     #[arg(long, value_enum)]
@@ -125,7 +125,7 @@ pub struct FlockArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
     /// Start from a snapshot (.npz with pos, vel, id) instead of a random flock.
-    #[arg(long, value_name = "FILE.npz")]
+    #[arg(long, value_name = "FILE.npz", value_parser = npz_path)]
     pub(crate) init: Option<PathBuf>,
     /// Where to run: auto picks CUDA when usable, else the CPU.
     #[arg(long, value_enum, default_value = "auto")]
@@ -137,11 +137,11 @@ pub struct RunArgs {
     #[command(flatten)]
     pub(crate) flock: FlockArgs,
     /// Steps to run.
-    #[arg(long, default_value_t = 100, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 100)]
     pub(crate) steps: u64,
     /// Write the final state to this snapshot (.npz; written atomically; on several ranks
     /// gathered on rank 0, ordered by id).
-    #[arg(long, value_name = "FILE.npz")]
+    #[arg(long, value_name = "FILE.npz", value_parser = npz_path)]
     pub(crate) save: Option<PathBuf>,
     /// No progress bar.
     #[arg(long)]
@@ -156,6 +156,21 @@ pub struct RunArgs {
     /// the wall time is reported (an event per step costs a few microseconds at 100k boids).
     #[arg(long)]
     no_gpu_timer: bool,
+}
+
+/// A snapshot's file name (`--save`, `--init`): one that ends in `.npz`, refused otherwise
+/// before any work.
+pub fn npz_path(s: &str) -> Result<PathBuf, String> {
+    let p = PathBuf::from(s);
+    let npz = p
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("npz"));
+    if npz {
+        Ok(p)
+    } else {
+        Err(format!("expected a file name ending in .npz, got \"{s}\""))
+    }
 }
 
 impl FlockArgs {

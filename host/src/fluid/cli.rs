@@ -141,7 +141,8 @@ pub struct ValidateArgs {
     /// Backend to validate.
     #[arg(long, value_enum, default_value = "cpu")]
     pub backend: BackendChoice,
-    /// Small grids (about a minute on a 2-core CPU); the full sizes are meant for a GPU.
+    /// Small grids for the CPU: 8 minutes on a 2-core CPU shared with other work (the cases'
+    /// times: docs/fluid/validation.md); the full sizes are meant for a GPU.
     #[arg(long)]
     pub quick: bool,
     /// Collision models, comma separated [default: all] (the immersed-boundary cases run

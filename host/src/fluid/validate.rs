@@ -95,7 +95,7 @@ impl Sizes {
         cavity_re100: 128,
         cavity_re1000: 256,
     };
-    /// Small grids that finish in about a minute on a 2-core CPU.
+    /// Small grids for the CPU (`fluid validate --quick`; its times: docs/fluid/validation.md).
     pub const QUICK: Sizes = Sizes {
         tgv: 32,
         tgv_depth: 4,

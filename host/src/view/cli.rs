@@ -56,12 +56,7 @@ pub struct RenderArgs {
     #[arg(long, value_enum, default_value = "heading")]
     colour: ColourMode,
     /// Turn the camera about the vertical axis by this many degrees per frame.
-    #[arg(
-        long,
-        value_name = "DEG",
-        default_value_t = 0.0,
-        allow_negative_numbers = true
-    )]
+    #[arg(long, value_name = "DEG", default_value_t = 0.0)]
     spin: f32,
     /// No progress bar.
     #[arg(long)]

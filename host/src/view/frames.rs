@@ -27,8 +27,9 @@ pub fn check_counts(frames: u32, every: u32) -> Result<(), ViewError> {
     Ok(())
 }
 
-/// Checks a render's frame size and camera turn (`--spin`, degrees per frame), creates its
-/// output folder `out` and checks that its GIF can be written, before anything runs.
+/// Checks a render's frame size and camera turn (`--spin`, degrees per frame), that its output
+/// folder `out` can be made or written into and that its GIF can be written, before anything
+/// runs. Nothing is created: [`FrameFiles::create`] makes the folder once every check passed.
 pub fn check_output(
     width: u32,
     height: u32,
@@ -40,10 +41,7 @@ pub fn check_output(
     if !spin_deg.is_finite() {
         return Err(ViewError::Options("--spin must be a finite number".into()));
     }
-    std::fs::create_dir_all(out).map_err(|source| ViewError::OutDir {
-        path: out.display().to_string(),
-        source,
-    })?;
+    crate::preflight::check_output_dir(out).map_err(|e| ViewError::Options(e.to_string()))?;
     if let Some(gif) = gif {
         crate::atomic_file::check_writable_parent(gif).map_err(|e| ViewError::Write {
             path: gif.display().to_string(),
@@ -122,13 +120,18 @@ pub struct FrameFiles {
 }
 
 impl FrameFiles {
-    /// Frames of `width x height` pixels into the folder `out` (which exists) and `gif`.
+    /// Frames of `width x height` pixels into the folder `out` (created here, when missing)
+    /// and `gif`.
     pub fn create(
         out: &Path,
         gif: Option<&Path>,
         width: u32,
         height: u32,
     ) -> Result<FrameFiles, ViewError> {
+        std::fs::create_dir_all(out).map_err(|source| ViewError::OutDir {
+            path: out.display().to_string(),
+            source,
+        })?;
         Ok(FrameFiles {
             out: out.to_path_buf(),
             gif: gif.map(GifWriter::create).transpose()?,
@@ -273,6 +276,8 @@ mod tests {
         assert!(e(check_output(64, 64, f32::NAN, &dir, None)).contains("--spin"));
         assert!(!dir.exists(), "nothing is created before the checks pass");
         check_output(64, 64, 0.0, &dir.join("out"), None).unwrap();
+        assert!(!dir.exists(), "the checks create nothing");
+        FrameFiles::create(&dir.join("out"), None, 64, 64).unwrap();
         assert!(dir.join("out").is_dir());
         std::fs::remove_dir_all(&dir).unwrap();
     }

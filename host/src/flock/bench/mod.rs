@@ -14,7 +14,7 @@ use stats::StepStats;
 
 use super::driver::{open_backend, BackendChoice, Start};
 use super::{FlockSettings, Method, SimError};
-use crate::preflight::{check_output_dir, PreflightError};
+use crate::preflight::{check_output_dir, create_output_dir, PreflightError};
 use std::path::{Path, PathBuf};
 
 /// Why a sweep or a replot failed.
@@ -231,6 +231,7 @@ pub fn replot(steps_csv: &Path, out: &Path) -> Result<Vec<PathBuf>, BenchError> 
     })?;
     let rows = rows_from_steps_csv(&text).map_err(|message| BenchError::Csv { path, message })?;
     check_output_dir(out)?;
+    create_output_dir(out)?;
     let write = |source| BenchError::Write {
         path: out.display().to_string(),
         source,

@@ -55,6 +55,10 @@ pub fn run(a: &RunArgs) -> Result<()> {
     if opened.rank.is_none() && !a.no_tuning && !flags.sets_tuned_knobs() {
         opened = tune(a, &flags, &mut scene, opened)?;
     }
+    // The folder last, once the scene, the backend and the tuning have all passed.
+    if let Out::Dir(dir) = &out {
+        crate::preflight::create_output_dir(dir)?;
+    }
     let opts = options(a, &scene, &out, lead, steps);
     if !lead {
         return follow(opened, &out, opts);

@@ -610,10 +610,14 @@ impl SceneFile {
 
     /// Parses a scene's text (mesh paths relative to the working folder). The error is one
     /// line naming the key path and line: "unknown field `raduis`, expected `radius` at
-    /// solids[0].shape (line 12)".
+    /// solids[0].shape (line 12)". A key of the first scene format gets the line naming what
+    /// replaced it (`super::migrate`) instead of "unknown field".
     pub fn parse(text: &str) -> Result<SceneFile, String> {
         let de = toml::Deserializer::parse(text).map_err(|e| describe(text, &e, None))?;
         serde_path_to_error::deserialize(de).map_err(|e| {
+            if let Some(old) = super::migrate::old_format(text) {
+                return old;
+            }
             let path = e.path().to_string();
             describe(text, e.inner(), Some(path))
         })

@@ -7,6 +7,7 @@
 mod build;
 pub mod file;
 pub mod geometry;
+pub mod migrate;
 pub mod solids;
 
 pub use file::{

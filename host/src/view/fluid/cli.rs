@@ -154,12 +154,7 @@ pub struct FluidRenderArgs {
     #[arg(long, value_name = "K", default_value_t = 1)]
     pub downsample: u32,
     /// Turn the camera about the vertical axis by this many degrees per frame.
-    #[arg(
-        long,
-        value_name = "DEG",
-        default_value_t = 0.0,
-        allow_negative_numbers = true
-    )]
+    #[arg(long, value_name = "DEG", default_value_t = 0.0)]
     pub spin: f32,
     /// No progress bar.
     #[arg(long)]
