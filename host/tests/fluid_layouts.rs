@@ -39,7 +39,7 @@ fn soa_and_csoa_store_the_same_bits_on_the_cpu() {
         Layout::csoa(32).unwrap(),
         Layout::csoa(128).unwrap(),
     ];
-    let mut compared = 0;
+    let (mut compared, mut with_forces) = (0, 0);
     for model in CollisionModel::ALL {
         for streaming in [Streaming::Pull, Streaming::InPlace] {
             // The 16-bit storage once: its decoding also goes through the layout.
@@ -74,6 +74,7 @@ fn soa_and_csoa_store_the_same_bits_on_the_cpu() {
                         assert!(r.2 == results[0].2, "{what}: {l} forces differ from soa");
                     }
                     compared += 1;
+                    with_forces += usize::from(!results[0].2.is_empty());
                 }
             }
         }
@@ -83,4 +84,6 @@ fn soa_and_csoa_store_the_same_bits_on_the_cpu() {
         compared,
         8 * parity_setups(CollisionModel::Bgk).unwrap().len()
     );
+    // The immersed sphere's forces, in every model, storage and streaming scheme.
+    assert_eq!(with_forces, 8);
 }
