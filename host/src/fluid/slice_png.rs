@@ -121,11 +121,11 @@ mod tests {
         let l = Lattice::new(64, 40, 3);
         let mut f = Fields::rest(l);
         let mut flags = vec![0u8; l.cells()];
-        for c in 0..l.cells() {
+        for (c, flag) in flags.iter_mut().enumerate() {
             let (x, y, _) = l.coords(c);
             f.set(c, 1.0, [0.001 * x as f32, 0.0, 0.0]);
             if y == 0 {
-                flags[c] = 1;
+                *flag = 1;
             }
         }
         let dir = std::env::temp_dir().join(format!("murmur-slice-{}", std::process::id()));

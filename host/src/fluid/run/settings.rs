@@ -407,6 +407,10 @@ pub enum CacheUse<'a> {
     Off(&'a str),
 }
 
+/// What [`open_picked`] opened: the backend, the note of an `auto` that fell back to the CPU,
+/// and the tuning line.
+pub type Picked = (Box<dyn FluidBackend>, Option<String>, String);
+
 /// Opens a backend of `choice` on `scene` (built from the file at `scene_path`) with the knobs a
 /// run without knob flags takes: the tuning cache's entry for the opened device, else its
 /// device defaults (`fluid view`, `fluid render`). The scene's setup gets the knobs; returns the
@@ -415,7 +419,7 @@ pub fn open_picked(
     choice: BackendChoice,
     scene: &mut Scene,
     scene_path: &Path,
-) -> Result<(Box<dyn FluidBackend>, Option<String>, String), FluidError> {
+) -> Result<Picked, FluidError> {
     let solids = !scene.setup.immersed.is_empty();
     let none = Partial::default();
     let class = DeviceClass::expected(choice);
