@@ -575,11 +575,12 @@ fn tune_writes_the_cache_and_run_uses_it() {
         support::murmur_env(&args, &env)
     };
 
-    // No cache yet: the defaults, and a hint.
+    // No cache yet: the device defaults, and a hint.
     let (ok, stdout, err) = run(&["--quiet"]);
     assert!(ok, "{err}");
     assert!(
-        stdout.contains("tuning: defaults (run murmur fluid tune"),
+        stdout.contains("tuning: device defaults for cpu (")
+            && stdout.contains("; run murmur fluid tune "),
         "{stdout}"
     );
 
@@ -629,22 +630,29 @@ fn tune_writes_the_cache_and_run_uses_it() {
         line.starts_with("tuning: layout ") && line.contains("(from the cache, tuned 20"),
         "{line}"
     );
-    // An explicit knob or --no-tuning leaves the cache alone.
-    for extra in [&["--layout", "soa"][..], &["--no-tuning"][..]] {
+    // An explicit knob or --no-tuning leaves the cache alone, and says so.
+    for (extra, says) in [
+        (
+            &["--layout", "soa"][..],
+            "tuning: layout soa (--layout), block flat (device defaults for cpu)",
+        ),
+        (&["--no-tuning"][..], "the tuning cache is off: --no-tuning"),
+    ] {
         let (ok, stdout, err) = run(extra);
         assert!(ok, "{err}");
-        assert!(!stdout.contains("tuning: "), "{extra:?}: {stdout}");
+        assert!(stdout.contains(says), "{extra:?}: {stdout}");
+        assert!(!stdout.contains("from the cache"), "{extra:?}: {stdout}");
     }
     // Another model is another key.
     let (ok, stdout, err) = run(&["--model", "rm-mrt"]);
     assert!(ok, "{err}");
-    assert!(stdout.contains("tuning: defaults"), "{stdout}");
+    assert!(stdout.contains("tuning: device defaults"), "{stdout}");
 
     // A corrupt cache: one warning line, the defaults, and tune replaces it.
     std::fs::write(&cache, "[[entry]\ndevice = ").unwrap();
     let (ok, stdout, err) = run(&["--quiet"]);
     assert!(ok, "{err}");
-    assert!(stdout.contains("tuning: defaults"), "{stdout}");
+    assert!(stdout.contains("tuning: device defaults"), "{stdout}");
     let warnings: Vec<&str> = err.lines().filter(|l| l.contains("tuning cache")).collect();
     assert_eq!(warnings.len(), 1, "{err}");
     assert!(

@@ -124,3 +124,56 @@ fn beside_launches_in_parts_agree_with_serial() {
         );
     }
 }
+
+/// SoA, CSoA-32 and CSoA-128 store the same bits on the GPU too (the CPU's check is
+/// `host/tests/fluid_layouts.rs`): populations and fields after 100 steps of every small scene,
+/// every model, storage and streaming scheme.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo xtask gpu-test"]
+fn cuda_layouts_store_the_same_bits() {
+    let layouts = [
+        Layout::SOA,
+        Layout::csoa(32).unwrap(),
+        Layout::csoa(128).unwrap(),
+    ];
+    for storage in StorageKind::ALL {
+        for streaming in [Streaming::Pull, Streaming::InPlace] {
+            for model in CollisionModel::ALL {
+                for (name, mut setup) in parity_setups(model).unwrap() {
+                    setup.storage = storage;
+                    setup.streaming = Some(streaming);
+                    let what = format!("{name} {model:?} {storage:?} {streaming:?}");
+                    let mut results = Vec::new();
+                    for layout in layouts {
+                        setup.layout = layout;
+                        let mut gpu = murmur::fluid::cuda::open(&setup).unwrap();
+                        for _ in 0..100 {
+                            gpu.step().unwrap();
+                        }
+                        let pops: Vec<u32> = gpu
+                            .populations()
+                            .unwrap()
+                            .iter()
+                            .map(|x| x.to_bits())
+                            .collect();
+                        let fields: Vec<u32> = gpu
+                            .fields()
+                            .unwrap()
+                            .data
+                            .iter()
+                            .map(|x| x.to_bits())
+                            .collect();
+                        results.push((pops, fields));
+                    }
+                    for (layout, r) in layouts.iter().zip(&results).skip(1) {
+                        assert!(
+                            r == &results[0],
+                            "{what}: {} differs from soa in bits",
+                            layout.describe()
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

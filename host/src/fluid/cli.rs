@@ -3,6 +3,7 @@
 //! `crate::cli` dispatches them to `super::run` and `super::commands`; the other fluid commands'
 //! arguments sit beside their code (`ib_bench`, `boundary_bench`, `multi`, `tune`, `noise`).
 
+use super::defaults::Defaults;
 use super::driver::BackendChoice;
 use super::{Block, BoundaryLaunch, Setup};
 use murmur_common::lbm::{CollisionModel, Layout, StorageKind, Streaming};
@@ -35,13 +36,13 @@ pub struct StorageArgs {
     #[arg(long, value_enum, default_value = "fp32")]
     pub storage: StorageKind,
     /// Population layout: `soa` (structure of arrays) or the CSoA granularity alpha, a power of
-    /// two (alpha cells' values of each population stored together) [default: soa, or the
-    /// tuned one in `fluid run`].
+    /// two (alpha cells' values of each population stored together) [default: the tuning
+    /// cache's, else the device's defaults (docs/fluid/tuning.md)].
     #[arg(long, value_name = "soa|ALPHA", value_parser = parse_layout)]
     pub layout: Option<Layout>,
     /// Thread blocks of the stream-collide kernel on the GPU: `flat` (128 threads per block
-    /// over the cell numbers) or XxYxZ, e.g. 32x4x2 (x a multiple of 32) [default: flat, or
-    /// the tuned one in `fluid run`].
+    /// over the cell numbers) or XxYxZ, e.g. 32x4x2 (x a multiple of 32) [default: the tuning
+    /// cache's, else the device's defaults].
     #[arg(long, value_name = "flat|XxYxZ", value_parser = Block::parse)]
     pub block: Option<Block>,
     /// Streaming: `pull` (two copies of the populations, the fastest) or `in-place` (one copy,
@@ -57,12 +58,13 @@ pub struct StorageArgs {
 }
 
 impl StorageArgs {
-    /// `setup` stored and launched this way (the defaults, SoA and flat blocks, for a knob the
-    /// user did not set).
-    pub fn apply(&self, setup: &mut Setup) {
+    /// `setup` stored and launched this way, on a device whose defaults are `device`: its
+    /// layout and blocks for a knob the user did not set (`fluid bench` and `fluid validate`
+    /// set both themselves).
+    pub fn apply(&self, setup: &mut Setup, device: &Defaults) {
         setup.storage = self.storage;
-        setup.layout = self.layout.unwrap_or(Layout::SOA);
-        setup.block = self.block.unwrap_or_default();
+        setup.layout = self.layout.unwrap_or(device.knobs.layout);
+        setup.block = self.block.unwrap_or(device.knobs.block);
         setup.streaming = self.streaming;
         setup.boundary_launch = self.boundary_launch;
     }
@@ -126,8 +128,8 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
-    /// Ignore the tuning cache (`fluid tune`): run with the default layout, blocks and
-    /// spreading (also the case when --layout or --block is given).
+    /// Ignore the tuning cache (`fluid tune`): run with the device defaults' layout, blocks and
+    /// spreading (the cache is also left out when --layout or --block is given).
     #[arg(long)]
     pub no_tuning: bool,
     #[command(flatten)]
@@ -155,7 +157,8 @@ pub struct ValidateArgs {
     /// Population storages to validate, comma separated (each runs every case).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "fp32")]
     pub storage: Vec<StorageKind>,
-    /// Population layout: `soa` or a CSoA granularity (power of two).
+    /// Population layout: `soa` or a CSoA granularity (power of two); soa unless given, not the
+    /// device defaults of `fluid run`.
     #[arg(long, value_name = "soa|ALPHA", default_value = "soa", value_parser = parse_layout)]
     pub layout: Layout,
 }
@@ -177,10 +180,12 @@ pub struct BenchArgs {
     /// Population storages, comma separated.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "fp32")]
     pub storage: Vec<StorageKind>,
-    /// Population layouts, comma separated: `soa` or CSoA granularities (powers of two).
+    /// Population layouts, comma separated: `soa` or CSoA granularities (powers of two); soa
+    /// unless given, not the device defaults of `fluid run`.
     #[arg(long, value_name = "soa|ALPHA", value_delimiter = ',', default_value = "soa", value_parser = parse_layout)]
     pub layout: Vec<Layout>,
-    /// Thread blocks of the stream-collide kernel: `flat` or XxYxZ (x a multiple of 32).
+    /// Thread blocks of the stream-collide kernel: `flat` or XxYxZ (x a multiple of 32); flat
+    /// unless given.
     #[arg(long, value_name = "flat|XxYxZ", default_value = "flat", value_parser = Block::parse)]
     pub block: Block,
     /// Streaming schemes, comma separated: pull (two copies), in-place (one copy).

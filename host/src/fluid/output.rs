@@ -96,7 +96,7 @@ fn to_si(fields: &Fields, units: &Units) -> Si {
     s
 }
 
-fn write_error(path: &Path, e: impl std::fmt::Display) -> FluidError {
+pub(super) fn write_error(path: &Path, e: impl std::fmt::Display) -> FluidError {
     FluidError::Invalid(format!("cannot write {}: {e}", path.display()))
 }
 
@@ -425,60 +425,6 @@ pub fn write_vtp(
     header += &data.array("Int64", "offsets", 1, offsets, ind);
     header += "      </Verts>\n    </Piece>\n  </PolyData>\n";
     write_atomic(path, |w| data.write(w, &header)).map_err(|e| write_error(path, e))
-}
-
-/// Writes a picture of the plane `z = z_index`: the speed `|u|` (a black-red-yellow-white ramp
-/// up to the largest speed in the plane), non-fluid cells grey, and the immersed solids'
-/// samples within half a cell of the plane white. `+y` points up. PNG, atomic.
-pub fn write_slice_png(
-    path: &Path,
-    snapshot: &Snapshot,
-    z_index: u32,
-    samples: &[[f32; 3]],
-) -> Result<(), FluidError> {
-    let l = snapshot.fields.lattice;
-    let z = z_index.min(l.nz.saturating_sub(1));
-    let (w, h) = (l.nx, l.ny);
-    let magnitude = |x: u32, y: u32| {
-        let v = snapshot.fields.u(l.index(x, y, z));
-        (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
-    };
-    let top = (0..h)
-        .flat_map(|y| (0..w).map(move |x| (x, y)))
-        .filter(|&(x, y)| snapshot.flags[l.index(x, y, z)] & KIND_MASK == 0)
-        .map(|(x, y)| magnitude(x, y))
-        .filter(|v| v.is_finite())
-        .fold(0.0f32, f32::max)
-        .max(1e-30);
-    let mut img = image::RgbImage::new(w, h);
-    for y in 0..h {
-        for x in 0..w {
-            let c = l.index(x, y, z);
-            let px = if snapshot.flags[c] & KIND_MASK != 0 {
-                [110, 110, 110]
-            } else {
-                let t = (magnitude(x, y) / top).clamp(0.0, 1.0);
-                // black -> red -> yellow -> white
-                let r = (3.0 * t).min(1.0);
-                let g = (3.0 * t - 1.0).clamp(0.0, 1.0);
-                let b = (3.0 * t - 2.0).clamp(0.0, 1.0);
-                [(255.0 * r) as u8, (255.0 * g) as u8, (255.0 * b) as u8]
-            };
-            img.put_pixel(x, h - 1 - y, image::Rgb(px));
-        }
-    }
-    for p in samples {
-        if (p[2] - z as f32).abs() <= 0.5 {
-            let (x, y) = (p[0].round(), p[1].round());
-            if x >= 0.0 && y >= 0.0 && (x as u32) < w && (y as u32) < h {
-                img.put_pixel(x as u32, h - 1 - y as u32, image::Rgb([255, 255, 255]));
-            }
-        }
-    }
-    let mut png = Vec::new();
-    img.write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
-        .map_err(|e| write_error(path, e))?;
-    write_atomic(path, |f| f.write_all(&png)).map_err(|e| write_error(path, e))
 }
 
 #[cfg(test)]

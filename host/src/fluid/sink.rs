@@ -17,7 +17,7 @@ pub enum Out {
     None,
     /// The final fields to one `.vti` or `.npz` file.
     File(PathBuf),
-    /// `NAME_STEP.vti`, `.npz`, `_slice.png` (the speed in the middle z plane) and (with
+    /// `NAME_STEP.vti`, `.npz`, `_slice.png` (the speed in the middle z plane, `super::slice_png`) and (with
     /// solids) `.vtp` every output step, and `NAME_forces.csv`.
     Dir(PathBuf),
 }
@@ -116,7 +116,7 @@ impl RunSink {
         }
         let p = d.join(format!("{}_{step:07}_slice.png", self.name));
         let positions = samples.map_or(&[][..], |s| &s.positions[..]);
-        super::output::write_slice_png(&p, &snapshot, f.lattice.nz / 2, positions)?;
+        super::slice_png::write_slice_png(&p, f, flags, f.lattice.nz / 2, positions)?;
         self.written.push(p);
         Ok(())
     }

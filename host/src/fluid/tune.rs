@@ -2,18 +2,20 @@
 //! blocks and immersed-boundary spreading of one scene on one device, stored in the tuning
 //! cache ([`super::tuning`]) that `murmur fluid run` reads.
 //!
-//! The search is coordinate descent from the defaults, not the full product: first layout x
-//! block together on the fluid step (the scene's spreading kept), then the spreading methods
-//! with the best fluid setting. The scene is built once; each candidate clones the setup,
+//! The search is coordinate descent from the device defaults ([`super::defaults`]), not the
+//! full product: first layout x block together on the fluid step (the scene's spreading kept),
+//! then the spreading methods with the best fluid setting. The scene is built once; each candidate clones the setup,
 //! changes its knobs, opens a backend, runs a few warm-up steps and then `--steps` timed steps
 //! (CUDA events where the backend has them, else the wall clock). Candidates that cannot win
 //! by a simple cost model are skipped before any run ([`model_prunes`]), and a group stops
 //! early when its next candidate would overrun its share of the time cap.
 
+use super::defaults::{Defaults, DeviceClass};
 use super::driver::{self, BackendChoice};
 use super::ib::plan::RING_STEPS;
 use super::ib::spread::IbSpread;
 use super::ib::Motion;
+use super::run::settings::{Partial, Settings};
 use super::scene::{self, SceneFile};
 use super::timed::{timed_steps, StepOptions, WARMUP_STEPS};
 use super::tuning::{self, spread_name, Cache, Entry, Key, Knobs};
@@ -24,9 +26,9 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Instant;
 
-/// CSoA granularities tried (0: the structure of arrays, the default first).
+/// CSoA granularities tried (0: the structure of arrays).
 pub const LAYOUTS: [u32; 6] = [0, 32, 64, 128, 256, 1024];
-/// Thread blocks tried (flat, the default, first).
+/// Thread blocks tried (flat first).
 pub const BLOCKS: [Block; 8] = [
     Block::Flat,
     Block::ThreeD([32, 2, 2]),
@@ -155,19 +157,15 @@ pub fn model_prunes(knobs: &Knobs, lattice: Lattice, gpu: bool) -> Option<String
     None
 }
 
-/// The fluid group's candidates: every layout x block, the defaults (SoA, flat) first, then
-/// the flat blocks of every layout, then the 3D blocks (so a group cut short by the time cap
-/// has tried each knob alone first).
+/// The fluid group's candidates: every layout x block, `start` (the device defaults) first,
+/// then the flat blocks of every layout, then the 3D blocks (so a group cut short by the time
+/// cap has tried each knob alone first).
 pub fn fluid_candidates(start: Knobs) -> Vec<Knobs> {
     let layouts: Vec<Layout> = LAYOUTS
         .iter()
         .map(|&a| Layout::csoa(a).unwrap_or(Layout::SOA))
         .collect();
-    let mut out = vec![Knobs {
-        layout: Layout::SOA,
-        block: Block::Flat,
-        ..start
-    }];
+    let mut out = vec![start];
     for &block in &BLOCKS {
         for &layout in &layouts {
             let k = Knobs {
@@ -303,10 +301,19 @@ pub fn tune_cmd(a: &TuneArgs) -> Result<()> {
         eprintln!("murmur: warning: {w}");
     }
     scene.setup.storage = a.storage;
-    scene.setup.layout = Layout::SOA;
-    scene.setup.block = Block::Flat;
+    // The search starts from the device defaults of the device `--backend` opens (a spreading
+    // the scene names kept), as `fluid run` without a cache entry.
+    let defaults = Defaults::of(DeviceClass::expected(a.backend));
+    let solids = !scene.setup.immersed.is_empty();
+    let device = Partial::device(&defaults, solids);
+    let layered = Settings::layered(
+        Some(&device),
+        None,
+        &Partial::scene(&scene),
+        &Partial::default(),
+    );
+    layered.knobs(solids).apply(&mut scene.setup);
     let setup = &scene.setup;
-    let solids = !setup.immersed.is_empty();
     let moving = setup
         .immersed
         .solids
@@ -321,7 +328,7 @@ pub fn tune_cmd(a: &TuneArgs) -> Result<()> {
     let start = Knobs::of(setup);
 
     let t_search = Instant::now();
-    // The defaults first: their time is the reference, their cost the estimate of every other
+    // The device defaults first: their time is the reference, their cost the estimate of every other
     // candidate's, and their open resolves `auto` (every later candidate opens that backend).
     let mut resolved: Option<(BackendChoice, String)> = None;
     let t0 = Instant::now();
@@ -478,11 +485,12 @@ pub fn tune_cmd(a: &TuneArgs) -> Result<()> {
         .filter(|r| matches!(r.outcome, Outcome::Pruned(_)))
         .count();
     println!(
-        "best: {}: {best_ms:.3} ms/step ({:.1} MLUPs/s), {:.2}x the defaults ({}), {:.2}x the \
-         slowest timed; {timed} timed, {pruned} pruned, search {searched:.1} s",
+        "best: {}: {best_ms:.3} ms/step ({:.1} MLUPs/s), {:.2}x the defaults ({}: {}), {:.2}x \
+         the slowest timed; {timed} timed, {pruned} pruned, search {searched:.1} s",
         winner.knobs.describe(),
         cells as f64 / best_ms / 1e3,
         default_ms / best_ms,
+        defaults.name(),
         start.describe(),
         worst / best_ms,
     );
@@ -557,11 +565,12 @@ mod tests {
 
     #[test]
     fn the_fluid_group_starts_at_the_defaults_and_has_every_pair_once() {
-        let start = knobs(0, Block::Flat, Some(IbSpread::Gather));
+        let start = knobs(128, Block::Flat, Some(IbSpread::Gather));
         let c = fluid_candidates(start);
         assert_eq!(c.len(), LAYOUTS.len() * BLOCKS.len());
         assert_eq!(c[0], start);
         assert!(c[1..LAYOUTS.len()].iter().all(|k| k.block == Block::Flat));
+        assert!(c[1..].iter().all(|k| *k != start));
         assert!(c.iter().all(|k| k.spread == Some(IbSpread::Gather)));
     }
 

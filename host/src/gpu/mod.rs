@@ -99,6 +99,27 @@ pub fn device_count() -> Result<usize, GpuError> {
         .map_err(|e| GpuError::NoDevice(format!("the CUDA driver failed to start: {e}")))
 }
 
+/// The compute capability `(major, minor)` of GPU `ordinal`, read from the driver without
+/// creating a context (a clear error without a driver or that GPU).
+pub fn compute_capability(ordinal: usize) -> Result<(u32, u32), GpuError> {
+    use cudarc::driver::result::{self, device};
+    use cudarc::driver::sys::CUdevice_attribute as A;
+    if device_count()? <= ordinal {
+        return Err(GpuError::NoDevice(format!(
+            "the driver sees no GPU {ordinal}"
+        )));
+    }
+    result::init().ctx("starting the CUDA driver")?;
+    let dev = device::get(ordinal as i32).ctx(&format!("opening GPU {ordinal}"))?;
+    let read = |a| {
+        // SAFETY: `dev` was returned by `device::get`.
+        unsafe { device::get_attribute(dev, a) }.ctx("reading the compute capability")
+    };
+    let major = read(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+    let minor = read(A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+    Ok((major.max(0) as u32, minor.max(0) as u32))
+}
+
 impl Gpu {
     /// Opens GPU 0 and loads the kernels. Fails cleanly without a driver, a GPU or valid PTX.
     pub fn open() -> Result<Gpu, GpuError> {

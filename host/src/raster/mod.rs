@@ -4,6 +4,7 @@
 //! same flock and camera are the same pixels. The flock backends draw through these; the viewer
 //! (`crate::view`) shows what they drew.
 
+pub mod bar;
 pub mod cuda;
 pub mod fluid;
 pub mod fluid_cuda;

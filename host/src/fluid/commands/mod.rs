@@ -6,6 +6,7 @@ pub mod parity;
 pub mod validate;
 
 use super::cli::StorageArgs;
+use super::defaults::{Defaults, DeviceClass};
 use super::driver::{self, BackendChoice};
 use super::{FluidBackend, FluidError, Setup};
 use murmur_common::lbm::CollisionModel;
@@ -19,22 +20,24 @@ fn models(m: &[CollisionModel]) -> Vec<CollisionModel> {
     }
 }
 
-/// Opens a backend of `choice` on each setup it is given, stored as `storage` says when given
-/// (the setup's own storage otherwise).
+/// Opens a backend of `choice` on each setup it is given, stored as `storage` says when given,
+/// a knob it leaves out from the device defaults of the device `choice` opens (the setup's own
+/// storage and knobs without `storage`).
 fn opener(
     choice: BackendChoice,
     storage: Option<StorageArgs>,
 ) -> impl FnMut(&Setup) -> Result<Box<dyn FluidBackend>, FluidError> {
+    let device = storage.map(|_| Defaults::of(DeviceClass::expected(choice)));
     move |setup: &Setup| {
         let stored;
-        let setup = match storage {
-            Some(st) => {
+        let setup = match (storage, &device) {
+            (Some(st), Some(device)) => {
                 let mut s = setup.clone();
-                st.apply(&mut s);
+                st.apply(&mut s, device);
                 stored = s;
                 &stored
             }
-            None => setup,
+            _ => setup,
         };
         match choice {
             BackendChoice::Cpu => driver::open_cpu(setup),

@@ -3,19 +3,19 @@
 pub mod settings;
 
 use super::cli::RunArgs;
+use super::defaults::{Defaults, DeviceClass};
 use super::driver::{self, BackendChoice, Checkpoint, RunOptions};
 use super::multi::{self, GpuRank};
 use super::pieces::PieceSink;
 use super::scene::{self, Scene, SceneFile};
 use super::sink::{self, Out, RunSink};
 use super::slab::SlabPlan;
-use super::tuning::Knobs;
 use super::FluidBackend;
 use crate::ranks::RankEnv;
 use anyhow::{bail, Result};
 use murmur_common::lbm::health::Bounds;
 use murmur_common::lbm::Units;
-use settings::{Partial, Settings};
+use settings::{CacheUse, Partial, Settings};
 use std::io::IsTerminal;
 
 /// `murmur fluid run`.
@@ -30,7 +30,7 @@ pub fn run(a: &RunArgs) -> Result<()> {
     let lead = ranked.as_ref().is_none_or(|e| e.rank == 0);
     let flags = Partial::flags(a);
     let mut file = SceneFile::load(&a.scene)?;
-    let unbuilt = Settings::layered(None, &Partial::scene_file(&file), &flags);
+    let unbuilt = Settings::layered(None, None, &Partial::scene_file(&file), &flags);
     // The build takes the model.
     file.collision = unbuilt.model;
     let in_scene = scene::in_scene(&a.scene);
@@ -39,7 +39,10 @@ pub fn run(a: &RunArgs) -> Result<()> {
         scene::check_cpu_memory(&file, &a.scene, unbuilt.storage.bytes())?;
     }
     let mut scene = file.build().map_err(in_scene)?;
-    let settings = Settings::layered(None, &Partial::scene(&scene), &flags);
+    // The device defaults of the device the backend will be: the knobs it opens with.
+    let class = DeviceClass::expected(a.backend);
+    let device = Partial::device(&Defaults::of(class), !scene.setup.immersed.is_empty());
+    let settings = Settings::layered(Some(&device), None, &Partial::scene(&scene), &flags);
     settings.apply(&mut scene.setup);
     if lead {
         for w in &scene.warnings {
@@ -51,10 +54,8 @@ pub fn run(a: &RunArgs) -> Result<()> {
     }
     let out = output(a)?;
     let steps = settings.steps;
-    let mut opened = open(a, &scene, ranked, &out)?;
-    if opened.rank.is_none() && !a.no_tuning && !flags.sets_tuned_knobs() {
-        opened = tune(a, &flags, &mut scene, opened)?;
-    }
+    let opened = open(a, &scene, ranked, &out)?;
+    let opened = tune(a, &flags, &mut scene, opened, class, lead)?;
     // The folder last, once the scene, the backend and the tuning have all passed.
     if let Out::Dir(dir) = &out {
         crate::preflight::create_output_dir(dir)?;
@@ -145,33 +146,40 @@ fn open(a: &RunArgs, scene: &Scene, ranked: Option<RankEnv>, out: &Out) -> Resul
     })
 }
 
-/// Layers the tuning cache's entry into the settings of `scene` and prints what it set. The
-/// cache is keyed by the opened backend's device, so it is looked up after the open; tuned
-/// knobs that differ reopen the same backend with them.
-fn tune(a: &RunArgs, flags: &Partial, scene: &mut Scene, opened: Opened) -> Result<Opened> {
-    let before = Knobs::of(&scene.setup);
-    let (settings, line) = Settings::with_cache(scene, &a.scene, &opened.backend.describe(), flags);
-    settings.apply(&mut scene.setup);
-    println!("{line}");
-    if Knobs::of(&scene.setup) == before {
+/// Layers the device defaults of the opened backend and the tuning cache's entry into the
+/// settings of `scene` and prints (on the `lead` rank) where the knobs came from. The cache is
+/// keyed by the opened backend's device, so both are looked up after the open (`expected`: the
+/// class the backend was opened for); knobs that differ reopen the same backend with them.
+/// Several ranks take their device defaults and leave the cache out (it is for one GPU).
+fn tune(
+    a: &RunArgs,
+    flags: &Partial,
+    scene: &mut Scene,
+    opened: Opened,
+    expected: DeviceClass,
+    lead: bool,
+) -> Result<Opened> {
+    let describe = opened.backend.describe();
+    let (class, cache) = match &opened.rank {
+        Some(_) => (expected, CacheUse::Off("the tuning cache is for one GPU")),
+        None if a.no_tuning => (
+            DeviceClass::of(&describe),
+            CacheUse::Off("the tuning cache is off: --no-tuning"),
+        ),
+        None => (DeviceClass::of(&describe), CacheUse::Device(&describe)),
+    };
+    let (settings, line) = Settings::picked(scene, &a.scene, class, cache, flags);
+    if lead {
+        println!("{line}");
+    }
+    if opened.rank.is_some() {
+        // The same class as the open: the same knobs.
         return Ok(opened);
     }
-    let choice = if opened.backend.describe().starts_with("cuda") {
-        BackendChoice::Cuda
-    } else {
-        BackendChoice::Cpu
-    };
-    let Opened {
-        backend,
-        rank,
-        pieces,
-    } = opened;
-    // The old backend's memory is given back before the new one takes its own.
-    drop(backend);
+    let solids = !scene.setup.immersed.is_empty();
     Ok(Opened {
-        backend: driver::open_backend(choice, &scene.setup)?.0,
-        rank,
-        pieces,
+        backend: settings::reopen_with(opened.backend, &mut scene.setup, settings.knobs(solids))?,
+        ..opened
     })
 }
 

@@ -1,27 +1,32 @@
-//! The layering of a run's settings: defaults, tuning cache, scene file, then flags, last.
+//! The layering of a run's settings: defaults, device defaults, tuning cache, scene file, then
+//! flags, last.
 //!
 //! Each layer sets only the keys of its row in [`Layer::keys`]:
 //!
-//! | key              | default           | cache | scene                  | flags                |
-//! |------------------|-------------------|-------|------------------------|----------------------|
-//! | model            | bgk               |       | `collision`            | `--model`            |
-//! | storage          | fp32              |       |                        | `--storage`          |
-//! | layout           | soa               | yes   |                        | `--layout`           |
-//! | block            | flat              | yes   |                        | `--block`            |
-//! | streaming        | pull if it fits   |       |                        | `--streaming`        |
-//! | boundary launch  | tail              |       |                        | `--boundary-launch`  |
-//! | spreading        | the scene's build | yes   | `[immersed] spread`    |                      |
-//! | steps            | 1000              |       | `run.steps`            | `--steps`            |
+//! | key              | default           | device | cache | scene                  | flags                |
+//! |------------------|-------------------|--------|-------|------------------------|----------------------|
+//! | model            | bgk               |        |       | `collision`            | `--model`            |
+//! | storage          | fp32              |        |       |                        | `--storage`          |
+//! | layout           | soa               | yes    | yes   |                        | `--layout`           |
+//! | block            | flat              | yes    | yes   |                        | `--block`            |
+//! | streaming        | pull if it fits   |        |       |                        | `--streaming`        |
+//! | boundary launch  | tail              |        |       |                        | `--boundary-launch`  |
+//! | spreading        | the scene's build | yes    | yes   | `[immersed] spread`    |                      |
+//! | steps            | 1000              |        |       | `run.steps`            | `--steps`            |
 //!
-//! The cache stands in for the defaults of the knobs it tunes: it comes before the scene, so a
-//! spreading method the scene names beats it, and it is left out whole when the flags set the
-//! layout or the block (the tuned knobs were measured together). The flags come last.
+//! The device defaults ([`crate::fluid::defaults`]) are the knobs of the device class the run
+//! opens; the cache stands in for them where it has the scene's entry. Both come before the
+//! scene, so a spreading method the scene names beats them, and the cache is left out whole
+//! when the flags set the layout or the block (the tuned knobs were measured together). The
+//! flags come last.
 
 use crate::fluid::cli::RunArgs;
+use crate::fluid::defaults::{self, Defaults, DeviceClass};
+use crate::fluid::driver::{self, BackendChoice};
 use crate::fluid::ib::spread::IbSpread;
 use crate::fluid::scene::{RunConfig, Scene, SceneFile};
 use crate::fluid::tuning::{self, Entry, Key as CacheKey, Knobs};
-use crate::fluid::{Block, BoundaryLaunch, Setup};
+use crate::fluid::{Block, BoundaryLaunch, FluidBackend, FluidError, Setup};
 use murmur_common::lbm::{CollisionModel, Layout, StorageKind, Streaming};
 use std::path::Path;
 
@@ -56,6 +61,8 @@ impl Key {
 pub enum Layer {
     /// What a run takes where no layer says otherwise.
     Default,
+    /// The device defaults of the device class the run opens.
+    Device,
     /// The tuning cache's entry for the scene, device, storage and model (`fluid tune`).
     Cache,
     /// The scene file.
@@ -65,13 +72,19 @@ pub enum Layer {
 }
 
 impl Layer {
-    pub const ALL: [Layer; 4] = [Layer::Default, Layer::Cache, Layer::Scene, Layer::Flags];
+    pub const ALL: [Layer; 5] = [
+        Layer::Default,
+        Layer::Device,
+        Layer::Cache,
+        Layer::Scene,
+        Layer::Flags,
+    ];
 
     /// The keys this layer may set; what it holds for any other key is ignored.
     pub const fn keys(self) -> &'static [Key] {
         match self {
             Layer::Default => &Key::ALL,
-            Layer::Cache => &[Key::Layout, Key::Block, Key::Spread],
+            Layer::Device | Layer::Cache => &[Key::Layout, Key::Block, Key::Spread],
             Layer::Scene => &[Key::Model, Key::Spread, Key::Steps],
             Layer::Flags => &[
                 Key::Model,
@@ -137,6 +150,11 @@ impl Partial {
         }
     }
 
+    /// The device defaults' knobs; their spreading only for a scene with `solids`.
+    pub fn device(d: &Defaults, solids: bool) -> Partial {
+        Partial::cache(d.knobs, solids)
+    }
+
     /// A cache entry's knobs; its spreading only for a scene with `solids`.
     pub fn cache(knobs: Knobs, solids: bool) -> Partial {
         Partial {
@@ -199,10 +217,18 @@ impl Default for Settings {
 }
 
 impl Settings {
-    /// The defaults, then `cache` (left out when `flags` set a tuned knob), then `scene`, then
-    /// `flags`, each layer setting only its own keys.
-    pub fn layered(cache: Option<&Partial>, scene: &Partial, flags: &Partial) -> Settings {
+    /// The defaults, then `device`, then `cache` (left out when `flags` set a tuned knob), then
+    /// `scene`, then `flags`, each layer setting only its own keys.
+    pub fn layered(
+        device: Option<&Partial>,
+        cache: Option<&Partial>,
+        scene: &Partial,
+        flags: &Partial,
+    ) -> Settings {
         let mut s = Settings::default();
+        if let Some(device) = device {
+            s.layer(Layer::Device, device);
+        }
         if let Some(cache) = cache.filter(|_| !flags.sets_tuned_knobs()) {
             s.layer(Layer::Cache, cache);
         }
@@ -250,30 +276,104 @@ impl Settings {
         }
     }
 
-    /// The settings with the tuning cache's entry for `scene` (built from the file at
-    /// `scene_path`, with these settings applied) on `device` layered in, and the line that says
-    /// what the cache set. An unusable cache file is reported on stderr in one line.
-    pub fn with_cache(
+    /// The settings of `scene` (built from the file at `scene_path`, with these settings'
+    /// storage and model) on a backend of device class `class`: its device defaults, the
+    /// tuning cache's entry as `cache` says, the scene and `flags` layered; and the line that
+    /// says where the tuned knobs came from. An unusable cache file is reported on stderr in
+    /// one line.
+    pub fn picked(
         scene: &Scene,
         scene_path: &Path,
-        device: &str,
+        class: DeviceClass,
+        cache: CacheUse,
         flags: &Partial,
     ) -> (Settings, String) {
         let setup = &scene.setup;
-        let key = CacheKey::new(device, &bytes_of(scene_path), setup.storage, setup.model);
-        let found = tuning::lookup(&key);
-        let cache = found
-            .as_ref()
-            .map(|(_, knobs)| Partial::cache(*knobs, !setup.immersed.is_empty()));
-        let settings = Settings::layered(cache.as_ref(), &Partial::scene(scene), flags);
+        let solids = !setup.immersed.is_empty();
+        let d = Defaults::of(class);
+        let found = match cache {
+            CacheUse::Device(device) if !flags.sets_tuned_knobs() => {
+                let key = CacheKey::new(device, &bytes_of(scene_path), setup.storage, setup.model);
+                tuning::lookup(&key)
+            }
+            _ => None,
+        };
+        let cached = found.as_ref().map(|(_, k)| Partial::cache(*k, solids));
+        let device = Partial::device(&d, solids);
+        let settings = Settings::layered(
+            Some(&device),
+            cached.as_ref(),
+            &Partial::scene(scene),
+            flags,
+        );
         let line = match &found {
-            None => format!(
-                "tuning: defaults (run murmur fluid tune {} to tune)",
-                scene_path.display()
-            ),
             Some((entry, knobs)) => settings.cache_line(entry, knobs.spread.is_some()),
+            None => {
+                let why = match cache {
+                    _ if flags.sets_tuned_knobs() => {
+                        "the tuning cache is left out with --layout or --block".to_string()
+                    }
+                    CacheUse::Device(_) => {
+                        format!("run murmur fluid tune {} to tune", scene_path.display())
+                    }
+                    CacheUse::Off(why) => why.to_string(),
+                };
+                settings.defaults_line(&d, solids, &why)
+            }
         };
         (settings, line)
+    }
+
+    /// The knobs of these settings (the spreading where the scene has `solids`).
+    pub fn knobs(&self, solids: bool) -> Knobs {
+        Knobs {
+            layout: self.layout,
+            block: self.block,
+            spread: self.spread.filter(|_| solids),
+        }
+    }
+
+    /// Without a cache entry: `tuning: device defaults for sm_90 (csoa-128, flat, scatter;
+    /// WHY)` when the device defaults set every knob (a spreading the scene names said so),
+    /// else each knob with where it came from, then `WHY`.
+    fn defaults_line(&self, d: &Defaults, solids: bool, why: &str) -> String {
+        let from_device = |k| self.from(k) == Layer::Device;
+        let spread_ok = !solids || matches!(self.from(Key::Spread), Layer::Device | Layer::Scene);
+        if from_device(Key::Layout) && from_device(Key::Block) && spread_ok {
+            let mut what = defaults::values(self.layout, self.block, None);
+            match (solids, self.from(Key::Spread), self.spread) {
+                (true, Layer::Scene, Some(s)) => {
+                    what += &format!(", spread {} as the scene names it", tuning::spread_name(s))
+                }
+                (true, _, Some(s)) => what += &format!(", {}", tuning::spread_name(s)),
+                _ => {}
+            }
+            return format!("tuning: {} ({what}; {why})", d.name());
+        }
+        let source = |k: Key| match self.from(k) {
+            Layer::Device => d.name(),
+            Layer::Flags if k == Key::Layout => "--layout".into(),
+            Layer::Flags => "--block".into(),
+            Layer::Scene => "as the scene names it".into(),
+            Layer::Cache => "the cache".into(),
+            Layer::Default => "the scene's build".into(),
+        };
+        let mut parts = vec![
+            format!(
+                "layout {} ({})",
+                self.layout.describe(),
+                source(Key::Layout)
+            ),
+            format!("block {} ({})", self.block, source(Key::Block)),
+        ];
+        if let Some(s) = self.spread.filter(|_| solids) {
+            parts.push(format!(
+                "spread {} ({})",
+                tuning::spread_name(s),
+                source(Key::Spread)
+            ));
+        }
+        format!("tuning: {}; {why}", parts.join(", "))
     }
 
     /// `tuning: layout .., block ..[, spread ..] (from the cache, tuned DATE, T ms/step)`;
@@ -298,6 +398,64 @@ impl Settings {
     }
 }
 
+/// Whether [`Settings::picked`] looks up the tuning cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheUse<'a> {
+    /// The entry of the opened backend of this description ([`crate::fluid::FluidBackend::describe`]).
+    Device(&'a str),
+    /// Left out, for the reason given (it ends the tuning line).
+    Off(&'a str),
+}
+
+/// What [`open_picked`] opened: the backend, the note of an `auto` that fell back to the CPU,
+/// and the tuning line.
+pub type Picked = (Box<dyn FluidBackend>, Option<String>, String);
+
+/// Opens a backend of `choice` on `scene` (built from the file at `scene_path`) with the knobs a
+/// run without knob flags takes: the tuning cache's entry for the opened device, else its
+/// device defaults (`fluid view`, `fluid render`). The scene's setup gets the knobs; returns the
+/// backend, the note of an `auto` that fell back to the CPU, and the tuning line.
+pub fn open_picked(
+    choice: BackendChoice,
+    scene: &mut Scene,
+    scene_path: &Path,
+) -> Result<Picked, FluidError> {
+    let solids = !scene.setup.immersed.is_empty();
+    let none = Partial::default();
+    let class = DeviceClass::expected(choice);
+    let (before, _) = Settings::picked(scene, scene_path, class, CacheUse::Off(""), &none);
+    before.knobs(solids).apply(&mut scene.setup);
+    let (backend, note) = driver::open_backend(choice, &scene.setup)?;
+    let describe = backend.describe();
+    let class = DeviceClass::of(&describe);
+    let (after, line) =
+        Settings::picked(scene, scene_path, class, CacheUse::Device(&describe), &none);
+    let backend = reopen_with(backend, &mut scene.setup, after.knobs(solids))?;
+    Ok((backend, note, line))
+}
+
+/// `backend` (opened on `setup`) with `knobs` set on `setup`: the same backend when they are
+/// its knobs already, else that kind of backend opened again with them (the old one's memory
+/// given back first).
+pub fn reopen_with(
+    backend: Box<dyn FluidBackend>,
+    setup: &mut Setup,
+    knobs: Knobs,
+) -> Result<Box<dyn FluidBackend>, FluidError> {
+    let before = Knobs::of(setup);
+    knobs.apply(setup);
+    if Knobs::of(setup) == before {
+        return Ok(backend);
+    }
+    let choice = if backend.describe().starts_with("cuda") {
+        BackendChoice::Cuda
+    } else {
+        BackendChoice::Cpu
+    };
+    drop(backend);
+    Ok(driver::open_backend(choice, setup)?.0)
+}
+
 /// The scene file's bytes for the tuning key (empty when it cannot be read again: then no
 /// entry matches).
 fn bytes_of(path: &Path) -> Vec<u8> {
@@ -309,16 +467,16 @@ mod tests {
     use super::*;
     use clap::Parser;
 
-    /// Which layers may set each key: default, cache, scene, flags.
-    const TABLE: [(Key, [bool; 4]); 8] = [
-        (Key::Model, [true, false, true, true]),
-        (Key::Storage, [true, false, false, true]),
-        (Key::Layout, [true, true, false, true]),
-        (Key::Block, [true, true, false, true]),
-        (Key::Streaming, [true, false, false, true]),
-        (Key::BoundaryLaunch, [true, false, false, true]),
-        (Key::Spread, [true, true, true, false]),
-        (Key::Steps, [true, false, true, true]),
+    /// Which layers may set each key: default, device, cache, scene, flags.
+    const TABLE: [(Key, [bool; 5]); 8] = [
+        (Key::Model, [true, false, false, true, true]),
+        (Key::Storage, [true, false, false, false, true]),
+        (Key::Layout, [true, true, true, false, true]),
+        (Key::Block, [true, true, true, false, true]),
+        (Key::Streaming, [true, false, false, false, true]),
+        (Key::BoundaryLaunch, [true, false, false, false, true]),
+        (Key::Spread, [true, true, true, true, false]),
+        (Key::Steps, [true, false, false, true, true]),
     ];
 
     #[test]
@@ -382,9 +540,15 @@ mod tests {
             block: None,
             ..everything(CollisionModel::AcmMrt, 256, 3)
         };
-        let s = Settings::layered(Some(&cache), &scene, &flags);
+        let device = everything(CollisionModel::Bgk, 32, 0);
+        let s = Settings::layered(Some(&device), Some(&cache), &scene, &flags);
         use Layer::*;
-        let layers = [(Cache, cache), (Scene, scene), (Flags, flags)];
+        let layers = [
+            (Device, device),
+            (Cache, cache),
+            (Scene, scene),
+            (Flags, flags),
+        ];
         assert_eq!(
             winners(&s, &layers),
             [
@@ -409,11 +573,21 @@ mod tests {
         );
         // A scene that names no spreading leaves it to the cache.
         scene.spread = None;
-        let s = Settings::layered(Some(&cache), &scene, &flags);
+        let s = Settings::layered(None, Some(&cache), &scene, &flags);
         assert_eq!(s.from(Key::Spread), Cache);
         assert_eq!(s.spread, Some(IbSpread::Blocks { l: 2 }));
+        // Without the cache the device defaults hold its keys; flags beat them key by key.
+        let s = Settings::layered(Some(&device), None, &scene, &flags);
+        assert_eq!((s.from(Key::Layout), s.from(Key::Spread)), (Device, Device));
+        let layout = Partial {
+            layout: Layout::csoa(1024),
+            ..Partial::default()
+        };
+        let s = Settings::layered(Some(&device), Some(&cache), &Partial::default(), &layout);
+        assert_eq!((s.from(Key::Layout), s.from(Key::Block)), (Flags, Device));
+        assert_eq!(s.block, device.block.unwrap());
         // Nothing but the defaults.
-        let s = Settings::layered(None, &Partial::default(), &Partial::default());
+        let s = Settings::layered(None, None, &Partial::default(), &Partial::default());
         assert_eq!(s, Settings::default());
         assert!(Key::ALL.iter().all(|&k| s.from(k) == Default));
     }
@@ -421,7 +595,7 @@ mod tests {
     #[test]
     fn a_cache_sets_layout_block_and_spreading_only() {
         let cache = everything(CollisionModel::RmMrt, 64, 7);
-        let s = Settings::layered(Some(&cache), &Partial::default(), &Partial::default());
+        let s = Settings::layered(None, Some(&cache), &Partial::default(), &Partial::default());
         let d = Settings::default();
         assert_eq!(
             (s.model, s.storage, s.streaming, s.boundary_launch, s.steps),
@@ -459,7 +633,7 @@ mod tests {
                 ..Partial::default()
             },
         ] {
-            let s = Settings::layered(Some(&cache), &Partial::default(), &flags);
+            let s = Settings::layered(None, Some(&cache), &Partial::default(), &flags);
             assert!(Key::ALL.iter().all(|&k| s.from(k) != Layer::Cache));
             assert_eq!(s.spread, None);
         }
@@ -516,9 +690,9 @@ mod tests {
             (scene.model, scene.steps, scene.spread),
             (Some(CollisionModel::AcmMrt), Some(40), None)
         );
-        let s = Settings::layered(None, &scene, &bare);
+        let s = Settings::layered(None, None, &scene, &bare);
         assert_eq!((s.model, s.steps), (CollisionModel::AcmMrt, 40));
-        let s = Settings::layered(None, &scene, &all);
+        let s = Settings::layered(None, None, &scene, &all);
         assert_eq!(
             s,
             Settings {
@@ -545,5 +719,69 @@ mod tests {
         // The built scene adds the spreading it names.
         let built = file.build().unwrap();
         assert_eq!(Partial::scene(&built).spread, Some(IbSpread::Gather));
+    }
+
+    /// A scene of 16 x 8 x 8 cells (`extra` appended: solids, an `[immersed]` table).
+    fn scene_with(extra: &str) -> Scene {
+        let text = format!(
+            "name = \"t\"\n[physical]\nlength = 0.1\nvelocity = 0.2\nviscosity = 5e-3\n\
+             [lattice]\nresolution = 8\n[domain]\ncells = [16, 8, 8]\n{extra}"
+        );
+        SceneFile::parse(&text).unwrap().build().unwrap()
+    }
+
+    const SPHERE: &str = "[[solids]]\nshape = { type = \"sphere\", radius = 0.02 }\n\
+                          position = [0.1, 0.05, 0.05]\n";
+
+    #[test]
+    fn the_tuning_line_says_where_the_knobs_came_from() {
+        let (plain, solid) = (scene_with(""), scene_with(SPHERE));
+        let named = scene_with(&format!("{SPHERE}[immersed]\nspread = \"gather\"\n"));
+        let path = Path::new("s.toml");
+        let sm90 = DeviceClass::Cuda(Some((9, 0)));
+        let off = CacheUse::Off("WHY");
+        let none = Partial::default();
+        let pick = |scene: &Scene, class, flags: &Partial| {
+            Settings::picked(scene, path, class, off, flags)
+        };
+        let (s, line) = pick(&solid, sm90, &none);
+        assert_eq!(
+            line,
+            "tuning: device defaults for sm_90 (csoa-128, flat, scatter; WHY)"
+        );
+        assert_eq!(
+            s.knobs(true),
+            Knobs {
+                layout: Layout::csoa(128).unwrap(),
+                block: Block::Flat,
+                spread: Some(IbSpread::Scatter)
+            }
+        );
+        // No solids: no spreading.
+        let (s, line) = pick(&plain, DeviceClass::Cpu, &none);
+        assert_eq!(line, "tuning: device defaults for cpu (csoa-32, flat; WHY)");
+        assert_eq!(s.knobs(false).spread, None);
+        let (_, line) = pick(&plain, DeviceClass::Cuda(Some((7, 5))), &none);
+        assert_eq!(
+            line,
+            "tuning: device defaults for sm_75, not measured (csoa-128, flat; WHY)"
+        );
+        // A spreading the scene names beats the device's.
+        let (s, line) = pick(&named, sm90, &none);
+        assert_eq!(s.spread, Some(IbSpread::Gather));
+        assert!(line.ends_with("(csoa-128, flat, spread gather as the scene names it; WHY)"));
+        // A flag: each knob with its source, and why the cache stayed out.
+        let flags = Partial {
+            layout: Some(Layout::SOA),
+            ..Partial::default()
+        };
+        let (s, line) = pick(&solid, sm90, &flags);
+        assert_eq!(s.layout, Layout::SOA);
+        assert_eq!(
+            line,
+            "tuning: layout soa (--layout), block flat (device defaults for sm_90), spread \
+             scatter (device defaults for sm_90); the tuning cache is left out with --layout or \
+             --block"
+        );
     }
 }

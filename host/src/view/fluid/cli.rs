@@ -4,7 +4,6 @@
 use super::headless::{self, FluidRenderOptions, Pane, Stepping};
 use super::{check_range, parse_axis, window, Look};
 use crate::backend::BackendChoice;
-use crate::fluid::driver;
 use crate::fluid::scene::{Scene, SceneFile};
 use crate::fluid::{FluidBackend, FluidError};
 use crate::preflight;
@@ -173,13 +172,19 @@ pub fn load_scene(path: &Path, model: Option<CollisionModel>) -> Result<Scene, F
     })
 }
 
-/// Opens a backend on `scene` as `choice` says (auto falls back to the CPU with a note).
-pub fn open(choice: BackendChoice, scene: &Scene) -> Result<Box<dyn FluidBackend>, FluidError> {
-    let (b, note) = driver::open_backend(choice, &scene.setup)?;
+/// Opens a backend on `scene` (from the file `path`) as `choice` says (auto falls back to the
+/// CPU with a note), with the knobs `fluid run` takes: the tuning cache's, else the device
+/// defaults. Returns the tuning line too.
+pub fn open(
+    choice: BackendChoice,
+    scene: &mut Scene,
+    path: &Path,
+) -> Result<(Box<dyn FluidBackend>, String), FluidError> {
+    let (b, note, line) = crate::fluid::run::settings::open_picked(choice, scene, path)?;
     if let Some(note) = note {
         eprintln!("murmur: {note}");
     }
-    Ok(b)
+    Ok((b, line))
 }
 
 /// `murmur fluid render`.
@@ -221,9 +226,10 @@ pub fn render(a: &FluidRenderArgs) -> Result<()> {
     for m in models {
         let mut setup_scene = scene.clone();
         setup_scene.setup.model = m;
-        let b = open(a.look.backend, &setup_scene)?;
+        let (b, line) = open(a.look.backend, &mut setup_scene, &a.scene)?;
         if what.is_empty() {
             what = b.describe();
+            println!("{line}");
         }
         panes.push(Pane::new(b, m.name().to_string()));
     }
@@ -260,9 +266,10 @@ pub fn render(a: &FluidRenderArgs) -> Result<()> {
 pub fn view(a: &FluidViewArgs) -> Result<()> {
     crate::view::frames::check_size(a.width, a.height)?;
     window::check_display()?;
-    let scene = load_scene(&a.scene, a.look.model)?;
+    let mut scene = load_scene(&a.scene, a.look.model)?;
     let look = a.look.look(&scene)?;
-    let mut backend = open(a.look.backend, &scene)?;
+    let (mut backend, line) = open(a.look.backend, &mut scene, &a.scene)?;
+    println!("{line}");
     if a.skip > 0 {
         let stepping = Stepping::of(&scene)?;
         let bar = crate::backend::step_bar(a.skip, std::io::stderr().is_terminal());
