@@ -127,7 +127,7 @@ fn run_to(
 ) -> Result<Fields, FluidError> {
     for s in 1..=steps {
         backend.step()?;
-        if s % CHECK_EVERY == 0 || s == steps {
+        if s.is_multiple_of(CHECK_EVERY) || s == steps {
             check_health(backend, bounds, CHECK_EVERY, None)?;
         }
     }

@@ -43,7 +43,7 @@ impl SceneOverrides {
 /// not divide (rounded, at least 1 cell: a 2D scene's one cell of depth stays).
 pub fn coarsen(file: &mut SceneFile, k: u32) -> Result<Vec<String>, FluidError> {
     let n = file.lattice.resolution;
-    if n % k != 0 {
+    if !n.is_multiple_of(k) {
         return Err(FluidError::Invalid(format!(
             "--coarsen {k}: lattice.resolution {n} is not a multiple of {k}"
         )));
