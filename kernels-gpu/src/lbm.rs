@@ -14,7 +14,7 @@ use murmur_common::lbm::abi::{
     StreamCollideBand, StreamCollideSponge, FORCE_RECORD,
 };
 use murmur_common::lbm::halo;
-use murmur_common::lbm::health::{cell_words, word};
+use murmur_common::lbm::health::{self, cell_words, word};
 use murmur_common::lbm::ib::band::BRICK_CELLS;
 use murmur_common::lbm::ib::gather;
 use murmur_common::lbm::ib::stages::{self, record_fixed, record_index, Reaction};
@@ -46,8 +46,9 @@ macro_rules! storage_kernels {
             }
 
             /// Stage `health`: the density and velocity of every fluid cell reduced into `out`
-            /// (maximum of each word, [`murmur_common::lbm::health`]): a warp reduction, then
-            /// one atomic per warp and word.
+            /// ([`murmur_common::lbm::health`]: the maximum of each of the first words, the
+            /// wrapping sum of each `u64` after them): a warp reduction, then one atomic per
+            /// warp and word.
             #[export_name = concat!("lbm_health_", $sname, $stream)]
             pub unsafe extern "ptx-kernel" fn health(a: Health<$storage>) {
                 let cell = index();
@@ -58,12 +59,19 @@ macro_rules! storage_kernels {
                 };
                 let lane = crate::thread::tid() & 31;
                 let mut i = 0;
-                while i < word::WORDS {
+                while i < word::MAX_WORDS {
                     let m = warp_max(w[i]);
                     if lane == 0 && m != 0 {
                         AtomicU32::from_ptr(a.out.at(i)).fetch_max(m, Relaxed);
                     }
                     i += 1;
+                }
+                for i in [word::EXCESS, word::FLUID] {
+                    let s = warp_sum_u64(health::wide(&w, i));
+                    if lane == 0 && s != 0 {
+                        // `out` is 8-byte aligned and `i` even: an aligned `u64`.
+                        red_add_u64(a.out.at(i) as *mut u64, s);
+                    }
                 }
             }
 

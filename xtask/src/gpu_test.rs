@@ -10,6 +10,7 @@ use std::process::Command;
 const GPU_TESTS: &[&str] = &[
     "gpu_parity",
     "fluid_gpu_parity",
+    "fluid_health",
     "fluid_ib_spread",
     "gpu_half",
     "view_render",

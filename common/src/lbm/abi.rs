@@ -445,7 +445,9 @@ pub struct HaloUnpack<S: Storage> {
 }
 
 /// `lbm_health_*`: one thread per cell reduces the density and velocity of fluid cells
-/// ([`super::stream::cell_fields`]) into `out` ([`super::health`]).
+/// ([`super::stream::cell_fields`]) into `out` ([`super::health`]): `out` holds
+/// [`super::health::word::WORDS`] words, zeroed before the launch, 8-byte aligned (its `u64`
+/// sums). `bounds` with its exempt boxes in this lattice's coordinates.
 #[repr(C)]
 pub struct Health<S: Storage> {
     pub p: LbmParams,

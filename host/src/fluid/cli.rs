@@ -133,6 +133,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_tuning: bool,
     #[command(flatten)]
+    pub overrides: super::scene::SceneOverrides,
+    #[command(flatten)]
     pub storage: StorageArgs,
     #[command(flatten)]
     pub world: crate::ranks::Ranks,

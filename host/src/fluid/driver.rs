@@ -138,12 +138,12 @@ impl RunReport {
     }
 }
 
-/// Describes why a cell failed the health check.
-fn describe(bounds: &Bounds, rho: f32, u: [f32; 3]) -> String {
+/// Describes why the cell at `pos` failed the health check.
+fn describe(bounds: &Bounds, rho: f32, u: [f32; 3], pos: [u32; 3]) -> String {
     let ma = health::mach(u);
     if !(rho.is_finite() && u.iter().all(|v| v.is_finite())) {
         format!("non-finite value (density {rho}, velocity {u:?})")
-    } else if (rho - 1.0).abs() > bounds.max_density_deviation {
+    } else if (rho - 1.0).abs() > bounds.max_density_deviation && !bounds.exempts(pos) {
         format!(
             "density {rho:.4} (bound |rho - 1| <= {})",
             bounds.max_density_deviation
@@ -151,6 +151,51 @@ fn describe(bounds: &Bounds, rho: f32, u: [f32; 3]) -> String {
     } else {
         format!("local Mach number {ma:.3} (bound {})", bounds.max_mach)
     }
+}
+
+/// The health check of every command (`fluid run`, `render`, `view`, `validate`): the backend
+/// reduces its fields against `bounds` (on the GPU: a few words come back). A cell out of
+/// bounds, or a mean density beyond them, is [`FluidError::Unhealthy`] naming the step, the
+/// cell (none for the mean) and the quantity; `every` (the check's interval) and `last_output`
+/// (the last output written) complete its message.
+pub fn check_health(
+    backend: &mut dyn FluidBackend,
+    bounds: &Bounds,
+    every: u64,
+    last_output: Option<u64>,
+) -> Result<Option<Report>, FluidError> {
+    let report = backend.health(bounds)?;
+    let Some(r) = report else {
+        return Ok(None);
+    };
+    let step = backend.step_count();
+    let unhealthy = |cell, what| FluidError::Unhealthy {
+        step,
+        every,
+        cell,
+        what,
+        last_output,
+    };
+    if let Some(cell) = r.first_bad {
+        let c = cell as usize;
+        let (x, y, z) = backend.lattice().coords(c);
+        let (rho, u) = backend.cell_state(c)?;
+        return Err(unhealthy(
+            Some([x, y, z]),
+            describe(bounds, rho, u, [x, y, z]),
+        ));
+    }
+    let mean = r.mean_rho();
+    if !bounds.mean_healthy(mean) {
+        return Err(unhealthy(
+            None,
+            format!(
+                "mean density {mean:.4} of {} fluid cells (bound |mean - 1| <= {})",
+                r.fluid, bounds.max_density_deviation
+            ),
+        ));
+    }
+    Ok(report)
 }
 
 /// Runs `opts.steps` steps. Every `check_every` steps and on output steps the backend reduces
@@ -188,22 +233,9 @@ pub fn run(
         }
         backend.step()?;
         if check || out {
-            report = backend.health(&opts.health)?;
-            if let Some(cell) = report.and_then(|r| r.first_bad) {
-                bar.finish_and_clear();
-                let c = cell as usize;
-                let (rho, u) = backend.cell_state(c)?;
-                let (x, y, z) = lattice.coords(c);
-                return Err(FluidError::Unhealthy {
-                    step,
-                    every: opts.check_every,
-                    x,
-                    y,
-                    z,
-                    what: describe(&opts.health, rho, u),
-                    last_output: last_good.as_ref().map(|c| c.step),
-                });
-            }
+            let last = last_good.as_ref().map(|c| c.step);
+            report = check_health(backend, &opts.health, opts.check_every, last)
+                .inspect_err(|_| bar.finish_and_clear())?;
             if out && sink.wants_fields() {
                 let fields = backend.fields()?;
                 let samples = backend.samples()?;

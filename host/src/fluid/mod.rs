@@ -319,18 +319,6 @@ impl Fields {
         self.data[3 * n + cell] = u[2];
     }
 
-    /// The first fluid cell whose density or velocity is not finite, if any.
-    pub fn first_non_finite(&self, flags: &[u8]) -> Option<usize> {
-        let n = self.n();
-        (0..n).find(|&c| {
-            flags[c] == CellKind::Fluid as u8
-                && !(self.data[c].is_finite()
-                    && self.data[n + c].is_finite()
-                    && self.data[2 * n + c].is_finite()
-                    && self.data[3 * n + c].is_finite())
-        })
-    }
-
     /// Largest difference to `other` relative to the largest magnitude of `other`, for density
     /// deviation `rho - 1` and for velocity: `max |a - b| / max |b|` over all cells.
     pub fn max_relative_difference(&self, other: &Fields) -> (f64, f64) {
@@ -527,21 +515,14 @@ pub enum FluidError {
          beyond its bounding radius"
     )]
     BandOverflow { capacity: u32 },
+    /// The health check failed (`driver::check_health`, the one check of every command).
     #[error(
-        "the flow became unstable: non-finite density or velocity at cell ({x}, {y}, {z}) at step \
-         {step} (fields are checked every {every} steps; last finite state: step {last_good})"
-    )]
-    NonFinite {
-        step: u64,
-        last_good: u64,
-        every: u64,
-        x: u32,
-        y: u32,
-        z: u32,
-    },
-    #[error(
-        "the flow left its bounds at step {step}, cell ({x}, {y}, {z}): {what} (checked every \
-         {every} steps and on output steps; {})",
+        "{} ({}; {})",
+        breach(*step, *cell, what),
+        match every {
+            0 => "checked on output steps".to_string(),
+            n => format!("checked every {n} steps and on output steps"),
+        },
         match last_output {
             Some(s) => format!("the last output written, step {s}, passed"),
             None => "no output was written".to_string(),
@@ -550,12 +531,34 @@ pub enum FluidError {
     Unhealthy {
         step: u64,
         every: u64,
-        x: u32,
-        y: u32,
-        z: u32,
+        /// The first cell out of bounds; `None`: the mean density over all fluid cells.
+        cell: Option<[u32; 3]>,
         what: String,
         last_output: Option<u64>,
     },
+}
+
+/// What a failed health check found, in the words of every command: `the flow left its bounds
+/// at step S, cell (X, Y, Z): QUANTITY` (or `..., over all fluid cells: ...`).
+pub fn breach(step: u64, cell: Option<[u32; 3]>, what: &str) -> String {
+    match cell {
+        Some([x, y, z]) => {
+            format!("the flow left its bounds at step {step}, cell ({x}, {y}, {z}): {what}")
+        }
+        None => format!("the flow left its bounds at step {step}, over all fluid cells: {what}"),
+    }
+}
+
+impl FluidError {
+    /// [`breach`] of an [`FluidError::Unhealthy`] (without the check's interval and outputs).
+    pub fn breach(&self) -> Option<String> {
+        match self {
+            FluidError::Unhealthy {
+                step, cell, what, ..
+            } => Some(breach(*step, *cell, what)),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]

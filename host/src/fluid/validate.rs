@@ -8,9 +8,16 @@
 //!   "High-Re solutions for incompressible flow using the Navier-Stokes equations and a
 //!   multigrid method", J. Comput. Phys. 48 (1982) 387-411, Tables I and II; RMS error in
 //!   lid-velocity units over the 15 interior points of each table (30 values).
+//!
+//! Every case runs the health check of `fluid run` (`driver::check_health`, the lid corners
+//! exempt from its density bound) every [`CHECK_EVERY`] steps and at its end.
 
+use super::driver::check_health;
+use super::scene::health;
+use super::scene::Health;
 use super::scene::{cavity, poiseuille, taylor_green};
 use super::{Fields, FluidBackend, FluidError, Setup};
+use murmur_common::lbm::health::Bounds;
 use murmur_common::lbm::CollisionModel;
 use std::time::Instant;
 
@@ -105,13 +112,30 @@ impl Sizes {
     };
 }
 
-/// Runs `steps` steps storing fields on the last one; returns them.
-fn run_to(backend: &mut dyn FluidBackend, steps: u64) -> Result<Fields, FluidError> {
-    for _ in 0..steps {
+/// The health check of a case (`driver::check_health`, the run's): the default limits and the
+/// setup's corner boxes.
+fn bounds(setup: &Setup) -> Bounds {
+    health::bounds(setup, Health::DEFAULT)
+}
+
+/// Runs `steps` steps, the health check every [`CHECK_EVERY`] steps and after the last one;
+/// returns the fields of the last.
+fn run_to(
+    backend: &mut dyn FluidBackend,
+    bounds: &Bounds,
+    steps: u64,
+) -> Result<Fields, FluidError> {
+    for s in 1..=steps {
         backend.step()?;
+        if s.is_multiple_of(CHECK_EVERY) || s == steps {
+            check_health(backend, bounds, CHECK_EVERY, None)?;
+        }
     }
     backend.fields()
 }
+
+/// Steps between two health checks of a validation case.
+pub const CHECK_EVERY: u64 = 1000;
 
 /// Taylor-Green vortex on `n x n x depth`, `u0 = 0.03`, `tau = 0.6`, run for one e-folding time
 /// of the energy; the decay rate is a least-squares fit of `ln E(t)` over the last 90 %.
@@ -129,10 +153,14 @@ pub fn taylor_green_case(
     let gamma = 4.0 * nu as f64 * k * k;
     let steps = (1.0 / gamma).round() as u64;
     let every = (steps / 20).max(1);
+    let bounds = bounds(&setup);
     let mut samples = Vec::new();
     for s in 1..=steps {
         let store = s % every == 0;
         b.step()?;
+        if store || s == steps {
+            check_health(b.as_mut(), &bounds, every, None)?;
+        }
         if store && s >= steps / 10 {
             let f = b.fields()?;
             let e: f64 = (0..f.n())
@@ -175,7 +203,7 @@ pub fn poiseuille_case(
     let setup = poiseuille(h, u_max, nu, model)?;
     let steps = (15.0 * (h as f64).powi(2) / (std::f64::consts::PI.powi(2) * nu as f64)) as u64;
     let mut b = open(&setup)?;
-    let f = run_to(b.as_mut(), steps)?;
+    let f = run_to(b.as_mut(), &bounds(&setup), steps)?;
     let l = setup.lattice();
     let (mut err, mut norm) = (0.0f64, 0.0f64);
     for j in 1..=h {
@@ -283,22 +311,12 @@ pub fn cavity_case(
     let mut b = open(&setup)?;
     let chunk = 1000u64;
     let max_steps = (200.0 * n as f64 / u_lid as f64) as u64;
+    let bounds = bounds(&setup);
     let mut prev = b.fields()?;
     let mut steps = 0;
     let f = loop {
-        let f = run_to(b.as_mut(), chunk)?;
+        let f = run_to(b.as_mut(), &bounds, chunk)?;
         steps += chunk;
-        if let Some(cell) = f.first_non_finite(&setup.flags) {
-            let (x, y, z) = setup.lattice().coords(cell);
-            return Err(FluidError::NonFinite {
-                step: steps,
-                last_good: steps - chunk,
-                every: chunk,
-                x,
-                y,
-                z,
-            });
-        }
         let n_cells = f.n();
         let change = (n_cells..4 * n_cells)
             .map(|i| (f.data[i] - prev.data[i]).abs())

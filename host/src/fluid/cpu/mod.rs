@@ -451,10 +451,7 @@ impl<S: Storage> FluidBackend for CpuFluid<S> {
                 // SAFETY: the buffers hold the lattice's cells; nothing writes meanwhile.
                 unsafe { cell_words(&a.0, c) }
             })
-            .reduce(
-                || [0u32; word::WORDS],
-                |x, y| std::array::from_fn(|i| x[i].max(y[i])),
-            );
+            .reduce(|| [0u32; word::WORDS], health::combine);
         Ok(Report::decode(w))
     }
 

@@ -452,6 +452,9 @@ where
                 })
         }?;
         let w = self.gpu.download(&self.lat.health)?;
-        Ok(Report::decode([w[0], w[1], w[2], w[3]]))
+        let w: [u32; word::WORDS] = w.try_into().map_err(|_| FluidError::WrongSize {
+            what: "the health words".into(),
+        })?;
+        Ok(Report::decode(w))
     }
 }

@@ -298,7 +298,7 @@ fn run_case(
         check_every: 1000,
         output_every: steps,
         forces_every: 1000,
-        health: murmur_common::lbm::health::Bounds::DEFAULT,
+        health: scene.bounds(),
         progress: false,
         inlet_ramp: scene.inlet_ramp_steps,
     };

@@ -13,7 +13,6 @@ use super::slab::SlabPlan;
 use super::FluidBackend;
 use crate::ranks::RankEnv;
 use anyhow::{bail, Result};
-use murmur_common::lbm::health::Bounds;
 use murmur_common::lbm::Units;
 use settings::{CacheUse, Partial, Settings};
 use std::io::IsTerminal;
@@ -30,6 +29,10 @@ pub fn run(a: &RunArgs) -> Result<()> {
     let lead = ranked.as_ref().is_none_or(|e| e.rank == 0);
     let flags = Partial::flags(a);
     let mut file = SceneFile::load(&a.scene)?;
+    let overridden = a
+        .overrides
+        .apply(&mut file)
+        .map_err(scene::in_scene(&a.scene))?;
     let unbuilt = Settings::layered(None, None, &Partial::scene_file(&file), &flags);
     // The build takes the model.
     file.collision = unbuilt.model;
@@ -39,6 +42,7 @@ pub fn run(a: &RunArgs) -> Result<()> {
         scene::check_cpu_memory(&file, &a.scene, unbuilt.storage.bytes())?;
     }
     let mut scene = file.build().map_err(in_scene)?;
+    scene.warnings.splice(0..0, overridden);
     // The device defaults of the device the backend will be: the knobs it opens with.
     let class = DeviceClass::expected(a.backend);
     let device = Partial::device(&Defaults::of(class), !scene.setup.immersed.is_empty());
@@ -193,10 +197,7 @@ fn options(a: &RunArgs, scene: &Scene, out: &Out, lead: bool, steps: u64) -> Run
             _ => 0,
         },
         forces_every: scene.forces.every,
-        health: Bounds {
-            max_density_deviation: scene.health.max_density_deviation as f32,
-            max_mach: scene.health.max_mach as f32,
-        },
+        health: scene.bounds(),
         // Rank 0 (or the only rank) shows the progress.
         progress: lead && !a.quiet && std::io::stderr().is_terminal(),
         inlet_ramp: scene.inlet_ramp_steps,

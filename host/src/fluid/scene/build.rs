@@ -356,7 +356,7 @@ impl SceneFile {
             ));
         }
         if self.run.check_every == 0 {
-            warnings.push("run.check_every = 0: the NaN check is off".into());
+            warnings.push("run.check_every = 0: the health check runs on output steps only".into());
         }
         Ok(Scene {
             file: self.clone(),

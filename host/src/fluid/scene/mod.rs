@@ -1,13 +1,16 @@
 //! Scenes: typed TOML files (`assets/fluid/*.toml`, format in `docs/fluid/scenes.md`)
 //! in physical units, converted to lattice units by `murmur_common::lbm::Units` (the one place):
 //! the domain and the boundary of each face ([`geometry`]), the initial state, the body force,
-//! immersed solids ([`solids`]), force output and health bounds; the stability checks every entry
-//! point goes through; and the lattice-unit builders shared with the validation cases.
+//! immersed solids ([`solids`]), force output and health bounds ([`health`]); the command
+//! line's overrides ([`overrides`]); the stability checks every entry point goes through; and
+//! the lattice-unit builders shared with the validation cases.
 
 mod build;
 pub mod file;
 pub mod geometry;
 pub mod migrate;
+pub mod health;
+pub mod overrides;
 pub mod solids;
 
 pub use file::{
@@ -16,6 +19,7 @@ pub use file::{
     TaylorGreen,
 };
 pub use geometry::{Boundary, Geometry};
+pub use overrides::SceneOverrides;
 
 use super::{FluidError, Setup};
 use murmur_common::lbm::boundary::{cell_byte, FLUID, NO_FACE};

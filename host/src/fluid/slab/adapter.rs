@@ -22,20 +22,34 @@ pub struct SlabFluid {
     pieces: Option<bool>,
 }
 
-/// A health report as a message: 3 floats, a flag, the global first bad cell (or `u64::MAX`).
+/// A health report as a message: 3 floats, the fixed-point density excess (`i64`), the fluid
+/// cells (`u64`), the global first bad cell (or `u64::MAX`).
 fn encode_report(r: Option<Report>, global_bad: Option<u64>) -> Vec<u8> {
-    let mut m = Vec::with_capacity(24);
+    let mut m = Vec::with_capacity(HEALTH_MESSAGE);
     let r = r.unwrap_or(Report {
         min_rho: f32::INFINITY,
         max_rho: f32::NEG_INFINITY,
         max_mach: f32::NEG_INFINITY,
         first_bad: None,
+        excess: 0,
+        fluid: 0,
     });
     m.extend_from_slice(&r.min_rho.to_le_bytes());
     m.extend_from_slice(&r.max_rho.to_le_bytes());
     m.extend_from_slice(&r.max_mach.to_le_bytes());
+    m.extend_from_slice(&r.excess.to_le_bytes());
+    m.extend_from_slice(&r.fluid.to_le_bytes());
     m.extend_from_slice(&global_bad.unwrap_or(u64::MAX).to_le_bytes());
     m
+}
+
+/// Bytes of [`encode_report`]'s message.
+const HEALTH_MESSAGE: usize = 36;
+
+fn u64_at(m: &[u8], byte: usize) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&m[byte..byte + 8]);
+    u64::from_le_bytes(b)
 }
 
 fn f32_at(m: &[u8], i: usize) -> f32 {
@@ -326,11 +340,15 @@ impl FluidBackend for SlabFluid {
     /// Collective: every rank gets the same report (the extremes over all ranks, the lowest
     /// global cell out of bounds), so every rank stops at the same step.
     fn health(&mut self, bounds: &Bounds) -> Result<Option<Report>, FluidError> {
+        let r = self.rank();
+        // The exempt boxes in this slab's coordinates: its layer 1 is its first owned one.
+        let first = self.plan.global_layer(r, 1) as i64 - 1;
+        let layers = self.plan.owned(r) + 2;
+        let local_bounds = bounds.on_slab(self.plan.axis, first, layers);
         self.comm.set_busy(true);
-        let local = self.inner.health(bounds);
+        let local = self.inner.health(&local_bounds);
         self.comm.set_busy(false);
         let local = local?;
-        let r = self.rank();
         let bad = local
             .and_then(|l| l.first_bad)
             .map(|c| self.plan.global_cell(r, c as usize) as u64);
@@ -341,15 +359,13 @@ impl FluidBackend for SlabFluid {
         let mut out: Option<Report> = None;
         let mut first_bad = u64::MAX;
         for m in &all {
-            if m.len() != 20 {
-                return Err(FluidError::Invalid(
-                    "a health message has the wrong size".into(),
-                ));
+            if m.len() != HEALTH_MESSAGE {
+                return Err(FluidError::WrongSize {
+                    what: "a rank's health message".into(),
+                });
             }
             let (lo, hi, ma) = (f32_at(m, 0), f32_at(m, 1), f32_at(m, 2));
-            let mut b = [0u8; 8];
-            b.copy_from_slice(&m[12..20]);
-            first_bad = first_bad.min(u64::from_le_bytes(b));
+            first_bad = first_bad.min(u64_at(m, 28));
             if hi == f32::NEG_INFINITY {
                 continue;
             }
@@ -358,7 +374,12 @@ impl FluidBackend for SlabFluid {
                 max_rho: hi,
                 max_mach: ma,
                 first_bad: None,
+                excess: 0,
+                fluid: 0,
             });
+            // Integer sums: the same in any rank order.
+            o.excess = o.excess.wrapping_add(u64_at(m, 12) as i64);
+            o.fluid += u64_at(m, 20);
             // NaN-aware: a NaN anywhere stays visible.
             o.min_rho = if lo.is_nan() { lo } else { o.min_rho.min(lo) };
             o.max_rho = if hi.is_nan() { hi } else { o.max_rho.max(hi) };

@@ -4,7 +4,7 @@
 use super::headless::{self, FluidRenderOptions, Pane, Stepping};
 use super::{check_range, parse_axis, window, Look};
 use crate::backend::BackendChoice;
-use crate::fluid::scene::{Scene, SceneFile};
+use crate::fluid::scene::{Scene, SceneFile, SceneOverrides};
 use crate::fluid::{FluidBackend, FluidError};
 use crate::preflight;
 use anyhow::{bail, Result};
@@ -115,6 +115,8 @@ pub struct FluidViewArgs {
     /// Steps run before the window opens (with a progress bar).
     #[arg(long, value_name = "STEPS", default_value_t = 0)]
     pub skip: u64,
+    #[command(flatten)]
+    pub overrides: SceneOverrides,
 }
 
 #[derive(Args)]
@@ -158,18 +160,26 @@ pub struct FluidRenderArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub overrides: SceneOverrides,
 }
 
-/// Loads and builds a scene with an optional model override; warnings on stderr.
-pub fn load_scene(path: &Path, model: Option<CollisionModel>) -> Result<Scene, FluidError> {
+/// Loads and builds a scene with an optional model override and the command line's scene
+/// overrides (their warnings first among the scene's).
+pub fn load_scene(
+    path: &Path,
+    model: Option<CollisionModel>,
+    overrides: SceneOverrides,
+) -> Result<Scene, FluidError> {
     let mut file = SceneFile::load(path)?;
     if let Some(m) = model {
         file.collision = m;
     }
-    file.build().map_err(|e| match e {
-        FluidError::Invalid(m) => FluidError::Invalid(format!("scene {}: {m}", path.display())),
-        e => e,
-    })
+    let in_scene = crate::fluid::scene::in_scene(path);
+    let warnings = overrides.apply(&mut file).map_err(in_scene)?;
+    let mut scene = file.build().map_err(in_scene)?;
+    scene.warnings.splice(0..0, warnings);
+    Ok(scene)
 }
 
 /// Opens a backend on `scene` (from the file `path`) as `choice` says (auto falls back to the
@@ -193,7 +203,7 @@ pub fn render(a: &FluidRenderArgs) -> Result<()> {
     if let Some(gif) = &a.gif {
         preflight::check_output_file(gif)?;
     }
-    let scene = load_scene(&a.scene, a.look.model)?;
+    let scene = load_scene(&a.scene, a.look.model, a.overrides)?;
     let look = a.look.look(&scene)?;
     let opts = FluidRenderOptions {
         frames: a.frames,
@@ -266,7 +276,10 @@ pub fn render(a: &FluidRenderArgs) -> Result<()> {
 pub fn view(a: &FluidViewArgs) -> Result<()> {
     crate::view::frames::check_size(a.width, a.height)?;
     window::check_display()?;
-    let mut scene = load_scene(&a.scene, a.look.model)?;
+    let mut scene = load_scene(&a.scene, a.look.model, a.overrides)?;
+    for w in &scene.warnings {
+        eprintln!("murmur: warning: {w}");
+    }
     let look = a.look.look(&scene)?;
     let (mut backend, line) = open(a.look.backend, &mut scene, &a.scene)?;
     println!("{line}");
@@ -274,15 +287,16 @@ pub fn view(a: &FluidViewArgs) -> Result<()> {
         let stepping = Stepping::of(&scene)?;
         let bar = crate::backend::step_bar(a.skip, std::io::stderr().is_terminal());
         for _ in 0..a.skip {
-            stepping.advance(backend.as_mut(), 1)?;
+            stepping.advance(backend.as_mut(), 1, None)?;
             bar.inc(1);
         }
         bar.finish_and_clear();
     }
     let args = a.look.clone();
     let path = a.scene.clone();
+    let overrides = a.overrides;
     let reload: window::Reload = Box::new(move || {
-        let scene = load_scene(&path, args.model).map_err(|e| e.to_string())?;
+        let scene = load_scene(&path, args.model, overrides).map_err(|e| e.to_string())?;
         let look = args
             .look(&scene)
             .map_err(|e| e.to_string().replace('\n', " "))?;

@@ -4,10 +4,11 @@
 //! labels, and the frames become numbered PNG files and, optionally, one animated GIF (the
 //! writers of `crate::view::frames`). With `--compare` one frame holds three panes, the
 //! same scene under BGK, RM-MRT and ACM-MRT; a pane whose flow leaves its bounds keeps its last
-//! frame, dimmed, and says at which step its model gave up. Timing separates the simulation, the
+//! frame, dimmed, and says at which step, cell and quantity its model gave up. Timing separates the simulation, the
 //! smoke's advection, drawing and copying, and encoding.
 
 use super::{colour_bar, scaled, text, upscale, Look, SOLID_RADIUS};
+use crate::fluid::driver::check_health;
 use crate::fluid::scene::Scene;
 use crate::fluid::{FluidBackend, FluidError, SmokeSetup};
 use crate::view::frames::{check_counts, check_output, FrameFiles, FrameTimes};
@@ -68,6 +69,8 @@ pub struct Pane {
     pub label: String,
     /// Why the pane stopped (its model gave up), if it did.
     pub failed: Option<String>,
+    /// The step of the pane's last frame written (for the health check's message).
+    last_frame: Option<u64>,
     /// The pane's last frame (kept when it stops; a comparison's panes only).
     last: Vec<u8>,
     /// The frame the backend draws, when it is not the output frame (scaled or a pane).
@@ -80,6 +83,7 @@ impl Pane {
             backend,
             label,
             failed: None,
+            last_frame: None,
             last: Vec::new(),
             small: Vec::new(),
         }
@@ -87,13 +91,15 @@ impl Pane {
 }
 
 /// How the panes step: the inlet ramp (steps), an extra factor on the inlet velocity, the
-/// smoke, and the health bounds checked once per frame.
+/// smoke, and the health check (`driver::check_health`, the run's): its bounds, every
+/// `check_every` steps (0: only after each frame's steps).
 #[derive(Clone, Debug)]
 pub struct Stepping {
     pub ramp: f64,
     pub inlet_factor: f32,
     pub smoke: SmokeSetup,
     pub health: Bounds,
+    pub check_every: u64,
 }
 
 impl Stepping {
@@ -102,16 +108,21 @@ impl Stepping {
             ramp: scene.inlet_ramp_steps,
             inlet_factor: 1.0,
             smoke: super::smoke_setup(scene)?,
-            health: Bounds {
-                max_density_deviation: scene.health.max_density_deviation as f32,
-                max_mach: scene.health.max_mach as f32,
-            },
+            health: scene.bounds(),
+            check_every: scene.file.run.check_every,
         })
     }
 
-    /// `steps` steps of `b`, advecting the smoke on every `smoke.every`-th step; returns the
-    /// wall time spent advecting (the device is waited for around each advection).
-    pub fn advance(&self, b: &mut dyn FluidBackend, steps: u64) -> Result<Duration, FluidError> {
+    /// `steps` steps of `b`, advecting the smoke on every `smoke.every`-th step and checking the
+    /// health on every `check_every`-th (`last_output`: the last frame written, for the
+    /// message); returns the wall time spent advecting (the device is waited for around each
+    /// advection).
+    pub fn advance(
+        &self,
+        b: &mut dyn FluidBackend,
+        steps: u64,
+        last_output: Option<u64>,
+    ) -> Result<Duration, FluidError> {
         let mut smoke = Duration::ZERO;
         for _ in 0..steps {
             let step = b.step_count() + 1;
@@ -124,6 +135,25 @@ impl Stepping {
                 b.synchronize()?;
                 smoke += t.elapsed();
             }
+            if self.check_every > 0 && step.is_multiple_of(self.check_every) {
+                check_health(b, &self.health, self.check_every, last_output)?;
+            }
+        }
+        Ok(smoke)
+    }
+
+    /// [`Stepping::advance`], then the health check after the last step (a frame's), unless
+    /// that step was just checked.
+    pub fn advance_checked(
+        &self,
+        b: &mut dyn FluidBackend,
+        steps: u64,
+        last_output: Option<u64>,
+    ) -> Result<Duration, FluidError> {
+        let smoke = self.advance(b, steps, last_output)?;
+        let step = b.step_count();
+        if steps > 0 && !(self.check_every > 0 && step.is_multiple_of(self.check_every)) {
+            check_health(b, &self.health, self.check_every, last_output)?;
         }
         Ok(smoke)
     }
@@ -139,22 +169,10 @@ impl Stepping {
         if p.failed.is_some() {
             return Ok(Duration::ZERO);
         }
-        let r = self.advance(p.backend.as_mut(), steps).and_then(|d| {
-            match p.backend.health(&self.health)?.and_then(|r| r.first_bad) {
-                Some(_) => Err(FluidError::Invalid(format!(
-                    "left its bounds by step {}",
-                    p.backend.step_count()
-                ))),
-                None => Ok(d),
-            }
-        });
-        match r {
+        match self.advance_checked(p.backend.as_mut(), steps, p.last_frame) {
             Ok(d) => Ok(d),
             Err(e) if tolerate => {
-                let msg = match e {
-                    FluidError::Invalid(m) => m,
-                    e => e.to_string(),
-                };
+                let msg = e.breach().unwrap_or_else(|| e.to_string());
                 p.failed = Some(format!("{}: gave up ({msg})", p.label));
                 Ok(Duration::ZERO)
             }
@@ -398,6 +416,9 @@ pub fn render(
         )?;
         let t2 = Instant::now();
         files.write(k, &rgba)?;
+        for p in panes.iter_mut().filter(|p| p.failed.is_none()) {
+            p.last_frame = Some(p.backend.step_count());
+        }
         let t3 = Instant::now();
         if k > 0 {
             sim += (t1 - t0).saturating_sub(smoke_here);

@@ -138,21 +138,26 @@ impl App {
             self.stepping.inlet_factor = self.panel.inlet_factor;
             let t0 = Instant::now();
             self.backend.reset_times();
-            let smoke = self.stepping.advance(self.backend.as_mut(), steps as u64)?;
-            self.hud.gpu_ms_per_step = self.backend.gpu_ms_per_step();
-            self.hud.sim_ms = (t0.elapsed() - smoke).as_secs_f64() * 1e3;
-            self.hud.smoke_ms = smoke.as_secs_f64() * 1e3;
-            if let Some(r) = self.backend.health(&self.stepping.health)? {
-                if let Some(cell) = r.first_bad {
-                    let (x, y, z) = self.scene.setup.lattice().coords(cell as usize);
-                    self.panel.paused = true;
-                    self.hud.message = Some(format!(
-                        "{}: the flow left its bounds at step {} near cell ({x}, {y}, {z}); paused \
-                         (r: reset)",
-                        self.panel.model.name(),
-                        self.backend.step_count()
-                    ));
+            let stepped = self
+                .stepping
+                .advance_checked(self.backend.as_mut(), steps as u64, None);
+            match stepped {
+                Ok(smoke) => {
+                    self.hud.gpu_ms_per_step = self.backend.gpu_ms_per_step();
+                    self.hud.sim_ms = (t0.elapsed() - smoke).as_secs_f64() * 1e3;
+                    self.hud.smoke_ms = smoke.as_secs_f64() * 1e3;
                 }
+                // The run's health check, in its words; the window stays open.
+                Err(e) => match e.breach() {
+                    Some(breach) => {
+                        self.panel.paused = true;
+                        self.hud.message = Some(format!(
+                            "{}: {breach}; paused (r: reset)",
+                            self.panel.model.name()
+                        ));
+                    }
+                    None => return Err(e.into()),
+                },
             }
         }
         self.hud.step = self.backend.step_count();
