@@ -276,7 +276,7 @@ pub fn build(args: &BuildPtxArgs) -> Result<PathBuf> {
     std::fs::write(&tmp, &stamped)?;
     std::fs::rename(&tmp, &out)?;
     eprintln!(
-        "xtask: wrote {}",
+        "xtask: wrote the PTX{}",
         summary(&stamped, &out, &root, args.verbose)
     );
     Ok(out)

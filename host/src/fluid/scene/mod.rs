@@ -8,8 +8,8 @@
 mod build;
 pub mod file;
 pub mod geometry;
-pub mod migrate;
 pub mod health;
+pub mod migrate;
 pub mod overrides;
 pub mod solids;
 
