@@ -23,7 +23,7 @@ section "GPU tests"
 for t in dist/gpu/tests/*.xz; do n=$T/$(basename "$t" .xz); xz -dc "$t" > "$n"; chmod +x "$n"; done
 for t in $(ls dist/gpu/tests/ | sed 's/\.xz$//'); do
   echo "== $t"
-  timeout 240 "$T/$t" --ignored --test-threads=1 2>&1 | grep -E "^(test |test result)|panicked|FAILED" || status=1
+  timeout 420 "$T/$t" --ignored --test-threads=1 2>&1 | grep -E "^(test |test result)|panicked|FAILED" || status=1
 done
 section "every shipped scene: fluid run on CUDA"
 for f in assets/fluid/*.toml; do
