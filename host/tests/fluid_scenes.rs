@@ -102,10 +102,7 @@ fn every_shipped_scene_runs_and_renders_within_its_bounds() {
 fn the_lid_driven_cavity_passes_its_corner_at_128_and_256() {
     let dir = support::tmp("fluid-cavity", "");
     let fine = dir.join("cavity-256-re100.toml");
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/fluid/cavity-re100.toml"),
-    )
-    .unwrap();
+    let text = shipped("cavity-re100");
     let text = text
         .replace("resolution = 128", "resolution = 256")
         .replace("cells = [128, 128, 1]", "cells = [256, 256, 1]");
@@ -164,10 +161,7 @@ fn the_lid_driven_cavity_passes_its_corner_at_128_and_256() {
 fn render_names_the_step_cell_and_quantity_as_run_does() {
     let dir = support::tmp("fluid-breach", "");
     let scene = dir.join("tight.toml");
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/fluid/taylor-green.toml"),
-    )
-    .unwrap();
+    let text = shipped("taylor-green");
     // Taylor-Green's pressure varies by about 0.003 in density: beyond a bound of 0.001.
     std::fs::write(
         &scene,
@@ -214,4 +208,10 @@ fn render_names_the_step_cell_and_quantity_as_run_does() {
     }
     assert_eq!(breaches[0], breaches[1]);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The text of the shipped scene `assets/fluid/NAME.toml`.
+fn shipped(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../assets/fluid/{name}.toml"));
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }

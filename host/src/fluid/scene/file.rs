@@ -465,10 +465,10 @@ pub struct HealthConfig {
 }
 
 fn default_max_drho() -> f64 {
-    0.1
+    super::Health::DEFAULT.max_density_deviation
 }
 fn default_max_mach() -> f64 {
-    0.5
+    super::Health::DEFAULT.max_mach
 }
 
 impl Default for HealthConfig {
