@@ -1,8 +1,8 @@
-//! `murmur`: the command line (`murmur::cli`). Parser errors and library errors become one-line
+//! `murmur`: the command line (`murmur::internals::cli`). Parser errors and library errors become one-line
 //! messages here, and only here.
 
-use murmur::cli::errors::{outcome, Outcome};
-use murmur::cli::Cli;
+use murmur::internals::cli::errors::{outcome, Outcome};
+use murmur::internals::cli::Cli;
 
 fn main() {
     // `murmur ... | head` should end quietly, as Unix tools do, not panic on the closed pipe.
@@ -14,7 +14,7 @@ fn main() {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let cli = match Cli::parse_args(&args) {
         Ok(cli) => cli,
-        Err(e) => match outcome(&e, &murmur::cli::command(), &args) {
+        Err(e) => match outcome(&e, &murmur::internals::cli::command(), &args) {
             Outcome::Clap => e.exit(),
             Outcome::Line(line, code) => {
                 eprintln!("{line}");
@@ -23,7 +23,7 @@ fn main() {
         },
     };
     if let Err(e) = cli.run() {
-        match murmur::ranks::env::rank_label() {
+        match murmur::internals::ranks::env::rank_label() {
             Some(r) => eprintln!("murmur: error: rank {r}: {}", one_line(&e)),
             None => eprintln!("murmur: error: {}", one_line(&e)),
         }

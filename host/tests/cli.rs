@@ -4,8 +4,8 @@
 mod support;
 use support::{assert_clean_failure, murmur, murmur_ok};
 
-use murmur::flock::snapshot;
-use murmur::preflight::AVAILABLE_MEMORY_ENV;
+use murmur::internals::flock::snapshot;
+use murmur::internals::preflight::AVAILABLE_MEMORY_ENV;
 use std::path::{Path, PathBuf};
 
 #[test]
@@ -369,7 +369,7 @@ fn runout_the_gpu_timer_reports_wall_time_only() {
 #[test]
 fn a_flock_larger_than_memory_is_refused_before_allocating() {
     let n: u64 = 2_000_000_000;
-    let available = murmur::flock::cpu_host_bytes(n, 0) - 1;
+    let available = murmur::internals::flock::cpu_host_bytes(n, 0) - 1;
     let run =
         |args: &[&str], bytes: &str| support::murmur_env(args, &[(AVAILABLE_MEMORY_ENV, bytes)]);
     let (ok, stdout, err) = run(

@@ -196,10 +196,10 @@ fn help_lists_what_there_is() {
     let out = murmur(&["--help"]);
     assert!(out.status.success());
     let help = String::from_utf8_lossy(&out.stdout);
-    let cli = murmur::cli::command();
+    let cli = murmur::internals::cli::command();
     for name in ["flock", "fluid"] {
         let sub = cli.find_subcommand(name).unwrap();
-        let visible = murmur::cli::visible_subcommands(sub);
+        let visible = murmur::internals::cli::visible_subcommands(sub);
         assert!(
             help.contains(&format!(": {}.", visible.join(", "))),
             "{name}'s commands in {help}"

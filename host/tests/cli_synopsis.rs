@@ -2,7 +2,7 @@
 //! for every subcommand a page gives a synopsis of (a `murmur ...` line with `[--...]` in a
 //! fenced block), the `--flags` it names are the flags clap defines (hidden flags and `--help`
 //! left out); an example command line names only flags that exist; the README's block has a
-//! synopsis of every visible subcommand. The flags come from `murmur::cli::command()`, so a new
+//! synopsis of every visible subcommand. The flags come from `murmur::internals::cli::command()`, so a new
 //! flag needs only its docs.
 
 use clap::Command;
@@ -248,7 +248,7 @@ fn readme_cli_section(readme: &str) -> &str {
 
 #[test]
 fn synopses_name_every_flag_of_the_cli() {
-    let cli = murmur::cli::command();
+    let cli = murmur::internals::cli::command();
     let mut failures = Vec::new();
     let mut synopses = 0;
     for (file, text) in pages() {
@@ -322,7 +322,7 @@ fn synopses_name_every_flag_of_the_cli() {
 
 #[test]
 fn the_readme_has_a_synopsis_of_every_subcommand() {
-    let cli = murmur::cli::command();
+    let cli = murmur::internals::cli::command();
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
     let (lines, _) = parse_page("README.md", readme_cli_section(&readme), &cli);
     let documented: BTreeSet<Vec<String>> = lines
@@ -347,7 +347,7 @@ fn the_readme_has_a_synopsis_of_every_subcommand() {
 
 #[test]
 fn the_readme_table_of_flock_options_is_the_cli_s() {
-    let cli = murmur::cli::command();
+    let cli = murmur::internals::cli::command();
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
     let section = readme_cli_section(&readme);
     let start = section
@@ -367,7 +367,7 @@ fn the_readme_table_of_flock_options_is_the_cli_s() {
 
 #[test]
 fn the_parser_reads_synopses_as_meant() {
-    let cli = murmur::cli::command();
+    let cli = murmur::internals::cli::command();
     let page = "```\nmurmur fluid render SCENE.toml --frames K [--every S] # a --comment\n    \
                 [--gif FILE.gif] [view options]\n   view options: [--view V]\n                 \
                 [--axis A]\nmurmur flock run --steps 3\n```\n";

@@ -2,8 +2,8 @@
 //! order on random small flocks and grids (cell width, x-split, key order), including boids
 //! exactly on cell borders and at the wrap.
 
-use murmur::flock::cpu::CpuFlock;
-use murmur::flock::{CellOrder, FlockBackend, FlockSettings, FlockState, Method, SortArg};
+use murmur::internals::flock::cpu::CpuFlock;
+use murmur::internals::flock::{CellOrder, FlockBackend, FlockSettings, FlockState, Method, SortArg};
 use murmur_common::flock::FlockParams;
 use murmur_common::Vec3;
 use proptest::prelude::*;

@@ -6,11 +6,11 @@
 mod support;
 use support::{assert_clean_failure, murmur_ok};
 
-use murmur::flock::cli::pick_grid;
-use murmur::flock::config::FlockConfig;
-use murmur::flock::cpu::CpuFlock;
-use murmur::flock::slab::{run_cpu_ranks, run_cpu_ranks_as, CpuRanksRun};
-use murmur::flock::{FlockBackend, FlockSettings, FlockState, WithinCell};
+use murmur::internals::flock::cli::pick_grid;
+use murmur::internals::flock::config::FlockConfig;
+use murmur::internals::flock::cpu::CpuFlock;
+use murmur::internals::flock::slab::{run_cpu_ranks, run_cpu_ranks_as, CpuRanksRun};
+use murmur::internals::flock::{FlockBackend, FlockSettings, FlockState, WithinCell};
 use murmur_common::Vec3;
 
 /// Settings of `n` boids at `scale`, the grid picked by density as `flock run` does.
@@ -235,7 +235,7 @@ fn the_commands_split_the_flock_on_the_cpu() {
         text.contains("2 CPU ranks") && text.contains("own boids per rank"),
         "{text}"
     );
-    let saved = murmur::flock::snapshot::load(&save).unwrap();
+    let saved = murmur::internals::flock::snapshot::load(&save).unwrap();
     assert_eq!(saved.id, (0..3000).collect::<Vec<u32>>());
 }
 
@@ -286,7 +286,7 @@ fn the_run_protocol_is_the_same_with_every_option() {
         );
     }
     assert_eq!(
-        murmur::flock::snapshot::load(&save).unwrap().id,
+        murmur::internals::flock::snapshot::load(&save).unwrap().id,
         (0..3000).collect::<Vec<u32>>()
     );
 }

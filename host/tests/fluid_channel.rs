@@ -1,7 +1,7 @@
 //! Velocity inlet and pressure outlet: a duct driven through its inlet reaches a steady state in
 //! which the same mass flux crosses every plane and the outlet holds its density.
 
-use murmur::fluid::scene;
+use murmur::internals::fluid::scene;
 use murmur_common::lbm::CollisionModel;
 
 #[test]
@@ -11,7 +11,7 @@ fn duct_flux_is_the_same_through_every_plane() {
         // No sphere: radius 0 puts it nowhere.
         let setup =
             scene::obstacle([nx, ny, nz], [-10.0, -10.0, -10.0], 0.0, u_in, 0.05, model).unwrap();
-        let mut b = murmur::fluid::cpu::open(&setup).unwrap();
+        let mut b = murmur::internals::fluid::cpu::open(&setup).unwrap();
         let steps = 3000;
         for _ in 0..steps {
             b.step().unwrap();
@@ -57,8 +57,8 @@ fn duct_flux_is_the_same_through_every_plane() {
 /// profile at each link's wall point, weighted by the links' lattice weights.
 #[test]
 fn a_parabolic_ramped_inlet_delivers_its_profiles_flux() {
-    use murmur::fluid::driver::{self, RunOptions};
-    use murmur::fluid::scene::{Boundary, Geometry};
+    use murmur::internals::fluid::driver::{self, RunOptions};
+    use murmur::internals::fluid::scene::{Boundary, Geometry};
     use murmur_common::lbm::Rates;
 
     let (n, h, u_max) = (30u32, 12u32, 0.06f32);
@@ -78,7 +78,7 @@ fn a_parabolic_ramped_inlet_delivers_its_profiles_flux() {
     }
     .setup(Rates::from_viscosity(0.08), CollisionModel::Bgk)
     .unwrap();
-    let mut b = murmur::fluid::cpu::open(&setup).unwrap();
+    let mut b = murmur::internals::fluid::cpu::open(&setup).unwrap();
     let opts = RunOptions {
         steps: 3000,
         check_every: 0,

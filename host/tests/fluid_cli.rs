@@ -81,7 +81,7 @@ fn a_lattice_larger_than_memory_is_refused_before_allocating() {
     // One copy of the populations (in-place streaming), the cell byte, an outlet velocity per
     // cell and the setup's 2 bytes: 123 bytes per cell in FP32.
     let needed = |n: u64| n.pow(3) * (27 * 4 + 1 + 12 + 2);
-    let env = murmur::preflight::AVAILABLE_MEMORY_ENV;
+    let env = murmur::internals::preflight::AVAILABLE_MEMORY_ENV;
     let run = |n: u32, available: u64, extra: &[&str]| {
         let scene = dir.join(format!("cube{n}.toml"));
         std::fs::write(&scene, cube_scene(n)).unwrap();

@@ -2,7 +2,7 @@
 //! forcing, for every model, storage and streaming scheme. `#[ignore]`d: it needs a CUDA GPU and the kernels'
 //! PTX, and runs with `cargo xtask gpu-test` on the GPU machine.
 
-use murmur::fluid::commands::parity::{parity_setups, PARITY_TOLERANCE};
+use murmur::internals::fluid::commands::parity::{parity_setups, PARITY_TOLERANCE};
 use murmur_common::lbm::{CollisionModel, Layout, StorageKind, Streaming};
 
 #[test]
@@ -19,8 +19,8 @@ fn cuda_fields_match_the_cpu_after_100_steps() {
                     setup.storage = storage;
                     setup.layout = layout;
                     setup.streaming = Some(streaming);
-                    let mut cpu = murmur::fluid::cpu::open(&setup).unwrap();
-                    let mut gpu = murmur::fluid::cuda::open(&setup).unwrap();
+                    let mut cpu = murmur::internals::fluid::cpu::open(&setup).unwrap();
+                    let mut gpu = murmur::internals::fluid::cuda::open(&setup).unwrap();
                     for _ in 0..100 {
                         cpu.step().unwrap();
                         gpu.step().unwrap();
@@ -49,7 +49,7 @@ fn cuda_fields_match_the_cpu_after_100_steps() {
 #[test]
 #[ignore = "needs a CUDA GPU: cargo xtask gpu-test"]
 fn overlapped_and_serial_boundary_launches_agree_in_bits() {
-    use murmur::fluid::BoundaryLaunch;
+    use murmur::internals::fluid::BoundaryLaunch;
     for storage in [StorageKind::Fp32, StorageKind::Fp16s] {
         for streaming in [Streaming::Pull, Streaming::InPlace] {
             for model in CollisionModel::ALL {
@@ -58,7 +58,7 @@ fn overlapped_and_serial_boundary_launches_agree_in_bits() {
                     setup.streaming = Some(streaming);
                     let mut run = |launch| {
                         setup.boundary_launch = launch;
-                        let mut gpu = murmur::fluid::cuda::open(&setup).unwrap();
+                        let mut gpu = murmur::internals::fluid::cuda::open(&setup).unwrap();
                         for _ in 0..100 {
                             gpu.step().unwrap();
                         }
@@ -93,8 +93,8 @@ fn overlapped_and_serial_boundary_launches_agree_in_bits() {
 #[test]
 #[ignore = "needs a CUDA GPU: cargo xtask gpu-test"]
 fn beside_launches_in_parts_agree_with_serial() {
-    use murmur::fluid::scene::Geometry;
-    use murmur::fluid::BoundaryLaunch;
+    use murmur::internals::fluid::scene::Geometry;
+    use murmur::internals::fluid::BoundaryLaunch;
     use murmur_common::lbm::Rates;
     let mut setup = Geometry::duct([200, 80, 80], 0b110)
         .setup(Rates::from_viscosity(0.02), CollisionModel::AcmMrt)
@@ -105,7 +105,7 @@ fn beside_launches_in_parts_agree_with_serial() {
         setup.streaming = Some(streaming);
         let mut run = |launch| {
             setup.boundary_launch = launch;
-            let mut gpu = murmur::fluid::cuda::open(&setup).unwrap();
+            let mut gpu = murmur::internals::fluid::cuda::open(&setup).unwrap();
             for _ in 0..30 {
                 gpu.step().unwrap();
             }
@@ -146,7 +146,7 @@ fn cuda_layouts_store_the_same_bits() {
                     let mut results = Vec::new();
                     for layout in layouts {
                         setup.layout = layout;
-                        let mut gpu = murmur::fluid::cuda::open(&setup).unwrap();
+                        let mut gpu = murmur::internals::fluid::cuda::open(&setup).unwrap();
                         for _ in 0..100 {
                             gpu.step().unwrap();
                         }

@@ -3,11 +3,11 @@
 //! everywhere, and CPU ranks report what the whole lattice reports; the GPU's report against the
 //! CPU's (`#[ignore]`d).
 
-use murmur::fluid::driver::check_health;
-use murmur::fluid::scene::health::{bounds, corner_boxes, EXEMPT_WIDTH};
-use murmur::fluid::scene::{self, Boundary, Geometry, Health};
-use murmur::fluid::slab::SlabPlan;
-use murmur::fluid::{FluidBackend, FluidError, Setup};
+use murmur::internals::fluid::driver::check_health;
+use murmur::internals::fluid::scene::health::{bounds, corner_boxes, EXEMPT_WIDTH};
+use murmur::internals::fluid::scene::{self, Boundary, Geometry, Health};
+use murmur::internals::fluid::slab::SlabPlan;
+use murmur::internals::fluid::{FluidBackend, FluidError, Setup};
 use murmur_common::lbm::boundary::FLUID;
 use murmur_common::lbm::health::{Bounds, CellBox, Report};
 use murmur_common::lbm::{CollisionModel, Rates};
@@ -24,7 +24,7 @@ fn all_exempt(setup: &Setup, max_density_deviation: f32, max_mach: f32) -> Bound
 }
 
 fn stepped(setup: &Setup, steps: u64) -> Box<dyn FluidBackend> {
-    let mut b = murmur::fluid::cpu::open(setup).unwrap();
+    let mut b = murmur::internals::fluid::cpu::open(setup).unwrap();
     for _ in 0..steps {
         b.step().unwrap();
     }
@@ -168,9 +168,9 @@ fn cpu_ranks_report_what_the_whole_lattice_reports() {
     assert!(want_tight.first_bad.is_some());
     for ranks in [2, 3] {
         let plan = SlabPlan::new(&setup, ranks).unwrap();
-        let got = murmur::ranks::local::run_ranks(ranks, |comm| {
-            let comm: std::sync::Arc<dyn murmur::ranks::Comm> = std::sync::Arc::new(comm);
-            let mut r = murmur::fluid::slab::open_cpu_rank(&setup, &plan, comm)?;
+        let got = murmur::internals::ranks::local::run_ranks(ranks, |comm| {
+            let comm: std::sync::Arc<dyn murmur::internals::ranks::Comm> = std::sync::Arc::new(comm);
+            let mut r = murmur::internals::fluid::slab::open_cpu_rank(&setup, &plan, comm)?;
             for _ in 0..300 {
                 r.step()?;
             }
@@ -221,7 +221,7 @@ fn cuda_health_reports_match_the_cpu() {
     let duct_bounds = bounds(&duct, Health::DEFAULT);
     for (setup, checks) in [(&setup, vec![loose, tight]), (&duct, vec![duct_bounds])] {
         let mut cpu = stepped(setup, 300);
-        let mut gpu = murmur::fluid::cuda::open(setup).unwrap();
+        let mut gpu = murmur::internals::fluid::cuda::open(setup).unwrap();
         for _ in 0..300 {
             gpu.step().unwrap();
         }

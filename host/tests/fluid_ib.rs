@@ -1,7 +1,7 @@
 //! The immersed boundary on the CPU reference: momentum bookkeeping and no-slip at the samples.
 
-use murmur::fluid::ib::{Immersed, Motion, Primitive, Solid};
-use murmur::fluid::scene;
+use murmur::internals::fluid::ib::{Immersed, Motion, Primitive, Solid};
+use murmur::internals::fluid::scene;
 use murmur_common::lbm::{CollisionModel, Lattice};
 
 /// A cylinder of `radius` along z spanning a periodic `n x n x 1` box, at rest or moving.
@@ -10,7 +10,7 @@ fn cylinder_box(
     radius: f64,
     motion: Motion,
     model: CollisionModel,
-) -> murmur::fluid::Setup {
+) -> murmur::internals::fluid::Setup {
     let mut setup = scene::taylor_green(n, 1, 0.0, 1.0 / 6.0, model).unwrap();
     let l = Lattice::new(n, n, 1);
     assert_eq!(setup.lattice(), l);
@@ -32,7 +32,7 @@ fn cylinder_box(
         7,
         [n as f64, n as f64, 1.0],
         1 << 20,
-        murmur::fluid::ib::plan::RETRACTION,
+        murmur::internals::fluid::ib::plan::RETRACTION,
     )
     .unwrap();
     assert!(samples.len() > 20, "{}", samples.summary());
@@ -54,7 +54,7 @@ fn a_fixed_cylinder_balances_the_body_force_on_a_periodic_box() {
     let g = 2e-6f32;
     setup.params.force = [g, 0.0, 0.0];
     setup.params.has_force = 1;
-    let mut b = murmur::fluid::cpu::open(&setup).unwrap();
+    let mut b = murmur::internals::fluid::cpu::open(&setup).unwrap();
     for _ in 0..4000 {
         b.step().unwrap();
     }
@@ -87,7 +87,7 @@ fn a_moving_cylinder_carries_the_fluid_at_its_surface() {
         ramp: 100.0,
     };
     let setup = cylinder_box(n, 6.0, motion, CollisionModel::RmMrt);
-    let mut b = murmur::fluid::cpu::open(&setup).unwrap();
+    let mut b = murmur::internals::fluid::cpu::open(&setup).unwrap();
     let steps = 400;
     for _ in 0..steps {
         b.step().unwrap();
@@ -127,8 +127,8 @@ fn a_moving_cylinder_carries_the_fluid_at_its_surface() {
 #[test]
 #[ignore = "the study behind ib::plan::{PASSES, RETRACTION}; prints its table (about 1.5 minutes on 2 cores)"]
 fn couette_study_picks_the_fixed_passes_and_retraction() {
-    use murmur::fluid::ib::plan::{PASSES, RETRACTION};
-    use murmur::fluid::ib::validate::Couette;
+    use murmur::internals::fluid::ib::plan::{PASSES, RETRACTION};
+    use murmur::internals::fluid::ib::validate::Couette;
     let mut best = (f64::INFINITY, 0.0, 0);
     let mut chosen = f64::NAN;
     for retraction in [0.0, 0.2, 0.25, 0.3] {
@@ -139,7 +139,7 @@ fn couette_study_picks_the_fixed_passes_and_retraction() {
                 ..Couette::STUDY
             };
             let setup = case.setup(CollisionModel::Bgk).unwrap();
-            let mut b = murmur::fluid::cpu::open(&setup).unwrap();
+            let mut b = murmur::internals::fluid::cpu::open(&setup).unwrap();
             let (l2, radial) = case.run(b.as_mut()).unwrap();
             eprintln!(
                 "retraction {retraction} passes {passes}: L2 error {l2:.4}, max radial {radial:.2e}"

@@ -2,11 +2,11 @@
 //! the same band force, fields and solid forces bit for bit on the CPU reference; the GPU test
 //! (`#[ignore]`d, `cargo xtask gpu-test`) compares CUDA with the CPU for each method.
 
-use murmur::fluid::commands::parity::{force_difference, FORCE_PARITY_TOLERANCE, PARITY_TOLERANCE};
-use murmur::fluid::cpu::CpuFluid;
-use murmur::fluid::cuda::CudaFluid;
-use murmur::fluid::ib::spread::IbSpread;
-use murmur::fluid::{FluidBackend, Setup};
+use murmur::internals::fluid::commands::parity::{force_difference, FORCE_PARITY_TOLERANCE, PARITY_TOLERANCE};
+use murmur::internals::fluid::cpu::CpuFluid;
+use murmur::internals::fluid::cuda::CudaFluid;
+use murmur::internals::fluid::ib::spread::IbSpread;
+use murmur::internals::fluid::{FluidBackend, Setup};
 
 mod support;
 use support::ib_scenes::{duct, periodic_box};
@@ -24,7 +24,7 @@ const METHODS: [IbSpread; 5] = [
 struct Outcome {
     band: Vec<[f32; 3]>,
     fields: Vec<f32>,
-    forces: Vec<murmur::fluid::forces::ForceSample>,
+    forces: Vec<murmur::internals::fluid::forces::ForceSample>,
     sample_force: Vec<[f32; 3]>,
 }
 
@@ -91,7 +91,7 @@ fn cuda_matches_the_cpu_for_every_method() {
             setup.immersed.spread = spread;
             let mut cpu = CpuFluid::<murmur_common::lbm::Fp32>::new(&setup).unwrap();
             let mut gpu = CudaFluid::<murmur_common::lbm::Fp32>::new(
-                murmur::gpu::Gpu::open().unwrap(),
+                murmur::internals::gpu::Gpu::open().unwrap(),
                 &setup,
             )
             .unwrap();

@@ -4,8 +4,8 @@
 //! body force, a moving immersed solid), every model, both streaming schemes. The GPU twin is
 //! `cuda_layouts_store_the_same_bits` in `fluid_gpu_parity.rs`.
 
-use murmur::fluid::commands::parity::parity_setups;
-use murmur::fluid::FluidBackend;
+use murmur::internals::fluid::commands::parity::parity_setups;
+use murmur::internals::fluid::FluidBackend;
 use murmur_common::lbm::{CollisionModel, Layout, StorageKind, Streaming};
 
 /// Everything a run hands on, as bits: decoded populations, density and velocity, forces.
@@ -55,7 +55,7 @@ fn soa_and_csoa_store_the_same_bits_on_the_cpu() {
                     let mut results = Vec::new();
                     for layout in layouts {
                         setup.layout = layout;
-                        let mut b = murmur::fluid::cpu::open(&setup).unwrap();
+                        let mut b = murmur::internals::fluid::cpu::open(&setup).unwrap();
                         assert_eq!(b.layout(), layout);
                         for _ in 0..20 {
                             b.step().unwrap();

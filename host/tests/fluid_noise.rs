@@ -3,9 +3,9 @@
 //! boundaries, until its limiter held it; at their own rate (`Rates::high`, default 1) the same
 //! flows stay smooth. Each case runs both, so the old scheme is shown to be the cause.
 
-use murmur::fluid::noise::{grid_noise, GridNoise};
-use murmur::fluid::scene::{self, Boundary, Geometry};
-use murmur::fluid::Setup;
+use murmur::internals::fluid::noise::{grid_noise, GridNoise};
+use murmur::internals::fluid::scene::{self, Boundary, Geometry};
+use murmur::internals::fluid::Setup;
 use murmur_common::lbm::boundary::inlet_scale;
 use murmur_common::lbm::{CollisionModel, Rates};
 
@@ -26,7 +26,7 @@ fn run(
     if old {
         setup.params.rates.high = setup.params.rates.shear;
     }
-    let mut b = murmur::fluid::cpu::open(&setup).unwrap();
+    let mut b = murmur::internals::fluid::cpu::open(&setup).unwrap();
     let (mut sum, mut samples) = (0.0, 0);
     for step in 1..=steps {
         b.set_inlet_scale(inlet_scale(step, ramp));

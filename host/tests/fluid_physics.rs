@@ -1,9 +1,9 @@
 //! Conservation over many steps on the CPU reference, the stability checks, the NaN stop and the
 //! field writers.
 
-use murmur::fluid::driver::{self, Checkpoint, RunOptions};
-use murmur::fluid::scene::{self, SceneFile};
-use murmur::fluid::{output, FluidBackend, FluidError};
+use murmur::internals::fluid::driver::{self, Checkpoint, RunOptions};
+use murmur::internals::fluid::scene::{self, SceneFile};
+use murmur::internals::fluid::{output, FluidBackend, FluidError};
 use murmur_common::lbm::health::Bounds;
 use murmur_common::lbm::{CollisionModel, Units};
 use std::path::Path;
@@ -31,7 +31,7 @@ fn periodic_box_conserves_mass_and_momentum_and_force_adds_momentum() {
     for model in CollisionModel::ALL {
         let mut setup = scene::taylor_green(16, 4, 0.05, 0.02, model).unwrap();
         let n = setup.lattice().cells() as f64;
-        let mut b = murmur::fluid::cpu::open(&setup).unwrap();
+        let mut b = murmur::internals::fluid::cpu::open(&setup).unwrap();
         let (m0, p0) = totals(b.as_mut(), &setup.flags);
         for _ in 0..50 {
             b.step().unwrap();
@@ -47,7 +47,7 @@ fn periodic_box_conserves_mass_and_momentum_and_force_adds_momentum() {
         // A uniform force F adds F per cell and step (Guo forcing).
         setup.params.force = [1e-5, 0.0, -2e-5];
         setup.params.has_force = 1;
-        let mut b = murmur::fluid::cpu::open(&setup).unwrap();
+        let mut b = murmur::internals::fluid::cpu::open(&setup).unwrap();
         for _ in 0..50 {
             b.step().unwrap();
         }
@@ -69,7 +69,7 @@ fn closed_box_with_resting_walls_conserves_mass() {
         // A cavity with a resting lid is a closed box: bounce-back conserves mass exactly.
         let mut setup = scene::cavity(12, 3, 0.0, 0.05, model).unwrap();
         setup.initial = murmur_common::lbm::Initial::taylor_green(0.02, 0.5);
-        let mut b = murmur::fluid::cpu::open(&setup).unwrap();
+        let mut b = murmur::internals::fluid::cpu::open(&setup).unwrap();
         let (m0, _) = totals(b.as_mut(), &setup.flags);
         for _ in 0..100 {
             b.step().unwrap();
@@ -125,7 +125,7 @@ fn a_nan_stops_the_run_naming_the_step_cell_and_quantity() {
     let mut setup = scene::taylor_green(16, 2, 0.05, 0.05, CollisionModel::Bgk).unwrap();
     // A poisoned start: the initial velocity is NaN.
     setup.initial.velocity[0] = f32::NAN;
-    let mut b = murmur::fluid::cpu::open(&setup).unwrap();
+    let mut b = murmur::internals::fluid::cpu::open(&setup).unwrap();
     let mut last: Option<Checkpoint> = None;
     let opts = RunOptions {
         steps: 100,
@@ -164,7 +164,7 @@ fn a_density_excursion_stops_the_run_after_keeping_the_outputs_that_passed() {
     // A Taylor-Green vortex whose pressure field stays within |rho - 1| <= 0.1 passes; with a
     // bound tighter than its initial density variation the first check fails.
     let setup = scene::taylor_green(16, 1, 0.05, 0.05, CollisionModel::Bgk).unwrap();
-    let mut b = murmur::fluid::cpu::open(&setup).unwrap();
+    let mut b = murmur::internals::fluid::cpu::open(&setup).unwrap();
     let mut last: Option<Checkpoint> = None;
     let mut opts = RunOptions {
         steps: 20,
@@ -200,7 +200,7 @@ fn a_density_excursion_stops_the_run_after_keeping_the_outputs_that_passed() {
 #[test]
 fn vti_and_npz_are_written_and_readable() {
     let setup = scene::cavity(6, 2, 0.1, 0.05, CollisionModel::AcmMrt).unwrap();
-    let mut b = murmur::fluid::cpu::open(&setup).unwrap();
+    let mut b = murmur::internals::fluid::cpu::open(&setup).unwrap();
     for _ in 0..5 {
         b.step().unwrap();
     }

@@ -2,10 +2,10 @@
 //! the whole lattice, on the CPU: N ranks in one process, memory copies for NCCL. A cell's update
 //! does not depend on the decomposition, so the populations agree bit for bit.
 
-use murmur::fluid::cpu::CpuFluid;
-use murmur::fluid::scene;
-use murmur::fluid::slab::{run_cpu_ranks, SlabPlan};
-use murmur::fluid::{FluidBackend, Setup};
+use murmur::internals::fluid::cpu::CpuFluid;
+use murmur::internals::fluid::scene;
+use murmur::internals::fluid::slab::{run_cpu_ranks, SlabPlan};
+use murmur::internals::fluid::{FluidBackend, Setup};
 use murmur_common::lbm::{CollisionModel, Fp16S, Fp32, Storage, StorageKind};
 
 fn whole<S: Storage>(setup: &Setup, steps: u64) -> Vec<f32> {
@@ -128,7 +128,7 @@ fn slabs_hold_equal_fluid_cells_and_cover_the_lattice() {
 /// with the whole lattice bit for bit.
 #[test]
 fn moving_immersed_solids_agree_bit_for_bit() {
-    use murmur::fluid::forces::ForceSample;
+    use murmur::internals::fluid::forces::ForceSample;
     let cases = [
         // Two spheres in a periodic box, one crossing the periodic seams, one spinning: slabs
         // along z, cut through both.
@@ -204,7 +204,7 @@ fn bad_decompositions_are_one_line_errors() {
     let e = SlabPlan::new(&in_place, 2).unwrap_err().to_string();
     assert!(e.contains("pull"), "{e}");
     let mut gather = support::ib_scenes::periodic_box();
-    gather.immersed.spread = murmur::fluid::ib::spread::IbSpread::Gather;
+    gather.immersed.spread = murmur::internals::fluid::ib::spread::IbSpread::Gather;
     let e = SlabPlan::new(&gather, 2).unwrap_err().to_string();
     assert!(e.contains("spreads by scatter") && !e.contains('\n'), "{e}");
 }
@@ -215,14 +215,14 @@ fn an_unhealthy_cell_stops_every_rank_at_the_same_step() {
     // (collective) report, naming the same global cell, so all stop together.
     let setup = scene::cavity(12, 4, 0.45, 0.0005, CollisionModel::Bgk).unwrap();
     let plan = SlabPlan::new(&setup, 3).unwrap();
-    let reports = murmur::ranks::local::run_ranks(3, |comm| {
-        let comm: std::sync::Arc<dyn murmur::ranks::Comm> = std::sync::Arc::new(comm);
-        let mut b = murmur::fluid::slab::open_cpu_rank(&setup, &plan, comm)?;
+    let reports = murmur::internals::ranks::local::run_ranks(3, |comm| {
+        let comm: std::sync::Arc<dyn murmur::internals::ranks::Comm> = std::sync::Arc::new(comm);
+        let mut b = murmur::internals::fluid::slab::open_cpu_rank(&setup, &plan, comm)?;
         let bounds = murmur_common::lbm::health::Bounds::DEFAULT;
         for step in 1..=400u64 {
             b.step()?;
             if let Some(bad) = b.health(&bounds)?.and_then(|r| r.first_bad) {
-                return Ok::<_, murmur::fluid::FluidError>(Some((step, bad)));
+                return Ok::<_, murmur::internals::fluid::FluidError>(Some((step, bad)));
             }
         }
         Ok(None)
@@ -236,10 +236,10 @@ fn an_unhealthy_cell_stops_every_rank_at_the_same_step() {
 /// the neighbours' exchanged layers) holds exactly the values of the whole lattice's output.
 #[test]
 fn output_pieces_equal_the_whole_lattice_output() {
-    use murmur::fluid::derived::Derived;
-    use murmur::fluid::pieces::PieceSink;
-    use murmur::fluid::slab::open_cpu_rank;
-    use murmur::ranks::Comm;
+    use murmur::internals::fluid::derived::Derived;
+    use murmur::internals::fluid::pieces::PieceSink;
+    use murmur::internals::fluid::slab::open_cpu_rank;
+    use murmur::internals::ranks::Comm;
     use std::sync::Arc;
     let units = murmur_common::lbm::Units::from_scales(1.0, 16.0, 1.0, 0.05, 1000.0);
     let cases = [
@@ -263,7 +263,7 @@ fn output_pieces_equal_the_whole_lattice_output() {
         let d = Derived::compute(&f, &setup.flags, periodic, &units).unwrap();
         let g = setup.lattice();
         let plan = SlabPlan::new(&setup, 3).unwrap();
-        let pieces = murmur::ranks::local::run_ranks(3, |comm| {
+        let pieces = murmur::internals::ranks::local::run_ranks(3, |comm| {
             let comm: Arc<dyn Comm> = Arc::new(comm);
             let mut b = open_cpu_rank(&setup, &plan, comm.clone())?;
             b.write_pieces(periodic[plan.axis]);

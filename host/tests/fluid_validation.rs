@@ -1,12 +1,12 @@
 //! The quick validation cases on the CPU reference: every model must meet the targets
 //! on small grids (TGV decay rate, Poiseuille profile, cavity Re 100 against Ghia et al.).
 
-use murmur::fluid::validate::{self, Opener, Sizes};
-use murmur::fluid::{FluidBackend, FluidError, Setup};
+use murmur::internals::fluid::validate::{self, Opener, Sizes};
+use murmur::internals::fluid::{FluidBackend, FluidError, Setup};
 use murmur_common::lbm::CollisionModel;
 
 fn cpu() -> impl FnMut(&Setup) -> Result<Box<dyn FluidBackend>, FluidError> {
-    |s: &Setup| murmur::fluid::cpu::open(s)
+    |s: &Setup| murmur::internals::fluid::cpu::open(s)
 }
 
 #[test]
@@ -47,7 +47,7 @@ fn immersed_boundary_quick_rows_meet_their_targets() {
     // cells per diameter, the Galilean check at 8 (a few minutes on 2 cores).
     let mut open = cpu();
     let rows =
-        murmur::fluid::ib::validate::run_all(&mut open as &mut Opener, true, |_| {}).unwrap();
+        murmur::internals::fluid::ib::validate::run_all(&mut open as &mut Opener, true, |_| {}).unwrap();
     assert_eq!(rows.len(), 4);
     for r in &rows {
         assert!(r.passed(), "{r:?}");

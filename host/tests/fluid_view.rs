@@ -8,10 +8,10 @@
 mod support;
 use support::{assert_clean_failure, assert_one_line_failure, murmur};
 
-use murmur::fluid::scene::SceneFile;
-use murmur::fluid::SmokeSetup;
-use murmur::raster::fluid::{CpuFluidRaster, CpuSmoke, FrameInput};
-use murmur::view::fluid::Look;
+use murmur::internals::fluid::scene::SceneFile;
+use murmur::internals::fluid::SmokeSetup;
+use murmur::internals::raster::fluid::{CpuFluidRaster, CpuSmoke, FrameInput};
+use murmur::internals::view::fluid::Look;
 use murmur_common::lbm::Lattice;
 use murmur_common::render::fluid::{colour_map_rgba, FluidFrame, Quantity, ViewKind};
 use murmur_common::render::smoke::SmokeParams;
@@ -381,9 +381,9 @@ fn gpu_frames_equal_cpu_frames() {
     // frame must be the same bytes.
     let file = SceneFile::parse(VIEW_SCENE).unwrap();
     let scene = file.build().unwrap();
-    let mut cuda = murmur::fluid::cuda::open(&scene.setup).expect("a usable CUDA GPU");
-    let mut cpu = murmur::fluid::cpu::open(&scene.setup).unwrap();
-    let smoke = murmur::view::fluid::smoke_setup(&scene).unwrap();
+    let mut cuda = murmur::internals::fluid::cuda::open(&scene.setup).expect("a usable CUDA GPU");
+    let mut cpu = murmur::internals::fluid::cpu::open(&scene.setup).unwrap();
+    let smoke = murmur::internals::view::fluid::smoke_setup(&scene).unwrap();
     for b in [&mut cpu, &mut cuda] {
         for k in 1..=24u32 {
             b.step().unwrap();

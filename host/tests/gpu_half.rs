@@ -4,7 +4,7 @@
 //! (`murmur_common::lbm::half`, kernel `check_half`). `#[ignore]`d: it needs a CUDA GPU and the
 //! kernels' PTX, and runs with `cargo xtask gpu-test` on the GPU machine.
 
-use murmur::gpu::{Gpu, Shape};
+use murmur::internals::gpu::{Gpu, Shape};
 use murmur_common::lbm::half::CheckHalf;
 
 /// Inputs per launch.

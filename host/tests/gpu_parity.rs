@@ -3,12 +3,12 @@
 //! against a CPU sort. `#[ignore]`d: they need a CUDA GPU and the kernels' PTX, and run with
 //! `cargo xtask gpu-test` on the GPU machine (where a missing GPU is a failure, not a skip).
 
-use murmur::flock::check::{parity, ONE_STEP_TOLERANCE};
-use murmur::flock::config::FlockConfig;
-use murmur::flock::cuda::UpdateForm;
-use murmur::flock::{CellOrder, FlockSettings, FlockState, Method, SortArg};
-use murmur::gpu::sort::{check_sort, RadixSort};
-use murmur::gpu::Gpu;
+use murmur::internals::flock::check::{parity, ONE_STEP_TOLERANCE};
+use murmur::internals::flock::config::FlockConfig;
+use murmur::internals::flock::cuda::UpdateForm;
+use murmur::internals::flock::{CellOrder, FlockSettings, FlockState, Method, SortArg};
+use murmur::internals::gpu::sort::{check_sort, RadixSort};
+use murmur::internals::gpu::Gpu;
 
 fn check(s: &FlockSettings, form: UpdateForm, start: &FlockState) {
     let r = parity(s, form, start, 3).unwrap();
@@ -77,7 +77,7 @@ fn device_radix_sort_matches_a_stable_cpu_sort() {
 #[test]
 #[ignore = "needs a CUDA GPU: cargo xtask gpu-test"]
 fn a_launch_on_another_stream_is_ordered_with_the_buffers_owner() {
-    use murmur::gpu::Shape;
+    use murmur::internals::gpu::Shape;
     use murmur_common::flock::abi::InitFlock;
     use murmur_common::flock::Body;
     let gpu = Gpu::open().unwrap();

@@ -5,10 +5,10 @@
 mod support;
 use support::{assert_one_line_failure, murmur};
 
-use murmur::flock::config::FlockConfig;
-use murmur::flock::cpu::CpuFlock;
-use murmur::flock::{FlockBackend, FlockSettings, FlockState};
-use murmur::view::default_style;
+use murmur::internals::flock::config::FlockConfig;
+use murmur::internals::flock::cpu::CpuFlock;
+use murmur::internals::flock::{FlockBackend, FlockSettings, FlockState};
+use murmur::internals::view::default_style;
 use murmur_common::render::{Camera, ColourMode, View, BACKGROUND};
 use murmur_common::Vec3;
 
@@ -154,7 +154,7 @@ fn gpu_frame_equals_cpu_frame() {
         let t = i as f32 * 0.37;
         *v = Vec3::new(t.cos(), 0.3 * (t * 0.5).sin(), t.sin()) * 0.8;
     }
-    let mut gpu = murmur::flock::cuda::open(&s, &start).unwrap();
+    let mut gpu = murmur::internals::flock::cuda::open(&s, &start, 0).unwrap();
     let view = Camera::framing(s.params.scale, 320, 200)
         .view(&default_style(&s.params, ColourMode::Heading));
     let mut a = vec![0u8; 320 * 200 * 4];

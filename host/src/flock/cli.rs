@@ -341,12 +341,13 @@ pub fn run(a: &RunArgs) -> Result<()> {
     }
     let (mut settings, state) = a.flock.build()?;
     settings.gpu_timer = !a.no_gpu_timer;
-    let (mut backend, note) = driver::open_backend(a.flock.backend, &settings, &state)?;
-    if let Some(note) = note {
+    // The library's flock: the CLI is built on the API.
+    let mut flock = crate::Flock::from_parts(settings.clone(), state, a.flock.backend, 0)?;
+    if let Some(note) = flock.fallback() {
         eprintln!("murmur: {note}");
     }
     if a.save.is_some() {
-        let n = backend.len() as u64;
+        let n = flock.len() as u64;
         preflight::check_host_memory(
             &format!("the snapshot of {n} boids"),
             super::snapshot_host_bytes(n),
@@ -358,10 +359,10 @@ pub fn run(a: &RunArgs) -> Result<()> {
         ", picked for the density"
     };
     let progress = !a.quiet && std::io::stderr().is_terminal();
-    let report = driver::run(backend.as_mut(), a.steps, progress)?;
+    let report = driver::run(flock.backend_mut(), a.steps, progress)?;
     let what = format!(
         "{}, {}, scale {}, cell width factor {}, x-split {}{picked}",
-        backend.describe(),
+        flock.describe(),
         settings.method.name(),
         settings.params.scale,
         settings.cell_width_factor,
@@ -372,7 +373,7 @@ pub fn run(a: &RunArgs) -> Result<()> {
         println!("stages (mean per step): {}", report.stages);
     }
     if let Some(out) = &a.save {
-        let s = backend.state()?;
+        let s = flock.state()?;
         snapshot::save(out, &s)?;
         println!("saved {} boids to {}", s.len(), out.display());
     }

@@ -15,6 +15,7 @@
 
 use super::stage::{Search, Stage, StepPlan, Target};
 use super::{FlockBackend, FlockSettings, FlockState, Method, SimError, SortArg, WithinCell};
+use crate::gpu::exposed::RawBuffer;
 use crate::gpu::scan::CellScan;
 use crate::gpu::sort::RadixSort;
 use crate::gpu::{DriverContext, Gpu, GpuError, Shape, StageClock};
@@ -198,12 +199,13 @@ pub enum UpdateForm {
     Predicated,
 }
 
-/// Opens the CUDA backend on GPU 0 with `state` uploaded.
+/// Opens the CUDA backend on GPU `device` with `state` uploaded.
 pub fn open(
     settings: &FlockSettings,
     state: &FlockState,
+    device: usize,
 ) -> Result<Box<dyn FlockBackend>, GpuError> {
-    let mut f = CudaFlock::new(settings, state.len() as u32)?;
+    let mut f = CudaFlock::new_on(Gpu::open_device(device)?, settings, state.len() as u32)?;
     f.upload(state)?;
     Ok(Box::new(f))
 }
@@ -214,8 +216,9 @@ pub fn open_random(
     settings: &FlockSettings,
     n: u32,
     seed: u64,
+    device: usize,
 ) -> Result<Box<dyn FlockBackend>, GpuError> {
-    let mut f = CudaFlock::new(settings, n)?;
+    let mut f = CudaFlock::new_on(Gpu::open_device(device)?, settings, n)?;
     f.init_random(seed)?;
     Ok(Box::new(f))
 }
@@ -238,7 +241,11 @@ impl CudaFlock {
     /// Allocates everything for `n` boids (state zeroed). Fails with both figures when the GPU's
     /// free memory is short.
     pub fn new(settings: &FlockSettings, n: u32) -> Result<CudaFlock, GpuError> {
-        let gpu = Gpu::open()?;
+        CudaFlock::new_on(Gpu::open()?, settings, n)
+    }
+
+    /// [`CudaFlock::new`] on an opened GPU.
+    pub fn new_on(gpu: Gpu, settings: &FlockSettings, n: u32) -> Result<CudaFlock, GpuError> {
         let grid = settings.grid();
         let cells = grid.cell_count() as u64;
         gpu.check_fits(
@@ -690,10 +697,20 @@ impl FlockBackend for CudaFlock {
         .sorted_by_id())
     }
 
+    fn device_state(&mut self) -> Result<Option<super::DeviceState>, SimError> {
+        self.clock.chain_break()?;
+        let s = &self.gpu.stream;
+        Ok(Some(super::DeviceState {
+            bodies: RawBuffer::of(&self.body[self.cur], s),
+            velocities: RawBuffer::of(&self.vel[self.cur], s),
+        }))
+    }
+
     fn set_state(&mut self, state: &FlockState) -> Result<(), SimError> {
         if state.len() as u32 != self.n {
             let form = self.update_form;
-            *self = CudaFlock::new(&self.settings, state.len() as u32)?;
+            let gpu = Gpu::open_device(self.gpu.ctx.ordinal())?;
+            *self = CudaFlock::new_on(gpu, &self.settings, state.len() as u32)?;
             self.set_update_form(form);
         }
         self.graphs = Default::default();

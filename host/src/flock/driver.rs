@@ -35,16 +35,33 @@ impl Start {
     }
 }
 
-fn open_cuda(settings: &FlockSettings, start: &Start) -> Result<Box<dyn FlockBackend>, SimError> {
+fn open_cuda(
+    settings: &FlockSettings,
+    start: &Start,
+    device: usize,
+) -> Result<Box<dyn FlockBackend>, SimError> {
     Ok(match start {
-        Start::Random { n, seed } => super::cuda::open_random(settings, *n as u32, *seed)?,
-        Start::State(s) => super::cuda::open(settings, s)?,
+        Start::Random { n, seed } => {
+            super::cuda::open_random(settings, *n as u32, *seed, device)?
+        }
+        Start::State(s) => super::cuda::open(settings, s, device)?,
     })
 }
 
-/// Opens a backend. With `Auto`, a CUDA failure falls back to the CPU and the reason is returned.
+/// Opens a backend (CUDA on GPU 0). With `Auto`, a CUDA failure falls back to the CPU and the
+/// reason is returned.
 pub fn open_backend(
     choice: BackendChoice,
+    settings: &FlockSettings,
+    start: &Start,
+) -> Result<(Box<dyn FlockBackend>, Option<String>), SimError> {
+    open_backend_on(choice, 0, settings, start)
+}
+
+/// [`open_backend`] with CUDA on GPU `device`.
+pub fn open_backend_on(
+    choice: BackendChoice,
+    device: usize,
     settings: &FlockSettings,
     start: &Start,
 ) -> Result<(Box<dyn FlockBackend>, Option<String>), SimError> {
@@ -65,7 +82,7 @@ pub fn open_backend(
                 &start.to_state(settings.params.scale),
             )))
         },
-        || open_cuda(settings, start),
+        || open_cuda(settings, start, device),
     )
 }
 

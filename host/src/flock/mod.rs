@@ -272,10 +272,25 @@ pub trait FlockBackend {
     /// Each step's time (ms) since `reset_times`: GPU time from CUDA events on the GPU, wall time
     /// on the CPU.
     fn step_ms(&mut self) -> Result<Vec<f64>, SimError>;
+    /// The current state where it lives on the GPU (None on the CPU): the bodies (`Body`:
+    /// position then id, 16 B each, in the backend's internal order) and the velocities
+    /// (`[f32; 3]`, the same order). Valid until the next step or state change.
+    fn device_state(&mut self) -> Result<Option<DeviceState>, SimError> {
+        Ok(None)
+    }
     /// Device bytes per boid, all buffers counted (None on the CPU).
     fn device_bytes_per_boid(&self) -> Option<f64> {
         None
     }
+}
+
+/// A flock's state on the GPU ([`FlockBackend::device_state`]).
+#[derive(Clone, Debug)]
+pub struct DeviceState {
+    /// `Body` per boid: position (3 x f32) then id (u32).
+    pub bodies: crate::gpu::exposed::RawBuffer,
+    /// `[f32; 3]` per boid.
+    pub velocities: crate::gpu::exposed::RawBuffer,
 }
 
 /// Why a simulation could not go on.

@@ -501,7 +501,7 @@ pub fn scale(a: &ScaleArgs) -> Result<()> {
     }
     for &n in &a.single {
         let settings = scale_settings(&a.flock, n, 1)?;
-        let mut f = super::cuda::open_random(&settings, n as u32, seed)?;
+        let mut f = super::cuda::open_random(&settings, n as u32, seed, 0)?;
         for _ in 0..a.warmup {
             f.step()?;
         }

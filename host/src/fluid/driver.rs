@@ -10,12 +10,25 @@ use std::time::{Duration, Instant};
 
 pub use crate::backend::BackendChoice;
 
-/// Opens a backend. With `Auto`, a CUDA failure falls back to the CPU and the reason is returned.
+/// Opens a backend (CUDA on GPU 0). With `Auto`, a CUDA failure falls back to the CPU and the
+/// reason is returned.
 pub fn open_backend(
     choice: BackendChoice,
     setup: &Setup,
 ) -> Result<(Box<dyn FluidBackend>, Option<String>), FluidError> {
-    choice.open(|| open_cpu(setup), || super::cuda::open(setup))
+    open_backend_on(choice, 0, setup)
+}
+
+/// [`open_backend`] with CUDA on GPU `device`.
+pub fn open_backend_on(
+    choice: BackendChoice,
+    device: usize,
+    setup: &Setup,
+) -> Result<(Box<dyn FluidBackend>, Option<String>), FluidError> {
+    choice.open(
+        || open_cpu(setup),
+        || super::cuda::open_on(crate::gpu::Gpu::open_device(device)?, setup),
+    )
 }
 
 /// The CPU backend, after checking that its populations (and one cell's outlet velocity per

@@ -366,6 +366,11 @@ pub trait FluidBackend {
     }
     /// All populations, decoded, `f[q * n + cell]` (post-collision of the last step).
     fn populations(&mut self) -> Result<Vec<f32>, FluidError>;
+    /// [`FluidBackend::fields`] computed where the lattice lives and left there (None on the
+    /// CPU): `[rho; n] ++ [ux; n] ++ [uy; n] ++ [uz; n]` as f32, valid until the next step.
+    fn device_fields(&mut self) -> Result<Option<crate::gpu::exposed::RawBuffer>, FluidError> {
+        Ok(None)
+    }
     /// Bytes of memory the backend holds for the lattice now (every buffer).
     fn allocated_bytes(&self) -> u64;
     /// `(free, total)` bytes of the device's memory (None on the CPU).

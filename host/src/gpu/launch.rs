@@ -4,7 +4,7 @@
 //!
 //! ```no_run
 //! # use cudarc::driver::CudaSlice;
-//! # use murmur::gpu::{Gpu, GpuError, Shape};
+//! # use murmur::internals::gpu::{Gpu, GpuError, Shape};
 //! # use murmur_common::flock::{abi::CountCells, Body, Grid};
 //! fn count(gpu: &Gpu, grid: Grid, body: &CudaSlice<Body>, counts: &mut CudaSlice<u32>)
 //!     -> Result<(), GpuError> {
@@ -67,7 +67,7 @@
 //! Two write views of one buffer (E0499), and of two buffers:
 //! ```compile_fail,E0499
 //! # use cudarc::driver::CudaSlice;
-//! # use murmur::gpu::{Gpu, GpuError, Shape};
+//! # use murmur::internals::gpu::{Gpu, GpuError, Shape};
 //! # use murmur_common::flock::{abi::ScatterIndex, Body, Grid};
 //! fn _f(gpu: &Gpu, shape: Shape, grid: Grid, body: &CudaSlice<Body>, table: &mut CudaSlice<u32>)
 //!     -> Result<(), GpuError> {
@@ -84,7 +84,7 @@
 //! ```
 //! ```no_run
 //! # use cudarc::driver::CudaSlice;
-//! # use murmur::gpu::{Gpu, GpuError, Shape};
+//! # use murmur::internals::gpu::{Gpu, GpuError, Shape};
 //! # use murmur_common::flock::{abi::ScatterIndex, Body, Grid};
 //! fn _f(
 //!     gpu: &Gpu, shape: Shape, grid: Grid, body: &CudaSlice<Body>,
@@ -105,7 +105,7 @@
 //! One buffer read and written by one launch (E0502), and the explicit in-place call:
 //! ```compile_fail,E0502
 //! # use cudarc::driver::CudaSlice;
-//! # use murmur::gpu::{Gpu, GpuError, Shape};
+//! # use murmur::internals::gpu::{Gpu, GpuError, Shape};
 //! # use murmur_common::flock::abi::CellBounds;
 //! fn _f(gpu: &Gpu, shape: Shape, n: u32, table: &mut CudaSlice<u32>) -> Result<(), GpuError> {
 //!     unsafe {
@@ -120,7 +120,7 @@
 //! ```
 //! ```no_run
 //! # use cudarc::driver::CudaSlice;
-//! # use murmur::gpu::{Gpu, GpuError, Shape};
+//! # use murmur::internals::gpu::{Gpu, GpuError, Shape};
 //! # use murmur_common::flock::abi::CellBounds;
 //! fn _f(gpu: &Gpu, shape: Shape, n: u32, table: &mut CudaSlice<u32>) -> Result<(), GpuError> {
 //!     unsafe {
@@ -137,7 +137,7 @@
 //! the closure's own:
 //! ```compile_fail,E0594
 //! # use cudarc::driver::CudaSlice;
-//! # use murmur::gpu::{Gpu, GpuError, Shape};
+//! # use murmur::internals::gpu::{Gpu, GpuError, Shape};
 //! # use murmur_common::flock::{abi::CountCells, Body, Grid};
 //! fn _f(gpu: &Gpu, shape: Shape, grid: Grid, body: &CudaSlice<Body>, counts: &mut CudaSlice<u32>)
 //!     -> Result<(), GpuError> {
@@ -153,7 +153,7 @@
 //! ```
 //! ```no_run
 //! # use cudarc::driver::CudaSlice;
-//! # use murmur::gpu::{Gpu, GpuError, Shape};
+//! # use murmur::internals::gpu::{Gpu, GpuError, Shape};
 //! # use murmur_common::flock::{abi::CountCells, Body, Grid};
 //! fn _f(gpu: &Gpu, shape: Shape, grid: Grid, body: &CudaSlice<Body>, counts: &mut CudaSlice<u32>)
 //!     -> Result<(), GpuError> {
@@ -172,7 +172,7 @@
 //! launch that keeps only what it read from it:
 //! ```compile_fail,E0521
 //! # use cudarc::driver::CudaSlice;
-//! # use murmur::gpu::{Gpu, GpuError, Shape};
+//! # use murmur::internals::gpu::{Gpu, GpuError, Shape};
 //! # use murmur_common::flock::{abi::CountCells, Body, Grid};
 //! fn _f(gpu: &Gpu, shape: Shape, grid: Grid, body: &CudaSlice<Body>, counts: &mut CudaSlice<u32>)
 //!     -> Result<(), GpuError> {
@@ -190,7 +190,7 @@
 //! ```
 //! ```no_run
 //! # use cudarc::driver::CudaSlice;
-//! # use murmur::gpu::{Gpu, GpuError, Shape};
+//! # use murmur::internals::gpu::{Gpu, GpuError, Shape};
 //! # use murmur_common::flock::{abi::CountCells, Body, Grid};
 //! fn _f(gpu: &Gpu, shape: Shape, grid: Grid, body: &CudaSlice<Body>, counts: &mut CudaSlice<u32>)
 //!     -> Result<(), GpuError> {

@@ -9,6 +9,7 @@
 //! tracking is off: it would record events on every use, also inside graph capture.
 
 pub mod clock;
+pub mod exposed;
 pub mod launch;
 mod ptx;
 pub mod scan;

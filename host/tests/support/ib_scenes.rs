@@ -1,9 +1,9 @@
 //! Scenes with immersed solids shared by the immersed-boundary tests.
 
-use murmur::fluid::ib::plan::RETRACTION;
-use murmur::fluid::ib::{Immersed, Motion, Primitive, Solid};
-use murmur::fluid::scene;
-use murmur::fluid::Setup;
+use murmur::internals::fluid::ib::plan::RETRACTION;
+use murmur::internals::fluid::ib::{Immersed, Motion, Primitive, Solid};
+use murmur::internals::fluid::scene;
+use murmur::internals::fluid::Setup;
 use murmur_common::lbm::{CollisionModel, Rates};
 
 pub fn sphere(radius: f64, center: [f64; 3], motion: Motion, box_: [f64; 3], seed: u64) -> Solid {

@@ -434,6 +434,17 @@ where
         })
     }
 
+    fn device_fields(&mut self) -> Result<Option<crate::gpu::exposed::RawBuffer>, FluidError> {
+        self.compute_fields()?;
+        let Some(fields) = self.lat.fields.as_ref() else {
+            unreachable!("computed above")
+        };
+        Ok(Some(crate::gpu::exposed::RawBuffer::of(
+            fields,
+            &self.gpu.stream,
+        )))
+    }
+
     fn populations(&mut self) -> Result<Vec<f32>, FluidError> {
         let raw = self.gpu.download(&self.lat.f)?;
         Ok(super::cpu::canonical(&self.now(), &raw))

@@ -1,5 +1,6 @@
 //! `murmur fluid run`: layer the settings, open the backend, drive the run, print its summary.
 
+pub mod open;
 pub mod settings;
 
 use super::cli::RunArgs;
@@ -182,7 +183,7 @@ fn tune(
     }
     let solids = !scene.setup.immersed.is_empty();
     Ok(Opened {
-        backend: settings::reopen_with(opened.backend, &mut scene.setup, settings.knobs(solids))?,
+        backend: open::reopen_with(opened.backend, &mut scene.setup, settings.knobs(solids))?,
         ..opened
     })
 }

@@ -22,11 +22,10 @@
 
 use crate::fluid::cli::RunArgs;
 use crate::fluid::defaults::{self, Defaults, DeviceClass};
-use crate::fluid::driver::{self, BackendChoice};
 use crate::fluid::ib::spread::IbSpread;
 use crate::fluid::scene::{RunConfig, Scene, SceneFile};
 use crate::fluid::tuning::{self, Entry, Key as CacheKey, Knobs};
-use crate::fluid::{Block, BoundaryLaunch, FluidBackend, FluidError, Setup};
+use crate::fluid::{Block, BoundaryLaunch, Setup};
 use murmur_common::lbm::{CollisionModel, Layout, StorageKind, Streaming};
 use std::path::Path;
 
@@ -405,55 +404,6 @@ pub enum CacheUse<'a> {
     Device(&'a str),
     /// Left out, for the reason given (it ends the tuning line).
     Off(&'a str),
-}
-
-/// What [`open_picked`] opened: the backend, the note of an `auto` that fell back to the CPU,
-/// and the tuning line.
-pub type Picked = (Box<dyn FluidBackend>, Option<String>, String);
-
-/// Opens a backend of `choice` on `scene` (built from the file at `scene_path`) with the knobs a
-/// run without knob flags takes: the tuning cache's entry for the opened device, else its
-/// device defaults (`fluid view`, `fluid render`). The scene's setup gets the knobs; returns the
-/// backend, the note of an `auto` that fell back to the CPU, and the tuning line.
-pub fn open_picked(
-    choice: BackendChoice,
-    scene: &mut Scene,
-    scene_path: &Path,
-) -> Result<Picked, FluidError> {
-    let solids = !scene.setup.immersed.is_empty();
-    let none = Partial::default();
-    let class = DeviceClass::expected(choice);
-    let (before, _) = Settings::picked(scene, scene_path, class, CacheUse::Off(""), &none);
-    before.knobs(solids).apply(&mut scene.setup);
-    let (backend, note) = driver::open_backend(choice, &scene.setup)?;
-    let describe = backend.describe();
-    let class = DeviceClass::of(&describe);
-    let (after, line) =
-        Settings::picked(scene, scene_path, class, CacheUse::Device(&describe), &none);
-    let backend = reopen_with(backend, &mut scene.setup, after.knobs(solids))?;
-    Ok((backend, note, line))
-}
-
-/// `backend` (opened on `setup`) with `knobs` set on `setup`: the same backend when they are
-/// its knobs already, else that kind of backend opened again with them (the old one's memory
-/// given back first).
-pub fn reopen_with(
-    backend: Box<dyn FluidBackend>,
-    setup: &mut Setup,
-    knobs: Knobs,
-) -> Result<Box<dyn FluidBackend>, FluidError> {
-    let before = Knobs::of(setup);
-    knobs.apply(setup);
-    if Knobs::of(setup) == before {
-        return Ok(backend);
-    }
-    let choice = if backend.describe().starts_with("cuda") {
-        BackendChoice::Cuda
-    } else {
-        BackendChoice::Cpu
-    };
-    drop(backend);
-    Ok(driver::open_backend(choice, setup)?.0)
 }
 
 /// The scene file's bytes for the tuning key (empty when it cannot be read again: then no

@@ -190,7 +190,7 @@ pub fn open(
     scene: &mut Scene,
     path: &Path,
 ) -> Result<(Box<dyn FluidBackend>, String), FluidError> {
-    let (b, note, line) = crate::fluid::run::settings::open_picked(choice, scene, path)?;
+    let (b, note, line) = crate::fluid::run::open::open_picked(choice, scene, path)?;
     if let Some(note) = note {
         eprintln!("murmur: {note}");
     }
