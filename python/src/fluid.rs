@@ -90,6 +90,20 @@ fn to_table(d: &Bound<'_, PyDict>, at: Option<&str>) -> PyResult<toml::Table> {
     Ok(t)
 }
 
+/// murmur's scene error without its ` (line N)`: the TOML text was written from the dict, so
+/// only the key path (`lattice.velocty`) means something to the caller.
+fn without_line(e: &str) -> &str {
+    match e.rsplit_once(" (line ") {
+        Some((head, n))
+            if n.strip_suffix(')')
+                .is_some_and(|n| n.parse::<u32>().is_ok()) =>
+        {
+            head
+        }
+        _ => e,
+    }
+}
+
 /// A quantity's name (`speed`, ...) as murmur's `Quantity`.
 fn quantity(name: &str) -> PyResult<Quantity> {
     Quantity::ALL
@@ -171,7 +185,7 @@ impl Fluid {
         let text = toml::to_string(&table)
             .map_err(|e| PyValueError::new_err(format!("scene: cannot write it as TOML: {e}")))?;
         let mut file = murmur::scene::SceneFile::parse(&text)
-            .map_err(|e| PyValueError::new_err(format!("scene: {e}")))?;
+            .map_err(|e| PyValueError::new_err(format!("scene: {}", without_line(&e))))?;
         file.dir = match dir {
             Some(d) => d,
             None => std::env::current_dir()?,
@@ -245,8 +259,8 @@ impl Fluid {
     }
 
     /// The forces on each immersed solid since the start, ``{name: {"step", "time", "force",
-    /// "torque", "cd", "cl"}}``: one row per recorded step (every ``forces.every`` steps and
-    /// after each ``step``); ``time`` s, ``force`` (rows, 3) N, ``torque`` (rows, 3) N m, ``cd``
+    /// "torque", "cd", "cl"}}``: one row per step murmur recorded (``murmur::SolidForces``);
+    /// ``step`` the step, ``time`` s, ``force`` (rows, 3) N, ``torque`` (rows, 3) N m, ``cd``
     /// and ``cl`` the drag and lift coefficients. Empty without solids.
     fn forces<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
