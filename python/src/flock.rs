@@ -121,6 +121,13 @@ impl Flock {
         x_split: Option<u32>,
         rules: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Flock> {
+        for key in ["n", "seed"] {
+            if rules.is_some_and(|r| r.contains(key).unwrap_or(false)) {
+                return Err(PyValueError::new_err(format!(
+                    "Flock.load takes no {key}: the snapshot sets the flock's boids"
+                )));
+            }
+        }
         let s = settings(
             None,
             None,

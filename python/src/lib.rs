@@ -87,8 +87,10 @@ pub(crate) fn backend(s: &str) -> PyResult<murmur::Backend> {
 /// `unsendable` pyclass's Rust value (a `Flock`, a `Fluid`), taken through a `PyRefMut` that the
 /// calling frame holds until `detach` returns: no other Python thread can borrow the object
 /// meanwhile (`unsendable` classes refuse other threads, and the `PyRefMut` refuses a second
-/// borrow), so the closure has the only access, on the thread that owns the value. Never wrap a
-/// `Bound` or a `Python` in it, and never hand it to another thread.
+/// borrow), so the closure has the only access, on the thread that owns the value. A signal
+/// handler that the closure runs (it re-attaches on this thread) and that touches the same
+/// object gets PyO3's "already borrowed" error, not a second `&mut`. Never wrap a `Bound` or a
+/// `Python` in it, and never hand it to another thread.
 struct OnThisThread<T>(T);
 
 // SAFETY: see the type's documentation: the value never leaves the calling thread.

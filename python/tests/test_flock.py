@@ -90,6 +90,8 @@ def test_save_and_load_round_trip(tmp_path):
     assert np.array_equal(g.pos(), f.pos())
     with pytest.raises(ValueError, match="scale"):
         murmur.Flock.load(path, backend="cpu", scale=1.0)
+    with pytest.raises(ValueError, match="takes no n"):
+        murmur.Flock.load(path, backend="cpu", n=10)
 
 
 def test_a_missing_snapshot_is_an_os_error(tmp_path):
