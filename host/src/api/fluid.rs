@@ -9,7 +9,7 @@ use crate::fluid::derived::{Derived, LATTICE_PERIODIC};
 use crate::fluid::driver::check_health;
 use crate::fluid::forces::{ForceRow, ForceSeries};
 use crate::fluid::scene::{self, Scene, SceneFile};
-use crate::fluid::{FluidBackend, Fields};
+use crate::fluid::{Fields, FluidBackend};
 use crate::view::fluid::Look;
 use murmur_common::lbm::boundary::inlet_scale;
 use murmur_common::lbm::health::Bounds;
@@ -316,9 +316,10 @@ impl Fluid {
             murmur_common::render::BACKGROUND,
         );
         let mut rgba = vec![0u8; width as usize * height as usize * 4];
-        let hooks = self.backend.view_hooks().ok_or_else(|| {
-            Error::new(ErrorKind::Device, "this backend does not draw frames")
-        })?;
+        let hooks = self
+            .backend
+            .view_hooks()
+            .ok_or_else(|| Error::new(ErrorKind::Device, "this backend does not draw frames"))?;
         hooks.render_into(&frame, crate::view::fluid::SOLID_RADIUS, &mut rgba)?;
         image::RgbaImage::from_raw(width, height, rgba)
             .ok_or_else(|| Error::invalid("the frame's size does not match its pixels"))
