@@ -31,7 +31,15 @@ struct Args {
     out: Option<PathBuf>,
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() {
+    // The error's one line, not its `Debug` form.
+    if let Err(e) = run() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
     let a = Args::parse();
     let settings = FlockSettings {
         n: a.n,
@@ -65,6 +73,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out = a
         .out
         .unwrap_or_else(|| std::env::temp_dir().join("murmur-flock.npz"));
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
     flock.save(&out)?;
     println!("saved {}", out.display());
 

@@ -42,7 +42,15 @@ struct Args {
     out: Option<PathBuf>,
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() {
+    // The error's one line, not its `Debug` form.
+    if let Err(e) = run() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
     let a = Args::parse();
     let dir = a
         .out
@@ -78,7 +86,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let image = frame()?;
         let path = dir.join(format!("frame-{i:04}.png"));
         image.save(&path)?;
-        println!("wrote {} ({} x {})", path.display(), image.width(), image.height());
+        println!(
+            "wrote {} ({} x {})",
+            path.display(),
+            image.width(),
+            image.height()
+        );
     }
     Ok(())
 }

@@ -56,7 +56,15 @@ fn gathering(pos: &[[f32; 3]], scale: f32, radius: f32) -> (f64, f64) {
     (nearest / pos.len() as f64, within as f64 / pos.len() as f64)
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() {
+    // The error's one line, not its `Debug` form.
+    if let Err(e) = run() {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
     let a = Args::parse();
     let base = Rules {
         scale: a.scale,

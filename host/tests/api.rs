@@ -46,7 +46,11 @@ fn channel() -> SceneFile {
 }
 
 fn cavity() -> String {
-    concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/fluid/cavity-re100.toml").to_string()
+    concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../assets/fluid/cavity-re100.toml"
+    )
+    .to_string()
 }
 
 #[test]
@@ -139,11 +143,19 @@ fn a_scene_in_code_records_the_drag_on_its_solid() {
     assert!(rows >= 2, "{rows} rows after 20 steps");
     fluid.step(100).unwrap();
     let f = &fluid.forces()[0];
-    assert!(f.step.len() > rows, "rows grow: {} -> {}", rows, f.step.len());
+    assert!(
+        f.step.len() > rows,
+        "rows grow: {} -> {}",
+        rows,
+        f.step.len()
+    );
     assert_eq!(*f.step.last().unwrap(), 120);
     assert_eq!(fluid.step_count(), 120);
     assert!(f.cd.iter().all(|c| c.is_finite()), "{:?}", f.cd);
-    assert!(f.cd.last().unwrap().abs() > 0.0, "the flow pushes the cylinder");
+    assert!(
+        f.cd.last().unwrap().abs() > 0.0,
+        "the flow pushes the cylinder"
+    );
     assert_eq!(f.time_s.len(), f.step.len());
     let [nx, ny, nz] = fluid.shape();
     let u = fluid.velocity().unwrap();
@@ -151,7 +163,10 @@ fn a_scene_in_code_records_the_drag_on_its_solid() {
     assert!(u.iter().all(|v| v.is_finite()));
     let rho = fluid.density().unwrap();
     assert_eq!(rho.shape(), &[nz, ny, nx]);
-    assert!(fluid.device_velocity().unwrap().is_none(), "none on the CPU");
+    assert!(
+        fluid.device_velocity().unwrap().is_none(),
+        "none on the CPU"
+    );
 }
 
 #[test]
@@ -169,7 +184,10 @@ fn frames_have_the_asked_size() {
     let camera = f.camera(64, 48);
     let img = f.render(&camera, ColourMode::Speed).unwrap();
     assert_eq!(img.dimensions(), (64, 48));
-    assert!(img.pixels().any(|p| p.0 != img.get_pixel(0, 0).0), "something drawn");
+    assert!(
+        img.pixels().any(|p| p.0 != img.get_pixel(0, 0).0),
+        "something drawn"
+    );
 
     let mut fluid = Fluid::from_scene(channel(), Backend::Cpu).unwrap();
     fluid.step(5).unwrap();

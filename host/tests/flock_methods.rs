@@ -3,7 +3,9 @@
 //! exactly on cell borders and at the wrap.
 
 use murmur::internals::flock::cpu::CpuFlock;
-use murmur::internals::flock::{CellOrder, FlockBackend, FlockSettings, FlockState, Method, SortArg};
+use murmur::internals::flock::{
+    CellOrder, FlockBackend, FlockSettings, FlockState, Method, SortArg,
+};
 use murmur_common::flock::FlockParams;
 use murmur_common::Vec3;
 use proptest::prelude::*;

@@ -169,7 +169,8 @@ fn cpu_ranks_report_what_the_whole_lattice_reports() {
     for ranks in [2, 3] {
         let plan = SlabPlan::new(&setup, ranks).unwrap();
         let got = murmur::internals::ranks::local::run_ranks(ranks, |comm| {
-            let comm: std::sync::Arc<dyn murmur::internals::ranks::Comm> = std::sync::Arc::new(comm);
+            let comm: std::sync::Arc<dyn murmur::internals::ranks::Comm> =
+                std::sync::Arc::new(comm);
             let mut r = murmur::internals::fluid::slab::open_cpu_rank(&setup, &plan, comm)?;
             for _ in 0..300 {
                 r.step()?;

@@ -2,7 +2,9 @@
 //! the same band force, fields and solid forces bit for bit on the CPU reference; the GPU test
 //! (`#[ignore]`d, `cargo xtask gpu-test`) compares CUDA with the CPU for each method.
 
-use murmur::internals::fluid::commands::parity::{force_difference, FORCE_PARITY_TOLERANCE, PARITY_TOLERANCE};
+use murmur::internals::fluid::commands::parity::{
+    force_difference, FORCE_PARITY_TOLERANCE, PARITY_TOLERANCE,
+};
 use murmur::internals::fluid::cpu::CpuFluid;
 use murmur::internals::fluid::cuda::CudaFluid;
 use murmur::internals::fluid::ib::spread::IbSpread;

@@ -47,7 +47,8 @@ fn immersed_boundary_quick_rows_meet_their_targets() {
     // cells per diameter, the Galilean check at 8 (a few minutes on 2 cores).
     let mut open = cpu();
     let rows =
-        murmur::internals::fluid::ib::validate::run_all(&mut open as &mut Opener, true, |_| {}).unwrap();
+        murmur::internals::fluid::ib::validate::run_all(&mut open as &mut Opener, true, |_| {})
+            .unwrap();
     assert_eq!(rows.len(), 4);
     for r in &rows {
         assert!(r.passed(), "{r:?}");

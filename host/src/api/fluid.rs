@@ -9,7 +9,7 @@ use crate::fluid::derived::{Derived, LATTICE_PERIODIC};
 use crate::fluid::driver::check_health;
 use crate::fluid::forces::{ForceRow, ForceSeries};
 use crate::fluid::scene::{self, Scene, SceneFile};
-use crate::fluid::{FluidBackend, Fields};
+use crate::fluid::{Fields, FluidBackend};
 use crate::view::fluid::Look;
 use murmur_common::lbm::boundary::inlet_scale;
 use murmur_common::lbm::health::Bounds;
@@ -17,8 +17,9 @@ use murmur_common::lbm::Units;
 use ndarray::{Array3, Array4};
 use std::path::Path;
 
-/// The forces on one immersed solid, one row per recorded step (every `forces.every` steps of
-/// the scene and after each [`Fluid::step`]), SI units.
+/// The forces on one immersed solid, one row per step since the start (the backend computes
+/// them every step; they are taken from it every `forces.every` steps of the scene and at the
+/// end of each [`Fluid::step`]), SI units.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SolidForces {
     /// The solid's name in the scene (`solid0`, ... when unnamed).
@@ -387,9 +388,10 @@ impl Fluid {
             murmur_common::render::BACKGROUND,
         );
         let mut rgba = vec![0u8; width as usize * height as usize * 4];
-        let hooks = self.backend.view_hooks().ok_or_else(|| {
-            Error::new(ErrorKind::Device, "this backend does not draw frames")
-        })?;
+        let hooks = self
+            .backend
+            .view_hooks()
+            .ok_or_else(|| Error::new(ErrorKind::Device, "this backend does not draw frames"))?;
         hooks.render_into(&frame, crate::view::fluid::SOLID_RADIUS, &mut rgba)?;
         image::RgbaImage::from_raw(width, height, rgba)
             .ok_or_else(|| Error::invalid("the frame's size does not match its pixels"))

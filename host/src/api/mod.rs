@@ -61,7 +61,9 @@ impl std::str::FromStr for Backend {
 /// Whether this build carries GPU kernels: `Ok(())`, or why not (then only the CPU backend
 /// runs; `Backend::Auto` falls back to it and `Backend::Cuda` fails with this reason).
 pub fn kernels() -> std::result::Result<(), String> {
-    crate::gpu::ptx_source().map(drop).map_err(|e| e.to_string())
+    crate::gpu::ptx_source()
+        .map(drop)
+        .map_err(|e| e.to_string())
 }
 
 /// Whether a CUDA GPU is usable now (a driver, a GPU, and this build's kernels): `Ok(())`, or

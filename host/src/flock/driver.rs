@@ -41,9 +41,7 @@ fn open_cuda(
     device: usize,
 ) -> Result<Box<dyn FlockBackend>, SimError> {
     Ok(match start {
-        Start::Random { n, seed } => {
-            super::cuda::open_random(settings, *n as u32, *seed, device)?
-        }
+        Start::Random { n, seed } => super::cuda::open_random(settings, *n as u32, *seed, device)?,
         Start::State(s) => super::cuda::open(settings, s, device)?,
     })
 }

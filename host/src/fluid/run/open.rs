@@ -82,4 +82,3 @@ pub fn reopen_on(
     drop(backend);
     Ok(driver::open_backend_on(choice, device, setup)?.0)
 }
-
