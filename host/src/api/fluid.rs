@@ -262,10 +262,10 @@ impl Fluid {
             }
             self.backend.step()?;
             done += 1;
-            if every > 0 && step % every == 0 && done < k {
+            if every > 0 && step.is_multiple_of(every) && done < k {
                 check_health(self.backend.as_mut(), &self.bounds, every, None)?;
             }
-            if forces_every > 0 && step % forces_every == 0 {
+            if forces_every > 0 && step.is_multiple_of(forces_every) {
                 self.record_forces()?;
             }
         }
@@ -349,8 +349,8 @@ impl Fluid {
             &self.scene.units,
         )?;
         let [nx, ny, nz] = self.shape();
-        Ok(Array4::from_shape_vec((nz, ny, nx, 3), d.vorticity)
-            .map_err(|e| Error::invalid(e.to_string()))?)
+        Array4::from_shape_vec((nz, ny, nx, 3), d.vorticity)
+            .map_err(|e| Error::invalid(e.to_string()))
     }
 
     /// The forces on each immersed solid since the start (empty without solids).

@@ -113,11 +113,11 @@ struct Opened {
 /// The simulation a run steps.
 enum Sim {
     /// One device: the library's `Fluid`, which holds the scene.
-    One(crate::Fluid),
+    One(Box<crate::Fluid>),
     /// This rank's slab of several.
     Slab {
         backend: Box<dyn FluidBackend>,
-        scene: Scene,
+        scene: Box<Scene>,
     },
 }
 
@@ -153,7 +153,7 @@ fn open(a: &RunArgs, scene: Scene, ranked: Option<RankEnv>, out: &Out) -> Result
             eprintln!("murmur: {note}");
         }
         return Ok(Opened {
-            sim: Sim::One(fluid),
+            sim: Sim::One(Box::new(fluid)),
             rank: None,
             pieces: None,
         });
@@ -181,7 +181,7 @@ fn open(a: &RunArgs, scene: Scene, ranked: Option<RankEnv>, out: &Out) -> Result
     Ok(Opened {
         sim: Sim::Slab {
             backend: Box::new(slab),
-            scene,
+            scene: Box::new(scene),
         },
         rank: Some(r),
         pieces,
@@ -219,7 +219,7 @@ fn tune(
     };
     let solids = !fluid.built().setup.immersed.is_empty();
     Ok(Opened {
-        sim: Sim::One(fluid.reopened(settings.knobs(solids), line)?),
+        sim: Sim::One(Box::new(fluid.reopened(settings.knobs(solids), line)?)),
         ..opened
     })
 }
