@@ -71,9 +71,27 @@ pub mod look {
     pub use murmur_common::render::fluid::{Quantity, ViewKind};
 }
 
-/// A fluid scene as data: what a scene file holds (physical units), to build in code or to
-/// parse from TOML ([`SceneFile::parse`](scene::SceneFile::parse)). The format is documented in
+/// A fluid scene as data: what a scene file holds (physical units), to build in code
+/// ([`SceneFile::new`](scene::SceneFile::new) and the constructors beside it) or to parse from
+/// TOML ([`SceneFile::parse`](scene::SceneFile::parse)). The format is documented in
 /// `docs/fluid/scenes.md`.
+///
+/// ```
+/// use murmur::scene::{DomainConfig, FaceConfig, Faces, LatticeConfig, Physical, SceneFile};
+/// use murmur::scene::{ShapeConfig, SolidConfig};
+///
+/// // A 2D channel, 1 m/s past a 0.5 m cylinder at Re 50: 48 x 24 cells, one deep.
+/// let scene = SceneFile::new(
+///     "channel",
+///     Physical::new(0.5, 1.0, 0.01),
+///     LatticeConfig::new(8).with_velocity(0.05),
+///     DomainConfig::cells([48, 24, 1]),
+/// )
+/// .with_faces(Faces::channel_x(FaceConfig::FreeSlip {}, FaceConfig::Periodic {}))
+/// .with_solid(SolidConfig::new(ShapeConfig::tube(0.25, 0.0625), [1.0, 1.5, 0.03125]));
+/// assert_eq!(scene.physical.reynolds(), 50.0);
+/// ```
 pub mod scene {
     pub use crate::fluid::scene::file::*;
+    pub use murmur_common::lbm::CollisionModel;
 }

@@ -15,6 +15,7 @@ const GPU_TESTS: &[&str] = &[
     "gpu_half",
     "view_render",
     "fluid_view",
+    "api",
 ];
 
 pub fn gpu_test(run_here: bool) -> Result<()> {

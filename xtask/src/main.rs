@@ -6,10 +6,11 @@
 //!   README's run command: the GPU on the first try); says at once what it builds.
 //! - `test`: what CI runs: the one-build check (`features.rs`), fmt check, the PTX when it is
 //!   missing or stale, clippy with warnings denied, all tests (release profile, sharing the
-//!   binary's build).
+//!   binary's build), then every library example with its CI size (`examples.rs`).
 //! - `gpu-bundle`: release binaries + PTX + a check script in `dist/gpu/`, for one run on a GPU machine.
 //! - `gpu-test`: the `#[ignore]`d GPU tests as binaries in `dist/gpu/tests/` (with `--run`: run here).
 
+mod examples;
 mod features;
 mod gpu_test;
 mod link;
@@ -39,7 +40,7 @@ enum Cmd {
     Run(RunArgs),
     /// Run everything CI runs: the one-build check, fmt check, build-ptx (when the PTX is
     /// missing or stale), clippy -D warnings (kernels included), all tests (the GPU tests are
-    /// ignored: `gpu-test`).
+    /// ignored: `gpu-test`), the library's examples.
     Test {
         /// Skip the PTX and the kernels' clippy (the GPU tests then report the missing PTX and
         /// skip).
@@ -146,6 +147,8 @@ fn test(no_ptx: bool, verbose: bool) -> Result<()> {
     run(cargo()
         .current_dir(&root)
         .args(["test", "--release", "--workspace"]))?;
+    // The examples, built by the tests above, run with their CI sizes.
+    examples::run_examples(&root)?;
     Ok(())
 }
 

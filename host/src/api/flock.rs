@@ -154,7 +154,8 @@ impl Flock {
         })
     }
 
-    /// The backend stepping it (`fluid run`'s driver takes it).
+    /// The backend stepping it (`flock run`'s driver takes it); device arrays made before are
+    /// stale after.
     #[doc(hidden)]
     pub fn backend_mut(&mut self) -> &mut dyn FlockBackend {
         self.generation += 1;

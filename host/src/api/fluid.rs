@@ -17,8 +17,9 @@ use murmur_common::lbm::Units;
 use ndarray::{Array3, Array4};
 use std::path::Path;
 
-/// The forces on one immersed solid, one row per recorded step (every `forces.every` steps of
-/// the scene and after each [`Fluid::step`]), SI units.
+/// The forces on one immersed solid, one row per step since the start (the backend computes
+/// them every step; they are taken from it every `forces.every` steps of the scene and at the
+/// end of each [`Fluid::step`]), SI units.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SolidForces {
     /// The solid's name in the scene (`solid0`, ... when unnamed).
@@ -50,6 +51,8 @@ pub struct Fluid {
     inlet: Option<f32>,
     fallback: Option<String>,
     tuning: String,
+    /// CUDA device ordinal (0 on the CPU).
+    device: usize,
     owner: u64,
     generation: u64,
 }
@@ -87,6 +90,18 @@ impl Fluid {
         let (backend, fallback, tuning) =
             crate::fluid::run::open::open_picked_on(choice, device, &mut built, path)?;
         let forces = crate::fluid::sink::force_series(&built, None)?;
+        let mut fluid = Fluid::assemble(built, backend, fallback, tuning, forces);
+        fluid.device = device;
+        Ok(fluid)
+    }
+
+    fn assemble(
+        built: Scene,
+        backend: Box<dyn FluidBackend>,
+        fallback: Option<String>,
+        tuning: String,
+        forces: Option<ForceSeries>,
+    ) -> Fluid {
         let history = built
             .setup
             .immersed
@@ -97,7 +112,7 @@ impl Fluid {
                 ..SolidForces::default()
             })
             .collect();
-        Ok(Fluid {
+        Fluid {
             backend,
             bounds: built.bounds(),
             scene: built,
@@ -106,9 +121,66 @@ impl Fluid {
             inlet: None,
             fallback,
             tuning,
+            device: 0,
             owner: device::new_owner(),
             generation: 0,
-        })
+        }
+    }
+
+    /// A built scene (its knobs set on its setup) opened as `choice` says on GPU `device`:
+    /// `murmur fluid run`'s single-device path, which steps it through
+    /// [`Fluid::backend_mut`] with its own sink. It records no forces of its own (the run's
+    /// sink does) and its tuning line is empty until [`Fluid::reopened`].
+    #[doc(hidden)]
+    pub fn from_built(
+        built: Scene,
+        choice: super::BackendChoice,
+        device: usize,
+    ) -> std::result::Result<Fluid, crate::fluid::FluidError> {
+        let (backend, fallback) =
+            crate::fluid::driver::open_backend_on(choice, device, &built.setup)?;
+        let mut fluid = Fluid::assemble(built, backend, fallback, String::new(), None);
+        fluid.device = device;
+        Ok(fluid)
+    }
+
+    /// The same fluid with `knobs` set on its setup (the backend opened again when they
+    /// differ from its own), `tuning` the line saying where they came from.
+    #[doc(hidden)]
+    pub fn reopened(
+        mut self,
+        knobs: crate::fluid::tuning::Knobs,
+        tuning: String,
+    ) -> std::result::Result<Fluid, crate::fluid::FluidError> {
+        self.backend = crate::fluid::run::open::reopen_on(
+            self.backend,
+            self.device,
+            &mut self.scene.setup,
+            knobs,
+        )?;
+        self.tuning = tuning;
+        self.generation += 1;
+        Ok(self)
+    }
+
+    /// The built scene it runs (lattice units, setup, warnings).
+    #[doc(hidden)]
+    pub fn built(&self) -> &Scene {
+        &self.scene
+    }
+
+    /// The backend (`fluid run` prints its description and storage).
+    #[doc(hidden)]
+    pub fn backend(&self) -> &dyn FluidBackend {
+        self.backend.as_ref()
+    }
+
+    /// The backend stepping it (`fluid run`'s driver takes it); device arrays made before are
+    /// stale after.
+    #[doc(hidden)]
+    pub fn backend_mut(&mut self) -> &mut dyn FluidBackend {
+        self.generation += 1;
+        self.backend.as_mut()
     }
 
     /// The backend, e.g. `"cpu (rayon, 8 threads)"` or `"cuda (NVIDIA H200)"`.
@@ -190,10 +262,10 @@ impl Fluid {
             }
             self.backend.step()?;
             done += 1;
-            if every > 0 && step % every == 0 && done < k {
+            if every > 0 && step.is_multiple_of(every) && done < k {
                 check_health(self.backend.as_mut(), &self.bounds, every, None)?;
             }
-            if forces_every > 0 && step % forces_every == 0 {
+            if forces_every > 0 && step.is_multiple_of(forces_every) {
                 self.record_forces()?;
             }
         }
@@ -277,8 +349,8 @@ impl Fluid {
             &self.scene.units,
         )?;
         let [nx, ny, nz] = self.shape();
-        Ok(Array4::from_shape_vec((nz, ny, nx, 3), d.vorticity)
-            .map_err(|e| Error::invalid(e.to_string()))?)
+        Array4::from_shape_vec((nz, ny, nx, 3), d.vorticity)
+            .map_err(|e| Error::invalid(e.to_string()))
     }
 
     /// The forces on each immersed solid since the start (empty without solids).

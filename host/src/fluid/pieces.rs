@@ -5,7 +5,7 @@
 //! A piece holds the rank's owned layers and, except on the last rank, the first layer of the
 //! next slab: point data pieces meet on a shared layer, as ParaView expects. The vorticity and
 //! Q-criterion need the velocity's neighbours, so the rank's fields come with two layers of the
-//! neighbouring slabs on each side ([`super::slab::SlabFluid::piece`]); every value written
+//! neighbouring slabs on each side (`SlabFluid::piece` in `slab/adapter.rs`); every value written
 //! equals the one a single-rank run writes.
 
 use super::derived::Derived;

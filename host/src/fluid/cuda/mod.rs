@@ -3,8 +3,8 @@
 //! side stream of the boundary kernel and a slab's exchange stream, the populations streamed by
 //! pull (two copies) or in place (one), timed with CUDA events.
 //!
-//! The lattice's buffers and stages are in [`lattice`], the immersed boundary's in [`ib`], the
-//! viewer's and the bench's hooks in [`hooks`].
+//! The lattice's buffers and stages are in `lattice.rs`, the immersed boundary's in `ib.rs`, the
+//! viewer's and the bench's hooks in `hooks.rs`.
 
 mod hooks;
 mod ib;

@@ -59,18 +59,18 @@ pub fn run(a: &RunArgs) -> Result<()> {
     }
     let out = output(a)?;
     let steps = settings.steps;
-    let opened = open(a, &scene, ranked, &out)?;
-    let opened = tune(a, &flags, &mut scene, opened, class, lead)?;
+    let opened = open(a, scene, ranked, &out)?;
+    let opened = tune(a, &flags, opened, class, lead)?;
     // The folder last, once the scene, the backend and the tuning have all passed.
     if let Out::Dir(dir) = &out {
         crate::preflight::create_output_dir(dir)?;
     }
-    let opts = options(a, &scene, &out, lead, steps);
+    let opts = options(a, opened.scene(), &out, lead, steps);
     if !lead {
         return follow(opened, &out, opts);
     }
-    header(&scene, opened.backend.as_ref(), steps);
-    finish(scene, opened, out, opts)
+    header(opened.scene(), opened.backend(), steps);
+    finish(opened, out, opts)
 }
 
 /// Several ranks run on GPUs only: refused with `--backend cpu` when `several` ranks would run.
@@ -102,24 +102,58 @@ fn output(a: &RunArgs) -> Result<Out> {
     })
 }
 
-/// A run's open backend: on one device, or this rank's slab with the rank and (writing a
-/// folder) the sink of its pieces.
+/// A run's open simulation: a [`Fluid`](crate::Fluid) on one device, or this rank's slab
+/// (with its scene) beside the rank and (writing a folder) the sink of its pieces.
 struct Opened {
-    backend: Box<dyn FluidBackend>,
+    sim: Sim,
     rank: Option<GpuRank>,
     pieces: Option<PieceSink>,
 }
 
-/// Opens the backend of `scene`: one slab per rank when `ranked`, else as `--backend` says
-/// (a note on stderr when auto falls back).
-fn open(a: &RunArgs, scene: &Scene, ranked: Option<RankEnv>, out: &Out) -> Result<Opened> {
+/// The simulation a run steps.
+enum Sim {
+    /// One device: the library's `Fluid`, which holds the scene.
+    One(Box<crate::Fluid>),
+    /// This rank's slab of several.
+    Slab {
+        backend: Box<dyn FluidBackend>,
+        scene: Box<Scene>,
+    },
+}
+
+impl Opened {
+    fn scene(&self) -> &Scene {
+        match &self.sim {
+            Sim::One(f) => f.built(),
+            Sim::Slab { scene, .. } => scene,
+        }
+    }
+
+    fn backend(&self) -> &dyn FluidBackend {
+        match &self.sim {
+            Sim::One(f) => f.backend(),
+            Sim::Slab { backend, .. } => backend.as_ref(),
+        }
+    }
+
+    fn backend_mut(&mut self) -> &mut dyn FluidBackend {
+        match &mut self.sim {
+            Sim::One(f) => f.backend_mut(),
+            Sim::Slab { backend, .. } => backend.as_mut(),
+        }
+    }
+}
+
+/// Opens `scene`: one slab per rank when `ranked`, else a [`Fluid`](crate::Fluid) as
+/// `--backend` says (a note on stderr when auto falls back).
+fn open(a: &RunArgs, scene: Scene, ranked: Option<RankEnv>, out: &Out) -> Result<Opened> {
     let Some(env) = ranked else {
-        let (backend, note) = driver::open_backend(a.backend, &scene.setup)?;
-        if let Some(note) = &note {
+        let fluid = crate::Fluid::from_built(scene, a.backend, 0)?;
+        if let Some(note) = fluid.fallback() {
             eprintln!("murmur: {note}");
         }
         return Ok(Opened {
-            backend,
+            sim: Sim::One(Box::new(fluid)),
             rank: None,
             pieces: None,
         });
@@ -145,7 +179,10 @@ fn open(a: &RunArgs, scene: &Scene, ranked: Option<RankEnv>, out: &Out) -> Resul
         });
     }
     Ok(Opened {
-        backend: Box::new(slab),
+        sim: Sim::Slab {
+            backend: Box::new(slab),
+            scene: Box::new(scene),
+        },
         rank: Some(r),
         pieces,
     })
@@ -159,12 +196,11 @@ fn open(a: &RunArgs, scene: &Scene, ranked: Option<RankEnv>, out: &Out) -> Resul
 fn tune(
     a: &RunArgs,
     flags: &Partial,
-    scene: &mut Scene,
     opened: Opened,
     expected: DeviceClass,
     lead: bool,
 ) -> Result<Opened> {
-    let describe = opened.backend.describe();
+    let describe = opened.backend().describe();
     let (class, cache) = match &opened.rank {
         Some(_) => (expected, CacheUse::Off("the tuning cache is for one GPU")),
         None if a.no_tuning => (
@@ -173,17 +209,17 @@ fn tune(
         ),
         None => (DeviceClass::of(&describe), CacheUse::Device(&describe)),
     };
-    let (settings, line) = Settings::picked(scene, &a.scene, class, cache, flags);
+    let (settings, line) = Settings::picked(opened.scene(), &a.scene, class, cache, flags);
     if lead {
         println!("{line}");
     }
-    if opened.rank.is_some() {
-        // The same class as the open: the same knobs.
+    let Sim::One(fluid) = opened.sim else {
+        // Several ranks: the same class as the open, the same knobs.
         return Ok(opened);
-    }
-    let solids = !scene.setup.immersed.is_empty();
+    };
+    let solids = !fluid.built().setup.immersed.is_empty();
     Ok(Opened {
-        backend: open::reopen_with(opened.backend, &mut scene.setup, settings.knobs(solids))?,
+        sim: Sim::One(Box::new(fluid.reopened(settings.knobs(solids), line)?)),
         ..opened
     })
 }
@@ -211,11 +247,12 @@ fn follow(mut opened: Opened, out: &Out, opts: RunOptions) -> Result<()> {
     let mut follower = driver::Follower {
         fields: !matches!(out, Out::None),
     };
-    let sink: &mut dyn driver::Sink = match opened.pieces.as_mut() {
+    let mut pieces = opened.pieces.take();
+    let sink: &mut dyn driver::Sink = match pieces.as_mut() {
         Some(p) => p,
         None => &mut follower,
     };
-    driver::run(opened.backend.as_mut(), opts, &mut last_good, sink)?;
+    driver::run(opened.backend_mut(), opts, &mut last_good, sink)?;
     if let Some(r) = &opened.rank {
         r.finish();
     }
@@ -254,7 +291,8 @@ fn header(scene: &Scene, backend: &dyn FluidBackend, steps: u64) {
 
 /// Rank 0 (or the only rank): runs to the outputs and prints the summary, the stage times, the
 /// health at the end, the forces' summaries and the last files written.
-fn finish(scene: Scene, mut opened: Opened, out: Out, opts: RunOptions) -> Result<()> {
+fn finish(mut opened: Opened, out: Out, opts: RunOptions) -> Result<()> {
+    let scene = opened.scene();
     let csv = out.forces_csv(&scene.file.name);
     if let Some(p) = &csv {
         crate::preflight::check_output_file(p)?;
@@ -266,24 +304,25 @@ fn finish(scene: Scene, mut opened: Opened, out: Out, opts: RunOptions) -> Resul
         periodic: scene.setup.immersed.periodic,
         out,
         written: Vec::new(),
-        forces: sink::force_series(&scene, csv.as_deref())?,
+        forces: sink::force_series(scene, csv.as_deref())?,
     };
-    let backend = opened.backend.as_mut();
+    let mut pieces = opened.pieces.take();
+    let backend = opened.backend_mut();
     let mut last_good: Option<Checkpoint> = None;
-    let result = match opened.pieces.as_mut() {
+    let result = match pieces.as_mut() {
         Some(p) => driver::run(backend, opts, &mut last_good, p),
         None => driver::run(backend, opts, &mut last_good, &mut sink),
     };
     // The force file keeps every row handed over, also when the run stops early.
     let summaries = sink.finish();
     let report = result?;
-    if let Some(p) = opened.pieces {
+    if let Some(p) = pieces {
         sink.written.extend(p.written);
     }
     if let Some(r) = &opened.rank {
         r.finish();
     }
-    println!("{}", report.summary(&opened.backend.describe()));
+    println!("{}", report.summary(&opened.backend().describe()));
     if !report.stages.is_empty() {
         println!("stages (mean per step): {}", report.stages);
     }

@@ -63,7 +63,7 @@ pub fn reopen_with(
 }
 
 /// [`reopen_with`] for a backend on GPU `device`.
-fn reopen_on(
+pub fn reopen_on(
     backend: Box<dyn FluidBackend>,
     device: usize,
     setup: &mut Setup,

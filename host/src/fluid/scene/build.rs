@@ -62,6 +62,7 @@ fn check_speed(
 }
 
 impl SceneFile {
+    #[doc(hidden)]
     /// The unit conversion, after checking the physical scales and the resolution.
     pub fn units(&self) -> Result<Units, FluidError> {
         let ph = &self.physical;
@@ -93,6 +94,7 @@ impl SceneFile {
         ))
     }
 
+    #[doc(hidden)]
     /// The domain and its faces in lattice units, the warnings they raise, and the inlet ramp
     /// (seconds, 0 for none).
     pub fn geometry(&self, units: &Units) -> Result<(Geometry, Vec<String>, f64), FluidError> {
@@ -294,6 +296,7 @@ impl SceneFile {
         Ok(())
     }
 
+    #[doc(hidden)]
     /// The lattice's size in cells (x, y, z), without building anything: what the memory
     /// checks count before the setup's arrays exist.
     pub fn dims(&self) -> Result<[u32; 3], FluidError> {
@@ -301,6 +304,7 @@ impl SceneFile {
         self.geometry(&units)?.0.dims()
     }
 
+    #[doc(hidden)]
     /// Converts to lattice units, checks stability and every value, and builds the setup and
     /// its solids.
     pub fn build(&self) -> Result<Scene, FluidError> {
@@ -448,6 +452,7 @@ impl SceneFile {
 }
 
 impl SceneFile {
+    #[doc(hidden)]
     /// The immersed boundary's spreading of `[immersed]` (the default when it names none).
     pub fn spread(&self) -> Result<crate::fluid::ib::spread::IbSpread, FluidError> {
         use super::file::SpreadName;

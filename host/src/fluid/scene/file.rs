@@ -19,26 +19,34 @@ pub struct SceneFile {
     /// Collision operator: `bgk`, `rm-mrt`, `acm-mrt`.
     #[serde(default)]
     pub collision: CollisionModel,
+    /// The physical scales `L`, `U`, `nu`, `rho` (SI).
     pub physical: Physical,
+    /// The resolution and the lattice velocity.
     pub lattice: LatticeConfig,
+    /// The fluid box.
     pub domain: DomainConfig,
     /// Boundary of each face; faces left out are no-slip walls.
     #[serde(default)]
     pub faces: Faces,
+    /// The state at step 0 (at rest by default).
     #[serde(default)]
     pub initial: Initial,
+    /// A uniform acceleration of the fluid (none by default).
     #[serde(default)]
     pub body_force: BodyForce,
     /// Immersed solids (at most `murmur_common::lbm::ib::solid::MAX_SOLIDS`).
     #[serde(default)]
     pub solids: Vec<SolidConfig>,
+    /// The force coefficients' axes and velocity, and how often forces are recorded.
     #[serde(default)]
     pub forces: ForcesConfig,
     /// How the immersed boundary spreads its forces.
     #[serde(default, skip_serializing_if = "ImmersedConfig::is_default")]
     pub immersed: ImmersedConfig,
+    /// The bounds a healthy flow keeps.
     #[serde(default)]
     pub health: HealthConfig,
+    /// Run length, output and health-check intervals (steps).
     #[serde(default)]
     pub run: RunConfig,
     /// The viewer's smoke: its sources and how it advects (`murmur fluid view | render`).
@@ -47,7 +55,8 @@ pub struct SceneFile {
     /// The viewer's defaults (`murmur fluid view | render`; the command line overrides them).
     #[serde(default, skip_serializing_if = "ViewConfig::is_default")]
     pub view: ViewConfig,
-    /// Folder of the scene file: mesh paths are relative to it.
+    /// Folder of the scene file: mesh paths are relative to it (empty for a scene built in
+    /// code: the working folder).
     #[serde(skip)]
     pub dir: PathBuf,
 }
@@ -67,7 +76,7 @@ pub struct Physical {
     pub density: f64,
 }
 
-fn water() -> f64 {
+pub(super) fn water() -> f64 {
     1000.0
 }
 
@@ -91,7 +100,7 @@ pub struct LatticeConfig {
     pub acm_lambda: f32,
 }
 
-fn default_u_lb() -> f64 {
+pub(super) fn default_u_lb() -> f64 {
     0.1
 }
 fn default_bulk() -> f32 {
@@ -120,16 +129,22 @@ pub struct DomainConfig {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Faces {
+    /// The face at x = 0.
     #[serde(default)]
     pub x_min: FaceConfig,
+    /// The face at the far end of x.
     #[serde(default)]
     pub x_max: FaceConfig,
+    /// The face at y = 0.
     #[serde(default)]
     pub y_min: FaceConfig,
+    /// The face at the far end of y.
     #[serde(default)]
     pub y_max: FaceConfig,
+    /// The face at z = 0.
     #[serde(default)]
     pub z_min: FaceConfig,
+    /// The face at the far end of z.
     #[serde(default)]
     pub z_max: FaceConfig,
 }
@@ -172,6 +187,7 @@ pub enum FaceConfig {
         /// the inward normal.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         velocity: Option<[f64; 3]>,
+        /// Uniform or parabolic across the face.
         #[serde(default)]
         profile: Profile,
         /// Seconds over which the inflow rises smoothly from 0 (0: at once). Every inlet of a
@@ -222,6 +238,7 @@ pub struct Initial {
     /// Uniform velocity, m/s.
     #[serde(default)]
     pub velocity: [f64; 3],
+    /// A Taylor-Green vortex added to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub taylor_green: Option<TaylorGreen>,
 }
@@ -254,15 +271,18 @@ pub struct SolidConfig {
     /// Name in messages and outputs. Default: the shape's type or the mesh file's stem.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// Its shape (lengths in m, times `scale`).
     pub shape: ShapeConfig,
     /// Centre, m from the domain's origin (a mesh is centred on its centre of mass when
     /// closed, on its bounding box's centre otherwise).
     pub position: [f64; 3],
+    /// Its rotation from the shape's own axes. Default: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub orientation: Option<Orientation>,
     /// Uniform scale of the shape (for meshes: file units to metres).
     #[serde(default = "unit")]
     pub scale: f64,
+    /// How it moves. Default: fixed.
     #[serde(default)]
     pub motion: MotionConfig,
     /// Reference area of the force coefficients, m^2. Default: the projected frontal area
@@ -281,16 +301,16 @@ pub struct SolidConfig {
     pub seed: u64,
 }
 
-fn unit() -> f64 {
+pub(super) fn unit() -> f64 {
     1.0
 }
-fn one_u64() -> u64 {
+pub(super) fn one_u64() -> u64 {
     1
 }
-fn z_axis() -> [f64; 3] {
+pub(super) fn z_axis() -> [f64; 3] {
     [0.0, 0.0, 1.0]
 }
-fn yes() -> bool {
+pub(super) fn yes() -> bool {
     true
 }
 
@@ -298,37 +318,52 @@ fn yes() -> bool {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum ShapeConfig {
+    /// A sphere.
     Sphere {
+        /// m.
         radius: f64,
     },
+    /// A circular cylinder centred on its position.
     Cylinder {
+        /// m.
         radius: f64,
+        /// Along the axis, m.
         length: f64,
         /// Flat end caps (false: an open tube).
         #[serde(default = "yes")]
         caps: bool,
+        /// Direction of the axis (normalised). Default: z.
         #[serde(default = "z_axis")]
         axis: [f64; 3],
     },
+    /// A box centred on its position.
     Box {
         /// Edge lengths along the solid's own x, y, z.
         size: [f64; 3],
     },
+    /// A torus about `axis`.
     Torus {
+        /// From the axis to the tube's centre, m.
         major_radius: f64,
+        /// The tube's radius, m.
         minor_radius: f64,
+        /// Direction of the axis (normalised). Default: z.
         #[serde(default = "z_axis")]
         axis: [f64; 3],
     },
+    /// A cylinder with hemispherical ends.
     Capsule {
+        /// m.
         radius: f64,
-        /// Length of the straight part.
+        /// Length of the straight part, m.
         length: f64,
+        /// Direction of the axis (normalised). Default: z.
         #[serde(default = "z_axis")]
         axis: [f64; 3],
     },
     /// A triangle mesh file (OBJ or STL), path relative to the scene file.
     Mesh {
+        /// The file (relative to [`SceneFile::dir`]).
         file: PathBuf,
     },
 }
@@ -337,10 +372,13 @@ pub enum ShapeConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Orientation {
+    /// The rotation's axis (with `angle`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub axis: Option<[f64; 3]>,
+    /// The rotation's angle about `axis`, degrees.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub angle: Option<f64>,
+    /// The rotation as a unit quaternion `[w, x, y, z]` (instead of `axis` and `angle`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quaternion: Option<[f64; 4]>,
 }
@@ -349,32 +387,45 @@ pub struct Orientation {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum MotionConfig {
+    /// At rest.
     Fixed {},
     /// Constant velocity, m/s.
     Translate {
+        /// m/s.
         velocity: [f64; 3],
+        /// s.
         #[serde(default)]
         ramp: f64,
     },
     /// Rotation about `axis` through the centre at `rate` rad/s.
     Rotate {
+        /// Direction of the axis (normalised).
         axis: [f64; 3],
+        /// rad/s.
         rate: f64,
+        /// s.
         #[serde(default)]
         ramp: f64,
     },
     /// Translation `amplitude sin(2 pi frequency t)`, amplitude in m, frequency in Hz.
     Oscillate {
+        /// m.
         amplitude: [f64; 3],
+        /// Hz.
         frequency: f64,
+        /// s.
         #[serde(default)]
         ramp: f64,
     },
     /// Rotation about `axis` by `amplitude sin(2 pi frequency t)`, amplitude in degrees.
     OscillateRotation {
+        /// Direction of the axis (normalised).
         axis: [f64; 3],
+        /// Degrees.
         amplitude: f64,
+        /// Hz.
         frequency: f64,
+        /// s.
         #[serde(default)]
         ramp: f64,
     },
@@ -447,8 +498,12 @@ impl ImmersedConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SpreadName {
+    /// Each sample adds into its stencil's cells with atomic fixed-point adds.
     Scatter,
+    /// Samples binned per band cell; each band cell sums the bins around it.
     Gather,
+    /// Samples sorted by blocks of `block`^3 cells; each band cell sums its block and the
+    /// blocks its support reaches.
     Blocks,
 }
 
@@ -512,6 +567,7 @@ pub struct SmokeConfig {
     pub every: u32,
     /// Seconds over which smoke away from the sources fades to half (0: never).
     pub half_life: f64,
+    /// Where smoke is injected.
     pub sources: Vec<SmokeSourceConfig>,
 }
 
@@ -537,28 +593,39 @@ impl SmokeConfig {
 pub enum SmokeSourceConfig {
     /// A ball.
     Point {
+        /// Centre, m.
         position: [f64; 3],
+        /// m.
         radius: f64,
+        /// Concentration held in the source (1: full).
         #[serde(default = "one")]
         amount: f64,
     },
     /// A disc one cell thick across `normal`.
     Disc {
+        /// Centre, m.
         position: [f64; 3],
+        /// The disc's normal (normalised).
         normal: [f64; 3],
+        /// m.
         radius: f64,
+        /// Concentration held in the source (1: full).
         #[serde(default = "one")]
         amount: f64,
     },
     /// The first fluid layer behind an inlet face (`face`, default: the scene's first inlet):
     /// the whole face, or with `spacing` dots of `radius` on a grid of that pitch (streaklines).
     Inlet {
+        /// The face's key (`x_min`, ...).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         face: Option<String>,
+        /// Pitch of the dots, m (0: the whole face).
         #[serde(default)]
         spacing: f64,
+        /// Radius of each dot, m.
         #[serde(default)]
         radius: f64,
+        /// Concentration held in the source (1: full).
         #[serde(default = "one")]
         amount: f64,
     },
@@ -610,7 +677,7 @@ impl SceneFile {
 
     /// Parses a scene's text (mesh paths relative to the working folder). The error is one
     /// line naming the key path and line: "unknown field `raduis`, expected `radius` at
-    /// solids[0].shape (line 12)". A key of the first scene format gets the line naming what
+    /// `solids[0].shape` (line 12)". A key of the first scene format gets the line naming what
     /// replaced it (`super::migrate`) instead of "unknown field".
     pub fn parse(text: &str) -> Result<SceneFile, String> {
         let de = toml::Deserializer::parse(text).map_err(|e| describe(text, &e, None))?;

@@ -10,6 +10,7 @@ pub mod file;
 pub mod geometry;
 pub mod health;
 pub mod migrate;
+mod new;
 pub mod overrides;
 pub mod solids;
 

@@ -16,7 +16,7 @@
 //! Tiles (locality, parallelism, determinism): one stream of darts over the whole surface
 //! misses the cache twice per dart (the triangle it lands on, the grid cells around it), about
 //! 1 us a dart once the mesh and grid outgrow the cache. Instead the grid is cut into tiles of
-//! [`TILE`]^3 cells and every triangle is clipped into per-tile pieces ([`clip`]); a
+//! [`TILE`]^3 cells and every triangle is clipped into per-tile pieces (`clip.rs`); a
 //! tile's darts are drawn on its own pieces, from a random stream of its own. The tiles are
 //! coloured by the parities of their coordinates (8 colours, the phase groups of Wei, "Parallel
 //! Poisson disk sampling", ACM TOG 27(3), 2008): two tiles of one colour are a whole tile (at
