@@ -3,7 +3,8 @@
 # library touches, the Python package's tests on CUDA (zero-copy arrays read by PyTorch and
 # CuPy), and the cylinder example script on CUDA for the docs' pictures.
 # Needs dist/new/murmur.xz (PTX embedded), dist/gpu/tests/*.xz (`cargo xtask gpu-test`) and the
-# abi3 wheel in dist/wheels/ (`bash scripts/python-wheel.sh`).
+# abi3 wheel in dist/python/ (`bash scripts/python-wheel.sh`).
+# GPU_TESTS="api gpu_parity" limits the cargo GPU tests to those named.
 set -u -o pipefail
 O=${OUT:-gpu-logs}
 mkdir -p "$O"
@@ -25,13 +26,17 @@ for t in ${GPU_TESTS:-$(ls dist/gpu/tests/ | sed 's/\.xz$//')}; do
   echo "== $t"
   timeout 300 "$T/$t" --ignored --test-threads=1 2>&1 | grep -E "^(test |test result)|panicked|FAILED" || status=1
 done
-section "Python package"
-python3 --version
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site dist/wheels/*.whl || status=1
-export PYTHONPATH=/tmp/site
-python3 -c "import murmur, torch, cupy; print('murmur', murmur.__version__ if hasattr(murmur, '__version__') else '', 'gpu usable:', murmur.gpu_usable(), 'torch', torch.__version__, 'cupy', cupy.__version__)" || status=1
-section "pytest (CUDA where the tests ask for it)"
-MURMUR_BIN=$B timeout 300 python3 -m pytest -q -rs python/tests 2>&1 | tail -n 25 || status=1
+section "Python package: its tests, the device ones on CUDA (scripts/gpu-python.sh)"
+MURMUR_BIN=$B timeout 300 bash scripts/gpu-python.sh 2>&1 | tail -n 30 || status=1
+export PYTHONPATH=${TMPDIR:-/tmp}/murmur-site
+section "the Rust examples on CUDA (dist/new/examples/*.xz)"
+for e in dist/new/examples/*.xz; do
+  n=$T/$(basename "$e" .xz); xz -dc "$e" > "$n"; chmod +x "$n"
+done
+(cd "$T" && ./flock_save --backend cuda --n 1000000 --steps 200 --out "$T/flock.npz" 2>&1 | tail -n 4) || status=1
+(cd "$T" && ./fluid_in_code --backend cuda 2>&1 | tail -n 6) || status=1
+(cd "$T" && ./rule_sweep --backend cuda 2>&1 | tail -n 8) || status=1
+(cd "$T" && ./render_frames --backend cuda --out "$T/frames" 2>&1 | tail -n 3) || status=1
 section "cylinder example on CUDA"
 timeout 240 python3 python/examples/cylinder_drag.py --backend cuda --out "$O/cylinder" 2>&1 | tail -n 8 || status=1
 echo; echo "status $status"
