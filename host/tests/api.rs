@@ -85,7 +85,8 @@ fn flock_steps_reads_by_id_and_round_trips_a_snapshot() {
     assert_eq!(back.len(), 3_000);
     assert_eq!(back.positions().unwrap(), pos);
     assert_eq!(back.velocities().unwrap(), vel);
-    // The same next step from the snapshot as from the flock it was saved from.
+    // The same positions after the next step from the snapshot as from the flock it was saved
+    // from (velocities agree to rounding: the neighbour sums follow the order in memory).
     f.step(1).unwrap();
     back.step(1).unwrap();
     assert_eq!(back.positions().unwrap(), f.positions().unwrap());
