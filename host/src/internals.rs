@@ -25,6 +25,8 @@ pub mod preflight;
 pub mod ranks;
 #[path = "raster/mod.rs"]
 pub mod raster;
+#[path = "stop.rs"]
+pub mod stop;
 #[path = "timing.rs"]
 pub mod timing;
 #[path = "view/mod.rs"]

@@ -48,7 +48,7 @@ pub mod internals;
 
 // Inside the crate the internals are `crate::flock`, `crate::fluid`, ...
 use internals::{atomic_file, backend, flock, fluid, gpu, preflight, ranks, raster};
-use internals::{timing, view};
+use internals::{stop, timing, view};
 // The parser's own tests name `crate::cli`.
 #[allow(unused_imports)]
 use internals::cli;

@@ -3,6 +3,7 @@
 
 use murmur::internals::cli::errors::{outcome, Outcome};
 use murmur::internals::cli::Cli;
+use murmur::internals::stop::{SignalStop, StopRequest, EXIT_STOPPED};
 
 fn main() {
     // `murmur ... | head` should end quietly, as Unix tools do, not panic on the closed pipe.
@@ -10,6 +11,11 @@ fn main() {
     // SAFETY: restores the default SIGPIPE action at start-up, before any other thread exists.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+    // SIGINT / SIGTERM: a run loop finishes its step and stops (exit 75), a second signal or one
+    // outside a run loop exits at once (130 / 143): `host/src/stop.rs`. The library installs none.
+    if let Err(e) = StopRequest::install() {
+        eprintln!("murmur: warning: no SIGINT/SIGTERM handler ({e}): a signal kills the run");
     }
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let cli = match Cli::parse_args(&args) {
@@ -23,6 +29,12 @@ fn main() {
         },
     };
     if let Err(e) = cli.run() {
+        if let Some(stop) = e.downcast_ref::<SignalStop>() {
+            if stop.lead {
+                eprintln!("murmur: {stop}");
+            }
+            std::process::exit(EXIT_STOPPED);
+        }
         match murmur::internals::ranks::env::rank_label() {
             Some(r) => eprintln!("murmur: error: rank {r}: {}", one_line(&e)),
             None => eprintln!("murmur: error: {}", one_line(&e)),

@@ -122,6 +122,7 @@ impl From<SimError> for Error {
             SimError::Gpu(g) => g.into(),
             SimError::Preflight(p) => p.into(),
             SimError::Render(_) | SimError::Invalid(_) => of(ErrorKind::Invalid, &e),
+            SimError::Comm(_) => of(ErrorKind::Device, &e),
         }
     }
 }

@@ -359,7 +359,14 @@ pub fn run(a: &RunArgs) -> Result<()> {
         ", picked for the density"
     };
     let progress = !a.quiet && std::io::stderr().is_terminal();
-    let report = driver::run(flock.backend_mut(), a.steps, progress)?;
+    let report = {
+        // SIGINT / SIGTERM (the command's handlers): stop after the current step.
+        let mut stop = crate::stop::command_probe(None, 1);
+        driver::run_until(flock.backend_mut(), a.steps, progress, &mut *stop)?
+    };
+    if let Some(s) = report.stopped {
+        return Err(crate::stop::SignalStop::new(s.step, a.steps, true).into());
+    }
     let what = format!(
         "{}, {}, scale {}, cell width factor {}, x-split {}{picked}",
         flock.describe(),

@@ -1,6 +1,7 @@
 //! The run driver: picks a backend, steps it with a progress bar, reports figures.
 
 use super::{cpu::CpuFlock, FlockBackend, FlockSettings, FlockState, SimError};
+use crate::stop::{Never, StopProbe, Stopped};
 use std::time::{Duration, Instant};
 
 pub use crate::backend::BackendChoice;
@@ -92,6 +93,8 @@ pub struct RunReport {
     pub wall: Duration,
     pub gpu_ms_per_step: Option<f64>,
     pub stages: String,
+    /// Set when the stop probe ended the run early (`steps` is then the steps done).
+    pub stopped: Option<Stopped>,
 }
 
 impl RunReport {
@@ -143,12 +146,30 @@ pub fn run(
     steps: u64,
     progress: bool,
 ) -> Result<RunReport, SimError> {
+    run_until(backend, steps, progress, &mut Never)
+}
+
+/// [`run`], asking `stop` after every step but the last whether to end there: then the report's `stopped`
+/// names the last step done (steps into this run) and `steps` counts the steps done.
+pub fn run_until(
+    backend: &mut dyn FlockBackend,
+    steps: u64,
+    progress: bool,
+    stop: &mut dyn StopProbe,
+) -> Result<RunReport, SimError> {
     let bar = crate::backend::step_bar(steps, progress);
     backend.reset_times();
     let t0 = Instant::now();
-    for _ in 0..steps {
+    let mut done = 0;
+    let mut stopped = None;
+    while done < steps {
         backend.step()?;
+        done += 1;
         bar.inc(1);
+        if done < steps && stop.stop_after(done)? {
+            stopped = Some(Stopped { step: done });
+            break;
+        }
     }
     // Every queued step has finished before the clock stops.
     backend.synchronize()?;
@@ -157,10 +178,11 @@ pub fn run(
     bar.finish_and_clear();
     let times = backend.times()?;
     Ok(RunReport {
-        steps,
+        steps: done,
         n: backend.len(),
         wall,
         gpu_ms_per_step: gpu,
         stages: times.summary(),
+        stopped,
     })
 }

@@ -302,6 +302,8 @@ pub enum SimError {
     Render(#[from] RasterError),
     #[error(transparent)]
     Preflight(#[from] crate::preflight::PreflightError),
+    #[error(transparent)]
+    Comm(#[from] crate::ranks::CommError),
     #[error("{0}")]
     Invalid(String),
 }

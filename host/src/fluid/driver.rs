@@ -4,6 +4,7 @@
 use super::forces::ForceSample;
 use super::ib::plan::SampleSnapshot;
 use super::{Fields, FluidBackend, FluidError, Setup};
+use crate::stop::{Never, StopProbe, Stopped};
 use murmur_common::lbm::boundary::inlet_scale;
 use murmur_common::lbm::health::{self, Bounds, Report};
 use std::time::{Duration, Instant};
@@ -125,6 +126,8 @@ pub struct RunReport {
     pub stages: String,
     /// What the last health check found.
     pub health: Option<Report>,
+    /// Set when the stop probe ended the run early (`steps` is then the steps done).
+    pub stopped: Option<Stopped>,
 }
 
 impl RunReport {
@@ -222,6 +225,19 @@ pub fn run(
     last_good: &mut Option<Checkpoint>,
     sink: &mut dyn Sink,
 ) -> Result<RunReport, FluidError> {
+    run_until(backend, opts, last_good, sink, &mut Never)
+}
+
+/// [`run`], asking `stop` after every step but the last whether to end there. A stopped run
+/// hands the forces kept so far to the sink (no fields: the step is no output step) and its
+/// report's `stopped` names the lattice's step count; `steps` counts the steps done.
+pub fn run_until(
+    backend: &mut dyn FluidBackend,
+    opts: RunOptions,
+    last_good: &mut Option<Checkpoint>,
+    sink: &mut dyn Sink,
+    stop: &mut dyn StopProbe,
+) -> Result<RunReport, FluidError> {
     let bar = crate::backend::step_bar(opts.steps, opts.progress);
     if opts.steps == 0 && sink.wants_fields() {
         let fields = backend.fields()?;
@@ -236,6 +252,8 @@ pub fn run(
     backend.reset_times();
     let first = backend.step_count();
     let mut report = None;
+    let mut stopped = None;
+    let mut done = 0;
     let t0 = Instant::now();
     for i in 1..=opts.steps {
         let step = first + i;
@@ -256,24 +274,33 @@ pub fn run(
                 *last_good = Some(Checkpoint { step, fields });
             }
         }
-        if i == opts.steps || (opts.forces_every > 0 && i % opts.forces_every == 0) {
+        done = i;
+        let stop_here = i < opts.steps && stop.stop_after(i)?;
+        if stop_here {
+            stopped = Some(Stopped { step });
+        }
+        if i == opts.steps || stop_here || (opts.forces_every > 0 && i % opts.forces_every == 0) {
             let rows = backend.take_forces()?;
             if !rows.is_empty() {
                 sink.forces(&rows)?;
             }
         }
         bar.inc(1);
+        if stop_here {
+            break;
+        }
     }
     backend.synchronize()?;
     let gpu = backend.gpu_ms_per_step();
     let wall = t0.elapsed();
     bar.finish_and_clear();
     Ok(RunReport {
-        steps: opts.steps,
+        steps: done,
         cells: lattice.cells(),
         wall,
         gpu_ms_per_step: gpu,
         stages: backend.times()?.summary(),
         health: report,
+        stopped,
     })
 }

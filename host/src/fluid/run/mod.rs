@@ -252,12 +252,21 @@ fn follow(mut opened: Opened, out: &Out, opts: RunOptions) -> Result<()> {
         Some(p) => p,
         None => &mut follower,
     };
-    driver::run(opened.backend_mut(), opts, &mut last_good, sink)?;
+    let first = opened.backend().step_count();
+    let comm = opened.rank.as_ref().map(|r| r.comm.clone());
+    let mut stop = crate::stop::command_probe(comm.as_deref().map(|c| c as _), AGREE_EVERY);
+    let report = driver::run_until(opened.backend_mut(), opts, &mut last_good, sink, &mut *stop)?;
     if let Some(r) = &opened.rank {
         r.finish();
     }
-    Ok(())
+    match report.stopped {
+        Some(s) => Err(crate::stop::SignalStop::new(s.step, first + opts.steps, false).into()),
+        None => Ok(()),
+    }
 }
+
+/// Steps between the ranks' agreements on a stop signal ([`crate::stop::Agreed`]).
+const AGREE_EVERY: u64 = crate::stop::FLUID_AGREE_EVERY;
 
 /// The line that opens a run: the scene, its lattice, backend and scales.
 fn header(scene: &Scene, backend: &dyn FluidBackend, steps: u64) {
@@ -307,12 +316,16 @@ fn finish(mut opened: Opened, out: Out, opts: RunOptions) -> Result<()> {
         forces: sink::force_series(scene, csv.as_deref())?,
     };
     let mut pieces = opened.pieces.take();
+    let comm = opened.rank.as_ref().map(|r| r.comm.clone());
     let backend = opened.backend_mut();
     let mut last_good: Option<Checkpoint> = None;
+    let first = backend.step_count();
+    let mut stop = crate::stop::command_probe(comm.as_deref().map(|c| c as _), AGREE_EVERY);
     let result = match pieces.as_mut() {
-        Some(p) => driver::run(backend, opts, &mut last_good, p),
-        None => driver::run(backend, opts, &mut last_good, &mut sink),
+        Some(p) => driver::run_until(backend, opts, &mut last_good, p, &mut *stop),
+        None => driver::run_until(backend, opts, &mut last_good, &mut sink, &mut *stop),
     };
+    drop(stop);
     // The force file keeps every row handed over, also when the run stops early.
     let summaries = sink.finish();
     let report = result?;
@@ -321,6 +334,10 @@ fn finish(mut opened: Opened, out: Out, opts: RunOptions) -> Result<()> {
     }
     if let Some(r) = &opened.rank {
         r.finish();
+    }
+    if let Some(s) = report.stopped {
+        let of = first + opts.steps;
+        return Err(crate::stop::SignalStop::new(s.step, of, true).into());
     }
     println!("{}", report.summary(&opened.backend().describe()));
     if !report.stages.is_empty() {
