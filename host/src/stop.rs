@@ -188,7 +188,7 @@ impl<'a, P: StopProbe> Agreed<'a, P> {
 impl<P: StopProbe> StopProbe for Agreed<'_, P> {
     fn stop_after(&mut self, done: u64) -> Result<bool, CommError> {
         self.seen |= self.local.stop_after(done)?;
-        if done % self.every != 0 {
+        if !done.is_multiple_of(self.every) {
             return Ok(false);
         }
         self.comm.any(self.seen)

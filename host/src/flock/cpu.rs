@@ -1,6 +1,7 @@
 //! The CPU reference flock: the GPU's stages, one for one, on all cores (rayon), calling the same
 //! `murmur_common::flock` functions the kernels call. Methods agree up to float summation order.
 
+use super::capture::FlockCapture;
 use super::stage::{Search, Stage};
 use super::{FlockBackend, FlockSettings, FlockState, Method, SimError, WithinCell};
 use crate::raster::CpuRaster;
@@ -254,6 +255,27 @@ impl FlockBackend for CpuFlock {
 
     fn set_state(&mut self, state: &FlockState) -> Result<(), SimError> {
         self.load(state);
+        Ok(())
+    }
+
+    fn capture(&mut self) -> Result<FlockCapture, SimError> {
+        Ok(FlockCapture {
+            state: FlockState {
+                pos: self.pos.clone(),
+                vel: self.vel.clone(),
+                id: self.id.clone(),
+            },
+            buffer: 0,
+            within: self.within,
+            settings: self.settings.clone(),
+        })
+    }
+
+    fn restore(&mut self, capture: &FlockCapture) -> Result<(), SimError> {
+        capture.check(&self.settings)?;
+        // In the captured order: the next binning sorts (key, index) pairs of this order.
+        self.load(&capture.state);
+        self.within = capture.within;
         Ok(())
     }
 

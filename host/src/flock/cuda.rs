@@ -13,6 +13,7 @@
 //! gathers. `coherent` with the counting sort scatters back into the buffer it updates from, so
 //! its step graph is the same every step.
 
+use super::capture::FlockCapture;
 use super::stage::{Search, Stage, StepPlan, Target};
 use super::{FlockBackend, FlockSettings, FlockState, SimError, WithinCell};
 use crate::gpu::exposed::RawBuffer;
@@ -622,6 +623,37 @@ impl FlockBackend for CudaFlock {
             self.set_update_form(form);
         }
         self.graphs = Default::default();
+        Ok(self.upload(state)?)
+    }
+
+    fn capture(&mut self) -> Result<FlockCapture, SimError> {
+        self.clock.chain_break()?;
+        let bodies = self.gpu.download(&self.body[self.cur])?;
+        let vel = self.gpu.download(&self.vel[self.cur])?;
+        Ok(FlockCapture {
+            state: FlockState {
+                pos: bodies.iter().map(|b| b.pos).collect(),
+                id: bodies.iter().map(|b| b.id).collect(),
+                vel: vel.into_iter().map(Vec3::from_array).collect(),
+            },
+            buffer: self.cur as u8,
+            within: self.within,
+            settings: self.settings.clone(),
+        })
+    }
+
+    fn restore(&mut self, capture: &FlockCapture) -> Result<(), SimError> {
+        capture.check(&self.settings)?;
+        let state = &capture.state;
+        if state.len() as u32 != self.n {
+            let form = self.update_form;
+            let gpu = Gpu::open_device(self.gpu.ctx.ordinal())?;
+            *self = CudaFlock::new_on(gpu, &self.settings, state.len() as u32)?;
+            self.update_form = form;
+        }
+        // Replans, so the captured graphs go; the counts are recounted before the next step.
+        self.set_within_cell(capture.within);
+        self.cur = capture.buffer as usize;
         Ok(self.upload(state)?)
     }
 

@@ -4,6 +4,7 @@
 //! (`murmur_common::flock`). `host/tests/` checks that they agree.
 
 pub mod bench;
+pub mod capture;
 pub mod check;
 pub mod cli;
 pub mod config;
@@ -245,6 +246,13 @@ pub trait FlockBackend {
     fn state(&mut self) -> Result<FlockState, SimError>;
     /// Replaces the whole state (same or different `n`).
     fn set_state(&mut self, state: &FlockState) -> Result<(), SimError>;
+    /// The exact internal state ([`capture::FlockCapture`]): the boids in their internal order,
+    /// the double-buffer index, the order inside cells and the settings in use.
+    fn capture(&mut self) -> Result<capture::FlockCapture, SimError>;
+    /// Restores a capture (same or different `n`), so the next step is the one the captured
+    /// backend would have taken. Refused, with the field named, when the capture is malformed or
+    /// was stepped with other rules or another grid than this backend's settings.
+    fn restore(&mut self, capture: &capture::FlockCapture) -> Result<(), SimError>;
     /// Changes settings between steps (rule parameters, method, grid), without a restart.
     fn set_settings(&mut self, settings: &FlockSettings) -> Result<(), SimError>;
     /// Per-stage times accumulated since the last `reset_times`.
