@@ -16,6 +16,7 @@ const GPU_TESTS: &[&str] = &[
     "view_render",
     "fluid_view",
     "api",
+    "fluid_state",
 ];
 
 pub fn gpu_test(run_here: bool) -> Result<()> {
