@@ -24,7 +24,7 @@ fn run(b: &mut dyn FluidBackend, steps: u64, ramp: f64, forces: &mut Vec<ForceSa
         b.set_inlet_scale(inlet_scale(b.step_count() + 1, ramp));
         b.step().unwrap();
         // Take the forces now and then, as a run's output cadence does.
-        if b.step_count() % 3 == 0 {
+        if b.step_count().is_multiple_of(3) {
             forces.extend(b.take_forces().unwrap());
         }
     }

@@ -12,6 +12,9 @@ use cudarc::driver::CudaSlice;
 use murmur_common::lbm::Storage;
 use std::ops::Range;
 
+/// The boundary list's cells and the cells next to an outlet (ascending).
+type OutletEntries = (Vec<u32>, Vec<u32>);
+
 impl<S: Storage> CudaFluid<S>
 where
     S::Elem: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits,
@@ -80,9 +83,9 @@ where
         Ok(())
     }
 
-    /// The boundary list and, per entry, whether its cell is next to an outlet (`None` without
-    /// outlet velocities).
-    fn outlet_entries(&self) -> Result<Option<(Vec<u32>, Vec<u32>)>, FluidError> {
+    /// The boundary list and the cells next to an outlet, ascending (`None` without outlet
+    /// velocities).
+    fn outlet_entries(&self) -> Result<Option<OutletEntries>, FluidError> {
         let count = self.lat.boundary_count as usize;
         if count == 0 || self.lat.outlet_u.len() < 3 * count {
             return Ok(None);
