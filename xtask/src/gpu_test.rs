@@ -17,6 +17,7 @@ const GPU_TESTS: &[&str] = &[
     "fluid_view",
     "api",
     "flock_resume",
+    "fluid_state",
 ];
 
 pub fn gpu_test(run_here: bool) -> Result<()> {

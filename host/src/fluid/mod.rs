@@ -27,6 +27,7 @@ pub mod scene;
 pub mod sink;
 pub mod slab;
 pub mod slice_png;
+pub mod state;
 pub mod timed;
 pub mod tune;
 pub mod tuning;
@@ -402,6 +403,38 @@ pub trait FluidBackend {
     /// Mean GPU time per step from CUDA events since `reset_times` (None on the CPU).
     fn gpu_ms_per_step(&mut self) -> Option<f64> {
         None
+    }
+    /// Every cell of `cells`' 27 stored populations in the canonical order of [`state`] into
+    /// `out` (`cells.len() * 27 * storage.bytes()` bytes). The default: unsupported.
+    fn read_state_piece(
+        &mut self,
+        cells: std::ops::Range<usize>,
+        out: &mut [u8],
+    ) -> Result<(), FluidError> {
+        let _ = (cells, out);
+        Err(state::unsupported(&self.describe()))
+    }
+    /// Stores a piece [`FluidBackend::read_state_piece`] read, after
+    /// [`FluidBackend::restore_small_state`] (which sets the step the slots depend on).
+    fn write_state_piece(
+        &mut self,
+        cells: std::ops::Range<usize>,
+        data: &[u8],
+    ) -> Result<(), FluidError> {
+        let _ = (cells, data);
+        Err(state::unsupported(&self.describe()))
+    }
+    /// The state beside the populations ([`state::SmallState`]); takes the pending force
+    /// records into it (the next [`FluidBackend::take_forces`] still returns them).
+    fn capture_small_state(&mut self) -> Result<state::SmallState, FluidError> {
+        Err(state::unsupported(&self.describe()))
+    }
+    /// Restores [`FluidBackend::capture_small_state`]'s state into a backend opened from the
+    /// same setup (any layout), refusing one of another lattice, model, storage, streaming,
+    /// outlet or solids.
+    fn restore_small_state(&mut self, small: &state::SmallState) -> Result<(), FluidError> {
+        let _ = small;
+        Err(state::unsupported(&self.describe()))
     }
     /// The viewer's hooks, where the backend draws frames (None: it cannot be viewed).
     fn view_hooks(&mut self) -> Option<&mut dyn ViewHooks> {

@@ -352,3 +352,33 @@ impl CpuIb {
             });
     }
 }
+
+impl CpuIb {
+    /// The immersed boundary's state after step `step` ([`crate::fluid::state::ImmersedState`]):
+    /// the pending records are decoded into `taken` first.
+    pub(super) fn capture(
+        &mut self,
+        step: u64,
+        halo: Option<&crate::fluid::slab::CpuHalo>,
+    ) -> Result<crate::fluid::state::ImmersedState, FluidError> {
+        self.drain(halo)?;
+        Ok(crate::fluid::state::ImmersedState {
+            solids: self.solid_states(step),
+            sample_force: self.sample_force.clone(),
+            pending: self.taken.clone(),
+        })
+    }
+
+    /// The solids' states during the step after `step`.
+    pub(super) fn solid_states(&self, step: u64) -> Vec<murmur_common::lbm::ib::solid::SolidState> {
+        let n = self.plan.half.len();
+        self.plan.states(step + 1).states[..n].to_vec()
+    }
+
+    /// Restores [`CpuIb::capture`]'s state (checked by the caller).
+    pub(super) fn restore(&mut self, s: &crate::fluid::state::ImmersedState) {
+        self.sample_force.clone_from(&s.sample_force);
+        self.records.pending.clear();
+        self.taken.clone_from(&s.pending);
+    }
+}

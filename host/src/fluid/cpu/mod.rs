@@ -5,6 +5,7 @@
 
 mod hooks;
 mod ib;
+mod state;
 
 use self::ib::CpuIb;
 use super::forces::ForceSample;
@@ -122,7 +123,6 @@ impl<S: Storage> CpuFluid<S> {
         let flags = setup.prepared_flags();
         let pops = Populations::<S>::new(lattice, setup.layout, 0);
         let mut f = vec![S::Elem::default(); pops.len()];
-        let f_next = if S::IN_PLACE { Vec::new() } else { f.clone() };
         let init = Shared(Init {
             pops,
             initial: setup.initial,
@@ -135,6 +135,9 @@ impl<S: Storage> CpuFluid<S> {
             // only its own slots.
             unsafe { init_cell(&a.0, cell) };
         });
+        // Both copies start as the initial state: the slots of cells that never run (walls,
+        // inlets, outlets) then hold the same values in both, whatever the step's parity.
+        let f_next = if S::IN_PLACE { Vec::new() } else { f.clone() };
         let outlet_u = if flags.iter().any(|&b| b & KIND_MASK == OUTLET) {
             let mut u = vec![0.0f32; 3 * n];
             u.par_chunks_mut(3).enumerate().for_each(|(cell, v)| {
@@ -505,6 +508,30 @@ impl<S: Storage> FluidBackend for CpuFluid<S> {
 
     fn set_inlet_scale(&mut self, scale: f32) {
         self.params.inlet_scale = scale;
+    }
+
+    fn read_state_piece(
+        &mut self,
+        cells: std::ops::Range<usize>,
+        out: &mut [u8],
+    ) -> Result<(), FluidError> {
+        self.read_piece(cells, out)
+    }
+
+    fn write_state_piece(
+        &mut self,
+        cells: std::ops::Range<usize>,
+        data: &[u8],
+    ) -> Result<(), FluidError> {
+        self.write_piece(cells, data)
+    }
+
+    fn capture_small_state(&mut self) -> Result<super::state::SmallState, FluidError> {
+        self.capture_small()
+    }
+
+    fn restore_small_state(&mut self, small: &super::state::SmallState) -> Result<(), FluidError> {
+        self.restore_small(small)
     }
 
     fn view_hooks(&mut self) -> Option<&mut dyn ViewHooks> {

@@ -461,3 +461,42 @@ impl CudaIb {
         Ok(())
     }
 }
+
+impl CudaIb {
+    /// The immersed boundary's state after step `step` ([`crate::fluid::state::ImmersedState`]):
+    /// the pending records are read into `taken` first (waits for the queued steps).
+    pub(super) fn capture(
+        &mut self,
+        gpu: &Gpu,
+        step: u64,
+    ) -> Result<crate::fluid::state::ImmersedState, FluidError> {
+        self.drain(gpu, None)?;
+        self.check_overflow(gpu)?;
+        Ok(crate::fluid::state::ImmersedState {
+            solids: self.solid_states(step),
+            sample_force: gpu.download(&self.sample_force)?,
+            pending: self.taken.clone(),
+        })
+    }
+
+    /// The solids' states during the step after `step`.
+    pub(super) fn solid_states(&self, step: u64) -> Vec<murmur_common::lbm::ib::solid::SolidState> {
+        let n = self.plan.half.len();
+        self.plan.states(step + 1).states[..n].to_vec()
+    }
+
+    /// Restores [`CudaIb::capture`]'s state (checked by the caller).
+    pub(super) fn restore(
+        &mut self,
+        gpu: &Gpu,
+        s: &crate::fluid::state::ImmersedState,
+    ) -> Result<(), FluidError> {
+        use crate::gpu::DriverContext;
+        gpu.stream
+            .memcpy_htod(&s.sample_force, &mut self.sample_force)
+            .ctx("restoring the samples' forces")?;
+        self.records.pending.clear();
+        self.taken.clone_from(&s.pending);
+        Ok(())
+    }
+}

@@ -23,11 +23,11 @@ pub(super) struct LatticeBuffers<S: Storage> {
     pub(super) flags: CudaSlice<u8>,
     /// Fluid cells next to non-fluid ones, handled by the boundary kernel (a one-element dummy
     /// when there are none).
-    boundary_cells: CudaSlice<u32>,
+    pub(super) boundary_cells: CudaSlice<u32>,
     pub(super) boundary_count: u32,
     /// The last collision velocity of each listed cell next to an outlet (three floats per
     /// list entry; one dummy value without outlets).
-    outlet_u: CudaSlice<f32>,
+    pub(super) outlet_u: CudaSlice<f32>,
     pub(super) f: CudaSlice<S::Elem>,
     /// The second copy the pull scheme writes (`None` in place).
     pub(super) f_next: Option<CudaSlice<S::Elem>>,

@@ -9,6 +9,7 @@
 mod hooks;
 mod ib;
 mod lattice;
+mod state;
 
 pub(crate) use self::ib::BandBuffers;
 use self::ib::{CudaIb, LatticeRef};
@@ -147,6 +148,13 @@ where
                     }
                 })
         }?;
+        // Both copies start as the initial state, as on the CPU: the slots of cells that never
+        // run then hold the same values in both, whatever the step's parity.
+        if let Some(next) = lat.f_next.as_mut() {
+            gpu.stream
+                .memcpy_dtod(&lat.f, next)
+                .ctx("copying the initial populations")?;
+        }
         let clock = StageClock::new(&gpu.ctx);
         let ib = match IbPlan::new(l, &setup.immersed) {
             Some(plan) => Some(CudaIb::new(&gpu, plan)?),
@@ -479,6 +487,30 @@ where
 
     fn gpu_ms_per_step(&mut self) -> Option<f64> {
         self.clock.mean_step_ms().ok().flatten()
+    }
+
+    fn read_state_piece(
+        &mut self,
+        cells: std::ops::Range<usize>,
+        out: &mut [u8],
+    ) -> Result<(), FluidError> {
+        self.read_piece(cells, out)
+    }
+
+    fn write_state_piece(
+        &mut self,
+        cells: std::ops::Range<usize>,
+        data: &[u8],
+    ) -> Result<(), FluidError> {
+        self.write_piece(cells, data)
+    }
+
+    fn capture_small_state(&mut self) -> Result<super::state::SmallState, FluidError> {
+        self.capture_small()
+    }
+
+    fn restore_small_state(&mut self, small: &super::state::SmallState) -> Result<(), FluidError> {
+        self.restore_small(small)
     }
 
     fn view_hooks(&mut self) -> Option<&mut dyn ViewHooks> {

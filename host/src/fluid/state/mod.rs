@@ -1,0 +1,358 @@
+//! The fluid's complete simulation state in memory, bit for bit: what a backend must hold for
+//! its next step to store the same bits as a run that never stopped, in one form that does not
+//! depend on the backend (CPU or CUDA), the layout (CSoA granularity) or, in place, the parity
+//! of the step.
+//!
+//! # What is captured, and why
+//!
+//! - **The populations** ([`FluidBackend::read_state_piece`]): every cell's 27 post-collision
+//!   populations of the last step, in their storage encoding (FP32 as its bits, FP16S and FP16C
+//!   as the 16 stored bits), little-endian, in the canonical order `(cell * 27 + q)`, cells
+//!   numbered x fastest over the whole lattice. The next step pulls from them. In place, the
+//!   slot that holds `f*_q` of a cell depends on the parity of the step
+//!   (`Populations::own_index`): reading through it resolves the parity, and writing through
+//!   it into a backend at the same step puts every value back in its slot. Over all cells and
+//!   directions the map is a bijection onto the lattice's slots, so the pieces hold every
+//!   stored value once, walls, inlets and outlets included. The conversion works a range of
+//!   cells at a time, so a writer can stream a lattice larger than its memory.
+//! - **The step** ([`SmallState::step`]): the solids' motion and the inlet profiles are
+//!   functions of time, and in place the parity of the step says where the populations lie.
+//! - **The inlet scale** ([`SmallState::inlet_scale`]): the factor the driver's ramp set for the
+//!   next step's inlets (`LbmParams::inlet_scale`).
+//! - **The rates** ([`SmallState::rates`]): the viewer may change them during a run.
+//! - **The outlet velocities** ([`SmallState::outlet_u`]): each fluid cell next to an outlet
+//!   keeps the velocity of its last collision, which the next step's anti-bounce-back reads.
+//!   Only those cells' values are ever read; they are kept sparse, by cell number.
+//! - **The immersed boundary** ([`ImmersedState`]): a solid's motion is prescribed, a function
+//!   of the step, so its state at the next step is recorded as a check (a restore into a
+//!   backend whose solids would move otherwise is refused). The band (the cells near the
+//!   samples and their forces) is rebuilt from nothing by every step, so the next step reads
+//!   none of it. Kept: every sample's force of the last step (what `samples()` reports) and
+//!   the force records of steps not yet taken ([`FluidBackend::take_forces`]), decoded, so the
+//!   force series continues without a gap or a repeat.
+//!
+//! In the pull scheme the second copy of the populations is written by every step before it
+//! is read, except the slots of cells that do not run (walls, inlets, outlets), which keep the
+//! values initialisation gave both copies; a restore writes each piece into both copies.
+//!
+//! # Not captured
+//!
+//! - The band itself: right after a restore, before the next step, [`FluidBackend::fields`]
+//!   and [`FluidBackend::health`] see no immersed-boundary force in the band's cells (the
+//!   velocity there differs from the uninterrupted run's by half the last step's force); the
+//!   next step rebuilds it and every later value is the uninterrupted run's. A checkpoint's
+//!   fields for readers are computed when it is captured.
+//! - The viewer's smoke and frame scratch (the viewer is not resumed).
+//! - A rank's slab ([`super::slab`]): its backends refuse, since its lattice has ghost layers
+//!   and its cells are numbered within the slab, not globally.
+//! - What the driver keeps beside the backend (the force series' accumulators, the health
+//!   check's schedule, output numbering).
+
+#[cfg(test)]
+mod tests;
+pub mod window;
+
+use super::forces::ForceSample;
+use super::{FluidBackend, FluidError};
+use murmur_common::lbm::boundary::{FLUID, GHOST, KIND_MASK, OUTLET};
+use murmur_common::lbm::ib::solid::SolidState;
+use murmur_common::lbm::{
+    CollisionModel, Lattice, Populations, Rates, Storage, StorageKind, Streaming, Q,
+};
+use std::ops::Range;
+
+#[cfg(not(target_endian = "little"))]
+compile_error!(
+    "the fluid state's pieces are written as the host's bytes: little-endian hosts only"
+);
+
+/// The lattice's whole state in memory: [`SmallState`] and every cell's populations.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FluidState {
+    pub small: SmallState,
+    /// Every cell's 27 stored populations, `(cell * 27 + q)`, each `storage.bytes()` bytes,
+    /// little-endian (see the module docs).
+    pub populations: Vec<u8>,
+}
+
+/// Everything but the populations: small beside them (the outlet cells and the samples).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SmallState {
+    pub lattice: Lattice,
+    pub model: CollisionModel,
+    /// The number format of the populations (what the pieces' bytes encode).
+    pub storage: StorageKind,
+    /// The scheme of the backend captured: a restore needs the same (in place, the slots of
+    /// cells that do not run hold values pull keeps elsewhere).
+    pub streaming: Streaming,
+    /// Steps done.
+    pub step: u64,
+    /// `LbmParams::inlet_scale` for the next step.
+    pub inlet_scale: f32,
+    /// The relaxation rates in use.
+    pub rates: Rates,
+    /// The last collision velocity of every fluid cell next to an outlet, by cell number
+    /// (ascending; lattice units).
+    pub outlet_u: Vec<OutletVelocity>,
+    /// The immersed boundary's state (`None` without solids).
+    pub immersed: Option<ImmersedState>,
+}
+
+/// The last collision velocity of one fluid cell next to an outlet.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OutletVelocity {
+    /// Cell number (x fastest).
+    pub cell: u32,
+    /// Velocity, lattice units.
+    pub u: [f32; 3],
+}
+
+/// What the immersed boundary carries from one step to the next.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImmersedState {
+    /// Each solid's state during the next step (position in cells, rotation, velocities per
+    /// step), a check: the motion is a function of the step.
+    pub solids: Vec<SolidState>,
+    /// Every sample's force of the last step, three values per sample (lattice units).
+    pub sample_force: Vec<f32>,
+    /// The forces of steps not yet taken, oldest first.
+    pub pending: Vec<ForceSample>,
+}
+
+/// Bytes of one cell's populations in `storage`.
+pub fn cell_bytes(storage: StorageKind) -> usize {
+    Q * storage.bytes()
+}
+
+/// The error of a backend that cannot capture or restore its state.
+pub fn unsupported(what: &str) -> FluidError {
+    FluidError::Invalid(format!(
+        "{what} cannot capture or restore its state: run on one lattice (the CPU or one GPU)"
+    ))
+}
+
+/// Checks that `cells` lies in `lattice` and `bytes` is its size in `storage`.
+pub fn check_piece(
+    lattice: Lattice,
+    storage: StorageKind,
+    cells: &Range<usize>,
+    bytes: usize,
+) -> Result<(), FluidError> {
+    if cells.start > cells.end || cells.end > lattice.cells() {
+        return Err(FluidError::Invalid(format!(
+            "state piece of cells {}..{} outside the lattice's {} cells",
+            cells.start,
+            cells.end,
+            lattice.cells()
+        )));
+    }
+    let want = cells.len() * cell_bytes(storage);
+    if bytes != want {
+        return Err(FluidError::WrongSize {
+            what: format!(
+                "the state piece of cells {}..{} ({bytes} bytes, {want} expected)",
+                cells.start, cells.end
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Checks that `s` can be restored into a backend of `lattice`, `model`, `storage` and
+/// `streaming`: the field that differs, named.
+pub fn check_small(
+    s: &SmallState,
+    lattice: Lattice,
+    model: CollisionModel,
+    storage: StorageKind,
+    streaming: Streaming,
+) -> Result<(), FluidError> {
+    let differs = |what: &str, theirs: String, ours: String| {
+        Err(FluidError::Invalid(format!(
+            "the state's {what} is {theirs}, this lattice's {ours}"
+        )))
+    };
+    let dims = |l: Lattice| format!("{} x {} x {}", l.nx, l.ny, l.nz);
+    if s.lattice != lattice {
+        return differs("lattice size", dims(s.lattice), dims(lattice));
+    }
+    if s.model != model {
+        return differs("model", format!("{:?}", s.model), format!("{model:?}"));
+    }
+    if s.storage != storage {
+        return differs("storage", s.storage.name().into(), storage.name().into());
+    }
+    if s.streaming != streaming {
+        return differs(
+            "streaming",
+            s.streaming.name().into(),
+            streaming.name().into(),
+        );
+    }
+    Ok(())
+}
+
+/// The stored value `e` as its bytes (the storage types are `f32` and `u16`: plain numbers,
+/// no padding).
+fn put<E: Copy>(e: E, out: &mut [u8]) {
+    let n = std::mem::size_of::<E>();
+    // SAFETY: `e` is a plain number of `n` bytes (above); `out` holds `n` bytes (the caller
+    // slices it so).
+    unsafe { std::ptr::copy_nonoverlapping(&e as *const E as *const u8, out.as_mut_ptr(), n) }
+}
+
+/// The stored value of `bytes` (every bit pattern is a valid `f32` or `u16`).
+fn get<E: Copy>(bytes: &[u8]) -> E {
+    debug_assert_eq!(bytes.len(), std::mem::size_of::<E>());
+    // SAFETY: `bytes` holds `size_of::<E>()` bytes, and any bytes are a valid `E` (above).
+    unsafe { std::ptr::read_unaligned(bytes.as_ptr() as *const E) }
+}
+
+/// The bytes of `cells` in canonical order from a buffer of `pops` read through `src` (the
+/// stored value at a buffer index; `None` where the caller holds no such index).
+pub fn gather<S: Storage>(
+    pops: &Populations<S>,
+    cells: Range<usize>,
+    src: impl Fn(usize) -> Option<S::Elem>,
+    out: &mut [u8],
+) -> Result<(), FluidError> {
+    let b = std::mem::size_of::<S::Elem>();
+    for (cell, cell_out) in cells.zip(out.chunks_mut(Q * b)) {
+        for q in 0..Q {
+            let e = src(pops.own_index(q, cell)).ok_or_else(outside)?;
+            put(e, &mut cell_out[q * b..(q + 1) * b]);
+        }
+    }
+    Ok(())
+}
+
+/// The stored values of `cells` from canonical bytes `data`, each handed to `dst` with its
+/// buffer index in `pops` (every index once: see the module docs); `false` from `dst`: the
+/// caller holds no such index.
+pub fn scatter<S: Storage>(
+    pops: &Populations<S>,
+    cells: Range<usize>,
+    data: &[u8],
+    mut dst: impl FnMut(usize, S::Elem) -> bool,
+) -> Result<(), FluidError> {
+    let b = std::mem::size_of::<S::Elem>();
+    for (cell, values) in cells.zip(data.chunks(Q * b)) {
+        for q in 0..Q {
+            let e: S::Elem = get(&values[q * b..(q + 1) * b]);
+            if !dst(pops.own_index(q, cell), e) {
+                return Err(outside());
+            }
+        }
+    }
+    Ok(())
+}
+
+fn outside() -> FluidError {
+    FluidError::Invalid("a population slot outside the staged part of the lattice".into())
+}
+
+/// The fluid cells (not a slab's ghosts) with an outlet among their 27 neighbours, ascending:
+/// the cells whose outlet velocity the next step reads (`flags` the backend's prepared bytes).
+pub fn outlet_cells(lattice: Lattice, flags: &[u8]) -> Vec<u32> {
+    use rayon::prelude::*;
+    if !flags.iter().any(|&b| b & KIND_MASK == OUTLET) {
+        return Vec::new();
+    }
+    (0..lattice.cells() as u32)
+        .into_par_iter()
+        .filter(|&c| {
+            let b = flags[c as usize];
+            if b & KIND_MASK != FLUID || b == GHOST {
+                return false;
+            }
+            let o = lattice.pull_offsets(c as usize);
+            (0..Q)
+                .any(|q| flags[murmur_common::lbm::access::neighbour(&o, q)] & KIND_MASK == OUTLET)
+        })
+        .collect()
+}
+
+/// Checks that the captured outlet cells are `cells` (this lattice's).
+pub fn check_outlet_cells(captured: &[OutletVelocity], cells: &[u32]) -> Result<(), FluidError> {
+    if captured.len() != cells.len() || captured.iter().zip(cells).any(|(v, &c)| v.cell != c) {
+        return Err(FluidError::Invalid(format!(
+            "the state's {} cells next to outlets are not this lattice's {}",
+            captured.len(),
+            cells.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Checks a captured immersed boundary against this backend's: the same solids in the same
+/// states at the next step, the same number of samples.
+pub fn check_immersed(
+    captured: Option<&ImmersedState>,
+    states: Option<(&[SolidState], usize)>,
+) -> Result<(), FluidError> {
+    match (captured, states) {
+        (None, None) => Ok(()),
+        (Some(c), Some((solids, samples))) => {
+            if c.solids.len() != solids.len() || c.sample_force.len() != 3 * samples {
+                return Err(FluidError::Invalid(format!(
+                    "the state has {} solids and {} samples, this lattice {} and {samples}",
+                    c.solids.len(),
+                    c.sample_force.len() / 3,
+                    solids.len()
+                )));
+            }
+            match c.solids.iter().zip(solids).position(|(a, b)| a != b) {
+                Some(i) => Err(FluidError::Invalid(format!(
+                    "solid {i} of the state is not where this lattice's solid {i} is at the \
+                     same step"
+                ))),
+                None => Ok(()),
+            }
+        }
+        (Some(_), None) => Err(FluidError::Invalid(
+            "the state has immersed solids, this lattice none".into(),
+        )),
+        (None, Some(_)) => Err(FluidError::Invalid(
+            "this lattice has immersed solids, the state none".into(),
+        )),
+    }
+}
+
+/// Captures `backend`'s whole state, the populations `piece` cells at a time.
+pub fn capture(backend: &mut dyn FluidBackend, piece: usize) -> Result<FluidState, FluidError> {
+    let small = backend.capture_small_state()?;
+    let n = backend.lattice().cells();
+    let b = cell_bytes(backend.storage());
+    let mut populations = vec![0u8; n * b];
+    for (k, out) in populations.chunks_mut(piece.max(1) * b).enumerate() {
+        let start = k * piece.max(1);
+        backend.read_state_piece(start..start + out.len() / b, out)?;
+    }
+    Ok(FluidState { small, populations })
+}
+
+/// Restores `state` into `backend` (opened from the same setup, in any layout), the
+/// populations `piece` cells at a time: the small state first (the step places the
+/// populations in place), then the pieces.
+pub fn restore(
+    backend: &mut dyn FluidBackend,
+    state: &FluidState,
+    piece: usize,
+) -> Result<(), FluidError> {
+    backend.restore_small_state(&state.small)?;
+    let b = cell_bytes(backend.storage());
+    let want = backend.lattice().cells() * b;
+    if state.populations.len() != want {
+        return Err(FluidError::WrongSize {
+            what: format!(
+                "the state's populations ({} bytes, {want} expected)",
+                state.populations.len()
+            ),
+        });
+    }
+    for (k, data) in state.populations.chunks(piece.max(1) * b).enumerate() {
+        let start = k * piece.max(1);
+        backend.write_state_piece(start..start + data.len() / b, data)?;
+    }
+    Ok(())
+}
