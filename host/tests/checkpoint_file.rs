@@ -285,7 +285,7 @@ fn numpy_loads_a_checkpoint_when_it_is_installed() {
     let path = d.join("fluid-0000000100.npz");
     write(&path, 100, 3);
     let s = sample(3);
-    // The snippet of docs/checkpoints.md, then a print of what it loaded.
+    // The snippet of docs/checkpoints.md (the path from argv), then what it loaded.
     let script = "import numpy as np, tomllib, sys\n\
         ck = np.load(sys.argv[1])\n\
         header = tomllib.loads(ck['header.toml'].decode())\n\
@@ -529,14 +529,14 @@ fn other_files_are_not_checkpoints() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// One wrong use of a writer.
+type Misuse = fn(&mut CheckpointWriter) -> Result<(), CheckpointError>;
+
 #[test]
 fn misuse_is_an_error_and_leaves_no_file() {
     let d = folder("misuse");
     let path = d.join("fluid-0000000001.npz");
-    let cases: [(
-        &str,
-        fn(&mut CheckpointWriter) -> Result<(), CheckpointError>,
-    ); 6] = [
+    let cases: [(&str, Misuse); 6] = [
         ("more than the 8 bytes", |w| {
             w.begin_array("a", DType::F32, &[2])?;
             w.write_chunk(&[0; 9])

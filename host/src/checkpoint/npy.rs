@@ -33,9 +33,11 @@ pub fn npy_header(dtype: DType, shape: &[u64]) -> Vec<u8> {
         "{{'descr': '{}', 'fortran_order': False, 'shape': {tuple}, }}",
         dtype.descr()
     );
-    let v1 = 6 + 2 + 2 + dict.len() + 1 <= usize::from(u16::MAX);
+    // Version 1.0 holds the padded text's length in 16 bits, 2.0 in 32.
+    let padded = |prefix: usize| (prefix + dict.len() + 1).div_ceil(64) * 64;
+    let v1 = padded(10) - 10 <= usize::from(u16::MAX);
     let prefix = if v1 { 10 } else { 12 };
-    let total = (prefix + dict.len() + 1).div_ceil(64) * 64;
+    let total = padded(prefix);
     let text_len = total - prefix;
     let mut out = Vec::with_capacity(total);
     out.extend_from_slice(MAGIC);
