@@ -220,7 +220,7 @@ mod tests {
         assert_eq!(h.len(), 128);
         assert_eq!(h[127], b'\n');
         let h = npy_header(DType::U16, &[5]);
-        assert!(std::str::from_utf8(&h)
+        assert!(std::str::from_utf8(&h[10..])
             .unwrap()
             .contains("'shape': (5,), }"));
         let h = npy_header(DType::U8, &[]);
