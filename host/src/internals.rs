@@ -11,6 +11,8 @@
 pub mod atomic_file;
 #[path = "backend.rs"]
 pub mod backend;
+#[path = "checkpoint/mod.rs"]
+pub mod checkpoint;
 #[path = "cli/mod.rs"]
 pub mod cli;
 #[path = "flock/mod.rs"]

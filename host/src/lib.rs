@@ -49,9 +49,10 @@ pub mod internals;
 // Inside the crate the internals are `crate::flock`, `crate::fluid`, ...
 use internals::{atomic_file, backend, flock, fluid, gpu, preflight, ranks, raster};
 use internals::{stop, timing, view};
-// The parser's own tests name `crate::cli`.
+// The parser's own tests name `crate::cli`; nothing in the crate uses `crate::checkpoint` yet
+// (the commands that will come later).
 #[allow(unused_imports)]
-use internals::cli;
+use internals::{checkpoint, cli};
 
 pub use api::device::{DType, DeviceArray};
 pub use api::error::{Error, ErrorKind, Result};
