@@ -116,7 +116,10 @@ fn second_sigint_exits_at_once_with_130() {
         if let Some(status) = child.try_wait().unwrap() {
             // Ended by the first signal: it came before the loop was armed.
             assert_eq!(status.code(), Some(EXIT_SIGINT));
-            assert!(i + 1 < WAITS_MS.len(), "the first SIGINT never found the loop armed");
+            assert!(
+                i + 1 < WAITS_MS.len(),
+                "the first SIGINT never found the loop armed"
+            );
             continue;
         }
         signal(&child, libc::SIGINT);
