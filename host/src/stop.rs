@@ -213,7 +213,10 @@ pub struct Stopped {
 /// A run the command stopped on a signal: its one-line message, and [`EXIT_STOPPED`] from
 /// `main`.
 #[derive(Debug, thiserror::Error)]
-#[error("stopped by {signal} after step {step} of {of}; no checkpoint written")]
+#[error("stopped by {signal} after step {step} of {of}; {}", match checkpoint {
+    Some(p) => format!("wrote checkpoint {p}"),
+    None => "no checkpoint written".to_string(),
+})]
 pub struct SignalStop {
     /// `"SIGINT"` or `"SIGTERM"`.
     pub signal: &'static str,
@@ -223,6 +226,8 @@ pub struct SignalStop {
     pub of: u64,
     /// Whether this process prints the line (rank 0, or the only rank).
     pub lead: bool,
+    /// The checkpoint written at the stop (a `.npz`, or the manifest of several ranks), if any.
+    pub checkpoint: Option<String>,
 }
 
 impl SignalStop {
@@ -235,7 +240,14 @@ impl SignalStop {
             step,
             of,
             lead,
+            checkpoint: None,
         }
+    }
+
+    /// This stop, having written the checkpoint `path`.
+    pub fn with_checkpoint(mut self, path: &std::path::Path) -> SignalStop {
+        self.checkpoint = Some(path.display().to_string());
+        self
     }
 }
 

@@ -11,12 +11,14 @@
 //! - [`newest_valid`], [`rotate`], [`remove_stale_temps`]: a folder of checkpoints.
 //! - [`write_manifest`], [`verify_manifest`]: the checkpoint of several ranks.
 //! - [`bench`]: write and read throughput of the container, fsync included.
+//! - [`CheckpointArgs`], [`Schedule`], [`resolve`]: the run commands' checkpoint flags.
 
 mod bench;
 mod dir;
 mod header;
 mod npy;
 mod reader;
+mod schedule;
 mod sink;
 mod writer;
 
@@ -31,6 +33,7 @@ pub use header::{
 };
 pub use npy::{npy_header, parse_npy_header, NpyHeader};
 pub use reader::{read_manifest, verify_manifest, CheckpointReader};
+pub use schedule::{default_dir, resolve, CheckpointArgs, ResumeFrom, Schedule};
 pub use sink::{file_sink, temp_path, FailMode, FailingSink, Sink, SinkFactory};
 pub use writer::{write_manifest, write_manifest_with, CheckpointWriter, Written};
 
