@@ -138,6 +138,8 @@ pub struct RunArgs {
     pub storage: StorageArgs,
     #[command(flatten)]
     pub world: crate::ranks::Ranks,
+    #[command(flatten)]
+    pub checkpoint: crate::checkpoint::CheckpointArgs,
 }
 
 #[derive(clap::Args)]

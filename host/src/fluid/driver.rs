@@ -43,11 +43,11 @@ pub fn open_cpu(setup: &Setup) -> Result<Box<dyn FluidBackend>, FluidError> {
     super::cpu::open(setup)
 }
 
-/// The last output that passed the health check.
-#[derive(Clone, Debug)]
-pub struct Checkpoint {
+/// The last output that passed the health check (its step; the health check's messages name
+/// it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LastOutput {
     pub step: u64,
-    pub fields: Fields,
 }
 
 /// How to run.
@@ -86,6 +86,23 @@ pub trait Sink {
     /// Forces on the solids, oldest first (lattice units).
     fn forces(&mut self, rows: &[ForceSample]) -> Result<(), FluidError> {
         let _ = rows;
+        Ok(())
+    }
+    /// Whether the run writes a checkpoint after the step count `step` (the driver hands the
+    /// forces over first, so that the checkpoint holds no pending record).
+    fn checkpoint_due(&self, step: u64) -> bool {
+        let _ = step;
+        false
+    }
+    /// Writes a checkpoint of `backend` (after the step `backend.step_count()`); `last_output`
+    /// the last output written. Called when [`Sink::checkpoint_due`] says so, and when the stop
+    /// probe ends the run (a sink without checkpoints does nothing).
+    fn checkpoint(
+        &mut self,
+        backend: &mut dyn FluidBackend,
+        last_output: Option<u64>,
+    ) -> Result<(), FluidError> {
+        let _ = (backend, last_output);
         Ok(())
     }
 }
@@ -219,10 +236,13 @@ pub fn check_health(
 /// with [`FluidError::Unhealthy`] naming the step, the cell and the quantity, before that
 /// step's output is written, so every output written passed. `last_good` holds the last output
 /// handed to the sink. Forces go to the sink every `forces_every` steps and at the end.
+/// Health checks, outputs, force hand-overs and checkpoints fall on multiples of their
+/// intervals in the lattice's step count (not the steps of this call), so a resumed run keeps
+/// the cadence of the run it continues.
 pub fn run(
     backend: &mut dyn FluidBackend,
     opts: RunOptions,
-    last_good: &mut Option<Checkpoint>,
+    last_good: &mut Option<LastOutput>,
     sink: &mut dyn Sink,
 ) -> Result<RunReport, FluidError> {
     run_until(backend, opts, last_good, sink, &mut Never)
@@ -234,7 +254,7 @@ pub fn run(
 pub fn run_until(
     backend: &mut dyn FluidBackend,
     opts: RunOptions,
-    last_good: &mut Option<Checkpoint>,
+    last_good: &mut Option<LastOutput>,
     sink: &mut dyn Sink,
     stop: &mut dyn StopProbe,
 ) -> Result<RunReport, FluidError> {
@@ -243,9 +263,8 @@ pub fn run_until(
         let fields = backend.fields()?;
         let samples = backend.samples()?;
         sink.fields(backend.step_count(), &fields, samples.as_ref())?;
-        *last_good = Some(Checkpoint {
+        *last_good = Some(LastOutput {
             step: backend.step_count(),
-            fields,
         });
     }
     let lattice = backend.lattice();
@@ -257,8 +276,8 @@ pub fn run_until(
     let t0 = Instant::now();
     for i in 1..=opts.steps {
         let step = first + i;
-        let check = opts.check_every > 0 && i % opts.check_every == 0;
-        let out = i == opts.steps || (opts.output_every > 0 && i % opts.output_every == 0);
+        let check = opts.check_every > 0 && step.is_multiple_of(opts.check_every);
+        let out = i == opts.steps || (opts.output_every > 0 && step.is_multiple_of(opts.output_every));
         if opts.inlet_ramp > 0.0 {
             backend.set_inlet_scale(inlet_scale(step, opts.inlet_ramp));
         }
@@ -271,7 +290,7 @@ pub fn run_until(
                 let fields = backend.fields()?;
                 let samples = backend.samples()?;
                 sink.fields(step, &fields, samples.as_ref())?;
-                *last_good = Some(Checkpoint { step, fields });
+                *last_good = Some(LastOutput { step });
             }
         }
         done = i;
@@ -279,11 +298,20 @@ pub fn run_until(
         if stop_here {
             stopped = Some(Stopped { step });
         }
-        if i == opts.steps || stop_here || (opts.forces_every > 0 && i % opts.forces_every == 0) {
+        let save = stop_here || sink.checkpoint_due(step);
+        if i == opts.steps
+            || save
+            || (opts.forces_every > 0 && step.is_multiple_of(opts.forces_every))
+        {
             let rows = backend.take_forces()?;
             if !rows.is_empty() {
                 sink.forces(&rows)?;
             }
+        }
+        if save {
+            let last = last_good.as_ref().map(|c| c.step);
+            sink.checkpoint(backend, last)
+                .inspect_err(|_| bar.finish_and_clear())?;
         }
         bar.inc(1);
         if stop_here {

@@ -22,6 +22,7 @@ pub mod noise;
 pub mod output;
 pub mod pieces;
 pub mod plan;
+pub mod resume;
 pub mod run;
 pub mod scene;
 pub mod sink;

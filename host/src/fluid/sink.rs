@@ -3,7 +3,9 @@
 
 use super::driver::Sink;
 use super::forces::summary::ForceSummary;
+use super::forces::state::SeriesState;
 use super::forces::{ForceSample, ForceSeries};
+use super::FluidBackend;
 use super::ib::plan::SampleSnapshot;
 use super::output::{write_vtp, SampleSlices, Snapshot};
 use super::{Fields, FluidError};
@@ -49,6 +51,8 @@ pub struct RunSink {
     pub written: Vec<PathBuf>,
     /// The forces' time series (None without solids).
     pub forces: Option<ForceSeries>,
+    /// The run's checkpoints (None: the run writes none).
+    pub checkpoints: Option<super::resume::Checkpoints>,
 }
 
 /// The force series of a scene's solids (None without solids): coefficients on the scene's
@@ -58,9 +62,36 @@ pub fn force_series(
     scene: &super::scene::Scene,
     csv: Option<&Path>,
 ) -> Result<Option<ForceSeries>, FluidError> {
+    match force_config(scene) {
+        Some(config) => Ok(Some(ForceSeries::new(config.validated()?, csv)?)),
+        None => Ok(None),
+    }
+}
+
+/// [`force_series`] going on from a checkpoint's `state` at `step` (the CSV continued there).
+pub fn resumed_force_series(
+    scene: &super::scene::Scene,
+    state: Option<&SeriesState>,
+    step: u64,
+    csv: Option<&Path>,
+) -> Result<Option<ForceSeries>, FluidError> {
+    match (force_config(scene), state) {
+        (Some(config), Some(state)) => Ok(Some(ForceSeries::resumed(config, state, step, csv)?)),
+        (None, None) => Ok(None),
+        (Some(_), None) => Err(FluidError::Invalid(
+            "the checkpoint holds no force series, the scene has solids".into(),
+        )),
+        (None, Some(_)) => Err(FluidError::Invalid(
+            "the checkpoint holds a force series, the scene has no solids".into(),
+        )),
+    }
+}
+
+/// The force series' configuration of a scene with solids.
+fn force_config(scene: &super::scene::Scene) -> Option<super::forces::ForceConfig> {
     let solids = &scene.setup.immersed.solids;
     if solids.is_empty() {
-        return Ok(None);
+        return None;
     }
     let units = scene.units;
     let length = scene.file.physical.length;
@@ -77,7 +108,7 @@ pub fn force_series(
         super::forces::ForceConfig::new(units, infos, units.velocity_to_si(f.reference_velocity));
     config.drag_axis = f.drag_axis;
     config.lift_axis = f.lift_axis;
-    Ok(Some(ForceSeries::new(config.validated()?, csv)?))
+    Some(config)
 }
 
 impl RunSink {
@@ -176,5 +207,23 @@ impl Sink for RunSink {
             series.record(rows)?;
         }
         Ok(())
+    }
+
+    fn checkpoint_due(&self, step: u64) -> bool {
+        self.checkpoints
+            .as_ref()
+            .is_some_and(|c| c.schedule.due(step))
+    }
+
+    fn checkpoint(
+        &mut self,
+        backend: &mut dyn FluidBackend,
+        last_output: Option<u64>,
+    ) -> Result<(), FluidError> {
+        let series = self.forces.as_ref().map(|f| f.state());
+        match self.checkpoints.as_mut() {
+            Some(c) => c.write(backend, &self.flags, series, last_output),
+            None => Ok(()),
+        }
     }
 }

@@ -98,6 +98,29 @@ impl CsvLog {
         })
     }
 
+    /// Opens the existing CSV file `path` to append after its first `keep` bytes (complete
+    /// rows, the header included), cutting off the rest.
+    pub(super) fn append_to(path: &Path, keep: u64) -> Result<CsvLog, FluidError> {
+        let mut name = path.file_name().unwrap_or_default().to_os_string();
+        name.push(".partial");
+        let partial = path.with_file_name(name);
+        let err = |e: std::io::Error| {
+            FluidError::Invalid(format!("cannot continue {}: {e}", path.display()))
+        };
+        let mut file = OpenOptions::new().write(true).open(path).map_err(err)?;
+        file.set_len(keep)
+            .and_then(|()| file.seek(SeekFrom::Start(keep)).map(drop))
+            .and_then(|()| file.sync_data())
+            .map_err(err)?;
+        Ok(CsvLog {
+            path: path.to_path_buf(),
+            partial,
+            file,
+            committed: keep,
+            last_sync: Instant::now(),
+        })
+    }
+
     /// Appends complete rows: renamed to `.partial` while writing, truncated back to the last
     /// complete row if the write fails, renamed back either way.
     pub(super) fn append(&mut self, text: &[u8]) -> Result<(), FluidError> {

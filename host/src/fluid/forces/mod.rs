@@ -19,6 +19,7 @@
 
 pub mod csv;
 pub mod spectrum;
+pub mod state;
 pub mod summary;
 
 use super::FluidError;

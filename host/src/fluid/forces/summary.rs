@@ -26,22 +26,22 @@ pub const DEFAULT_WINDOW_FRACTION: f64 = 0.5;
 
 /// A row kept for the summary.
 #[derive(Clone, Copy, Debug)]
-struct Kept {
+pub(super) struct Kept {
     /// Position in the solid's sequence of rows (for even thinning).
-    seq: u64,
-    step: u64,
-    cd: f64,
-    cl: f64,
+    pub(super) seq: u64,
+    pub(super) step: u64,
+    pub(super) cd: f64,
+    pub(super) cl: f64,
 }
 
 /// One solid's rows that may still fall into the summary window.
 #[derive(Clone, Debug)]
 pub(super) struct History {
-    rows: VecDeque<Kept>,
+    pub(super) rows: VecDeque<Kept>,
     /// Keep one row in `stride` (a power of two).
-    stride: u64,
+    pub(super) stride: u64,
     /// Rows received so far.
-    seen: u64,
+    pub(super) seen: u64,
     pub(super) last_step: Option<u64>,
 }
 

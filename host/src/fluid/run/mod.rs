@@ -1,13 +1,15 @@
 //! `murmur fluid run`: layer the settings, open the backend, drive the run, print its summary.
 
 pub mod open;
+mod resume;
 pub mod settings;
 
 use super::cli::RunArgs;
 use super::defaults::{Defaults, DeviceClass};
-use super::driver::{self, BackendChoice, Checkpoint, RunOptions};
+use super::driver::{self, BackendChoice, LastOutput, RunOptions};
 use super::multi::{self, GpuRank};
 use super::pieces::PieceSink;
+use super::resume::{Checkpoints, Identity};
 use super::scene::{self, Scene, SceneFile};
 use super::sink::{self, Out, RunSink};
 use super::slab::SlabPlan;
@@ -59,18 +61,44 @@ pub fn run(a: &RunArgs) -> Result<()> {
     }
     let out = output(a)?;
     let steps = settings.steps;
+    let identity = Identity::of(&scene.file)?;
+    let checkpoint = resume::open_resume(a)?;
+    if let Some(c) = &checkpoint {
+        resume::check_steps(c, steps)?;
+    }
+    let schedule = resume::schedule(a, &scene.file.name, &out);
     let opened = open(a, scene, ranked, &out)?;
-    let opened = tune(a, &flags, opened, class, lead)?;
+    let mut opened = tune(a, &flags, opened, class, lead)?;
+    if opened.rank.is_some() && (a.checkpoint.checkpoint_every > 0 || checkpoint.is_some()) {
+        bail!("checkpoints of several ranks are not written or read by fluid run yet: run on one GPU or the CPU");
+    }
+    // Checked and restored before the output folder exists or any step runs.
+    let resumed = match checkpoint {
+        Some(mut c) => {
+            let flags = opened.scene().setup.flags.clone();
+            Some(resume::restore(&mut c, &identity, opened.backend_mut(), &flags)?)
+        }
+        None => None,
+    };
+    if a.checkpoint.checkpoint_every > 0 || a.checkpoint.checkpoint_dir.is_some() {
+        schedule.prepare()?;
+    }
     // The folder last, once the scene, the backend and the tuning have all passed.
     if let Out::Dir(dir) = &out {
         crate::preflight::create_output_dir(dir)?;
     }
-    let opts = options(a, opened.scene(), &out, lead, steps);
+    let first = opened.backend().step_count();
+    let opts = options(a, opened.scene(), &out, lead, steps - first);
     if !lead {
         return follow(opened, &out, opts);
     }
     header(opened.scene(), opened.backend(), steps);
-    finish(opened, out, opts)
+    if let Some(r) = &resumed {
+        println!("{}", r.line(steps));
+    }
+    let units = opened.scene().units;
+    let checkpoints = Checkpoints::new(schedule, identity, units);
+    finish(opened, out, opts, checkpoints, resumed)
 }
 
 /// Several ranks run on GPUs only: refused with `--backend cpu` when `several` ranks would run.
@@ -243,7 +271,7 @@ fn options(a: &RunArgs, scene: &Scene, out: &Out, lead: bool, steps: u64) -> Run
 
 /// Another rank than 0: the same steps and collective checks, no output of its own.
 fn follow(mut opened: Opened, out: &Out, opts: RunOptions) -> Result<()> {
-    let mut last_good: Option<Checkpoint> = None;
+    let mut last_good: Option<LastOutput> = None;
     let mut follower = driver::Follower {
         fields: !matches!(out, Out::None),
     };
@@ -300,12 +328,22 @@ fn header(scene: &Scene, backend: &dyn FluidBackend, steps: u64) {
 
 /// Rank 0 (or the only rank): runs to the outputs and prints the summary, the stage times, the
 /// health at the end, the forces' summaries and the last files written.
-fn finish(mut opened: Opened, out: Out, opts: RunOptions) -> Result<()> {
+fn finish(
+    mut opened: Opened,
+    out: Out,
+    opts: RunOptions,
+    checkpoints: Checkpoints,
+    resumed: Option<resume::Resumed>,
+) -> Result<()> {
     let scene = opened.scene();
     let csv = out.forces_csv(&scene.file.name);
     if let Some(p) = &csv {
         crate::preflight::check_output_file(p)?;
     }
+    let forces = match &resumed {
+        Some(r) => sink::resumed_force_series(scene, r.extra.series.as_ref(), r.step, csv.as_deref())?,
+        None => sink::force_series(scene, csv.as_deref())?,
+    };
     let mut sink = RunSink {
         name: scene.file.name.clone(),
         flags: scene.setup.flags.clone(),
@@ -313,12 +351,16 @@ fn finish(mut opened: Opened, out: Out, opts: RunOptions) -> Result<()> {
         periodic: scene.setup.immersed.periodic,
         out,
         written: Vec::new(),
-        forces: sink::force_series(scene, csv.as_deref())?,
+        forces,
+        checkpoints: Some(checkpoints),
     };
     let mut pieces = opened.pieces.take();
     let comm = opened.rank.as_ref().map(|r| r.comm.clone());
     let backend = opened.backend_mut();
-    let mut last_good: Option<Checkpoint> = None;
+    let mut last_good: Option<LastOutput> = resumed
+        .as_ref()
+        .and_then(|r| r.extra.last_output)
+        .map(|step| LastOutput { step });
     let first = backend.step_count();
     let mut stop = crate::stop::command_probe(comm.as_deref().map(|c| c as _), AGREE_EVERY);
     let result = match pieces.as_mut() {
@@ -335,11 +377,19 @@ fn finish(mut opened: Opened, out: Out, opts: RunOptions) -> Result<()> {
     if let Some(r) = &opened.rank {
         r.finish();
     }
+    let checkpoints = sink.checkpoints.take();
     if let Some(s) = report.stopped {
         let of = first + opts.steps;
-        return Err(crate::stop::SignalStop::new(s.step, of, true).into());
+        let mut stop = crate::stop::SignalStop::new(s.step, of, true);
+        if let Some(p) = checkpoints.as_ref().and_then(|c| c.last()) {
+            stop = stop.with_checkpoint(p);
+        }
+        return Err(stop.into());
     }
     println!("{}", report.summary(&opened.backend().describe()));
+    if let Some(line) = checkpoints.as_ref().and_then(|c| c.summary()) {
+        println!("{line}");
+    }
     if !report.stages.is_empty() {
         println!("stages (mean per step): {}", report.stages);
     }

@@ -1,0 +1,263 @@
+//! A fluid run's checkpoint file (one lattice): what [`save`] writes from a backend and the run
+//! beside it, and what [`FluidCheckpoint`] checks and restores. The container is
+//! [`crate::checkpoint`] (`.npz` with `header.toml`); `docs/checkpoints.md` lists every field
+//! and array.
+//!
+//! - **The state** ([`crate::fluid::state`]): the populations in their storage encoding in the
+//!   canonical order (cells x fastest, then the 27 directions, the in-place parity resolved),
+//!   streamed piece by piece; the small state (step, inlet scale, rates, outlet velocities,
+//!   the immersed boundary's solids, sample forces and pending force records).
+//! - **For readers**: density and velocity (SI, FP32) computed from the same pieces, and the
+//!   cell flags.
+//! - **The run beside the backend**: the force series' summary state (the CSV continues from the
+//!   file itself), the last output step (the health check's messages name it).
+//! - **Identity**: the scene's canonical text and a SHA-256 of its physics and geometry only
+//!   ([`Identity`]: the scene without `[run]`, `[health]`, `[smoke]` and `[view]`), so a run
+//!   may resume with more steps or another output cadence, and nothing else.
+
+mod arrays;
+mod identity;
+pub mod run;
+
+pub use identity::Identity;
+pub use run::Checkpoints;
+
+use super::forces::state::SeriesState;
+use super::state::{cell_bytes, SmallState};
+use super::{FluidBackend, FluidError};
+use crate::checkpoint::{
+    CheckpointError, CheckpointReader, CheckpointWriter, DType, Header, Kind, SinkFactory, Written,
+};
+use murmur_common::lbm::{CollisionModel, Lattice, StorageKind, Streaming, Units};
+use std::path::Path;
+
+/// Cells per piece when the populations stream to or from a file: 27 MiB of FP16 populations,
+/// 54 MiB of FP32 (the resident memory a checkpoint adds, whatever the lattice's size).
+pub const PIECE_CELLS: usize = 1 << 19;
+
+impl From<CheckpointError> for FluidError {
+    fn from(e: CheckpointError) -> FluidError {
+        FluidError::Invalid(e.to_string())
+    }
+}
+
+/// What a run keeps beside the backend, saved with it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunExtra {
+    /// The force series' summary state (`None` without solids).
+    pub series: Option<SeriesState>,
+    /// The last output step written (the health check's messages name it).
+    pub last_output: Option<u64>,
+}
+
+/// What [`save`] needs besides the backend.
+pub struct SaveContext<'a> {
+    /// The scene's identity.
+    pub identity: &'a Identity,
+    /// The scene's units (the readers' fields are in SI).
+    pub units: Units,
+    /// The scene's cell flags (x fastest).
+    pub flags: &'a [u8],
+    /// The run's state beside the backend.
+    pub extra: &'a RunExtra,
+    /// Where the bytes go ([`crate::checkpoint::file_sink`], or a failing one in tests).
+    pub factory: &'a SinkFactory,
+}
+
+/// The dtype of the populations in `storage`: FP32 as `float32`, FP16 as its stored bits.
+pub fn population_dtype(storage: StorageKind) -> DType {
+    match storage {
+        StorageKind::Fp32 => DType::F32,
+        StorageKind::Fp16s | StorageKind::Fp16c => DType::U16,
+    }
+}
+
+/// The lattice's shape as NumPy indexes it, `[nz, ny, nx]`.
+pub fn zyx(l: Lattice) -> [u64; 3] {
+    [l.nz as u64, l.ny as u64, l.nx as u64]
+}
+
+/// Writes `backend`'s checkpoint to `path`: the small state, the populations piece by piece,
+/// the readers' density and velocity from the same pieces, the flags, the run's extra state;
+/// the file appears complete (header last, fsync, rename) or not at all.
+pub fn save(
+    path: &Path,
+    backend: &mut dyn FluidBackend,
+    cx: &SaveContext,
+) -> Result<Written, FluidError> {
+    let small = backend.capture_small_state()?;
+    let lattice = small.lattice;
+    let header = arrays::header(&small, cx, &backend.describe(), &backend.layout().describe().to_string());
+    let mut w = CheckpointWriter::create_with(path, header, cx.factory)?;
+    let [nz, ny, nx] = zyx(lattice);
+    let storage = small.storage;
+    w.begin_array(
+        "populations",
+        population_dtype(storage),
+        &[nz, ny, nx, 27],
+    )?;
+    for_pieces(backend, |_, bytes| Ok(w.write_chunk(bytes)?))?;
+    w.end_array()?;
+    w.begin_array("density", DType::F32, &[nz, ny, nx])?;
+    for_pieces(backend, |_, bytes| {
+        let rho = arrays::densities(storage, bytes, &cx.units);
+        Ok(w.write_chunk(&rho)?)
+    })?;
+    w.end_array()?;
+    w.begin_array("velocity", DType::F32, &[nz, ny, nx, 3])?;
+    for_pieces(backend, |_, bytes| {
+        let u = arrays::velocities(storage, bytes, &cx.units);
+        Ok(w.write_chunk(&u)?)
+    })?;
+    w.end_array()?;
+    if cx.flags.len() != lattice.cells() {
+        return Err(FluidError::WrongSize {
+            what: format!(
+                "the scene's flags ({} cells, the lattice {})",
+                cx.flags.len(),
+                lattice.cells()
+            ),
+        });
+    }
+    w.write_slice("flags", &[nz, ny, nx], cx.flags)?;
+    arrays::write_small(&mut w, &small)?;
+    if let Some(s) = &cx.extra.series {
+        arrays::write_series(&mut w, s)?;
+    }
+    Ok(w.finish()?)
+}
+
+/// Hands `f` every piece of `backend`'s populations, in order: its first cell and its bytes.
+fn for_pieces(
+    backend: &mut dyn FluidBackend,
+    mut f: impl FnMut(usize, &[u8]) -> Result<(), FluidError>,
+) -> Result<(), FluidError> {
+    let n = backend.lattice().cells();
+    let b = cell_bytes(backend.storage());
+    let mut buf = vec![0u8; PIECE_CELLS.min(n.max(1)) * b];
+    let mut start = 0;
+    while start < n {
+        let end = (start + PIECE_CELLS).min(n);
+        let out = &mut buf[..(end - start) * b];
+        backend.read_state_piece(start..end, out)?;
+        f(start, out)?;
+        start = end;
+    }
+    Ok(())
+}
+
+/// What a run checks before it restores a checkpoint.
+#[derive(Clone, Copy, Debug)]
+pub struct Expected<'a> {
+    /// The scene's identity.
+    pub identity: &'a Identity,
+    /// The run's model, storage, streaming and lattice.
+    pub model: CollisionModel,
+    pub storage: StorageKind,
+    pub streaming: Streaming,
+    pub lattice: Lattice,
+}
+
+/// A fluid checkpoint opened for a resume: its header read and checked as a fluid checkpoint of
+/// this format version.
+pub struct FluidCheckpoint {
+    reader: CheckpointReader,
+}
+
+impl FluidCheckpoint {
+    /// Opens `path` (a one-lattice `.npz`).
+    pub fn open(path: &Path) -> Result<FluidCheckpoint, FluidError> {
+        let reader = CheckpointReader::open(path)?;
+        reader.expect_kind(Kind::Fluid)?;
+        Ok(FluidCheckpoint { reader })
+    }
+
+    /// Its header.
+    pub fn header(&self) -> &Header {
+        self.reader.header()
+    }
+
+    /// Its step.
+    pub fn step(&self) -> u64 {
+        self.reader.header().step
+    }
+
+    /// Checks that this checkpoint is of the run `want` describes: the scene (its physics and
+    /// geometry: the first key that differs is named), model, storage, streaming and lattice
+    /// size, in that order; one line naming the field that differs.
+    pub fn check(&self, want: &Expected) -> Result<(), FluidError> {
+        let r = &self.reader;
+        identity::check(r, want.identity)?;
+        r.expect("model", want.model.name())?;
+        r.expect("storage", want.storage.name())?;
+        r.expect("streaming", want.streaming.name())?;
+        let l = want.lattice;
+        r.expect(
+            "lattice",
+            toml::Value::Array(vec![
+                i64::from(l.nx).into(),
+                i64::from(l.ny).into(),
+                i64::from(l.nz).into(),
+            ]),
+        )?;
+        Ok(())
+    }
+
+    /// Restores the checkpoint into `backend` (opened from the same scene, in any layout, on
+    /// any backend) and returns the run's extra state. The flags are compared with the scene's
+    /// first; every array's checksum is checked as it is read. Call [`check`](Self::check)
+    /// first.
+    pub fn restore(
+        &mut self,
+        backend: &mut dyn FluidBackend,
+        flags: &[u8],
+    ) -> Result<RunExtra, FluidError> {
+        let stored = self.reader.read_bytes("flags")?;
+        if stored != flags {
+            let first = stored.iter().zip(flags).position(|(a, b)| a != b);
+            return Err(FluidError::Invalid(format!(
+                "checkpoint {} has other cell flags than this scene{}",
+                self.reader.path().display(),
+                match first {
+                    Some(c) => format!(" (first at cell {c})"),
+                    None => format!(" ({} cells, the scene {})", stored.len(), flags.len()),
+                }
+            )));
+        }
+        let small: SmallState = arrays::read_small(&mut self.reader)?;
+        backend.restore_small_state(&small)?;
+        let b = cell_bytes(small.storage);
+        let mut pending: Vec<u8> = Vec::with_capacity(PIECE_CELLS * b);
+        let mut next = 0usize;
+        self.reader
+            .read_chunks("populations", PIECE_CELLS * b, |chunk: &[u8]| {
+                pending.extend_from_slice(chunk);
+                let whole = pending.len() / b;
+                if whole > 0 {
+                    backend.write_state_piece(next..next + whole, &pending[..whole * b])?;
+                    next += whole;
+                    pending.drain(..whole * b);
+                }
+                Ok::<(), FluidError>(())
+            })?;
+        if next != backend.lattice().cells() || !pending.is_empty() {
+            return Err(FluidError::Invalid(format!(
+                "checkpoint {} holds the populations of {next} cells, the lattice {}",
+                self.reader.path().display(),
+                backend.lattice().cells()
+            )));
+        }
+        let series = arrays::read_series(&mut self.reader)?;
+        let last_output = self
+            .reader
+            .header()
+            .fields
+            .get("last_output")
+            .and_then(|v| v.as_integer())
+            .map(|v| v as u64);
+        Ok(RunExtra {
+            series,
+            last_output,
+        })
+    }
+}
