@@ -277,7 +277,8 @@ pub fn run_until(
     for i in 1..=opts.steps {
         let step = first + i;
         let check = opts.check_every > 0 && step.is_multiple_of(opts.check_every);
-        let out = i == opts.steps || (opts.output_every > 0 && step.is_multiple_of(opts.output_every));
+        let out =
+            i == opts.steps || (opts.output_every > 0 && step.is_multiple_of(opts.output_every));
         if opts.inlet_ramp > 0.0 {
             backend.set_inlet_scale(inlet_scale(step, opts.inlet_ramp));
         }

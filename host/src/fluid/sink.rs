@@ -2,12 +2,12 @@
 //! per output), the solids' samples (`.vtp`) and the forces (CSV time series and summary).
 
 use super::driver::Sink;
-use super::forces::summary::ForceSummary;
 use super::forces::state::SeriesState;
+use super::forces::summary::ForceSummary;
 use super::forces::{ForceSample, ForceSeries};
-use super::FluidBackend;
 use super::ib::plan::SampleSnapshot;
 use super::output::{write_vtp, SampleSlices, Snapshot};
+use super::FluidBackend;
 use super::{Fields, FluidError};
 use murmur_common::lbm::Units;
 use std::path::{Path, PathBuf};

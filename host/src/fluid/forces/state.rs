@@ -101,7 +101,8 @@ impl CsvLog {
     /// rows after it are cut off (the run that wrote them went on past its checkpoint). A file
     /// whose first line is not the header is refused.
     pub(super) fn continue_at(path: &Path, step: u64) -> Result<CsvLog, FluidError> {
-        let err = |e: String| FluidError::Invalid(format!("cannot continue {}: {e}", path.display()));
+        let err =
+            |e: String| FluidError::Invalid(format!("cannot continue {}: {e}", path.display()));
         let file = std::fs::File::open(path).map_err(|e| err(e.to_string()))?;
         let mut reader = BufReader::new(file);
         let mut line = String::new();
@@ -109,7 +110,9 @@ impl CsvLog {
         let mut first = true;
         loop {
             line.clear();
-            let n = reader.read_line(&mut line).map_err(|e| err(e.to_string()))?;
+            let n = reader
+                .read_line(&mut line)
+                .map_err(|e| err(e.to_string()))?;
             if n == 0 || !line.ends_with('\n') {
                 break;
             }

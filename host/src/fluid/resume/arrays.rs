@@ -145,7 +145,11 @@ pub(super) fn write_small(w: &mut CheckpointWriter, s: &SmallState) -> Result<()
                 v
             })
             .collect();
-        w.write_slice("solid_state", &[ib.solids.len() as u64, SOLID_FLOATS], &solids)?;
+        w.write_slice(
+            "solid_state",
+            &[ib.solids.len() as u64, SOLID_FLOATS],
+            &solids,
+        )?;
         let n = ib.sample_force.len() as u64 / 3;
         w.write_slice("sample_force", &[n, 3], &ib.sample_force)?;
         let pending: Vec<f64> = ib
@@ -158,7 +162,11 @@ pub(super) fn write_small(w: &mut CheckpointWriter, s: &SmallState) -> Result<()
                 v
             })
             .collect();
-        w.write_slice("pending_forces", &[ib.pending.len() as u64, PENDING_VALUES], &pending)?;
+        w.write_slice(
+            "pending_forces",
+            &[ib.pending.len() as u64, PENDING_VALUES],
+            &pending,
+        )?;
     }
     Ok(())
 }
@@ -175,7 +183,11 @@ pub(super) fn write_series(w: &mut CheckpointWriter, s: &SeriesState) -> Result<
                 .flat_map(move |&(seq, step, cd, cl)| [i as f64, seq as f64, step as f64, cd, cl])
         })
         .collect();
-    w.write_slice("force_rows", &[rows.len() as u64 / ROW_VALUES, ROW_VALUES], &rows)?;
+    w.write_slice(
+        "force_rows",
+        &[rows.len() as u64 / ROW_VALUES, ROW_VALUES],
+        &rows,
+    )?;
     Ok(())
 }
 
@@ -193,7 +205,12 @@ fn field<'a>(r: &'a CheckpointReader, key: &str) -> Result<&'a Value, FluidError
         .ok_or_else(|| bad(r, &format!("no header field {key}")))
 }
 
-fn parse<T: Copy>(r: &CheckpointReader, key: &str, all: &[T], name: fn(T) -> &'static str) -> Result<T, FluidError> {
+fn parse<T: Copy>(
+    r: &CheckpointReader,
+    key: &str,
+    all: &[T],
+    name: fn(T) -> &'static str,
+) -> Result<T, FluidError> {
     let v = field(r, key)?.as_str().unwrap_or_default().to_string();
     all.iter()
         .copied()
@@ -221,10 +238,20 @@ fn optional<T: crate::checkpoint::Element>(
 pub(super) fn read_small(r: &mut CheckpointReader) -> Result<SmallState, FluidError> {
     let model = parse(r, "model", &CollisionModel::ALL, CollisionModel::name)?;
     let storage = parse(r, "storage", &StorageKind::ALL, StorageKind::name)?;
-    let streaming = parse(r, "streaming", &[Streaming::Pull, Streaming::InPlace], Streaming::name)?;
+    let streaming = parse(
+        r,
+        "streaming",
+        &[Streaming::Pull, Streaming::InPlace],
+        Streaming::name,
+    )?;
     let dims: Vec<u32> = field(r, "lattice")?
         .as_array()
-        .map(|a| a.iter().filter_map(|v| v.as_integer()).map(|v| v as u32).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_integer())
+                .map(|v| v as u32)
+                .collect()
+        })
         .unwrap_or_default();
     let [nx, ny, nz] = dims[..] else {
         return Err(bad(r, "lattice is not three whole numbers"));
@@ -241,7 +268,10 @@ pub(super) fn read_small(r: &mut CheckpointReader) -> Result<SmallState, FluidEr
     let cells: Vec<u32> = optional(r, "outlet_cells")?.unwrap_or_default();
     let u: Vec<f32> = optional(r, "outlet_u")?.unwrap_or_default();
     if u.len() != 3 * cells.len() {
-        return Err(bad(r, "outlet_u does not hold three values per outlet cell"));
+        return Err(bad(
+            r,
+            "outlet_u does not hold three values per outlet cell",
+        ));
     }
     let outlet_u = cells
         .iter()
@@ -323,6 +353,11 @@ pub(super) fn read_series(r: &mut CheckpointReader) -> Result<Option<SeriesState
         .fields
         .get("force_span")
         .and_then(|v| v.as_array())
-        .and_then(|a| Some((a.first()?.as_integer()? as u64, a.get(1)?.as_integer()? as u64)));
+        .and_then(|a| {
+            Some((
+                a.first()?.as_integer()? as u64,
+                a.get(1)?.as_integer()? as u64,
+            ))
+        });
     Ok(Some(SeriesState { span, solids: out }))
 }

@@ -2,7 +2,7 @@
 //! command-line overrides applied, written back as TOML) and the SHA-256 of its physics and
 //! geometry only: the same text without the tables that do not change the flow (`[run]`: run
 //! length and output cadence; `[health]`; `[smoke]` and `[view]`: the viewer's) and without its
-//! `name`.
+//! `name` and its `collision` model (a field of its own in the header, checked by name).
 
 use crate::checkpoint::CheckpointReader;
 use crate::fluid::scene::SceneFile;
@@ -10,7 +10,7 @@ use crate::fluid::FluidError;
 use sha2::{Digest, Sha256};
 
 /// The top-level keys left out of the physics hash.
-const NOT_PHYSICS: [&str; 5] = ["name", "run", "health", "smoke", "view"];
+const NOT_PHYSICS: [&str; 6] = ["name", "collision", "run", "health", "smoke", "view"];
 
 /// A scene's canonical text and physics hash.
 #[derive(Clone, Debug, PartialEq)]
@@ -102,7 +102,11 @@ fn short(h: &str) -> &str {
 
 /// The first dotted key whose values differ between `a` and `b`, with both values (`absent`
 /// where one lacks it).
-fn first_difference(a: &toml::Table, b: &toml::Table, prefix: &str) -> Option<(String, String, String)> {
+fn first_difference(
+    a: &toml::Table,
+    b: &toml::Table,
+    prefix: &str,
+) -> Option<(String, String, String)> {
     let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
     keys.sort();
     keys.dedup();
@@ -132,20 +136,26 @@ fn first_difference(a: &toml::Table, b: &toml::Table, prefix: &str) -> Option<(S
 mod tests {
     use super::*;
 
-    const SCENE: &str = "name = \"a\"\n[physical]\nlength = 1.0\nviscosity = 1e-3\n[run]\nsteps = 10\n";
+    const SCENE: &str =
+        "name = \"a\"\n[physical]\nlength = 1.0\nviscosity = 1e-3\n[run]\nsteps = 10\n";
 
     #[test]
     fn run_length_and_name_leave_the_hash_alone_and_physics_does_not() {
         let a = Identity::of_text("a", SCENE).unwrap();
         let b = Identity::of_text(
             "b",
-            &SCENE.replace("steps = 10", "steps = 99").replace("\"a\"", "\"b\""),
+            &SCENE
+                .replace("steps = 10", "steps = 99")
+                .replace("\"a\"", "\"b\""),
         )
         .unwrap();
         assert_eq!(a.hash, b.hash);
         let c = Identity::of_text("a", &SCENE.replace("1e-3", "2e-3")).unwrap();
         assert_ne!(a.hash, c.hash);
         let d = first_difference(&a.physics, &c.physics, "").unwrap();
-        assert_eq!(d, ("physical.viscosity".into(), "0.001".into(), "0.002".into()));
+        assert_eq!(
+            d,
+            ("physical.viscosity".into(), "0.001".into(), "0.002".into())
+        );
     }
 }

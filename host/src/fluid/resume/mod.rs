@@ -87,15 +87,16 @@ pub fn save(
 ) -> Result<Written, FluidError> {
     let small = backend.capture_small_state()?;
     let lattice = small.lattice;
-    let header = arrays::header(&small, cx, &backend.describe(), &backend.layout().describe().to_string());
+    let header = arrays::header(
+        &small,
+        cx,
+        &backend.describe(),
+        &backend.layout().describe().to_string(),
+    );
     let mut w = CheckpointWriter::create_with(path, header, cx.factory)?;
     let [nz, ny, nx] = zyx(lattice);
     let storage = small.storage;
-    w.begin_array(
-        "populations",
-        population_dtype(storage),
-        &[nz, ny, nx, 27],
-    )?;
+    w.begin_array("populations", population_dtype(storage), &[nz, ny, nx, 27])?;
     for_pieces(backend, |_, bytes| Ok(w.write_chunk(bytes)?))?;
     w.end_array()?;
     w.begin_array("density", DType::F32, &[nz, ny, nx])?;

@@ -76,7 +76,12 @@ pub fn run(a: &RunArgs) -> Result<()> {
     let resumed = match checkpoint {
         Some(mut c) => {
             let flags = opened.scene().setup.flags.clone();
-            Some(resume::restore(&mut c, &identity, opened.backend_mut(), &flags)?)
+            Some(resume::restore(
+                &mut c,
+                &identity,
+                opened.backend_mut(),
+                &flags,
+            )?)
         }
         None => None,
     };
@@ -341,7 +346,9 @@ fn finish(
         crate::preflight::check_output_file(p)?;
     }
     let forces = match &resumed {
-        Some(r) => sink::resumed_force_series(scene, r.extra.series.as_ref(), r.step, csv.as_deref())?,
+        Some(r) => {
+            sink::resumed_force_series(scene, r.extra.series.as_ref(), r.step, csv.as_deref())?
+        }
         None => sink::force_series(scene, csv.as_deref())?,
     };
     let mut sink = RunSink {
