@@ -295,7 +295,10 @@ fn checkpoints_of_another_run_or_damaged_ones_are_refused() {
         f,
     ]);
     assert!(
-        !good && err.contains("was written for another scene: physical.viscosity is 0.004 there, 0.008 here"),
+        !good
+            && err.contains(
+                "was written for another scene: physical.viscosity is 0.004 there, 0.008 here"
+            ),
         "{err}"
     );
     // Truncated, and one byte of the populations flipped.
@@ -592,6 +595,70 @@ mod signals {
             .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
             .count();
         assert_eq!(temps, 0);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+/// `fluid run` on `backend` in `out` for `steps` steps (`more` flags), checkpointing at the end.
+fn run_on(backend: &str, scene: &str, base: &[&str], out: &Path, steps: u64, more: &[&str]) {
+    let t = steps.to_string();
+    let mut args: Vec<&str> = vec!["fluid", "run", scene, "--backend", backend, "--quiet"];
+    args.extend(base);
+    args.extend(["--steps", &t, "--out", s(out), "--checkpoint-every", &t]);
+    args.extend(more);
+    ok(&args);
+}
+
+/// CUDA and the CPU: the same bits straight, and a checkpoint of either resumes on the other
+/// with the bits of the straight runs (outputs and force CSV included).
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn cuda_and_cpu_checkpoints_resume_on_each_other() {
+    for (storage, streaming, torus) in [("fp16s", "pull", true), ("fp32", "in-place", false)] {
+        let dir = support::tmp("ck-cuda", &format!("{storage}-{streaming}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let scene = if torus {
+            torus_scene(&dir)
+        } else {
+            PathBuf::from(TG)
+        };
+        let scene = s(&scene).to_string();
+        let base = [
+            "--coarsen",
+            "4",
+            "--storage",
+            storage,
+            "--streaming",
+            streaming,
+        ];
+        let (n, total) = (7, 14);
+        let final_of = |d: &Path| {
+            d.join("checkpoints").join(format!(
+                "{}-{total:010}.npz",
+                if torus {
+                    "rotating-torus"
+                } else {
+                    "taylor-green"
+                }
+            ))
+        };
+        let mut want = None;
+        for straight in ["cpu", "cuda"] {
+            let d = dir.join(format!("straight-{straight}"));
+            run_on(straight, &scene, &base, &d, total, &[]);
+            let sha = array_sha(&final_of(&d), "populations");
+            assert_eq!(want.get_or_insert(sha.clone()), &sha, "{straight} straight");
+        }
+        assert!(same_files(&dir.join("straight-cpu"), &dir.join("straight-cuda")) >= 3);
+        for (first, second) in [("cuda", "cpu"), ("cpu", "cuda")] {
+            let d = dir.join(format!("{first}-then-{second}"));
+            run_on(first, &scene, &base, &d, n, &[]);
+            let ck = d.join("checkpoints");
+            run_on(second, &scene, &base, &d, total, &["--resume", s(&ck)]);
+            let sha = array_sha(&final_of(&d), "populations");
+            assert_eq!(want.as_ref(), Some(&sha), "{first} then {second}");
+            assert!(same_files(&dir.join("straight-cpu"), &d) >= 3);
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

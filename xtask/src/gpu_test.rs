@@ -18,6 +18,7 @@ const GPU_TESTS: &[&str] = &[
     "api",
     "flock_resume",
     "fluid_state",
+    "fluid_checkpoint",
 ];
 
 pub fn gpu_test(run_here: bool) -> Result<()> {

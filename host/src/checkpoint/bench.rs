@@ -70,8 +70,9 @@ pub fn bench(dir: &Path, bytes: u64, chunk_bytes: usize) -> Result<BenchFigures>
     })
 }
 
-/// Asks the kernel to drop `path`'s (clean, fsynced) pages from the page cache.
-fn drop_cache(path: &Path) -> bool {
+/// Asks the kernel to drop `path`'s (clean, fsynced) pages from the page cache; whether it
+/// could.
+pub fn drop_cache(path: &Path) -> bool {
     #[cfg(unix)]
     {
         use std::os::fd::AsRawFd;

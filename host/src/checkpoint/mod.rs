@@ -22,7 +22,7 @@ mod schedule;
 mod sink;
 mod writer;
 
-pub use bench::{bench, BenchFigures};
+pub use bench::{bench, drop_cache, BenchFigures};
 pub use dir::{
     checkpoint_name, list, manifest_name, newest_valid, rank_name, remove_stale_temps, rotate,
     Entry, EntryKind, Found,

@@ -157,6 +157,7 @@ pub fn run_fluid(cmd: &FluidCmd) -> Result<()> {
         FluidCmd::Scale(a) => fluid::multi::scale(a),
         FluidCmd::Parity(a) => fluid::commands::parity::parity(a),
         FluidCmd::Case(a) => fluid::commands::case::case(a),
+        FluidCmd::CheckpointBench(a) => fluid::commands::checkpoint_bench::checkpoint_bench(a),
         FluidCmd::IbBench(a) => fluid::ib::bench::ib_bench_cmd(a),
         FluidCmd::BoundaryBench(a) => fluid::boundary_bench::boundary_bench_cmd(a),
         FluidCmd::Tune(a) => fluid::tune::tune_cmd(a),
@@ -187,6 +188,10 @@ pub enum FluidCmd {
     /// benchmarks (Schaefer & Turek 1996), the Galilean check, cylindrical Couette flow. Prints
     /// the measured figures beside the reference values.
     Case(fluid::cli::CaseArgs),
+    /// What a checkpoint costs a run: a periodic box checkpointed as `fluid run` does and
+    /// restored from the disk (its pages dropped from the page cache), the container alone on
+    /// the same bytes, the cost per step at an interval, and the peak resident memory.
+    CheckpointBench(fluid::commands::checkpoint_bench::CheckpointBenchArgs),
     /// The immersed boundary's spreading methods (scatter, gather, block gather) timed stage by
     /// stage on one scene, against the same grid without its solids.
     IbBench(fluid::ib::bench::IbBenchArgs),
