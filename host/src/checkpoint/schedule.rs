@@ -187,6 +187,9 @@ mod tests {
         );
         assert_eq!(s.prefix, "my_scene");
         assert!(!s.due(0) && !s.due(49) && s.due(50) && s.due(100));
-        assert_eq!(s.path(50), PathBuf::from("checkpoints/my_scene-0000000050.npz"));
+        assert_eq!(
+            s.path(50),
+            PathBuf::from("checkpoints/my_scene-0000000050.npz")
+        );
     }
 }

@@ -90,6 +90,12 @@ fn summary(steps: u64, n: u64, what: &str, wall: Duration) -> String {
 
 /// `flock run` on several ranks.
 pub fn run(a: &RunArgs) -> Result<()> {
+    if a.checkpoint.checkpoint_every > 0 || a.checkpoint.resume.is_some() {
+        bail!(
+            "--checkpoint-every and --resume: a flock split across ranks does not checkpoint yet \
+             (run it on one rank)"
+        );
+    }
     if spawn::is_launcher(a.ranks.gpus) {
         let n = a.ranks.gpus.unwrap_or(1);
         build(&a.flock, n, true)?;
