@@ -3,7 +3,8 @@
 //! backend, naive, scattered and coherent; CUDA with the radix sort `#[ignore]`d, `cargo xtask
 //! gpu-test`); `--keep` rotates; a checkpoint of other rules, a truncated or corrupt one, or one
 //! at or past `--steps` is refused in one line before any step; a SIGINT leaves a checkpoint that
-//! resumes bit for bit.
+//! resumes bit for bit; CPU ranks write one checkpoint (by id) that 1, 2 or 3 ranks resume bit
+//! for bit.
 
 mod support;
 use support::{murmur, murmur_text, tmp};
@@ -247,18 +248,50 @@ fn refusals_name_what_differs() {
         "{err}"
     );
     assert!(out.starts_with("resumed from step 20 ("), "{out}");
-    // Several ranks do not checkpoint yet: refused before any step.
-    let (ok, out, err) = run(&run_args(
-        "cpu",
-        "coherent",
-        &["--ranks", "2", "--checkpoint-every", "5"],
+}
+
+#[test]
+fn cpu_ranks_checkpoint_by_id_and_resume_on_any_rank_count() {
+    // Two CPU ranks write one file, the boids gathered on rank 0 by id; the ranks sort every
+    // cell by id, so the order in memory never reaches the bits: 2, 3 or 1 rank resume it and
+    // save what 2 ranks straight save.
+    let (a, dir) = (tmp("ck-ranks", "a.npz"), tmp("ck-ranks", "ck"));
+    let ranks = |k: &str, extra: &[&str]| {
+        let mut v = vec!["--scale", "30", "--n", "4000"];
+        if k != "1" {
+            v.extend(["--ranks", k]);
+        }
+        v.extend_from_slice(extra);
+        run_args("cpu", "coherent", &v)
+    };
+    ok(&ranks("2", &["--steps", "60", "--save", &s(&a)]));
+    ok(&ranks(
+        "2",
+        &[
+            "--steps",
+            "30",
+            "--checkpoint-every",
+            "15",
+            "--checkpoint-dir",
+            &s(&dir),
+        ],
     ));
-    assert!(!ok && out.is_empty());
     assert_eq!(
-        err,
-        "murmur: error: --checkpoint-every and --resume: a flock split across ranks does not \
-         checkpoint yet (run it on one rank)\n"
+        names(&dir),
+        ["flock-0000000015.npz", "flock-0000000030.npz"]
     );
+    for k in ["2", "3", "1"] {
+        let b = tmp("ck-ranks", &format!("b{k}.npz"));
+        let out = ok(&ranks(
+            k,
+            &["--steps", "60", "--resume", &s(&dir), "--save", &s(&b)],
+        ));
+        assert!(out.starts_with("resumed from step 30 ("), "{k}: {out}");
+        assert!(
+            std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap(),
+            "{k} ranks: the resumed snapshot differs"
+        );
+    }
 }
 
 #[test]
@@ -308,16 +341,17 @@ fn keep_leaves_the_newest_two() {
     );
 }
 
+/// A SIGINT during `flock run --checkpoint-every 0` of 20,000 boids (steps of several ms) with
+/// `extra`: exit 75, one line naming the checkpoint of the step it stopped at, and resuming that
+/// checkpoint to 3 steps later saves what a straight run saves. Returns the step.
 #[cfg(unix)]
-#[test]
-fn a_sigint_leaves_a_checkpoint_that_resumes_bit_for_bit() {
+fn sigint_then_resume(extra: &[&str], tag: &str) -> u64 {
     use murmur::internals::stop::EXIT_STOPPED;
     use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
-    let dir = tmp("ck-sigint", "ck");
-    // 20,000 boids at the default density of 100k at scale 100: steps of several ms.
+    let dir = tmp(tag, "ck");
     let base = |steps: &str| -> Vec<String> {
-        [
+        let mut v: Vec<String> = [
             "flock",
             "run",
             "--backend",
@@ -333,7 +367,9 @@ fn a_sigint_leaves_a_checkpoint_that_resumes_bit_for_bit() {
         ]
         .iter()
         .map(|x| x.to_string())
-        .collect()
+        .collect();
+        v.extend(extra.iter().map(|x| x.to_string()));
+        v
     };
     // A signal before the loop is armed ends the process at once (130): such a try is repeated
     // with a longer wait.
@@ -354,37 +390,59 @@ fn a_sigint_leaves_a_checkpoint_that_resumes_bit_for_bit() {
         );
         let t0 = Instant::now();
         let out = child.wait_with_output().unwrap();
-        assert!(t0.elapsed() < Duration::from_secs(10));
+        assert!(t0.elapsed() < Duration::from_secs(20), "{tag}");
         let err = String::from_utf8_lossy(&out.stderr).into_owned();
         if out.status.code() == Some(130) && err.is_empty() {
             continue;
         }
-        assert_eq!(out.status.code(), Some(EXIT_STOPPED), "{err}");
+        assert_eq!(out.status.code(), Some(EXIT_STOPPED), "{tag}: {err}");
         stopped = Some(err);
         break;
     }
     let err = stopped.expect("the SIGINT never found the loop armed");
     let rest = err
         .strip_prefix("murmur: stopped by SIGINT after step ")
-        .unwrap_or_else(|| panic!("{err}"));
+        .unwrap_or_else(|| panic!("{tag}: {err}"));
     let (step, tail) = rest.split_once(' ').unwrap();
     let step: u64 = step.parse().unwrap();
     let file = dir.join(format!("flock-{step:010}.npz"));
     assert_eq!(
         tail,
         format!("of 1000000; wrote checkpoint {}\n", s(&file)),
-        "{err}"
+        "{tag}: {err}"
     );
-    assert_eq!(names(&dir), [format!("flock-{step:010}.npz")]);
+    assert_eq!(names(&dir), [format!("flock-{step:010}.npz")], "{tag}");
     // Straight to step + 3, and resumed from the stop to step + 3: the same bytes.
     let total = (step + 3).to_string();
-    let (a, b) = (tmp("ck-sigint", "a.npz"), tmp("ck-sigint", "b.npz"));
+    let (a, b) = (tmp(tag, "a.npz"), tmp(tag, "b.npz"));
     let mut straight = base(&total);
     straight.extend(["--save".into(), s(&a)]);
     ok(&straight);
     let mut resumed = base(&total);
     resumed.extend(["--resume".into(), s(&file), "--save".into(), s(&b)]);
     let out = ok(&resumed);
-    assert!(out.contains("\n3 steps of 20000 boids"), "{out}");
-    assert!(std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap());
+    assert!(out.contains("\n3 steps of 20000 boids"), "{tag}: {out}");
+    assert!(
+        std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap(),
+        "{tag}: the resumed snapshot differs"
+    );
+    step
+}
+
+#[cfg(unix)]
+#[test]
+fn a_sigint_leaves_a_checkpoint_that_resumes_bit_for_bit() {
+    sigint_then_resume(&[], "ck-sigint");
+}
+
+#[cfg(unix)]
+#[test]
+fn cpu_ranks_stop_together_at_an_agreed_step() {
+    // The ranks agree on a stop every FLOCK_AGREE_EVERY steps: all stop at such a multiple.
+    let step = sigint_then_resume(&["--ranks", "2"], "ck-sigint-ranks");
+    assert_eq!(
+        step % murmur::internals::stop::FLOCK_AGREE_EVERY,
+        0,
+        "step {step}"
+    );
 }

@@ -467,7 +467,7 @@ pub fn run(a: &RunArgs) -> Result<()> {
 
 /// The name before `-STEP.npz` of `flock run`'s checkpoints: the `--config` file's stem, else
 /// `flock`.
-fn checkpoint_prefix(f: &FlockArgs) -> String {
+pub(crate) fn checkpoint_prefix(f: &FlockArgs) -> String {
     f.config
         .as_deref()
         .and_then(|p| p.file_stem())
