@@ -1,6 +1,6 @@
 //! The `murmur` command's stop signals (`host/src/stop.rs`): a SIGINT or SIGTERM during
-//! `flock run` finishes the step, prints one line and exits with 75; a second SIGINT while a long
-//! step runs exits at once with 130.
+//! `flock run` finishes the step, writes a checkpoint, prints one line naming it and exits with
+//! 75; a second SIGINT while a long step runs exits at once with 130.
 #![cfg(unix)]
 
 use murmur::internals::stop::{EXIT_SIGINT, EXIT_STOPPED};
@@ -43,16 +43,31 @@ fn wait(mut child: Child, limit: Duration) -> (i32, String, Duration) {
     }
 }
 
-/// The step `S` of the line `murmur: stopped by SIG after step S of 1000000; ...`.
-fn stopped_step(stderr: &str, sig: &str) -> u64 {
+/// The step `S` of the line `murmur: stopped by SIG after step S of 1000000; wrote checkpoint
+/// PATH`, with `PATH` the checkpoint of step S in `dir`.
+fn stopped_step(stderr: &str, sig: &str, dir: &str) -> u64 {
     let lines: Vec<&str> = stderr.lines().collect();
     assert_eq!(lines.len(), 1, "one line, got {stderr:?}");
     let rest = lines[0]
         .strip_prefix(&format!("murmur: stopped by {sig} after step "))
         .unwrap_or_else(|| panic!("unexpected line {:?}", lines[0]));
     let (step, tail) = rest.split_once(' ').unwrap();
-    assert_eq!(tail, "of 1000000; no checkpoint written");
-    step.parse().unwrap()
+    let step: u64 = step.parse().unwrap();
+    let file = std::path::Path::new(dir).join(format!("flock-{step:010}.npz"));
+    assert_eq!(
+        tail,
+        format!("of 1000000; wrote checkpoint {}", file.display())
+    );
+    assert!(file.is_file(), "{}", file.display());
+    step
+}
+
+/// This test process's checkpoint folder (every stop writes a checkpoint).
+fn checkpoint_dir() -> String {
+    std::env::temp_dir()
+        .join(format!("murmur-stop-{}", std::process::id()))
+        .display()
+        .to_string()
 }
 
 const LONG_RUN: [&str; 8] = [
@@ -76,7 +91,10 @@ const WAITS_MS: [u64; 4] = [500, 1_000, 2_000, 4_000];
 fn first_sigint_or_sigterm_stops_at_a_step_with_75() {
     for (sig, name) in [(libc::SIGINT, "SIGINT"), (libc::SIGTERM, "SIGTERM")] {
         for (i, ms) in WAITS_MS.iter().enumerate() {
-            let child = start(&LONG_RUN);
+            let dir = checkpoint_dir();
+            let mut args = LONG_RUN.to_vec();
+            args.extend(["--checkpoint-dir", &dir]);
+            let child = start(&args);
             std::thread::sleep(Duration::from_millis(*ms));
             signal(&child, sig);
             let (code, stderr, took) = wait(child, Duration::from_secs(2));
@@ -85,7 +103,7 @@ fn first_sigint_or_sigterm_stops_at_a_step_with_75() {
                 continue;
             }
             assert_eq!(code, EXIT_STOPPED, "{name}: {stderr}");
-            let step = stopped_step(&stderr, name);
+            let step = stopped_step(&stderr, name, &dir);
             assert!(step > 0 && step < 1_000_000, "{name}: step {step}");
             assert!(took < Duration::from_secs(2), "{name}: {took:?}");
             break;
@@ -98,9 +116,12 @@ fn second_sigint_exits_at_once_with_130() {
     // Naive steps of 100,000 boids (10^10 pairs) take many seconds on the CPU: the first SIGINT
     // waits for the step (the process stays), the second ends it without waiting.
     for (i, ms) in WAITS_MS.iter().enumerate() {
+        let dir = checkpoint_dir();
         let mut child = start(&[
             "flock",
             "run",
+            "--checkpoint-dir",
+            &dir,
             "--steps",
             "1000000",
             "--n",

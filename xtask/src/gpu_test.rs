@@ -17,6 +17,7 @@ const GPU_TESTS: &[&str] = &[
     "fluid_view",
     "api",
     "flock_resume",
+    "flock_checkpoint",
     "fluid_state",
     "fluid_checkpoint",
 ];

@@ -123,6 +123,7 @@ impl From<SimError> for Error {
             SimError::Preflight(p) => p.into(),
             SimError::Render(_) | SimError::Invalid(_) => of(ErrorKind::Invalid, &e),
             SimError::Comm(_) => of(ErrorKind::Device, &e),
+            SimError::Checkpoint(_) => of(ErrorKind::Io, &e),
         }
     }
 }

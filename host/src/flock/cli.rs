@@ -5,7 +5,8 @@
 
 use super::config::{validate_params, ConfigError, FlockConfig};
 use super::driver::{self, BackendChoice, Start};
-use super::{snapshot, CellOrder, Method, SortArg};
+use super::{resume, snapshot, CellOrder, Method, SimError, SortArg};
+use crate::checkpoint::Schedule;
 use crate::preflight;
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -156,6 +157,8 @@ pub struct RunArgs {
     /// the wall time is reported (an event per step costs a few microseconds at 100k boids).
     #[arg(long)]
     no_gpu_timer: bool,
+    #[command(flatten)]
+    pub(crate) checkpoint: crate::checkpoint::CheckpointArgs,
 }
 
 /// A snapshot's file name (`--save`, `--init`): one that ends in `.npz`, refused otherwise
@@ -273,6 +276,25 @@ impl FlockArgs {
         Ok((c, state))
     }
 
+    /// These options for a run resumed from `r`: its flock's size (`--n` may only repeat it);
+    /// `--init` is refused (the checkpoint is the start).
+    pub fn resuming(&self, r: &resume::Resume) -> Result<FlockArgs> {
+        let n = r.capture.state.len() as u64;
+        if self.init.is_some() {
+            bail!("--resume and --init both give the flock's start: drop one");
+        }
+        if self.n.is_some_and(|m| m != n) {
+            bail!(
+                "checkpoint {} was written for n {n}, this run uses n {}",
+                r.path.display(),
+                self.n.unwrap()
+            );
+        }
+        let mut f = self.clone();
+        f.n = Some(n);
+        Ok(f)
+    }
+
     /// The configuration the viewer reloads when the `--config` file is saved: the layering
     /// again, `n` (the snapshot's N when the flock came from `--init`) and the grid picked as at
     /// the start.
@@ -339,12 +361,33 @@ pub fn run(a: &RunArgs) -> Result<()> {
     if let Some(out) = &a.save {
         preflight::check_output_file(out)?;
     }
-    let (mut settings, state) = a.flock.build()?;
+    let resumed = match &a.checkpoint.resume {
+        Some(p) => Some(resume::open(p, a.steps)?),
+        None => None,
+    };
+    let flock_args = match &resumed {
+        Some(r) => a.flock.resuming(r)?,
+        None => a.flock.clone(),
+    };
+    let (mut settings, state) = flock_args.build()?;
     settings.gpu_timer = !a.no_gpu_timer;
+    if let Some(r) = &resumed {
+        r.check(&settings)?;
+    }
+    let schedule = Schedule::new(
+        &a.checkpoint,
+        &checkpoint_prefix(&a.flock),
+        a.save.as_deref(),
+        false,
+    );
+    schedule.prepare()?;
     // The library's flock: the CLI is built on the API.
     let mut flock = crate::Flock::from_parts(settings.clone(), state, a.flock.backend, 0)?;
     if let Some(note) = flock.fallback() {
         eprintln!("murmur: {note}");
+    }
+    if let Some(r) = &resumed {
+        flock.backend_mut().restore(&r.capture)?;
     }
     if a.save.is_some() {
         let n = flock.len() as u64;
@@ -353,28 +396,63 @@ pub fn run(a: &RunArgs) -> Result<()> {
             super::snapshot_host_bytes(n),
         )?;
     }
-    let picked = if a.flock.grid_given()? {
+    let picked = if flock_args.grid_given()? {
         ""
     } else {
         ", picked for the density"
     };
     let progress = !a.quiet && std::io::stderr().is_terminal();
+    let first = resumed.as_ref().map_or(0, |r| r.step());
+    let describe = flock.describe();
+    let backend = resume::backend_name(&describe).to_string();
+    // The last checkpoint written: (step, path).
+    let mut written: Option<(u64, PathBuf)> = None;
+    let mut write = |b: &mut dyn super::FlockBackend, step: u64| -> Result<PathBuf, SimError> {
+        if let Some((s, p)) = &written {
+            if *s == step {
+                return Ok(p.clone());
+            }
+        }
+        let w = resume::save(&schedule.path(step), step, &b.capture()?, &backend)?;
+        schedule.rotate(&w.path)?;
+        written = Some((step, w.path.clone()));
+        Ok(w.path)
+    };
     let report = {
         // SIGINT / SIGTERM (the command's handlers): stop after the current step.
         let mut stop = crate::stop::command_probe(None, 1);
-        driver::run_until(flock.backend_mut(), a.steps, progress, &mut *stop)?
+        let mut after = |b: &mut dyn super::FlockBackend, done: u64| {
+            if schedule.due(first + done) {
+                write(b, first + done)?;
+            }
+            Ok(())
+        };
+        driver::run_with(
+            flock.backend_mut(),
+            a.steps - first,
+            progress,
+            &mut *stop,
+            &mut after,
+        )?
     };
     if let Some(s) = report.stopped {
-        return Err(crate::stop::SignalStop::new(s.step, a.steps, true).into());
+        // Every stop leaves a checkpoint of the step it stopped at.
+        let step = first + s.step;
+        let path = write(flock.backend_mut(), step)?;
+        return Err(crate::stop::SignalStop::new(step, a.steps, true)
+            .with_checkpoint(&path)
+            .into());
     }
     let what = format!(
-        "{}, {}, scale {}, cell width factor {}, x-split {}{picked}",
-        flock.describe(),
+        "{describe}, {}, scale {}, cell width factor {}, x-split {}{picked}",
         settings.method.name(),
         settings.params.scale,
         settings.cell_width_factor,
         settings.x_split
     );
+    if let Some(r) = &resumed {
+        println!("resumed from step {} ({})", r.step(), r.path.display());
+    }
     println!("{}", report.summary(&what));
     if !report.stages.is_empty() {
         println!("stages (mean per step): {}", report.stages);
@@ -385,6 +463,16 @@ pub fn run(a: &RunArgs) -> Result<()> {
         println!("saved {} boids to {}", s.len(), out.display());
     }
     Ok(())
+}
+
+/// The name before `-STEP.npz` of `flock run`'s checkpoints: the `--config` file's stem, else
+/// `flock`.
+pub(crate) fn checkpoint_prefix(f: &FlockArgs) -> String {
+    f.config
+        .as_deref()
+        .and_then(|p| p.file_stem())
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "flock".into())
 }
 
 pub fn bench(a: &BenchArgs) -> Result<()> {

@@ -157,6 +157,21 @@ pub fn run_until(
     progress: bool,
     stop: &mut dyn StopProbe,
 ) -> Result<RunReport, SimError> {
+    run_with(backend, steps, progress, stop, &mut |_, _| Ok(()))
+}
+
+/// What [`run_with`] calls after each step, `done` steps into the run (1, 2, ..., the last
+/// included), before it asks the stop probe: a checkpoint, for `flock run`.
+pub type AfterStep<'a> = dyn FnMut(&mut dyn FlockBackend, u64) -> Result<(), SimError> + 'a;
+
+/// [`run_until`], calling `after` after every step (its time is in the wall time).
+pub fn run_with(
+    backend: &mut dyn FlockBackend,
+    steps: u64,
+    progress: bool,
+    stop: &mut dyn StopProbe,
+    after: &mut AfterStep<'_>,
+) -> Result<RunReport, SimError> {
     let bar = crate::backend::step_bar(steps, progress);
     backend.reset_times();
     let t0 = Instant::now();
@@ -166,6 +181,7 @@ pub fn run_until(
         backend.step()?;
         done += 1;
         bar.inc(1);
+        after(backend, done)?;
         if done < steps && stop.stop_after(done)? {
             stopped = Some(Stopped { step: done });
             break;

@@ -12,6 +12,7 @@ pub mod cpu;
 pub mod cuda;
 pub mod driver;
 pub mod ranks;
+pub mod resume;
 pub mod slab;
 pub mod slab_cuda;
 pub mod snapshot;
@@ -312,6 +313,9 @@ pub enum SimError {
     Preflight(#[from] crate::preflight::PreflightError),
     #[error(transparent)]
     Comm(#[from] crate::ranks::CommError),
+    /// A checkpoint that could not be written or read.
+    #[error(transparent)]
+    Checkpoint(#[from] crate::checkpoint::CheckpointError),
     #[error("{0}")]
     Invalid(String),
 }

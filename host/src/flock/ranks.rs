@@ -6,24 +6,32 @@
 //! watchdog) and nothing is saved.
 
 use super::bench::constant_density_scale;
+use super::capture::FlockCapture;
+use super::cli::checkpoint_prefix;
 use super::cli::{pick_grid_for, FlockArgs, RunArgs};
 use super::cpu::CpuFlock;
 use super::cuda::{CudaFlock, UpdateForm};
 use super::driver::{self, si, BackendChoice, Start};
+use super::resume::{self, Resume};
 use super::slab::{
-    barrier, check_ranks, halo_width, run_cpu_ranks, run_cpu_ranks_as, run_rank, SlabError,
+    barrier, check_ranks, halo_width, run_cpu_ranks, run_rank, run_rank_with, Between, CpuRank,
+    SlabError,
 };
 use super::slab_cuda::CudaRank;
 use super::{
-    snapshot, Difference, FlockBackend, FlockSettings, FlockState, Method, SortArg, WithinCell,
+    snapshot, Difference, FlockBackend, FlockSettings, FlockState, Method, SimError, SortArg,
+    WithinCell,
 };
+use crate::checkpoint::Schedule;
 use crate::gpu::Gpu;
 use crate::preflight;
 use crate::ranks::nccl::NcclComm;
 use crate::ranks::{spawn, RankEnv, Ranks};
+use crate::stop::FLOCK_AGREE_EVERY;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// True when these options split the flock across ranks: `--gpus N` with N > 1, the rank
@@ -92,7 +100,8 @@ fn summary(steps: u64, n: u64, what: &str, wall: Duration) -> String {
 pub fn run(a: &RunArgs) -> Result<()> {
     if spawn::is_launcher(a.ranks.gpus) {
         let n = a.ranks.gpus.unwrap_or(1);
-        build(&a.flock, n, true)?;
+        let resumed = resumed(a)?;
+        build(&resumed.flock, n, true)?;
         if let Some(out) = &a.save {
             preflight::check_output_file(out)?;
         }
@@ -105,11 +114,100 @@ pub fn run(a: &RunArgs) -> Result<()> {
     run_cpu(a, a.cpu_ranks.unwrap_or(1))
 }
 
+/// A run of ranks' checkpoint options: the checkpoint it resumes from (if any), the flock's
+/// options for it, the schedule.
+struct Resumed {
+    from: Option<Resume>,
+    flock: FlockArgs,
+    schedule: Schedule,
+}
+
+impl Resumed {
+    /// The flock's step at the start.
+    fn first(&self) -> u64 {
+        self.from.as_ref().map_or(0, |r| r.step())
+    }
+
+    /// The start: the checkpoint's boids, else the flags'.
+    fn start(&self, start: Start) -> Start {
+        match &self.from {
+            Some(r) => Start::State(r.capture.state.clone()),
+            None => start,
+        }
+    }
+
+    /// Rank 0's checkpoint writer: the flock by id (the ranks sort each cell by id, so the
+    /// order in memory does not reach the bits), `within` as the ranks bin.
+    fn saver<'a>(
+        &'a self,
+        settings: &'a FlockSettings,
+        within: WithinCell,
+        backend: &'a str,
+    ) -> impl FnMut(u64, &FlockState) -> Result<PathBuf, SlabError> + 'a {
+        move |step, state| {
+            let capture = FlockCapture {
+                state: state.clone(),
+                buffer: 0,
+                within,
+                settings: settings.clone(),
+            };
+            let w = resume::save(&self.schedule.path(step), step, &capture, backend)
+                .map_err(SimError::from)?;
+            self.schedule.rotate(&w.path).map_err(SimError::from)?;
+            Ok(w.path)
+        }
+    }
+
+    fn print(&self) {
+        if let Some(r) = &self.from {
+            println!("resumed from step {} ({})", r.step(), r.path.display());
+        }
+    }
+}
+
+/// `--resume` and the schedule of `flock run` on ranks (the checks of one rank's run).
+fn resumed(a: &RunArgs) -> Result<Resumed> {
+    let from = match &a.checkpoint.resume {
+        Some(p) => Some(resume::open(p, a.steps)?),
+        None => None,
+    };
+    let flock = match &from {
+        Some(r) => a.flock.resuming(r)?,
+        None => a.flock.clone(),
+    };
+    let schedule = Schedule::new(
+        &a.checkpoint,
+        &checkpoint_prefix(&a.flock),
+        a.save.as_deref(),
+        false,
+    );
+    Ok(Resumed {
+        from,
+        flock,
+        schedule,
+    })
+}
+
+/// The error of a run the stop probe ended at `step`, having written `checkpoint`.
+fn stopped(step: u64, of: u64, lead: bool, checkpoint: Option<&PathBuf>) -> anyhow::Error {
+    let stop = crate::stop::SignalStop::new(step, of, lead);
+    match checkpoint {
+        Some(p) => stop.with_checkpoint(p).into(),
+        None => stop.into(),
+    }
+}
+
 fn run_cpu(a: &RunArgs, ranks: usize) -> Result<()> {
-    let (settings, start) = build(&a.flock, ranks, false)?;
+    let resumed = resumed(a)?;
+    let (settings, start) = build(&resumed.flock, ranks, false)?;
+    if let Some(r) = &resumed.from {
+        r.check(&settings)?;
+    }
     if let Some(out) = &a.save {
         preflight::check_output_file(out)?;
     }
+    resumed.schedule.prepare()?;
+    let start = resumed.start(start);
     let n = start.len() as u64;
     let cells = settings.grid().cell_count() as u64;
     // The whole start (shared by the ranks), each rank's share with its buffers, the cell
@@ -119,15 +217,34 @@ fn run_cpu(a: &RunArgs, ranks: usize) -> Result<()> {
         super::cpu_host_bytes(n, cells) + ranks as u64 * 4 * (cells + 1) + 2 * 28 * n,
     )?;
     let state = start.to_state(settings.params.scale);
-    // The same protocol as the GPU ranks (`run_rank`), with the same options.
-    let run = run_cpu_ranks_as(&settings, &state, ranks, a.steps, a.save.is_some())?;
+    let first = resumed.first();
+    let steps = a.steps - first;
+    // The same protocol as the GPU ranks (`run_rank_with`), with the same options.
+    check_ranks(&settings.params, ranks, n)?;
+    let out = crate::ranks::local::run_ranks(ranks, |comm| -> Result<_, SlabError> {
+        let mut r = CpuRank::start(&comm, &settings, &state)?;
+        let mut stop = crate::stop::command_probe(Some(&comm), FLOCK_AGREE_EVERY);
+        let mut save = resumed.saver(&settings, WithinCell::ById, "cpu");
+        let between = Between {
+            first,
+            every: a.checkpoint.checkpoint_every,
+            stop: &mut *stop,
+            save: &mut save,
+        };
+        run_rank_with(&comm, &mut r, steps, a.save.is_some(), n, || {}, between)
+    })?;
+    let run = out.into_iter().next().expect("rank 0 ran");
+    if let Some(step) = run.stopped {
+        return Err(stopped(step, a.steps, true, run.checkpoint.as_ref()));
+    }
     let what = format!(
         "{ranks} CPU ranks (slabs along x, halo {}), {} threads, {}",
         halo_width(&settings.params),
         rayon::current_num_threads(),
         grid_text(&settings)
     );
-    println!("{}", summary(a.steps, n, &what, run.wall));
+    resumed.print();
+    println!("{}", summary(steps, n, &what, run.wall));
     let own = match &run.own {
         Some(own) => format!("own boids per rank: {}; ", list(own)),
         None => String::new(),
@@ -174,25 +291,49 @@ fn timed_steps(r: &mut CudaRank, comm: &NcclComm, steps: u64) -> Result<Duration
 }
 
 fn run_gpu(a: &RunArgs, env: &RankEnv) -> Result<()> {
-    let (settings, start) = build(&a.flock, env.size, true)?;
+    let resumed = resumed(a)?;
+    let (settings, start) = build(&resumed.flock, env.size, true)?;
+    if let Some(r) = &resumed.from {
+        r.check(&settings)?;
+    }
     if env.rank == 0 {
         if let Some(out) = &a.save {
             preflight::check_output_file(out)?;
         }
+        resumed.schedule.prepare()?;
     }
+    let start = resumed.start(start);
     let n = start.len() as u64;
     let (gpu, comm) = connect(env)?;
     let name = gpu.name.clone();
     let mut r = open_rank(&comm, gpu, &settings, &start)?;
+    let first = resumed.first();
+    let steps = a.steps - first;
     let progress = env.rank == 0 && !a.quiet && std::io::stderr().is_terminal();
-    let bar = crate::backend::step_bar(a.steps, progress);
+    let bar = crate::backend::step_bar(steps, progress);
     // Every rank makes the same collective calls whatever its rank and the options.
-    let run = run_rank(&comm, &mut r, a.steps, a.save.is_some(), n, || bar.inc(1))?;
+    let run = {
+        let mut stop = crate::stop::command_probe(Some(&comm), FLOCK_AGREE_EVERY);
+        let mut save = resumed.saver(&settings, WithinCell::Binned, "cuda");
+        let between = Between {
+            first,
+            every: a.checkpoint.checkpoint_every,
+            stop: &mut *stop,
+            save: &mut save,
+        };
+        let tick = || bar.inc(1);
+        run_rank_with(&comm, &mut r, steps, a.save.is_some(), n, tick, between)?
+    };
     bar.finish_and_clear();
     comm.finish();
+    if let Some(step) = run.stopped {
+        let lead = env.rank == 0;
+        return Err(stopped(step, a.steps, lead, run.checkpoint.as_ref()));
+    }
     if env.rank != 0 {
         return Ok(());
     }
+    resumed.print();
     let width = 2.0 * settings.params.scale / env.size as f32;
     let what = format!(
         "{} GPUs ({name}, ranks from {}), slabs along x {width} wide, halo {}, {}",
@@ -201,7 +342,7 @@ fn run_gpu(a: &RunArgs, env: &RankEnv) -> Result<()> {
         halo_width(&settings.params),
         grid_text(&settings)
     );
-    println!("{}", summary(a.steps, n, &what, run.wall));
+    println!("{}", summary(steps, n, &what, run.wall));
     println!(
         "start share per rank: {}; held now (own + halo): {}; {:.1} device bytes per own boid \
          on rank 0",

@@ -302,6 +302,28 @@ pub struct RankRun {
     pub own: Option<Vec<u64>>,
     /// The whole flock, ordered by id: on rank 0, when gathered.
     pub state: Option<FlockState>,
+    /// Set when the stop probe ended the run early: the flock's step then (every rank agrees).
+    pub stopped: Option<u64>,
+    /// The path of the last checkpoint written (rank 0).
+    pub checkpoint: Option<std::path::PathBuf>,
+}
+
+/// Rank 0's checkpoint writer for [`run_rank_with`]: the flock's step and the whole flock,
+/// ordered by id; the path it wrote.
+pub type SaveCheckpoint<'a> =
+    dyn FnMut(u64, &FlockState) -> Result<std::path::PathBuf, SlabError> + 'a;
+
+/// What a run of ranks does between steps besides stepping ([`run_rank_with`]).
+pub struct Between<'a> {
+    /// The flock's step when the run starts (a resumed run's checkpoint step; else 0).
+    pub first: u64,
+    /// Every this many flock steps a checkpoint (0: none but at a stop).
+    pub every: u64,
+    /// Asked after every step but the last, `done` steps into the run; several ranks must answer
+    /// alike (`stop::Agreed`).
+    pub stop: &'a mut dyn crate::stop::StopProbe,
+    /// Rank 0 writes the checkpoints (never called on the other ranks).
+    pub save: &'a mut SaveCheckpoint<'a>,
 }
 
 /// The run of one rank after its start, the same on every rank and every backend (`flock run`
@@ -315,17 +337,76 @@ pub fn run_rank<C, R>(
     steps: u64,
     gather: bool,
     n: u64,
-    mut tick: impl FnMut(),
+    tick: impl FnMut(),
 ) -> Result<RankRun, SlabError>
 where
     C: Comm + ?Sized,
     R: SlabRank<C>,
 {
+    let mut never = crate::stop::Never;
+    let mut save = |_: u64, _: &FlockState| -> Result<std::path::PathBuf, SlabError> {
+        Err(SlabError::Invalid("no checkpoints in this run".into()))
+    };
+    let between = Between {
+        first: 0,
+        every: 0,
+        stop: &mut never,
+        save: &mut save,
+    };
+    run_rank_with(comm, r, steps, gather, n, tick, between)
+}
+
+/// [`run_rank`] with checkpoints and a stop: after each step, the stop probe (agreed over the
+/// ranks), and at a checkpoint step (a multiple of `every` of the flock's step) or at a stop
+/// the ranks gather their boids on rank 0, which writes one checkpoint; every rank learns
+/// whether it was written (a failure there fails every rank).
+pub fn run_rank_with<C, R>(
+    comm: &C,
+    r: &mut R,
+    steps: u64,
+    gather: bool,
+    n: u64,
+    mut tick: impl FnMut(),
+    between: Between<'_>,
+) -> Result<RankRun, SlabError>
+where
+    C: Comm + ?Sized,
+    R: SlabRank<C>,
+{
+    let Between {
+        first,
+        every,
+        stop,
+        save,
+    } = between;
     barrier(comm)?;
     let t0 = std::time::Instant::now();
-    for _ in 0..steps {
+    let mut stopped = None;
+    let mut checkpoint = None;
+    for done in 1..=steps {
         r.step(comm)?;
         tick();
+        let step = first + done;
+        let stop_here = done < steps && stop.stop_after(done)?;
+        if stop_here || (every > 0 && step.is_multiple_of(every)) {
+            r.synchronize()?;
+            let all = gather_state(comm, &r.own_state()?, n)?;
+            let wrote = all.map(|s| save(step, &s));
+            let failed = matches!(wrote, Some(Err(_)));
+            if comm.any(failed)? {
+                return Err(match wrote {
+                    Some(Err(e)) => e,
+                    _ => SlabError::Invalid(format!(
+                        "rank 0 could not write the checkpoint of step {step}"
+                    )),
+                });
+            }
+            checkpoint = wrote.and_then(Result::ok).or(checkpoint);
+        }
+        if stop_here {
+            stopped = Some(step);
+            break;
+        }
     }
     r.synchronize()?;
     barrier(comm)?;
@@ -344,6 +425,8 @@ where
         held,
         own,
         state,
+        stopped,
+        checkpoint,
     })
 }
 
