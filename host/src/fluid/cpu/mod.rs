@@ -49,6 +49,8 @@ pub struct CpuFluid<S: Storage> {
     halo: Option<super::slab::CpuHalo>,
     /// A slab's faces packed by `halo_send` for `halo_receive`.
     packed: Option<super::slab::Packed>,
+    /// A restore wrote a slab's owned cells: the next step exchanges its ghost layers first.
+    stale_ghosts: bool,
     /// The stages of one step.
     plan: FluidPlan,
     /// The viewer's smoke (from the first advection) and frame scratch.
@@ -165,6 +167,7 @@ impl<S: Storage> CpuFluid<S> {
             ib,
             halo: None,
             packed: None,
+            stale_ghosts: false,
             smoke: None,
             raster: Default::default(),
         })
@@ -399,6 +402,10 @@ impl<S: Storage> FluidBackend for CpuFluid<S> {
     }
 
     fn step(&mut self) -> Result<(), FluidError> {
+        if let (true, Some(halo)) = (self.stale_ghosts, self.halo.as_ref()) {
+            halo.exchange(&self.now(), &mut self.f)?;
+        }
+        self.stale_ghosts = false;
         let step = self.step + 1;
         let mut times = std::mem::take(&mut self.times);
         let ran = self.walk(step, &mut times);

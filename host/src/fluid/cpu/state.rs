@@ -1,24 +1,41 @@
 //! The CPU reference's state capture and restore ([`crate::fluid::state`]): the populations
-//! converted straight from and into its buffers.
+//! converted straight from and into its buffers. On a rank's slab the pieces' cells are its
+//! own box's ([`crate::fluid::slab::state`]), the outlet cells local ones (the slab's adapter
+//! numbers them globally), and a restore leaves the ghost layers to the next step's exchange.
 
 use super::CpuFluid;
+use crate::fluid::slab::state::own_cell;
 use crate::fluid::state::{self, OutletVelocity, SmallState};
 use crate::fluid::{FluidBackend, FluidError};
 use murmur_common::lbm::Storage;
 use std::ops::Range;
 
 impl<S: Storage> CpuFluid<S> {
-    /// Refuses a slab (its cells are not the global lattice's).
-    fn whole(&self) -> Result<(), FluidError> {
-        match self.halo {
-            Some(_) => Err(state::unsupported("a rank's slab")),
-            None => Ok(()),
+    /// The buffer's cells of piece `cells` (a slab's: of its own box) and their count,
+    /// checked against the piece's `bytes`.
+    fn piece_cells(
+        &self,
+        cells: &Range<usize>,
+        bytes: usize,
+    ) -> Result<impl Iterator<Item = usize>, FluidError> {
+        let local = self.params.lattice;
+        let slab = self.halo.as_ref().map(|h| h.axis as usize);
+        let mut room = local;
+        if let Some(axis) = slab {
+            // The own box: the lattice without its ghost layers.
+            let mut d = [local.nx, local.ny, local.nz];
+            d[axis] -= 2;
+            room = murmur_common::lbm::Lattice::new(d[0], d[1], d[2]);
         }
+        state::check_piece(room, S::KIND, cells, bytes)?;
+        Ok(cells.clone().map(move |i| match slab {
+            Some(axis) => own_cell(local, axis, i),
+            None => i,
+        }))
     }
 
     pub(super) fn read_piece(&self, cells: Range<usize>, out: &mut [u8]) -> Result<(), FluidError> {
-        self.whole()?;
-        state::check_piece(self.params.lattice, S::KIND, &cells, out.len())?;
+        let cells = self.piece_cells(&cells, out.len())?;
         let f = &self.f;
         state::gather(&self.now(), cells, |i| f.get(i).copied(), out)
     }
@@ -28,8 +45,7 @@ impl<S: Storage> CpuFluid<S> {
         cells: Range<usize>,
         data: &[u8],
     ) -> Result<(), FluidError> {
-        self.whole()?;
-        state::check_piece(self.params.lattice, S::KIND, &cells, data.len())?;
+        let cells = self.piece_cells(&cells, data.len())?;
         let pops = self.now();
         let (f, next) = (&mut self.f, &mut self.f_next);
         let pull = !next.is_empty();
@@ -43,11 +59,13 @@ impl<S: Storage> CpuFluid<S> {
                 true
             }
             None => false,
-        })
+        })?;
+        // The ghost layers now lag the owned cells: the next step exchanges them first.
+        self.stale_ghosts = self.halo.is_some();
+        Ok(())
     }
 
     pub(super) fn capture_small(&mut self) -> Result<SmallState, FluidError> {
-        self.whole()?;
         let lattice = self.params.lattice;
         let outlet_u = if self.outlet_u.is_empty() {
             Vec::new()
@@ -63,7 +81,7 @@ impl<S: Storage> CpuFluid<S> {
         };
         let step = self.step;
         let immersed = match self.ib.as_mut() {
-            Some(ib) => Some(ib.capture(step, None)?),
+            Some(ib) => Some(ib.capture(step, self.halo.as_ref())?),
             None => None,
         };
         Ok(SmallState {
@@ -80,7 +98,6 @@ impl<S: Storage> CpuFluid<S> {
     }
 
     pub(super) fn restore_small(&mut self, s: &SmallState) -> Result<(), FluidError> {
-        self.whole()?;
         state::check_small(
             s,
             self.params.lattice,

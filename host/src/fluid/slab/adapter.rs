@@ -14,9 +14,9 @@ use super::*;
 
 /// One rank's backend seen as the whole lattice.
 pub struct SlabFluid {
-    inner: Box<dyn FluidBackend>,
-    comm: Arc<dyn Comm>,
-    plan: SlabPlan,
+    pub(super) inner: Box<dyn FluidBackend>,
+    pub(super) comm: Arc<dyn Comm>,
+    pub(super) plan: SlabPlan,
     /// `Some(periodic)`: [`FluidBackend::fields`] gives this rank's output piece (the slab
     /// axis wrapping or not) instead of the whole lattice gathered on every rank.
     pieces: Option<bool>,
@@ -152,7 +152,7 @@ impl SlabFluid {
         Ok(Fields { lattice: ext, data })
     }
 
-    fn rank(&self) -> usize {
+    pub(super) fn rank(&self) -> usize {
         self.comm.rank()
     }
 
@@ -412,6 +412,39 @@ impl FluidBackend for SlabFluid {
 
     fn gpu_ms_per_step(&mut self) -> Option<f64> {
         self.inner.gpu_ms_per_step()
+    }
+
+    /// Cells of this rank's own box ([`SlabFluid::own_box`]), x fastest within it.
+    fn read_state_piece(
+        &mut self,
+        cells: std::ops::Range<usize>,
+        out: &mut [u8],
+    ) -> Result<(), FluidError> {
+        self.busy(|b| b.inner.read_state_piece(cells, out))
+    }
+
+    /// Cells of this rank's own box, as [`FluidBackend::read_state_piece`] here; the next
+    /// step exchanges the ghost layers first.
+    fn write_state_piece(
+        &mut self,
+        cells: std::ops::Range<usize>,
+        data: &[u8],
+    ) -> Result<(), FluidError> {
+        self.busy(|b| b.inner.write_state_piece(cells, data))
+    }
+
+    /// Collective: this rank's part of the whole lattice's state ([`super::state`]).
+    fn capture_small_state(&mut self) -> Result<crate::fluid::state::SmallState, FluidError> {
+        self.capture_rank()
+    }
+
+    /// This rank's part of `small` (a rank's capture, [`super::state::split_small`]'s, or the
+    /// whole lattice's, [`super::state::merge_small`]'s).
+    fn restore_small_state(
+        &mut self,
+        small: &crate::fluid::state::SmallState,
+    ) -> Result<(), FluidError> {
+        self.restore_rank(small)
     }
 }
 

@@ -18,6 +18,7 @@
 mod adapter;
 mod cpu;
 mod cuda;
+pub mod state;
 
 pub use adapter::{open_cpu_rank, run_cpu_ranks, RanksResult, SlabFluid};
 pub use cpu::{CpuHalo, Packed};

@@ -43,8 +43,9 @@
 //!   next step rebuilds it and every later value is the uninterrupted run's. A checkpoint's
 //!   fields for readers are computed when it is captured.
 //! - The viewer's smoke and frame scratch (the viewer is not resumed).
-//! - A rank's slab ([`super::slab`]): its backends refuse, since its lattice has ghost layers
-//!   and its cells are numbered within the slab, not globally.
+//! - A rank's ghost layers ([`super::slab`]): a rank's pieces hold the cells it owns, numbered
+//!   x fastest within its box ([`super::slab::SlabPlan::own_box`]); the next step exchanges
+//!   the ghost layers first ([`super::slab::state`]).
 //! - What the driver keeps beside the backend (the force series' accumulators, the health
 //!   check's schedule, output numbering).
 
@@ -209,15 +210,16 @@ fn get<E: Copy>(bytes: &[u8]) -> E {
 }
 
 /// The bytes of `cells` in canonical order from a buffer of `pops` read through `src` (the
-/// stored value at a buffer index; `None` where the caller holds no such index).
+/// stored value at a buffer index; `None` where the caller holds no such index). `cells` are
+/// the buffer's cell numbers, in the order of the bytes (a range, or a slab's own box).
 pub fn gather<S: Storage>(
     pops: &Populations<S>,
-    cells: Range<usize>,
+    cells: impl IntoIterator<Item = usize>,
     src: impl Fn(usize) -> Option<S::Elem>,
     out: &mut [u8],
 ) -> Result<(), FluidError> {
     let b = std::mem::size_of::<S::Elem>();
-    for (cell, cell_out) in cells.zip(out.chunks_mut(Q * b)) {
+    for (cell, cell_out) in cells.into_iter().zip(out.chunks_mut(Q * b)) {
         for q in 0..Q {
             let e = src(pops.own_index(q, cell)).ok_or_else(outside)?;
             put(e, &mut cell_out[q * b..(q + 1) * b]);
@@ -228,15 +230,15 @@ pub fn gather<S: Storage>(
 
 /// The stored values of `cells` from canonical bytes `data`, each handed to `dst` with its
 /// buffer index in `pops` (every index once: see the module docs); `false` from `dst`: the
-/// caller holds no such index.
+/// caller holds no such index. `cells` as for [`gather`].
 pub fn scatter<S: Storage>(
     pops: &Populations<S>,
-    cells: Range<usize>,
+    cells: impl IntoIterator<Item = usize>,
     data: &[u8],
     mut dst: impl FnMut(usize, S::Elem) -> bool,
 ) -> Result<(), FluidError> {
     let b = std::mem::size_of::<S::Elem>();
-    for (cell, values) in cells.zip(data.chunks(Q * b)) {
+    for (cell, values) in cells.into_iter().zip(data.chunks(Q * b)) {
         for q in 0..Q {
             let e: S::Elem = get(&values[q * b..(q + 1) * b]);
             if !dst(pops.own_index(q, cell), e) {
