@@ -17,16 +17,19 @@
 
 mod arrays;
 mod identity;
+pub mod ranks;
 pub mod run;
 
 pub use identity::Identity;
 pub use run::Checkpoints;
 
 use super::forces::state::SeriesState;
+use super::slab::state::{box_len, copy_box, CellBox};
 use super::state::{cell_bytes, SmallState};
 use super::{FluidBackend, FluidError};
 use crate::checkpoint::{
-    CheckpointError, CheckpointReader, CheckpointWriter, DType, Header, Kind, SinkFactory, Written,
+    CheckpointError, CheckpointReader, CheckpointWriter, DType, Header, Kind, Piece, SinkFactory,
+    Written,
 };
 use murmur_common::lbm::{CollisionModel, Lattice, StorageKind, Streaming, Units};
 use std::path::Path;
@@ -85,28 +88,46 @@ pub fn save(
     backend: &mut dyn FluidBackend,
     cx: &SaveContext,
 ) -> Result<Written, FluidError> {
+    let l = backend.lattice();
+    save_box(path, backend, cx, ([0; 3], [l.nx, l.ny, l.nz]), None)
+}
+
+/// [`save`] of the cells of `cells` (a rank's own box; its state pieces number them x fastest)
+/// with the header's `piece` (several ranks). The small state's capture is collective on a
+/// rank's slab.
+pub fn save_box(
+    path: &Path,
+    backend: &mut dyn FluidBackend,
+    cx: &SaveContext,
+    cells: CellBox,
+    piece: Option<Piece>,
+) -> Result<Written, FluidError> {
     let small = backend.capture_small_state()?;
     let lattice = small.lattice;
-    let header = arrays::header(
+    let mut header = arrays::header(
         &small,
         cx,
         &backend.describe(),
         &backend.layout().describe().to_string(),
     );
+    if let Some(p) = piece {
+        header = header.with_piece(p);
+    }
     let mut w = CheckpointWriter::create_with(path, header, cx.factory)?;
-    let [nz, ny, nx] = zyx(lattice);
+    let [sx, sy, sz] = cells.1.map(u64::from);
+    let n = box_len(cells.1);
     let storage = small.storage;
-    w.begin_array("populations", population_dtype(storage), &[nz, ny, nx, 27])?;
-    for_pieces(backend, |_, bytes| Ok(w.write_chunk(bytes)?))?;
+    w.begin_array("populations", population_dtype(storage), &[sz, sy, sx, 27])?;
+    for_pieces(backend, n, |_, bytes| Ok(w.write_chunk(bytes)?))?;
     w.end_array()?;
-    w.begin_array("density", DType::F32, &[nz, ny, nx])?;
-    for_pieces(backend, |_, bytes| {
+    w.begin_array("density", DType::F32, &[sz, sy, sx])?;
+    for_pieces(backend, n, |_, bytes| {
         let rho = arrays::densities(storage, bytes, &cx.units);
         Ok(w.write_chunk(&rho)?)
     })?;
     w.end_array()?;
-    w.begin_array("velocity", DType::F32, &[nz, ny, nx, 3])?;
-    for_pieces(backend, |_, bytes| {
+    w.begin_array("velocity", DType::F32, &[sz, sy, sx, 3])?;
+    for_pieces(backend, n, |_, bytes| {
         let u = arrays::velocities(storage, bytes, &cx.units);
         Ok(w.write_chunk(&u)?)
     })?;
@@ -120,7 +141,10 @@ pub fn save(
             ),
         });
     }
-    w.write_slice("flags", &[nz, ny, nx], cx.flags)?;
+    let whole = ([0; 3], [lattice.nx, lattice.ny, lattice.nz]);
+    let mut flags = vec![0u8; n];
+    copy_box(cx.flags, whole, &mut flags, cells, 1)?;
+    w.write_slice("flags", &[sz, sy, sx], &flags)?;
     arrays::write_small(&mut w, &small)?;
     if let Some(s) = &cx.extra.series {
         arrays::write_series(&mut w, s)?;
@@ -128,12 +152,13 @@ pub fn save(
     Ok(w.finish()?)
 }
 
-/// Hands `f` every piece of `backend`'s populations, in order: its first cell and its bytes.
+/// Hands `f` every piece of the first `n` cells of `backend`'s state pieces, in order: its
+/// first cell and its bytes.
 fn for_pieces(
     backend: &mut dyn FluidBackend,
+    n: usize,
     mut f: impl FnMut(usize, &[u8]) -> Result<(), FluidError>,
 ) -> Result<(), FluidError> {
-    let n = backend.lattice().cells();
     let b = cell_bytes(backend.storage());
     let mut buf = vec![0u8; PIECE_CELLS.min(n.max(1)) * b];
     let mut start = 0;
@@ -187,21 +212,13 @@ impl FluidCheckpoint {
     /// geometry: the first key that differs is named), model, storage, streaming and lattice
     /// size, in that order; one line naming the field that differs.
     pub fn check(&self, want: &Expected) -> Result<(), FluidError> {
-        let r = &self.reader;
-        identity::check(r, want.identity)?;
-        r.expect("model", want.model.name())?;
-        r.expect("storage", want.storage.name())?;
-        r.expect("streaming", want.streaming.name())?;
-        let l = want.lattice;
-        r.expect(
-            "lattice",
-            toml::Value::Array(vec![
-                i64::from(l.nx).into(),
-                i64::from(l.ny).into(),
-                i64::from(l.nz).into(),
-            ]),
-        )?;
-        Ok(())
+        identity::check(&self.reader, want.identity)?;
+        check_fields(&self.reader, want)
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        self.reader.path()
     }
 
     /// Restores the checkpoint into `backend` (opened from the same scene, in any layout, on
@@ -261,4 +278,22 @@ impl FluidCheckpoint {
             last_output,
         })
     }
+}
+
+/// Refuses `r` unless its model, storage, streaming and lattice size are `want`'s (in that
+/// order; one line naming the field that differs).
+pub(super) fn check_fields(r: &CheckpointReader, want: &Expected) -> Result<(), FluidError> {
+    r.expect("model", want.model.name())?;
+    r.expect("storage", want.storage.name())?;
+    r.expect("streaming", want.streaming.name())?;
+    let l = want.lattice;
+    r.expect(
+        "lattice",
+        toml::Value::Array(vec![
+            i64::from(l.nx).into(),
+            i64::from(l.ny).into(),
+            i64::from(l.nz).into(),
+        ]),
+    )?;
+    Ok(())
 }
