@@ -198,9 +198,11 @@ pub fn create_output_dir(path: &Path) -> Result<(), PreflightError> {
 }
 
 /// Creates and removes a hidden file in `folder`: the one test of writability that covers
-/// permissions, read-only mounts and ACLs alike.
+/// permissions, read-only mounts and ACLs alike. The probe's name is this process's and a count, so threads (CPU ranks) never share one.
 fn probe(folder: &Path) -> std::io::Result<()> {
-    let p = folder.join(format!(".murmur-probe-{}", std::process::id()));
+    static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let k = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let p = folder.join(format!(".murmur-probe-{}-{k}", std::process::id()));
     std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)

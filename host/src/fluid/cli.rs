@@ -138,6 +138,10 @@ pub struct RunArgs {
     pub storage: StorageArgs,
     #[command(flatten)]
     pub world: crate::ranks::Ranks,
+    /// Split the lattice into N slabs run by N CPU ranks (threads of this process exchanging
+    /// their faces by memory copies: the decomposition of --gpus without a GPU).
+    #[arg(long = "ranks", value_name = "N", conflicts_with = "gpus")]
+    pub cpu_ranks: Option<usize>,
     #[command(flatten)]
     pub checkpoint: crate::checkpoint::CheckpointArgs,
 }

@@ -88,6 +88,10 @@ pub trait Sink {
         let _ = rows;
         Ok(())
     }
+    /// The force series' summary state a checkpoint keeps (`None`: no series here).
+    fn force_state(&self) -> Option<super::forces::state::SeriesState> {
+        None
+    }
     /// Whether the run writes a checkpoint after the step count `step` (the driver hands the
     /// forces over first, so that the checkpoint holds no pending record).
     fn checkpoint_due(&self, step: u64) -> bool {

@@ -209,6 +209,10 @@ impl Sink for RunSink {
         Ok(())
     }
 
+    fn force_state(&self) -> Option<SeriesState> {
+        self.forces.as_ref().map(|f| f.state())
+    }
+
     fn checkpoint_due(&self, step: u64) -> bool {
         self.checkpoints
             .as_ref()
@@ -220,7 +224,7 @@ impl Sink for RunSink {
         backend: &mut dyn FluidBackend,
         last_output: Option<u64>,
     ) -> Result<(), FluidError> {
-        let series = self.forces.as_ref().map(|f| f.state());
+        let series = self.force_state();
         match self.checkpoints.as_mut() {
             Some(c) => c.write(backend, &self.flags, series, last_output),
             None => Ok(()),

@@ -47,6 +47,11 @@ impl Checkpoints {
         last_output: Option<u64>,
     ) -> Result<(), FluidError> {
         let t0 = Instant::now();
+        if self.written.is_empty() {
+            // The folder at the first write (a run without checkpoint flags writes one only at
+            // a stop).
+            self.schedule.prepare()?;
+        }
         let path = self.schedule.path(backend.step_count());
         let extra = RunExtra {
             series,

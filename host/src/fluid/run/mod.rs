@@ -12,24 +12,65 @@ use super::pieces::PieceSink;
 use super::resume::{Checkpoints, Identity};
 use super::scene::{self, Scene, SceneFile};
 use super::sink::{self, Out, RunSink};
+use super::slab::state::CellBox;
 use super::slab::SlabPlan;
 use super::FluidBackend;
+use crate::ranks::Comm;
 use crate::ranks::RankEnv;
 use anyhow::{bail, Result};
 use murmur_common::lbm::Units;
 use settings::{CacheUse, Partial, Settings};
 use std::io::IsTerminal;
+use std::sync::Arc;
+
+/// How this process takes part in the run.
+enum World {
+    /// One lattice.
+    One,
+    /// One rank of a run over GPUs (NCCL).
+    Gpu(RankEnv),
+    /// One of `--ranks N` CPU ranks, a thread of this process.
+    Cpu(Arc<dyn Comm>),
+}
 
 /// `murmur fluid run`.
 pub fn run(a: &RunArgs) -> Result<()> {
+    if let Some(n) = a.cpu_ranks {
+        return cpu_ranks(a, n);
+    }
     refuse_cpu_ranks(a, a.world.gpus.is_some_and(|n| n > 1))?;
     if crate::ranks::spawn::is_launcher(a.world.gpus) {
         return Ok(crate::ranks::spawn::launch(a.world.gpus.unwrap_or(1))?);
     }
     let ranked = multi::rank_env(&a.world)?;
     refuse_cpu_ranks(a, ranked.is_some())?;
+    run_in(a, ranked.map_or(World::One, World::Gpu))
+}
+
+/// `--ranks N`: N CPU ranks, threads of this process joined by memory copies (the slabs and
+/// exchange of a run over GPUs, without a GPU).
+fn cpu_ranks(a: &RunArgs, n: usize) -> Result<()> {
+    if n == 0 {
+        bail!("--ranks must be at least 1");
+    }
+    if a.backend == BackendChoice::Cuda {
+        bail!("--ranks N runs CPU ranks in this process: for GPUs use --gpus N");
+    }
+    crate::ranks::local::run_ranks(n, |c| run_in(a, World::Cpu(Arc::new(c)))).map(drop)
+}
+
+/// The run of this process (one lattice, or one rank).
+fn run_in(a: &RunArgs, world: World) -> Result<()> {
     // Rank 0 (or the only rank) prints and writes.
-    let lead = ranked.as_ref().is_none_or(|e| e.rank == 0);
+    let lead = match &world {
+        World::One => true,
+        World::Gpu(e) => e.rank == 0,
+        World::Cpu(c) => c.rank() == 0,
+    };
+    let backend = match world {
+        World::Cpu(_) => BackendChoice::Cpu,
+        _ => a.backend,
+    };
     let flags = Partial::flags(a);
     let mut file = SceneFile::load(&a.scene)?;
     let overridden = a
@@ -40,14 +81,14 @@ pub fn run(a: &RunArgs) -> Result<()> {
     // The build takes the model.
     file.collision = unbuilt.model;
     let in_scene = scene::in_scene(&a.scene);
-    if a.backend == BackendChoice::Cpu {
+    if backend == BackendChoice::Cpu && matches!(world, World::One) {
         // The CPU lattice and the setup it is built from, before either exists.
         scene::check_cpu_memory(&file, &a.scene, unbuilt.storage.bytes())?;
     }
     let mut scene = file.build().map_err(in_scene)?;
     scene.warnings.splice(0..0, overridden);
     // The device defaults of the device the backend will be: the knobs it opens with.
-    let class = DeviceClass::expected(a.backend);
+    let class = DeviceClass::expected(backend);
     let device = Partial::device(&Defaults::of(class), !scene.setup.immersed.is_empty());
     let settings = Settings::layered(Some(&device), None, &Partial::scene(&scene), &flags);
     settings.apply(&mut scene.setup);
@@ -62,25 +103,25 @@ pub fn run(a: &RunArgs) -> Result<()> {
     let out = output(a)?;
     let steps = settings.steps;
     let identity = Identity::of(&scene.file)?;
-    let checkpoint = resume::open_resume(a)?;
+    let checkpoint = resume::open_resume(a, lead)?;
     if let Some(c) = &checkpoint {
         resume::check_steps(c, steps)?;
     }
     let schedule = resume::schedule(a, &scene.file.name, &out);
-    let opened = open(a, scene, ranked, &out)?;
+    let opened = open(a, scene, world, &out)?;
     let mut opened = tune(a, &flags, opened, class, lead)?;
-    if opened.rank.is_some() && (a.checkpoint.checkpoint_every > 0 || checkpoint.is_some()) {
-        bail!("checkpoints of several ranks are not written or read by fluid run yet: run on one GPU or the CPU");
-    }
     // Checked and restored before the output folder exists or any step runs.
     let resumed = match checkpoint {
-        Some(mut c) => {
+        Some(c) => {
             let flags = opened.scene().setup.flags.clone();
+            let link = opened.rank.as_ref().map(|r| (r.comm.clone(), r.cells));
+            let rank = link.as_ref().map(|(c, b)| (&**c as &dyn Comm, *b));
             Some(resume::restore(
-                &mut c,
+                &c,
                 &identity,
                 opened.backend_mut(),
                 &flags,
+                rank,
             )?)
         }
         None => None,
@@ -94,16 +135,63 @@ pub fn run(a: &RunArgs) -> Result<()> {
     }
     let first = opened.backend().step_count();
     let opts = options(a, opened.scene(), &out, lead, steps - first);
+    let ranks = opened.rank.as_ref().map(|r| {
+        let scene = opened.scene();
+        RankCheckpointsSpec {
+            schedule: schedule.clone(),
+            identity: identity.clone(),
+            units: scene.units,
+            flags: scene.setup.flags.clone(),
+            cells: r.cells,
+            comm: r.comm.clone(),
+        }
+    });
     if !lead {
-        return follow(opened, &out, opts);
+        return follow(opened, &out, opts, ranks);
     }
     header(opened.scene(), opened.backend(), steps);
     if let Some(r) = &resumed {
         println!("{}", r.line(steps));
     }
     let units = opened.scene().units;
-    let checkpoints = Checkpoints::new(schedule, identity, units);
+    let checkpoints = match ranks {
+        Some(r) => Saving::Ranks(r),
+        None => Saving::One(Checkpoints::new(schedule, identity, units)),
+    };
     finish(opened, out, opts, checkpoints, resumed)
+}
+
+/// What a rank's [`resume::RankCheckpoints`] sink is made of.
+struct RankCheckpointsSpec {
+    schedule: crate::checkpoint::Schedule,
+    identity: Identity,
+    units: Units,
+    flags: Vec<u8>,
+    cells: CellBox,
+    comm: Arc<dyn Comm>,
+}
+
+impl RankCheckpointsSpec {
+    fn sink<'a>(self, inner: &'a mut dyn driver::Sink) -> resume::RankCheckpoints<'a> {
+        resume::RankCheckpoints {
+            inner,
+            schedule: self.schedule,
+            identity: self.identity,
+            units: self.units,
+            flags: self.flags,
+            cells: self.cells,
+            comm: self.comm,
+            written: Vec::new(),
+        }
+    }
+}
+
+/// How the run writes its checkpoints.
+enum Saving {
+    /// One lattice: the run's sink writes them.
+    One(Checkpoints),
+    /// A rank of several: a sink around the rank's own.
+    Ranks(RankCheckpointsSpec),
 }
 
 /// Several ranks run on GPUs only: refused with `--backend cpu` when `several` ranks would run.
@@ -139,8 +227,26 @@ fn output(a: &RunArgs) -> Result<Out> {
 /// (with its scene) beside the rank and (writing a folder) the sink of its pieces.
 struct Opened {
     sim: Sim,
-    rank: Option<GpuRank>,
+    rank: Option<RankLink>,
     pieces: Option<PieceSink>,
+}
+
+/// A rank's place among the others.
+struct RankLink {
+    comm: Arc<dyn Comm>,
+    /// The GPU rank (NCCL), if this is one.
+    gpu: Option<GpuRank>,
+    /// The cells this rank owns.
+    cells: CellBox,
+}
+
+impl RankLink {
+    /// An orderly end of the run on this rank.
+    fn finish(&self) {
+        if let Some(g) = &self.gpu {
+            g.finish();
+        }
+    }
 }
 
 /// The simulation a run steps.
@@ -177,24 +283,39 @@ impl Opened {
     }
 }
 
-/// Opens `scene`: one slab per rank when `ranked`, else a [`Fluid`](crate::Fluid) as
+/// Opens `scene`: one slab per rank of `world`, else a [`Fluid`](crate::Fluid) as
 /// `--backend` says (a note on stderr when auto falls back).
-fn open(a: &RunArgs, scene: Scene, ranked: Option<RankEnv>, out: &Out) -> Result<Opened> {
-    let Some(env) = ranked else {
-        let fluid = crate::Fluid::from_built(scene, a.backend, 0)?;
-        if let Some(note) = fluid.fallback() {
-            eprintln!("murmur: {note}");
+fn open(a: &RunArgs, scene: Scene, world: World, out: &Out) -> Result<Opened> {
+    let in_scene = scene::in_scene(&a.scene);
+    let (mut slab, plan, gpu) = match world {
+        World::One => {
+            let fluid = crate::Fluid::from_built(scene, a.backend, 0)?;
+            if let Some(note) = fluid.fallback() {
+                eprintln!("murmur: {note}");
+            }
+            return Ok(Opened {
+                sim: Sim::One(Box::new(fluid)),
+                rank: None,
+                pieces: None,
+            });
         }
-        return Ok(Opened {
-            sim: Sim::One(Box::new(fluid)),
-            rank: None,
-            pieces: None,
-        });
+        // One slab per rank; the tuning cache is for one GPU and stays out of it.
+        World::Gpu(env) => {
+            let plan = SlabPlan::new(&scene.setup, env.size).map_err(in_scene)?;
+            let r = GpuRank::join(env)?;
+            (r.open(&scene.setup, &plan)?, plan, Some(r))
+        }
+        World::Cpu(comm) => {
+            let plan = SlabPlan::new(&scene.setup, comm.size()).map_err(in_scene)?;
+            let slab = super::slab::open_cpu_rank(&scene.setup, &plan, comm)?;
+            (slab, plan, None)
+        }
     };
-    // One slab per rank; the tuning cache is for one GPU and stays out of it.
-    let plan = SlabPlan::new(&scene.setup, env.size).map_err(scene::in_scene(&a.scene))?;
-    let r = GpuRank::join(env)?;
-    let mut slab = r.open(&scene.setup, &plan)?;
+    let link = RankLink {
+        comm: slab.comm().clone(),
+        gpu,
+        cells: slab.own_box(),
+    };
     // Several ranks writing a folder: each rank writes its piece, rank 0 the .pvti.
     let mut pieces = None;
     if let Out::Dir(dir) = out {
@@ -216,7 +337,7 @@ fn open(a: &RunArgs, scene: Scene, ranked: Option<RankEnv>, out: &Out) -> Result
             backend: Box::new(slab),
             scene: Box::new(scene),
         },
-        rank: Some(r),
+        rank: Some(link),
         pieces,
     })
 }
@@ -275,15 +396,25 @@ fn options(a: &RunArgs, scene: &Scene, out: &Out, lead: bool, steps: u64) -> Run
 }
 
 /// Another rank than 0: the same steps and collective checks, no output of its own.
-fn follow(mut opened: Opened, out: &Out, opts: RunOptions) -> Result<()> {
+fn follow(
+    mut opened: Opened,
+    out: &Out,
+    opts: RunOptions,
+    ranks: Option<RankCheckpointsSpec>,
+) -> Result<()> {
     let mut last_good: Option<LastOutput> = None;
     let mut follower = driver::Follower {
         fields: !matches!(out, Out::None),
     };
     let mut pieces = opened.pieces.take();
-    let sink: &mut dyn driver::Sink = match pieces.as_mut() {
+    let inner: &mut dyn driver::Sink = match pieces.as_mut() {
         Some(p) => p,
         None => &mut follower,
+    };
+    let mut saving = ranks.map(|r| r.sink(inner));
+    let sink: &mut dyn driver::Sink = match saving.as_mut() {
+        Some(s) => s,
+        None => inner,
     };
     let first = opened.backend().step_count();
     let comm = opened.rank.as_ref().map(|r| r.comm.clone());
@@ -337,7 +468,7 @@ fn finish(
     mut opened: Opened,
     out: Out,
     opts: RunOptions,
-    checkpoints: Checkpoints,
+    saving: Saving,
     resumed: Option<resume::Resumed>,
 ) -> Result<()> {
     let scene = opened.scene();
@@ -359,8 +490,13 @@ fn finish(
         out,
         written: Vec::new(),
         forces,
-        checkpoints: Some(checkpoints),
+        checkpoints: None,
     };
+    let mut ranks = None;
+    match saving {
+        Saving::One(c) => sink.checkpoints = Some(c),
+        Saving::Ranks(r) => ranks = Some(r),
+    }
     let mut pieces = opened.pieces.take();
     let comm = opened.rank.as_ref().map(|r| r.comm.clone());
     let backend = opened.backend_mut();
@@ -370,9 +506,22 @@ fn finish(
         .map(|step| LastOutput { step });
     let first = backend.step_count();
     let mut stop = crate::stop::command_probe(comm.as_deref().map(|c| c as _), AGREE_EVERY);
-    let result = match pieces.as_mut() {
-        Some(p) => driver::run_until(backend, opts, &mut last_good, p, &mut *stop),
-        None => driver::run_until(backend, opts, &mut last_good, &mut sink, &mut *stop),
+    let mut manifests = Vec::new();
+    let result = {
+        let inner: &mut dyn driver::Sink = match pieces.as_mut() {
+            Some(p) => p,
+            None => &mut sink,
+        };
+        match ranks {
+            Some(r) => {
+                let mut saving = r.sink(inner);
+                let result =
+                    driver::run_until(backend, opts, &mut last_good, &mut saving, &mut *stop);
+                manifests = saving.written;
+                result
+            }
+            None => driver::run_until(backend, opts, &mut last_good, inner, &mut *stop),
+        }
     };
     drop(stop);
     // The force file keeps every row handed over, also when the run stops early.
@@ -388,7 +537,11 @@ fn finish(
     if let Some(s) = report.stopped {
         let of = first + opts.steps;
         let mut stop = crate::stop::SignalStop::new(s.step, of, true);
-        if let Some(p) = checkpoints.as_ref().and_then(|c| c.last()) {
+        let last = checkpoints
+            .as_ref()
+            .and_then(|c| c.last())
+            .or(manifests.last().map(|p| p.as_path()));
+        if let Some(p) = last {
             stop = stop.with_checkpoint(p);
         }
         return Err(stop.into());
@@ -396,6 +549,13 @@ fn finish(
     println!("{}", report.summary(&opened.backend().describe()));
     if let Some(line) = checkpoints.as_ref().and_then(|c| c.summary()) {
         println!("{line}");
+    }
+    if let Some(m) = manifests.last() {
+        println!(
+            "checkpoints: {} written by every rank, the last {}",
+            manifests.len(),
+            m.display()
+        );
     }
     if !report.stages.is_empty() {
         println!("stages (mean per step): {}", report.stages);

@@ -1,13 +1,22 @@
 //! `fluid run --resume` and the checkpoint flags: which checkpoint, checked against the run,
-//! restored into its backend before any step.
+//! restored into its backend (one lattice or a rank's slab) before any step; and the sink of a
+//! run of several ranks that writes their checkpoints.
 
 use super::super::cli::RunArgs;
-use super::super::resume::{Expected, FluidCheckpoint, Identity, RunExtra};
+use super::super::driver::Sink;
+use super::super::forces::ForceSample;
+use super::super::ib::plan::SampleSnapshot;
+use super::super::resume::ranks::{restore_boxes, save_ranks, sources};
+use super::super::resume::{Expected, FluidCheckpoint, Identity, RunExtra, SaveContext};
 use super::super::sink::Out;
-use super::super::FluidBackend;
-use crate::checkpoint::{resolve, Schedule};
+use super::super::slab::state::CellBox;
+use super::super::{Fields, FluidBackend, FluidError};
+use crate::checkpoint::{file_sink, read_manifest, resolve, CheckpointReader, Schedule};
+use crate::ranks::Comm;
 use anyhow::{bail, Result};
+use murmur_common::lbm::Units;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// A checkpoint restored into the run's backend.
 pub struct Resumed {
@@ -31,33 +40,44 @@ impl Resumed {
     }
 }
 
+/// The checkpoint `--resume` names: a file or a manifest, and its step.
+pub struct ToResume {
+    pub path: PathBuf,
+    pub manifest: bool,
+    pub step: u64,
+}
+
 /// The checkpoint `--resume` names (a folder: its newest valid one, with a note per newer one
-/// skipped), opened and its header read.
-pub fn open_resume(a: &RunArgs) -> Result<Option<(FluidCheckpoint, PathBuf)>> {
+/// skipped on the `lead` rank), its header or manifest read.
+pub fn open_resume(a: &RunArgs, lead: bool) -> Result<Option<ToResume>> {
     let Some(p) = &a.checkpoint.resume else {
         return Ok(None);
     };
     let from = resolve(p)?;
-    for n in &from.notes {
-        eprintln!("murmur: note: {n}");
+    if lead {
+        for n in &from.notes {
+            eprintln!("murmur: note: {n}");
+        }
     }
-    if from.manifest {
-        bail!(
-            "{} is a checkpoint of several ranks: fluid run reads those on several ranks only",
-            from.path.display()
-        );
-    }
-    Ok(Some((FluidCheckpoint::open(&from.path)?, from.path)))
+    let step = match from.manifest {
+        true => read_manifest(&from.path)?.step,
+        false => CheckpointReader::open(&from.path)?.header().step,
+    };
+    Ok(Some(ToResume {
+        path: from.path,
+        manifest: from.manifest,
+        step,
+    }))
 }
 
 /// Refuses a checkpoint at or past the run's end.
-pub fn check_steps(c: &(FluidCheckpoint, PathBuf), steps: u64) -> Result<()> {
-    let s = c.0.step();
-    if s >= steps {
+pub fn check_steps(c: &ToResume, steps: u64) -> Result<()> {
+    if c.step >= steps {
         bail!(
-            "checkpoint {} is at step {s}, at or past this run's end at step {steps}: give --steps \
+            "checkpoint {} is at step {}, at or past this run's end at step {steps}: give --steps \
              beyond it",
-            c.1.display()
+            c.path.display(),
+            c.step
         );
     }
     Ok(())
@@ -73,12 +93,16 @@ pub fn schedule(a: &RunArgs, name: &str, out: &Out) -> Schedule {
     Schedule::new(&a.checkpoint, name, path, is_dir)
 }
 
-/// Checks the checkpoint against the opened backend and the scene, then restores it.
+/// Checks the checkpoint against the opened backend and the scene, then restores it: one file
+/// into one lattice streamed piece by piece; otherwise (a manifest, or a rank's slab: `cells`
+/// its own box) the files that overlap the backend's cells. On several ranks (`comm`) every
+/// rank restores or none goes on.
 pub fn restore(
-    c: &mut (FluidCheckpoint, PathBuf),
+    c: &ToResume,
     identity: &Identity,
     backend: &mut dyn FluidBackend,
     flags: &[u8],
+    rank: Option<(&dyn Comm, CellBox)>,
 ) -> Result<Resumed> {
     let want = Expected {
         identity,
@@ -87,11 +111,98 @@ pub fn restore(
         streaming: backend.streaming(),
         lattice: backend.lattice(),
     };
-    c.0.check(&want)?;
-    let extra = c.0.restore(backend, flags)?;
+    let l = want.lattice;
+    let done = match (c.manifest, rank) {
+        (false, None) => (|| {
+            let mut ck = FluidCheckpoint::open(&c.path)?;
+            ck.check(&want)?;
+            ck.restore(backend, flags)
+        })(),
+        (manifest, rank) => sources(&c.path, manifest, [l.nx, l.ny, l.nz]).and_then(|s| {
+            let cells = rank.map_or(([0; 3], [l.nx, l.ny, l.nz]), |r| r.1);
+            restore_boxes(&s, cells, backend, flags, &want).map(|(_, extra)| extra)
+        }),
+    };
+    if let Some((comm, _)) = rank {
+        let failed = comm.any(done.is_err())?;
+        if failed && done.is_ok() {
+            bail!(
+                "another rank could not restore the checkpoint {}",
+                c.path.display()
+            );
+        }
+    }
     Ok(Resumed {
-        path: c.1.clone(),
-        step: c.0.step(),
-        extra,
+        path: c.path.clone(),
+        step: c.step,
+        extra: done?,
     })
+}
+
+/// The checkpoints of a run of several ranks: a sink that hands everything to the rank's own
+/// sink and writes a checkpoint of the rank's box (with rank 0's manifest) when due and at a
+/// stop.
+pub struct RankCheckpoints<'a> {
+    pub inner: &'a mut dyn Sink,
+    pub schedule: Schedule,
+    pub identity: Identity,
+    pub units: Units,
+    /// The whole lattice's flags.
+    pub flags: Vec<u8>,
+    /// This rank's own box.
+    pub cells: CellBox,
+    pub comm: Arc<dyn Comm>,
+    /// The manifests written, oldest first.
+    pub written: Vec<PathBuf>,
+}
+
+impl Sink for RankCheckpoints<'_> {
+    fn fields(
+        &mut self,
+        step: u64,
+        fields: &Fields,
+        samples: Option<&SampleSnapshot>,
+    ) -> Result<(), FluidError> {
+        self.inner.fields(step, fields, samples)
+    }
+
+    fn wants_fields(&self) -> bool {
+        self.inner.wants_fields()
+    }
+
+    fn forces(&mut self, rows: &[ForceSample]) -> Result<(), FluidError> {
+        self.inner.forces(rows)
+    }
+
+    fn force_state(&self) -> Option<super::super::forces::state::SeriesState> {
+        self.inner.force_state()
+    }
+
+    fn checkpoint_due(&self, step: u64) -> bool {
+        self.schedule.due(step)
+    }
+
+    fn checkpoint(
+        &mut self,
+        backend: &mut dyn FluidBackend,
+        last_output: Option<u64>,
+    ) -> Result<(), FluidError> {
+        if self.written.is_empty() {
+            self.schedule.prepare()?;
+        }
+        let extra = RunExtra {
+            series: self.inner.force_state(),
+            last_output,
+        };
+        let cx = SaveContext {
+            identity: &self.identity,
+            units: self.units,
+            flags: &self.flags,
+            extra: &extra,
+            factory: &file_sink,
+        };
+        let m = save_ranks(&self.schedule, backend, &cx, self.cells, &*self.comm)?;
+        self.written.push(m);
+        Ok(())
+    }
 }
