@@ -46,7 +46,7 @@ use crate::math::fma;
 /// on the CPU and the GPU, so both backends store identical bits.
 pub trait Storage: Copy + Send + Sync + 'static {
     /// One stored value.
-    type Elem: Copy + Default + PartialEq + core::fmt::Debug + 'static;
+    type Elem: Copy + Default + PartialEq + core::fmt::Debug + Send + Sync + 'static;
     /// `fp32`, `fp16s`, `fp16c`: names on the command line and in kernel names.
     const NAME: &'static str;
     /// The configuration value that selects this storage.

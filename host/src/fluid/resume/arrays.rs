@@ -102,26 +102,44 @@ fn cells(storage: StorageKind, bytes: &[u8]) -> impl Iterator<Item = [f32; Q]> +
 
 /// The density (kg/m^3, little-endian FP32) of each cell of a piece.
 pub(super) fn densities(storage: StorageKind, bytes: &[u8], units: &Units) -> Vec<u8> {
-    cells(storage, bytes)
-        .flat_map(|f| {
-            let (rho, _) = density_momentum(&f);
-            (units.density_to_si(f64::from(rho)) as f32).to_le_bytes()
-        })
-        .collect()
+    per_cell(storage, bytes, 4, |f, out| {
+        let (rho, _) = density_momentum(f);
+        out.copy_from_slice(&(units.density_to_si(f64::from(rho)) as f32).to_le_bytes());
+    })
+}
+
+/// `f` of each cell's decoded populations into its `width` bytes of the result, on every core.
+fn per_cell(
+    storage: StorageKind,
+    bytes: &[u8],
+    width: usize,
+    f: impl Fn(&[f32; Q], &mut [u8]) + Sync,
+) -> Vec<u8> {
+    use rayon::prelude::*;
+    const CELLS: usize = 4096;
+    let cell = Q * storage.bytes();
+    let n = bytes.len() / cell;
+    let mut out = vec![0u8; n * width];
+    out.par_chunks_mut(CELLS * width)
+        .zip(bytes.par_chunks(CELLS * cell))
+        .for_each(|(o, b)| {
+            for (pops, o) in cells(storage, b).zip(o.chunks_exact_mut(width)) {
+                f(&pops, o);
+            }
+        });
+    out
 }
 
 /// The velocity (m/s, three little-endian FP32 per cell) of each cell of a piece: the momentum
 /// of the stored populations over their density.
 pub(super) fn velocities(storage: StorageKind, bytes: &[u8], units: &Units) -> Vec<u8> {
-    let mut out = Vec::with_capacity(bytes.len() / (Q * storage.bytes()) * 12);
-    for f in cells(storage, bytes) {
-        let (rho, j) = density_momentum(&f);
-        for c in j {
+    per_cell(storage, bytes, 12, |f, out| {
+        let (rho, j) = density_momentum(f);
+        for (c, o) in j.iter().zip(out.chunks_exact_mut(4)) {
             let u = if rho != 0.0 { c / rho } else { 0.0 };
-            out.extend_from_slice(&(units.velocity_to_si(f64::from(u)) as f32).to_le_bytes());
+            o.copy_from_slice(&(units.velocity_to_si(f64::from(u)) as f32).to_le_bytes());
         }
-    }
-    out
+    })
 }
 
 /// Writes the small state's arrays (the fields went into the header).

@@ -215,17 +215,22 @@ fn get<E: Copy>(bytes: &[u8]) -> E {
 pub fn gather<S: Storage>(
     pops: &Populations<S>,
     cells: impl IntoIterator<Item = usize>,
-    src: impl Fn(usize) -> Option<S::Elem>,
+    src: impl Fn(usize) -> Option<S::Elem> + Sync,
     out: &mut [u8],
 ) -> Result<(), FluidError> {
+    use rayon::prelude::*;
     let b = std::mem::size_of::<S::Elem>();
-    for (cell, cell_out) in cells.into_iter().zip(out.chunks_mut(Q * b)) {
-        for q in 0..Q {
-            let e = src(pops.own_index(q, cell)).ok_or_else(outside)?;
-            put(e, &mut cell_out[q * b..(q + 1) * b]);
-        }
-    }
-    Ok(())
+    // The cells in order, then their values on every core (a piece is millions of values).
+    let cells: Vec<usize> = cells.into_iter().collect();
+    out.par_chunks_mut(Q * b)
+        .zip(cells.par_iter())
+        .try_for_each(|(cell_out, &cell)| {
+            for q in 0..Q {
+                let e = src(pops.own_index(q, cell)).ok_or_else(outside)?;
+                put(e, &mut cell_out[q * b..(q + 1) * b]);
+            }
+            Ok(())
+        })
 }
 
 /// The stored values of `cells` from canonical bytes `data`, each handed to `dst` with its
