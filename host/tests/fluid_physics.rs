@@ -1,7 +1,7 @@
 //! Conservation over many steps on the CPU reference, the stability checks, the NaN stop and the
 //! field writers.
 
-use murmur::internals::fluid::driver::{self, Checkpoint, RunOptions};
+use murmur::internals::fluid::driver::{self, LastOutput, RunOptions};
 use murmur::internals::fluid::scene::{self, SceneFile};
 use murmur::internals::fluid::{output, FluidBackend, FluidError};
 use murmur_common::lbm::health::Bounds;
@@ -126,7 +126,7 @@ fn a_nan_stops_the_run_naming_the_step_cell_and_quantity() {
     // A poisoned start: the initial velocity is NaN.
     setup.initial.velocity[0] = f32::NAN;
     let mut b = murmur::internals::fluid::cpu::open(&setup).unwrap();
-    let mut last: Option<Checkpoint> = None;
+    let mut last: Option<LastOutput> = None;
     let opts = RunOptions {
         steps: 100,
         check_every: 10,
@@ -165,7 +165,7 @@ fn a_density_excursion_stops_the_run_after_keeping_the_outputs_that_passed() {
     // bound tighter than its initial density variation the first check fails.
     let setup = scene::taylor_green(16, 1, 0.05, 0.05, CollisionModel::Bgk).unwrap();
     let mut b = murmur::internals::fluid::cpu::open(&setup).unwrap();
-    let mut last: Option<Checkpoint> = None;
+    let mut last: Option<LastOutput> = None;
     let mut opts = RunOptions {
         steps: 20,
         check_every: 10,

@@ -4,7 +4,7 @@
 use murmur::internals::flock::cpu::CpuFlock;
 use murmur::internals::flock::driver as flock_driver;
 use murmur::internals::flock::{FlockBackend, FlockSettings, FlockState};
-use murmur::internals::fluid::driver::{self, Checkpoint, RunOptions};
+use murmur::internals::fluid::driver::{self, LastOutput, RunOptions};
 use murmur::internals::fluid::scene;
 use murmur::internals::stop::{Local, Never, Stopped};
 use murmur_common::lbm::health::Bounds;
@@ -65,7 +65,7 @@ fn the_fluid_driver_stops_where_the_probe_says() {
         progress: false,
         inlet_ramp: 0.0,
     };
-    let mut last: Option<Checkpoint> = None;
+    let mut last: Option<LastOutput> = None;
     let mut k = 0;
     let mut probe = Local(|| {
         k += 1;
@@ -84,7 +84,7 @@ fn the_fluid_driver_stops_where_the_probe_says() {
     assert_eq!(b.step_count(), 7);
     assert_eq!(last.map(|c| c.step), Some(5));
     // Resumed with the plain driver: the lattice's step count goes on from 7.
-    let mut last: Option<Checkpoint> = None;
+    let mut last: Option<LastOutput> = None;
     let r = driver::run(b.as_mut(), opts, &mut last, &mut driver::Discard).unwrap();
     assert_eq!((r.steps, r.stopped, b.step_count()), (20, None, 27));
     assert_eq!(last.map(|c| c.step), Some(27));
