@@ -387,7 +387,7 @@ fn keep_leaves_the_newest() {
 fn a_full_disk_keeps_the_previous_checkpoint() {
     use murmur::internals::checkpoint::{CheckpointArgs, Schedule};
     use murmur::internals::fluid::resume::{Checkpoints, Identity};
-    use murmur::internals::fluid::{cpu, scene, FluidBackend};
+    use murmur::internals::fluid::{cpu, scene};
     use murmur_common::lbm::{CollisionModel, Units};
     let dir = support::tmp("ck-full", "");
     let setup = scene::taylor_green(16, 8, 0.05, 0.02, CollisionModel::Bgk).unwrap();

@@ -111,6 +111,9 @@ fn torus_scene(dir: &Path) -> PathBuf {
     p
 }
 
+/// A scene, its name, a storage and the (N, M) rank pairs to resume.
+type Case<'a> = (&'a str, &'a str, &'a str, &'a [(usize, usize)]);
+
 /// The turning torus in a channel (cut along x) and the periodic box (cut along z), FP32 and
 /// FP16S: every N -> M among the pairs below gives the one lattice's final populations, fields
 /// file and force CSV.
@@ -118,7 +121,7 @@ fn torus_scene(dir: &Path) -> PathBuf {
 fn a_checkpoint_of_n_ranks_resumes_on_m() {
     let dir = support::tmp("ckr", "");
     let torus = torus_scene(&dir);
-    let cases: [(&str, &str, &str, &[(usize, usize)]); 3] = [
+    let cases: [Case; 3] = [
         (
             s(&torus),
             "rotating-torus",
