@@ -118,18 +118,16 @@ pub fn save_box(
     let n = box_len(cells.1);
     let storage = small.storage;
     w.begin_array("populations", population_dtype(storage), &[sz, sy, sx, 27])?;
-    for_pieces(backend, n, |_, bytes| Ok(w.write_chunk(bytes)?))?;
+    stream_pieces(backend, n, &mut w, |bytes| bytes.to_vec())?;
     w.end_array()?;
     w.begin_array("density", DType::F32, &[sz, sy, sx])?;
-    for_pieces(backend, n, |_, bytes| {
-        let rho = arrays::densities(storage, bytes, &cx.units);
-        Ok(w.write_chunk(&rho)?)
+    stream_pieces(backend, n, &mut w, |bytes| {
+        arrays::densities(storage, bytes, &cx.units)
     })?;
     w.end_array()?;
     w.begin_array("velocity", DType::F32, &[sz, sy, sx, 3])?;
-    for_pieces(backend, n, |_, bytes| {
-        let u = arrays::velocities(storage, bytes, &cx.units);
-        Ok(w.write_chunk(&u)?)
+    stream_pieces(backend, n, &mut w, |bytes| {
+        arrays::velocities(storage, bytes, &cx.units)
     })?;
     w.end_array()?;
     if cx.flags.len() != lattice.cells() {
@@ -152,24 +150,48 @@ pub fn save_box(
     Ok(w.finish()?)
 }
 
-/// Hands `f` every piece of the first `n` cells of `backend`'s state pieces, in order: its
-/// first cell and its bytes.
-fn for_pieces(
+/// Streams the first `n` cells of `backend`'s state pieces, each turned into bytes by
+/// `convert`, into `w`'s open array: the pieces are read and converted on this thread while
+/// another writes the previous ones (at most one piece waits between them), so the disk and
+/// the conversion overlap.
+fn stream_pieces(
     backend: &mut dyn FluidBackend,
     n: usize,
-    mut f: impl FnMut(usize, &[u8]) -> Result<(), FluidError>,
+    w: &mut CheckpointWriter,
+    convert: impl Fn(&[u8]) -> Vec<u8>,
 ) -> Result<(), FluidError> {
     let b = cell_bytes(backend.storage());
-    let mut buf = vec![0u8; PIECE_CELLS.min(n.max(1)) * b];
-    let mut start = 0;
-    while start < n {
-        let end = (start + PIECE_CELLS).min(n);
-        let out = &mut buf[..(end - start) * b];
-        backend.read_state_piece(start..end, out)?;
-        f(start, out)?;
-        start = end;
-    }
-    Ok(())
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(1);
+    std::thread::scope(|s| {
+        let writer = s.spawn(move || -> Result<(), FluidError> {
+            for buf in rx {
+                w.write_chunk(&buf)?;
+            }
+            Ok(())
+        });
+        let produced = (|| -> Result<(), FluidError> {
+            let mut buf = vec![0u8; PIECE_CELLS.min(n.max(1)) * b];
+            let mut start = 0;
+            while start < n {
+                let end = (start + PIECE_CELLS).min(n);
+                let out = &mut buf[..(end - start) * b];
+                backend.read_state_piece(start..end, out)?;
+                if tx.send(convert(out)).is_err() {
+                    // The writer failed: its error is the one to report.
+                    break;
+                }
+                start = end;
+            }
+            Ok(())
+        })();
+        drop(tx);
+        let written = writer.join().unwrap_or_else(|_| {
+            Err(FluidError::Invalid(
+                "the checkpoint's writer panicked".into(),
+            ))
+        });
+        written.and(produced)
+    })
 }
 
 /// What a run checks before it restores a checkpoint.
