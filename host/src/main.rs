@@ -35,6 +35,15 @@ fn main() {
             }
             std::process::exit(EXIT_STOPPED);
         }
+        // A launcher whose ranks stopped on a signal: each rank printed its own line.
+        if e.chain().any(|c| {
+            matches!(
+                c.downcast_ref::<murmur::internals::ranks::CommError>(),
+                Some(murmur::internals::ranks::CommError::Stopped)
+            )
+        }) {
+            std::process::exit(EXIT_STOPPED);
+        }
         match murmur::internals::ranks::env::rank_label() {
             Some(r) => eprintln!("murmur: error: rank {r}: {}", one_line(&e)),
             None => eprintln!("murmur: error: {}", one_line(&e)),

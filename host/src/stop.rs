@@ -108,6 +108,60 @@ impl StopRequest {
     }
 }
 
+/// The signals a launcher passes on to the ranks it started ([`crate::ranks::spawn::launch`]):
+/// while a relay lives, a SIGINT or SIGTERM does not end this process; [`Relay::take`] reports
+/// each kind of signal that came since its last call, once. (Two signals of one kind between
+/// two calls count as one; a second signal before the next call ends the launcher at once.)
+#[derive(Debug)]
+pub struct Relay {
+    flags: Vec<(i32, std::sync::Arc<AtomicBool>)>,
+}
+
+impl Relay {
+    /// Starts relaying (the handlers must be installed: otherwise nothing is ever reported).
+    pub fn new() -> Relay {
+        let mut flags = Vec::new();
+        #[cfg(unix)]
+        if StopRequest::installed().is_some() {
+            for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+                let flag = std::sync::Arc::new(AtomicBool::new(false));
+                if signal_hook::flag::register(sig, flag.clone()).is_ok() {
+                    flags.push((sig, flag));
+                }
+            }
+            IMMEDIATE.store(false, Ordering::SeqCst);
+        }
+        Relay { flags }
+    }
+
+    /// The signals that came since the last call (their numbers).
+    pub fn take(&self) -> Vec<i32> {
+        let came: Vec<i32> = self
+            .flags
+            .iter()
+            .filter(|(_, f)| f.swap(false, Ordering::SeqCst))
+            .map(|(s, _)| *s)
+            .collect();
+        if !came.is_empty() {
+            // The handler set it on the signal: the relay goes on.
+            IMMEDIATE.store(false, Ordering::SeqCst);
+        }
+        came
+    }
+}
+
+impl Default for Relay {
+    fn default() -> Relay {
+        Relay::new()
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        IMMEDIATE.store(true, Ordering::SeqCst);
+    }
+}
+
 /// An armed [`StopRequest`] (see [`StopRequest::arm`]); the probe of a run loop.
 #[derive(Debug)]
 pub struct Armed {

@@ -382,53 +382,120 @@ fn keep_leaves_the_newest() {
 }
 
 /// The injectable writer: a full disk during the second checkpoint is one line, and the first
-/// checkpoint stays valid, with no temporary file left.
+/// checkpoint stays valid, with no temporary file left; written between two steps or beside
+/// the run from a copy of the populations (then the error comes when the run waits for it).
 #[test]
 fn a_full_disk_keeps_the_previous_checkpoint() {
     use murmur::internals::checkpoint::{CheckpointArgs, Schedule};
     use murmur::internals::fluid::resume::{Checkpoints, Identity};
     use murmur::internals::fluid::{cpu, scene};
     use murmur_common::lbm::{CollisionModel, Units};
-    let dir = support::tmp("ck-full", "");
-    let setup = scene::taylor_green(16, 8, 0.05, 0.02, CollisionModel::Bgk).unwrap();
-    let mut b = cpu::open(&setup).unwrap();
-    let args = CheckpointArgs {
-        checkpoint_every: 2,
-        checkpoint_dir: Some(dir.clone()),
-        ..Default::default()
-    };
-    let identity = Identity::of_text("tg", "name = \"tg\"\n").unwrap();
-    let units = Units {
-        dx: 1.0,
-        dt: 1.0,
-        rho0: 1.0,
-    };
-    let mut c = Checkpoints::new(Schedule::new(&args, "tg", None, false), identity, units);
-    c.schedule.prepare().unwrap();
-    b.step().unwrap();
-    b.step().unwrap();
-    c.write(b.as_mut(), &setup.flags, None, None).unwrap();
-    let first = c.last().unwrap().to_path_buf();
-    for mode in [FailMode::Full, FailMode::Abort, FailMode::Sync] {
-        c.factory = FailingSink::factory(20_000, mode);
+    for beside in [false, true] {
+        let dir = support::tmp("ck-full", &beside.to_string());
+        let setup = scene::taylor_green(16, 8, 0.05, 0.02, CollisionModel::Bgk).unwrap();
+        let flags: std::sync::Arc<[u8]> = setup.flags.clone().into();
+        let mut b = cpu::open(&setup).unwrap();
+        let args = CheckpointArgs {
+            checkpoint_every: 2,
+            checkpoint_dir: Some(dir.clone()),
+            ..Default::default()
+        };
+        let identity = Identity::of_text("tg", "name = \"tg\"\n").unwrap();
+        let units = Units {
+            dx: 1.0,
+            dt: 1.0,
+            rho0: 1.0,
+        };
+        let mut c = Checkpoints::new(Schedule::new(&args, "tg", None, false), identity, units);
+        c.beside = beside;
+        c.schedule.prepare().unwrap();
         b.step().unwrap();
         b.step().unwrap();
-        let e = c
-            .write(b.as_mut(), &setup.flags, None, None)
-            .unwrap_err()
-            .to_string();
-        assert!(e.starts_with("cannot write checkpoint"), "{e}");
-        assert_eq!(e.lines().count(), 1, "{e}");
-        let f = newest_valid(&dir).unwrap();
-        assert_eq!(f.path, first);
-        let names: Vec<String> = std::fs::read_dir(&dir)
-            .unwrap()
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        assert_eq!(names, ["tg-0000000002.npz"], "{mode:?}");
+        c.write(b.as_mut(), &flags, None, None).unwrap();
+        c.settle().unwrap();
+        assert_eq!(c.beside_count, usize::from(beside));
+        let first = c.last().unwrap().to_path_buf();
+        for mode in [FailMode::Full, FailMode::Abort, FailMode::Sync] {
+            c.factory = FailingSink::factory(20_000, mode).into();
+            b.step().unwrap();
+            b.step().unwrap();
+            let e = c
+                .write(b.as_mut(), &flags, None, None)
+                .and_then(|_| c.settle())
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with("cannot write checkpoint"), "{e}");
+            assert_eq!(e.lines().count(), 1, "{e}");
+            let f = newest_valid(&dir).unwrap();
+            assert_eq!(f.path, first);
+            let names: Vec<String> = std::fs::read_dir(&dir)
+                .unwrap()
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            assert_eq!(names, ["tg-0000000002.npz"], "{mode:?}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
-    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A checkpoint written beside the run from a copy of the populations holds the bytes of one
+/// written between two steps, though the run goes on meanwhile: every array, FP32 pull and
+/// FP16S in place.
+#[test]
+fn a_checkpoint_beside_the_run_holds_the_bytes_of_one_between_steps() {
+    use murmur::internals::checkpoint::{CheckpointArgs, Schedule};
+    use murmur::internals::fluid::resume::{Checkpoints, Identity};
+    use murmur::internals::fluid::{cpu, scene};
+    use murmur_common::lbm::{CollisionModel, StorageKind, Streaming, Units};
+    for (storage, streaming) in [
+        (StorageKind::Fp32, Streaming::Pull),
+        (StorageKind::Fp16s, Streaming::InPlace),
+    ] {
+        let dir = support::tmp("ck-beside", storage.name());
+        let mut setup = scene::taylor_green(24, 16, 0.05, 0.02, CollisionModel::Bgk).unwrap();
+        setup.storage = storage;
+        setup.streaming = Some(streaming);
+        let flags: std::sync::Arc<[u8]> = setup.flags.clone().into();
+        let identity = Identity::of_text("tg", "name = \"tg\"\n").unwrap();
+        let units = Units {
+            dx: 1e-3,
+            dt: 1e-4,
+            rho0: 1.0,
+        };
+        let mut files = Vec::new();
+        for beside in [false, true] {
+            let mut b = cpu::open(&setup).unwrap();
+            let args = CheckpointArgs {
+                checkpoint_every: 3,
+                checkpoint_dir: Some(dir.join(beside.to_string())),
+                ..Default::default()
+            };
+            let schedule = Schedule::new(&args, "tg", None, false);
+            let mut c = Checkpoints::new(schedule, identity.clone(), units);
+            c.beside = beside;
+            for _ in 0..3 {
+                b.step().unwrap();
+            }
+            c.write(b.as_mut(), &flags, None, Some(3)).unwrap();
+            // The run goes on while the copy is written.
+            for _ in 0..4 {
+                b.step().unwrap();
+            }
+            c.settle().unwrap();
+            assert_eq!(c.beside_count, usize::from(beside), "{storage:?}");
+            let line = c.summary().unwrap();
+            assert_eq!(line.contains("beside the run"), beside, "{line}");
+            files.push(c.last().unwrap().to_path_buf());
+        }
+        let (a, b) = (
+            CheckpointReader::open(&files[0]).unwrap(),
+            CheckpointReader::open(&files[1]).unwrap(),
+        );
+        assert_eq!(a.header().arrays, b.header().arrays, "{storage:?}");
+        assert_eq!(a.header().step, 3);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
 
 #[cfg(unix)]

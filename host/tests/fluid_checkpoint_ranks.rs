@@ -75,15 +75,30 @@ fn run(
     out: &Path,
     resume: Option<&Path>,
 ) {
+    let mut world = vec!["--backend".to_string(), "cpu".into()];
+    world.extend(ranks_flag(ranks));
+    run_in(scene, base, &world, steps, every, out, resume)
+}
+
+/// [`run`] on the backend and ranks `world` names (`--backend cuda --gpus 1`, say).
+fn run_in(
+    scene: &str,
+    base: &[&str],
+    world: &[String],
+    steps: u64,
+    every: u64,
+    out: &Path,
+    resume: Option<&Path>,
+) {
     let (t, e) = (steps.to_string(), every.to_string());
     let fin = out.join("final.npz");
     let ck = out.join("ck");
-    let mut args: Vec<String> = ["fluid", "run", scene, "--backend", "cpu", "--quiet"]
+    let mut args: Vec<String> = ["fluid", "run", scene, "--quiet"]
         .iter()
         .map(|x| x.to_string())
         .collect();
     args.extend(base.iter().map(|x| x.to_string()));
-    args.extend(ranks_flag(ranks));
+    args.extend(world.iter().cloned());
     for x in [
         "--steps",
         &t,
@@ -164,6 +179,60 @@ fn a_checkpoint_of_n_ranks_resumes_on_m() {
                     assert!(
                         std::fs::read(one.join(f)).unwrap() == std::fs::read(d.join(f)).unwrap(),
                         "{name} {storage}: {n} -> {m} ranks: {f} differs"
+                    );
+                }
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A rank's slab on the GPU (`--gpus 1`: the slab, its exchange through NCCL and its
+/// checkpoint, on one GPU): straight it gives the one CPU lattice's bits; its checkpoint
+/// resumes on CPU ranks and a checkpoint of CPU ranks on it, with the same bits, outputs and
+/// force CSV included.
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_gpu_ranks_checkpoint_resumes_on_cpu_ranks_and_back() {
+    let dir = support::tmp("ckr-gpu", "");
+    let torus = torus_scene(&dir);
+    let gpu: Vec<String> = ["--backend", "cuda", "--gpus", "1"]
+        .iter()
+        .map(|x| x.to_string())
+        .collect();
+    let cpu = |n: usize| {
+        let mut w = vec!["--backend".to_string(), "cpu".into()];
+        w.extend(ranks_flag(n));
+        w
+    };
+    let (n_at, total) = (7u64, 14u64);
+    for (scene, name, storage) in [
+        (s(&torus), "rotating-torus", "fp32"),
+        ("assets/fluid/taylor-green.toml", "taylor-green", "fp16s"),
+    ] {
+        let base = ["--coarsen", "4", "--storage", storage];
+        let one = dir.join(format!("{name}-{storage}-one"));
+        run(scene, &base, 1, total, total, &one, None);
+        let want = populations(&at(&one.join("ck"), name, total));
+        let straight = dir.join(format!("{name}-{storage}-gpu"));
+        run_in(scene, &base, &gpu, total, total, &straight, None);
+        let got = populations(&at(&straight.join("ck"), name, total));
+        assert!(want == got, "{name} {storage}: --gpus 1 straight");
+        for (first, second, label) in [
+            (&gpu, &cpu(3), "gpu -> 3 cpu"),
+            (&cpu(2), &gpu, "2 cpu -> gpu"),
+        ] {
+            let d = dir.join(format!("{name}-{storage}-{}", label.replace(' ', "")));
+            run_in(scene, &base, first, n_at + 2, n_at, &d, None);
+            let from = at(&d.join("ck"), name, n_at);
+            run_in(scene, &base, second, total, total, &d, Some(&from));
+            let got = populations(&at(&d.join("ck"), name, total));
+            assert!(want == got, "{name} {storage}: {label}");
+            for f in ["final.npz", "final_forces.csv"] {
+                if one.join(f).exists() {
+                    assert!(
+                        std::fs::read(one.join(f)).unwrap() == std::fs::read(d.join(f)).unwrap(),
+                        "{name} {storage}: {label}: {f} differs"
                     );
                 }
             }

@@ -20,6 +20,7 @@ const GPU_TESTS: &[&str] = &[
     "flock_checkpoint",
     "fluid_state",
     "fluid_checkpoint",
+    "fluid_checkpoint_ranks",
 ];
 
 pub fn gpu_test(run_here: bool) -> Result<()> {

@@ -425,6 +425,12 @@ pub trait FluidBackend {
         let _ = (cells, data);
         Err(state::unsupported(&self.describe()))
     }
+    /// A copy of the populations as they are now, for a checkpoint's writer on another thread
+    /// ([`state::snapshot`]); `None` (the default) where the backend has no room for one: the
+    /// writer then reads the backend itself, between two steps.
+    fn snapshot(&mut self) -> Result<Option<state::snapshot::Snapshot>, FluidError> {
+        Ok(None)
+    }
     /// The state beside the populations ([`state::SmallState`]); takes the pending force
     /// records into it (the next [`FluidBackend::take_forces`] still returns them).
     fn capture_small_state(&mut self) -> Result<state::SmallState, FluidError> {

@@ -42,7 +42,7 @@ impl Out {
 /// Writes a scene run's outputs.
 pub struct RunSink {
     pub name: String,
-    pub flags: Vec<u8>,
+    pub flags: std::sync::Arc<[u8]>,
     pub units: Units,
     /// Axes that wrap, for the velocity gradients.
     pub periodic: [bool; 3],
@@ -193,10 +193,8 @@ impl Sink for RunSink {
                 self.written.push(p);
             }
             Out::Dir(d) => {
-                let flags = std::mem::take(&mut self.flags);
-                let result = self.dir_outputs(&d, step, f, &flags, samples, t);
-                self.flags = flags;
-                result?;
+                let flags = self.flags.clone();
+                self.dir_outputs(&d, step, f, &flags, samples, t)?;
             }
         }
         Ok(())

@@ -18,7 +18,9 @@ use super::CommError;
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct Ranks {
     /// Run on N GPUs of this machine: starts N processes, one per GPU, joined by NCCL (GPU to
-    /// GPU). Under mpirun or srun leave it out: the launcher's variables name the ranks.
+    /// GPU). With 1: one rank through the same slab code on this process's GPU (left out: the
+    /// plain single-GPU step). Under mpirun or srun leave it out: the launcher's variables name
+    /// the ranks.
     #[arg(long, value_name = "N")]
     pub gpus: Option<usize>,
     /// How the ranks meet: `file:PATH` (a file all ranks can read; rank 0 writes it) or

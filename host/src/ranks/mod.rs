@@ -30,6 +30,10 @@ pub enum CommError {
     PeerGone { rank: usize },
     #[error("{0}")]
     Setup(String),
+    /// Every rank stopped cleanly on a signal passed on by the launcher (each rank printed its
+    /// own line; the launcher exits with [`crate::stop::EXIT_STOPPED`]).
+    #[error("the ranks stopped on a signal, each at a step boundary")]
+    Stopped,
     #[error("NCCL: {0}")]
     Nccl(String),
     #[error(transparent)]

@@ -49,6 +49,10 @@ pub fn launch(gpus: usize) -> Result<(), CommError> {
             }
             cmd.env("LD_LIBRARY_PATH", path);
         }
+        // Its own process group: a terminal's Ctrl-C reaches the launcher only, which passes
+        // every signal on once ([`wait_ranks`]).
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         match cmd.spawn() {
             Ok(c) => children.push(c),
             Err(e) => {
@@ -60,20 +64,40 @@ pub fn launch(gpus: usize) -> Result<(), CommError> {
             }
         }
     }
-    let result = wait_all(&mut children);
+    let result = wait_ranks(&mut children);
     let _ = std::fs::remove_dir_all(&dir);
     result
 }
 
-fn wait_all(children: &mut [Child]) -> Result<(), CommError> {
+/// Waits for every rank, passing on each SIGINT or SIGTERM the launcher gets to the ranks still
+/// running (the first: each finishes its step, checkpoints and exits with
+/// [`crate::stop::EXIT_STOPPED`]; the second: they exit at once). [`CommError::Stopped`] when
+/// the ranks stopped so; a rank that fails stops the others.
+pub fn wait_ranks(children: &mut [Child]) -> Result<(), CommError> {
+    let relay = crate::stop::Relay::new();
     let mut done = vec![false; children.len()];
+    let mut stopped = false;
     loop {
+        for sig in relay.take() {
+            for (rank, c) in children.iter().enumerate() {
+                if !done[rank] {
+                    // SAFETY: signals a child process of ours by its pid.
+                    unsafe {
+                        libc::kill(c.id() as i32, sig);
+                    }
+                }
+            }
+        }
         for (rank, c) in children.iter_mut().enumerate() {
             if done[rank] {
                 continue;
             }
             match c.try_wait() {
                 Ok(Some(status)) if status.success() => done[rank] = true,
+                Ok(Some(status)) if status.code() == Some(crate::stop::EXIT_STOPPED) => {
+                    done[rank] = true;
+                    stopped = true;
+                }
                 Ok(Some(status)) => {
                     done[rank] = true;
                     let others: Vec<usize> = (0..done.len()).filter(|&r| !done[r]).collect();
@@ -91,7 +115,10 @@ fn wait_all(children: &mut [Child]) -> Result<(), CommError> {
             }
         }
         if done.iter().all(|&d| d) {
-            return Ok(());
+            return match stopped {
+                true => Err(CommError::Stopped),
+                false => Ok(()),
+            };
         }
         std::thread::sleep(Duration::from_millis(50));
     }

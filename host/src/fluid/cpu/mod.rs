@@ -533,6 +533,10 @@ impl<S: Storage> FluidBackend for CpuFluid<S> {
         self.write_piece(cells, data)
     }
 
+    fn snapshot(&mut self) -> Result<Option<super::state::snapshot::Snapshot>, FluidError> {
+        Ok(self.snapshot_copy())
+    }
+
     fn capture_small_state(&mut self) -> Result<super::state::SmallState, FluidError> {
         self.capture_small()
     }

@@ -4,40 +4,43 @@
 //! numbers them globally), and a restore leaves the ghost layers to the next step's exchange.
 
 use super::CpuFluid;
-use crate::fluid::slab::state::own_cell;
+use crate::fluid::slab::state::piece_cells;
+use crate::fluid::state::snapshot::{fits_host, PieceSource, Snapshot};
 use crate::fluid::state::{self, OutletVelocity, SmallState};
 use crate::fluid::{FluidBackend, FluidError};
-use murmur_common::lbm::Storage;
+use murmur_common::lbm::{Populations, Storage};
 use std::ops::Range;
 
 impl<S: Storage> CpuFluid<S> {
-    /// The buffer's cells of piece `cells` (a slab's: of its own box) and their count,
-    /// checked against the piece's `bytes`.
+    /// The buffer's cells of piece `cells` (a slab's: of its own box), checked against the
+    /// piece's `bytes`.
     fn piece_cells(
         &self,
         cells: &Range<usize>,
         bytes: usize,
     ) -> Result<impl Iterator<Item = usize>, FluidError> {
-        let local = self.params.lattice;
         let slab = self.halo.as_ref().map(|h| h.axis as usize);
-        let mut room = local;
-        if let Some(axis) = slab {
-            // The own box: the lattice without its ghost layers.
-            let mut d = [local.nx, local.ny, local.nz];
-            d[axis] -= 2;
-            room = murmur_common::lbm::Lattice::new(d[0], d[1], d[2]);
-        }
-        state::check_piece(room, S::KIND, cells, bytes)?;
-        Ok(cells.clone().map(move |i| match slab {
-            Some(axis) => own_cell(local, axis, i),
-            None => i,
-        }))
+        Ok(piece_cells(self.params.lattice, slab, S::KIND, cells, bytes)?.0)
     }
 
     pub(super) fn read_piece(&self, cells: Range<usize>, out: &mut [u8]) -> Result<(), FluidError> {
         let cells = self.piece_cells(&cells, out.len())?;
         let f = &self.f;
         state::gather(&self.now(), cells, |i| f.get(i).copied(), out)
+    }
+
+    /// A host copy of the populations (the whole lattice's, where half the available memory
+    /// holds it; a slab's are read where they are).
+    pub(super) fn snapshot_copy(&self) -> Option<Snapshot> {
+        let bytes = (self.f.len() * std::mem::size_of::<S::Elem>()) as u64;
+        if self.halo.is_some() || !fits_host(bytes) {
+            return None;
+        }
+        Some(Box::new(HostCopy::<S> {
+            lattice: self.params.lattice,
+            pops: self.now(),
+            f: self.f.clone(),
+        }))
     }
 
     pub(super) fn write_piece(
@@ -47,19 +50,12 @@ impl<S: Storage> CpuFluid<S> {
     ) -> Result<(), FluidError> {
         let cells = self.piece_cells(&cells, data.len())?;
         let pops = self.now();
-        let (f, next) = (&mut self.f, &mut self.f_next);
-        let pull = !next.is_empty();
-        state::scatter(&pops, cells, data, |i, e| match f.get_mut(i) {
-            Some(slot) => {
-                *slot = e;
-                // The pull scheme's copies are the same size.
-                if pull {
-                    next[i] = e;
-                }
-                true
-            }
-            None => false,
-        })?;
+        let cells: Vec<usize> = cells.collect();
+        state::scatter(&pops, cells.iter().copied(), data, Some, &mut self.f)?;
+        if !self.f_next.is_empty() {
+            // The pull scheme's copies are the same size.
+            state::scatter(&pops, cells, data, Some, &mut self.f_next)?;
+        }
         // The ghost layers now lag the owned cells: the next step exchanges them first.
         self.stale_ghosts = self.halo.is_some();
         Ok(())
@@ -128,5 +124,20 @@ impl<S: Storage> CpuFluid<S> {
         self.params.inlet_scale = s.inlet_scale;
         self.params.rates = s.rates;
         Ok(())
+    }
+}
+
+/// The CPU reference's populations copied between two steps.
+struct HostCopy<S: Storage> {
+    lattice: murmur_common::lbm::Lattice,
+    pops: Populations<S>,
+    f: Vec<S::Elem>,
+}
+
+impl<S: Storage> PieceSource for HostCopy<S> {
+    fn read_piece(&mut self, cells: Range<usize>, out: &mut [u8]) -> Result<(), FluidError> {
+        let cells = piece_cells(self.lattice, None, S::KIND, &cells, out.len())?.0;
+        let f = &self.f;
+        state::gather(&self.pops, cells, |i| f.get(i).copied(), out)
     }
 }

@@ -469,8 +469,9 @@ impl CudaIb {
         &mut self,
         gpu: &Gpu,
         step: u64,
+        comm: Option<&dyn crate::ranks::Comm>,
     ) -> Result<crate::fluid::state::ImmersedState, FluidError> {
-        self.drain(gpu, None)?;
+        self.drain(gpu, comm)?;
         self.check_overflow(gpu)?;
         Ok(crate::fluid::state::ImmersedState {
             solids: self.solid_states(step),

@@ -19,6 +19,7 @@ use super::ib::plan::{IbPlan, SampleSnapshot};
 use super::plan::{BoundaryLane, FluidPlan, FluidStage, IbShape, Lane, PlanInputs, SlabShape};
 use super::{BenchHooks, Fields, FluidBackend, FluidError, Setup, ViewHooks};
 use crate::gpu::{DriverContext, Gpu, Shape, Side, StageClock};
+use crate::ranks::Comm;
 use crate::timing::StageTimes;
 use murmur_common::lbm::abi::{
     Boundary, FieldsArgs, Health, IbVelocity, Init, StreamCollide, StreamCollideBand,
@@ -31,6 +32,7 @@ use murmur_common::lbm::{
 };
 use murmur_common::render::abi::PlaneFields;
 use murmur_common::{with_model, with_storage};
+use std::sync::Arc;
 
 /// Threads per block of the lattice kernels (one thread per cell, x fastest: coalesced). 128:
 /// at the interior kernels' 56-72 registers (sm_90, ptxas) it fits 7-9 blocks per SM.
@@ -62,12 +64,19 @@ pub struct CudaFluid<S: Storage> {
     ib: Option<CudaIb>,
     /// The slab exchange of a rank among several (None: the whole lattice).
     halo: Option<super::slab::CudaHalo<S>>,
+    /// A restore wrote a slab's owned cells: the next step exchanges the ghost layers first.
+    stale_ghosts: bool,
     /// The viewer's smoke (from the first advection) and frame buffers.
     smoke: Option<crate::raster::fluid_cuda::CudaSmoke>,
     raster: crate::raster::fluid_cuda::CudaFluidRaster,
 }
 
 impl<S: Storage> CudaFluid<S> {
+    /// A slab's communicator (`None`: the whole lattice).
+    fn comm(&self) -> Option<Arc<dyn Comm>> {
+        self.halo.as_ref().map(|h| h.comm.clone() as Arc<dyn Comm>)
+    }
+
     /// The populations as the next step finds them (for stages that write none).
     fn now(&self) -> Populations<S> {
         self.pops.at_step(self.step + 1)
@@ -184,6 +193,7 @@ where
             plan: FluidPlan { stages: Vec::new() },
             clock,
             halo: None,
+            stale_ghosts: false,
         };
         fluid.plan = FluidPlan::new(&fluid.plan_inputs());
         Ok(fluid)
@@ -205,17 +215,12 @@ where
                 "slabs stream with pull, not in place".into(),
             ));
         }
-        let mut halo = super::slab::CudaHalo::<S>::new(comm, &self.params.lattice, axis)?;
-        let pops = self.now();
-        halo.fork(&self.gpu)?;
-        halo.send(&self.gpu, &pops, &mut self.lat.f)?;
-        halo.receive(&self.gpu, &pops, &mut self.lat.f)?;
-        halo.join(&self.gpu)?;
-        self.gpu
-            .stream
-            .synchronize()
-            .ctx("the first slab exchange")?;
-        self.halo = Some(halo);
+        self.halo = Some(super::slab::CudaHalo::<S>::new(
+            comm,
+            &self.params.lattice,
+            axis,
+        )?);
+        self.exchange_ghosts()?;
         // A slab orders its boundary kernel (the face cells) before the exchange itself.
         self.side = None;
         self.plan = FluidPlan::new(&self.plan_inputs());
@@ -381,13 +386,13 @@ where
     }
 
     fn step(&mut self) -> Result<(), FluidError> {
+        if std::mem::take(&mut self.stale_ghosts) {
+            self.exchange_ghosts()?;
+        }
         let step = self.step + 1;
         self.clock.begin(&self.gpu.stream)?;
+        let comm = self.comm();
         if let Some(ib) = self.ib.as_mut() {
-            let comm = self
-                .halo
-                .as_ref()
-                .map(|h| h.comm.clone() as std::sync::Arc<dyn crate::ranks::Comm>);
             ib.begin(&self.gpu, step, comm.as_deref())?;
         }
         with_model!(self.model, M => self.step_with::<M>(step))?;
@@ -410,10 +415,7 @@ where
         let Some(ib) = self.ib.as_mut() else {
             return Ok(Vec::new());
         };
-        let comm = self
-            .halo
-            .as_ref()
-            .map(|h| h.comm.clone() as std::sync::Arc<dyn crate::ranks::Comm>);
+        let comm = self.halo.as_ref().map(|h| h.comm.clone() as Arc<dyn Comm>);
         ib.drain(&self.gpu, comm.as_deref())?;
         ib.check_overflow(&self.gpu)?;
         Ok(std::mem::take(&mut ib.taken))
@@ -503,6 +505,10 @@ where
         data: &[u8],
     ) -> Result<(), FluidError> {
         self.write_piece(cells, data)
+    }
+
+    fn snapshot(&mut self) -> Result<Option<super::state::snapshot::Snapshot>, FluidError> {
+        self.snapshot_copy()
     }
 
     fn capture_small_state(&mut self) -> Result<super::state::SmallState, FluidError> {

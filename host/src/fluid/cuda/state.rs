@@ -2,15 +2,21 @@
 //! the population buffer ([`Window`]: its cells' groups, in place one layer pair more) is
 //! copied to the host and converted there; a restore copies the window back into both copies
 //! of the pull scheme. The outlet velocities (kept per boundary-list entry on the GPU) are
-//! mapped to cell numbers through the list.
+//! mapped to cell numbers through the list. On a rank's slab the pieces' cells are its own
+//! box's ([`crate::fluid::slab::state`]), the outlet cells local ones (the slab's adapter
+//! numbers them globally), and a restore leaves the ghost layers to the next step's exchange.
 
 use super::CudaFluid;
+use crate::fluid::slab::state::piece_cells;
+use crate::fluid::state::snapshot::{PieceSource, Snapshot};
 use crate::fluid::state::{self, window::Window, OutletVelocity, SmallState};
 use crate::fluid::FluidError;
 use crate::gpu::DriverContext;
 use cudarc::driver::CudaSlice;
-use murmur_common::lbm::Storage;
+use cudarc::driver::CudaStream;
+use murmur_common::lbm::{Lattice, Populations, Storage};
 use std::ops::Range;
+use std::sync::Arc;
 
 /// The boundary list's cells and the cells next to an outlet (ascending).
 type OutletEntries = (Vec<u32>, Vec<u32>);
@@ -19,34 +25,78 @@ impl<S: Storage> CudaFluid<S>
 where
     S::Elem: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits,
 {
-    /// Refuses a slab (its cells are not the global lattice's).
-    fn whole(&self) -> Result<(), FluidError> {
-        match self.halo {
-            Some(_) => Err(state::unsupported("a rank's slab")),
-            None => Ok(()),
-        }
+    /// Fills a slab's ghost layers from its neighbours' face layers (all of it, now: at the
+    /// start and after a restore, where the step's own exchange has not run).
+    pub(super) fn exchange_ghosts(&mut self) -> Result<(), FluidError> {
+        let Some(halo) = self.halo.as_mut() else {
+            return Ok(());
+        };
+        let pops = self.pops.at_step(self.step + 1);
+        halo.fork(&self.gpu)?;
+        halo.send(&self.gpu, &pops, &mut self.lat.f)?;
+        halo.receive(&self.gpu, &pops, &mut self.lat.f)?;
+        halo.join(&self.gpu)?;
+        Ok(self
+            .gpu
+            .stream
+            .synchronize()
+            .ctx("the slab's ghost exchange")?)
+    }
+
+    /// The buffer's cells of piece `cells` (a slab's: of its own box, [`piece_cells`]) and
+    /// the window of the population buffer that holds them.
+    fn piece_window(
+        &self,
+        cells: &Range<usize>,
+        bytes: usize,
+    ) -> Result<(impl Iterator<Item = usize>, Window), FluidError> {
+        let slab = self.halo.as_ref().map(|h| h.axis as usize);
+        let (local, span) = piece_cells(self.params.lattice, slab, S::KIND, cells, bytes)?;
+        Ok((local, Window::of(&self.now(), span)))
     }
 
     /// The window's ranges of `f`, copied to the host one after the other.
     fn download_window(&self, w: &Window) -> Result<Vec<S::Elem>, FluidError> {
-        let mut host = vec![S::Elem::default(); w.len];
-        for (r, at) in &w.ranges {
-            self.gpu
-                .stream
-                .memcpy_dtoh(&self.lat.f.slice(r.clone()), &mut host[*at..*at + r.len()])
-                .ctx("copying a state piece from the GPU")?;
+        download_window(&self.gpu.stream, &self.lat.f, w)
+    }
+
+    /// A copy of the populations on the GPU (the whole lattice's, where free memory holds it
+    /// with a margin; a slab's are read where they are), taken on the run's stream and read
+    /// on a stream of its own.
+    pub(super) fn snapshot_copy(&self) -> Result<Option<Snapshot>, FluidError> {
+        let n = self.lat.f.len();
+        let bytes = (n * std::mem::size_of::<S::Elem>()) as u64;
+        let (free, _) = self.gpu.memory()?;
+        if self.halo.is_some() || bytes + bytes / 20 + (1 << 30) > free {
+            return Ok(None);
         }
-        self.gpu.synchronize()?;
-        Ok(host)
+        let stream = self.gpu.ctx.new_stream().ctx("a stream for the snapshot")?;
+        let mut copy = self
+            .gpu
+            .stream
+            .alloc_zeros::<S::Elem>(n)
+            .ctx("the snapshot's buffer")?;
+        self.gpu
+            .stream
+            .memcpy_dtod(&self.lat.f, &mut copy)
+            .ctx("copying the populations to the snapshot")?;
+        // The copy's stream reads it after the copy; the run's stream goes on at once (its
+        // next step writes the other buffer of the pull scheme, or `f` after the copy).
+        stream
+            .join(&self.gpu.stream)
+            .ctx("ordering the snapshot's reads after its copy")?;
+        Ok(Some(Box::new(DeviceCopy::<S> {
+            lattice: self.params.lattice,
+            pops: self.now(),
+            stream,
+            f: copy,
+        })))
     }
 
     pub(super) fn read_piece(&self, cells: Range<usize>, out: &mut [u8]) -> Result<(), FluidError> {
-        self.whole()?;
-        state::check_piece(self.params.lattice, S::KIND, &cells, out.len())?;
-        let pops = self.now();
-        let w = Window::of(&pops, cells.clone());
+        let (local, w) = self.piece_window(&cells, out.len())?;
         let host = self.download_window(&w)?;
-        state::gather(&pops, cells, |i| w.at(i).map(|k| host[k]), out)
+        state::gather(&self.now(), local, |i| w.at(i).map(|k| host[k]), out)
     }
 
     pub(super) fn write_piece(
@@ -54,18 +104,9 @@ where
         cells: Range<usize>,
         data: &[u8],
     ) -> Result<(), FluidError> {
-        self.whole()?;
-        state::check_piece(self.params.lattice, S::KIND, &cells, data.len())?;
-        let pops = self.now();
-        let w = Window::of(&pops, cells.clone());
+        let (local, w) = self.piece_window(&cells, data.len())?;
         let mut host = self.download_window(&w)?;
-        state::scatter(&pops, cells, data, |i, e| match w.at(i) {
-            Some(k) => {
-                host[k] = e;
-                true
-            }
-            None => false,
-        })?;
+        state::scatter(&self.now(), local, data, |i| w.at(i), &mut host)?;
         let upload = |gpu: &crate::gpu::Gpu, dst: &mut CudaSlice<S::Elem>| {
             for (r, at) in &w.ranges {
                 gpu.stream
@@ -80,6 +121,8 @@ where
         }
         self.gpu.synchronize()?;
         self.lat.fields_step = None;
+        // The ghost layers now lag the owned cells: the next step exchanges them first.
+        self.stale_ghosts = self.halo.is_some();
         Ok(())
     }
 
@@ -97,7 +140,6 @@ where
     }
 
     pub(super) fn capture_small(&mut self) -> Result<SmallState, FluidError> {
-        self.whole()?;
         let mut outlet_u = Vec::new();
         if let Some((list, cells)) = self.outlet_entries()? {
             let u = self.gpu.download(&self.lat.outlet_u)?;
@@ -110,8 +152,10 @@ where
             outlet_u.sort_by_key(|v| v.cell);
         }
         let step = self.step;
+        let comm = self.comm();
         let immersed = match self.ib.as_mut() {
-            Some(ib) => Some(ib.capture(&self.gpu, step)?),
+            // The pending records are summed over a slab's ranks (collective).
+            Some(ib) => Some(ib.capture(&self.gpu, step, comm.as_deref())?),
             None => None,
         };
         Ok(SmallState {
@@ -128,7 +172,6 @@ where
     }
 
     pub(super) fn restore_small(&mut self, s: &SmallState) -> Result<(), FluidError> {
-        self.whole()?;
         state::check_small(
             s,
             self.params.lattice,
@@ -166,5 +209,47 @@ where
         self.params.rates = s.rates;
         self.lat.fields_step = None;
         Ok(())
+    }
+}
+
+/// The window's ranges of `f`, copied to the host on `stream` one after the other.
+fn download_window<T>(
+    stream: &Arc<CudaStream>,
+    f: &CudaSlice<T>,
+    w: &Window,
+) -> Result<Vec<T>, FluidError>
+where
+    T: cudarc::driver::DeviceRepr + Default + Clone,
+{
+    let mut host = vec![T::default(); w.len];
+    for (r, at) in &w.ranges {
+        stream
+            .memcpy_dtoh(&f.slice(r.clone()), &mut host[*at..*at + r.len()])
+            .ctx("copying a state piece from the GPU")?;
+    }
+    stream
+        .synchronize()
+        .ctx("copying a state piece from the GPU")?;
+    Ok(host)
+}
+
+/// The populations copied on the GPU between two steps ([`CudaFluid::snapshot_copy`]), read
+/// on a stream of their own; freed on it when dropped.
+struct DeviceCopy<S: Storage> {
+    lattice: Lattice,
+    pops: Populations<S>,
+    stream: Arc<CudaStream>,
+    f: CudaSlice<S::Elem>,
+}
+
+impl<S: Storage> PieceSource for DeviceCopy<S>
+where
+    S::Elem: cudarc::driver::DeviceRepr,
+{
+    fn read_piece(&mut self, cells: Range<usize>, out: &mut [u8]) -> Result<(), FluidError> {
+        let (local, span) = piece_cells(self.lattice, None, S::KIND, &cells, out.len())?;
+        let w = Window::of(&self.pops, span);
+        let host = download_window(&self.stream, &self.f, &w)?;
+        state::gather(&self.pops, local, |i| w.at(i).map(|k| host[k]), out)
     }
 }

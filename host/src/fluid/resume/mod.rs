@@ -25,6 +25,7 @@ pub use run::Checkpoints;
 
 use super::forces::state::SeriesState;
 use super::slab::state::{box_len, copy_box, CellBox};
+use super::state::snapshot::{Live, PieceSource};
 use super::state::{cell_bytes, SmallState};
 use super::{FluidBackend, FluidError};
 use crate::checkpoint::{
@@ -102,8 +103,18 @@ pub fn save_box(
     cells: CellBox,
     piece: Option<Piece>,
 ) -> Result<Written, FluidError> {
+    let (small, header) = capture(backend, cx, piece)?;
+    write_body(path, header, &small, &mut Live(backend), cx, cells)
+}
+
+/// The small state of `backend` and the checkpoint's header (with `piece` on several ranks):
+/// what a checkpoint takes from the backend besides its populations' pieces.
+pub fn capture(
+    backend: &mut dyn FluidBackend,
+    cx: &SaveContext,
+    piece: Option<Piece>,
+) -> Result<(SmallState, Header), FluidError> {
     let small = backend.capture_small_state()?;
-    let lattice = small.lattice;
     let mut header = arrays::header(
         &small,
         cx,
@@ -113,23 +124,23 @@ pub fn save_box(
     if let Some(p) = piece {
         header = header.with_piece(p);
     }
-    let mut w = CheckpointWriter::create_with(path, header, cx.factory)?;
-    let [sx, sy, sz] = cells.1.map(u64::from);
-    let n = box_len(cells.1);
-    let storage = small.storage;
-    w.begin_array("populations", population_dtype(storage), &[sz, sy, sx, 27])?;
-    stream_pieces(backend, n, &mut w, |bytes| bytes.to_vec())?;
-    w.end_array()?;
-    w.begin_array("density", DType::F32, &[sz, sy, sx])?;
-    stream_pieces(backend, n, &mut w, |bytes| {
-        arrays::densities(storage, bytes, &cx.units)
-    })?;
-    w.end_array()?;
-    w.begin_array("velocity", DType::F32, &[sz, sy, sx, 3])?;
-    stream_pieces(backend, n, &mut w, |bytes| {
-        arrays::velocities(storage, bytes, &cx.units)
-    })?;
-    w.end_array()?;
+    Ok((small, header))
+}
+
+/// Writes a checkpoint of `small` (under `header`) with the populations' pieces of `cells`
+/// from `source` (the backend between two steps, or a copy of it on another thread): the
+/// populations piece by piece, the readers' density and velocity from the same pieces, the
+/// flags, the small state and the run's extra state; the file appears complete (header last,
+/// fsync, rename) or not at all.
+pub fn write_body(
+    path: &Path,
+    header: Header,
+    small: &SmallState,
+    source: &mut dyn PieceSource,
+    cx: &SaveContext,
+    cells: CellBox,
+) -> Result<Written, FluidError> {
+    let lattice = small.lattice;
     if cx.flags.len() != lattice.cells() {
         return Err(FluidError::WrongSize {
             what: format!(
@@ -139,28 +150,46 @@ pub fn save_box(
             ),
         });
     }
+    let mut w = CheckpointWriter::create_with(path, header, cx.factory)?;
+    let [sx, sy, sz] = cells.1.map(u64::from);
+    let n = box_len(cells.1);
+    let storage = small.storage;
+    w.begin_array("populations", population_dtype(storage), &[sz, sy, sx, 27])?;
+    stream_pieces(source, storage, n, &mut w, |bytes| bytes.to_vec())?;
+    w.end_array()?;
+    w.begin_array("density", DType::F32, &[sz, sy, sx])?;
+    stream_pieces(source, storage, n, &mut w, |bytes| {
+        arrays::densities(storage, bytes, &cx.units)
+    })?;
+    w.end_array()?;
+    w.begin_array("velocity", DType::F32, &[sz, sy, sx, 3])?;
+    stream_pieces(source, storage, n, &mut w, |bytes| {
+        arrays::velocities(storage, bytes, &cx.units)
+    })?;
+    w.end_array()?;
     let whole = ([0; 3], [lattice.nx, lattice.ny, lattice.nz]);
     let mut flags = vec![0u8; n];
     copy_box(cx.flags, whole, &mut flags, cells, 1)?;
     w.write_slice("flags", &[sz, sy, sx], &flags)?;
-    arrays::write_small(&mut w, &small)?;
+    arrays::write_small(&mut w, small)?;
     if let Some(s) = &cx.extra.series {
         arrays::write_series(&mut w, s)?;
     }
     Ok(w.finish()?)
 }
 
-/// Streams the first `n` cells of `backend`'s state pieces, each turned into bytes by
+/// Streams the first `n` cells of `source`'s pieces (of `storage`), each turned into bytes by
 /// `convert`, into `w`'s open array: the pieces are read and converted on this thread while
 /// another writes the previous ones (at most one piece waits between them), so the disk and
 /// the conversion overlap.
 fn stream_pieces(
-    backend: &mut dyn FluidBackend,
+    source: &mut dyn PieceSource,
+    storage: murmur_common::lbm::StorageKind,
     n: usize,
     w: &mut CheckpointWriter,
     convert: impl Fn(&[u8]) -> Vec<u8>,
 ) -> Result<(), FluidError> {
-    let b = cell_bytes(backend.storage());
+    let b = cell_bytes(storage);
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(1);
     std::thread::scope(|s| {
         let writer = s.spawn(move || -> Result<(), FluidError> {
@@ -175,7 +204,7 @@ fn stream_pieces(
             while start < n {
                 let end = (start + PIECE_CELLS).min(n);
                 let out = &mut buf[..(end - start) * b];
-                backend.read_state_piece(start..end, out)?;
+                source.read_piece(start..end, out)?;
                 if tx.send(convert(out)).is_err() {
                     // The writer failed: its error is the one to report.
                     break;

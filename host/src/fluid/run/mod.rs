@@ -42,7 +42,8 @@ pub fn run(a: &RunArgs) -> Result<()> {
     if crate::ranks::spawn::is_launcher(a.world.gpus) {
         return Ok(crate::ranks::spawn::launch(a.world.gpus.unwrap_or(1))?);
     }
-    let ranked = multi::rank_env(&a.world)?;
+    // `--gpus 1`: one rank through the slab code, as the check and scaling commands run it.
+    let ranked = crate::ranks::env::RankEnv::or_single(multi::rank_env(&a.world)?, &a.world)?;
     refuse_cpu_ranks(a, ranked.is_some())?;
     run_in(a, ranked.map_or(World::One, World::Gpu))
 }
@@ -484,7 +485,7 @@ fn finish(
     };
     let mut sink = RunSink {
         name: scene.file.name.clone(),
-        flags: scene.setup.flags.clone(),
+        flags: scene.setup.flags.clone().into(),
         units: scene.units,
         periodic: scene.setup.immersed.periodic,
         out,
@@ -524,9 +525,12 @@ fn finish(
         }
     };
     drop(stop);
+    // A checkpoint written beside the run is complete (or failed) before the run reports.
+    let settled = sink.checkpoints.as_mut().map_or(Ok(()), |c| c.settle());
     // The force file keeps every row handed over, also when the run stops early.
     let summaries = sink.finish();
     let report = result?;
+    settled?;
     if let Some(p) = pieces {
         sink.written.extend(p.written);
     }

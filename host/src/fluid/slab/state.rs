@@ -55,6 +55,36 @@ pub fn own_cell(local: Lattice, axis: usize, i: usize) -> usize {
     local.index(c[0], c[1], c[2])
 }
 
+/// The buffer's cells of a state piece `cells` on a lattice `local` (`slab`: a rank's slab
+/// cut along that axis, whose pieces number its own box's cells; `None`: the whole lattice,
+/// whose pieces number its cells), checked against the piece's `bytes`; and the range of
+/// local cells that holds them (ascending: the map keeps their order).
+pub fn piece_cells(
+    local: Lattice,
+    slab: Option<usize>,
+    storage: murmur_common::lbm::StorageKind,
+    cells: &std::ops::Range<usize>,
+    bytes: usize,
+) -> Result<(impl Iterator<Item = usize> + Clone, std::ops::Range<usize>), FluidError> {
+    let mut room = local;
+    if let Some(axis) = slab {
+        // The own box: the lattice without its ghost layers.
+        let mut d = [local.nx, local.ny, local.nz];
+        d[axis] -= 2;
+        room = Lattice::new(d[0], d[1], d[2]);
+    }
+    state::check_piece(room, storage, cells, bytes)?;
+    let map = move |i: usize| match slab {
+        Some(axis) => own_cell(local, axis, i),
+        None => i,
+    };
+    let span = match cells.is_empty() {
+        true => 0..0,
+        false => map(cells.start)..map(cells.end - 1) + 1,
+    };
+    Ok((cells.clone().map(map), span))
+}
+
 /// Coordinates of cell `i` of a box of `shape` (x fastest).
 fn coords(shape: [u32; 3], i: usize) -> [u32; 3] {
     let (sx, sy) = (shape[0] as usize, shape[1] as usize);

@@ -49,6 +49,7 @@
 //! - What the driver keeps beside the backend (the force series' accumulators, the health
 //!   check's schedule, output numbering).
 
+pub mod snapshot;
 #[cfg(test)]
 mod tests;
 pub mod window;
@@ -202,13 +203,6 @@ fn put<E: Copy>(e: E, out: &mut [u8]) {
     unsafe { std::ptr::copy_nonoverlapping(&e as *const E as *const u8, out.as_mut_ptr(), n) }
 }
 
-/// The stored value of `bytes` (every bit pattern is a valid `f32` or `u16`).
-fn get<E: Copy>(bytes: &[u8]) -> E {
-    debug_assert_eq!(bytes.len(), std::mem::size_of::<E>());
-    // SAFETY: `bytes` holds `size_of::<E>()` bytes, and any bytes are a valid `E` (above).
-    unsafe { std::ptr::read_unaligned(bytes.as_ptr() as *const E) }
-}
-
 /// The bytes of `cells` in canonical order from a buffer of `pops` read through `src` (the
 /// stored value at a buffer index; `None` where the caller holds no such index). `cells` are
 /// the buffer's cell numbers, in the order of the bytes (a range, or a slab's own box).
@@ -233,25 +227,71 @@ pub fn gather<S: Storage>(
         })
 }
 
-/// The stored values of `cells` from canonical bytes `data`, each handed to `dst` with its
-/// buffer index in `pops` (every index once: see the module docs); `false` from `dst`: the
-/// caller holds no such index. `cells` as for [`gather`].
+/// The stored values of `cells` from canonical bytes `data` into `dst`, each at
+/// `slot(index)` for its buffer index in `pops` (`None`: the caller holds no such index), on
+/// every core. `cells` as for [`gather`].
+///
+/// Every slot is written once (the map onto the buffer's slots is a bijection: see the module
+/// docs), so the cells are spread over the cores and each value is stored with a relaxed
+/// atomic store of its bits: were the map ever not one-to-one, a slot would end with one of
+/// the values aimed at it, never a torn one.
 pub fn scatter<S: Storage>(
     pops: &Populations<S>,
     cells: impl IntoIterator<Item = usize>,
     data: &[u8],
-    mut dst: impl FnMut(usize, S::Elem) -> bool,
+    slot: impl Fn(usize) -> Option<usize> + Sync,
+    dst: &mut [S::Elem],
 ) -> Result<(), FluidError> {
+    use rayon::prelude::*;
+    use std::sync::atomic::{AtomicU16, AtomicU32, Ordering::Relaxed};
     let b = std::mem::size_of::<S::Elem>();
-    for (cell, values) in cells.into_iter().zip(data.chunks(Q * b)) {
-        for q in 0..Q {
-            let e: S::Elem = get(&values[q * b..(q + 1) * b]);
-            if !dst(pops.own_index(q, cell), e) {
-                return Err(outside());
-            }
-        }
+    let cells: Vec<usize> = cells.into_iter().collect();
+    if data.len() != cells.len() * Q * b {
+        return Err(FluidError::WrongSize {
+            what: format!(
+                "a state piece of {} cells ({} bytes, {} expected)",
+                cells.len(),
+                data.len(),
+                cells.len() * Q * b
+            ),
+        });
     }
-    Ok(())
+    let len = dst.len();
+    let at = |k: Option<usize>| k.filter(|&k| k < len).ok_or_else(outside);
+    let run = |store: &(dyn Fn(usize, &[u8]) + Sync)| {
+        data.par_chunks(Q * b)
+            .zip(cells.par_iter())
+            .try_for_each(|(values, &cell)| {
+                for q in 0..Q {
+                    let k = at(slot(pops.own_index(q, cell)))?;
+                    store(k, &values[q * b..(q + 1) * b]);
+                }
+                Ok(())
+            })
+    };
+    assert_eq!(
+        std::mem::align_of::<S::Elem>(),
+        b,
+        "a stored value is aligned to its size"
+    );
+    let ptr = dst.as_mut_ptr();
+    match b {
+        4 => {
+            // SAFETY: `dst` is borrowed exclusively for this call; its `len` values are 4
+            // bytes each, 4-aligned (asserted), the size and alignment of `AtomicU32`, and
+            // every bit pattern is a valid stored value (`f32`).
+            let a = unsafe { std::slice::from_raw_parts(ptr as *const AtomicU32, len) };
+            run(&|k, v| a[k].store(u32::from_le_bytes([v[0], v[1], v[2], v[3]]), Relaxed))
+        }
+        2 => {
+            // SAFETY: as above, 2-byte values (`u16`, FP16 bits) and `AtomicU16`.
+            let a = unsafe { std::slice::from_raw_parts(ptr as *const AtomicU16, len) };
+            run(&|k, v| a[k].store(u16::from_le_bytes([v[0], v[1]]), Relaxed))
+        }
+        _ => Err(FluidError::Invalid(format!(
+            "stored values of {b} bytes have no state pieces"
+        ))),
+    }
 }
 
 fn outside() -> FluidError {

@@ -11,6 +11,13 @@ fn through_window<S: Storage<Elem = u16>>(l: Lattice, layout: Layout, step: u64)
     let n = l.cells();
     let mut whole = vec![0u8; n * 54];
     gather(&pops, 0..n, |i| buf.get(i).copied(), &mut whole).unwrap();
+    // The whole lattice's bytes written into a blank buffer fill every slot.
+    let mut blank = vec![0u16; buf.len()];
+    scatter(&pops, 0..n, &whole, Some, &mut blank).unwrap();
+    assert!(blank == buf, "{layout:?} step {step}");
+    // A slot outside the buffer is refused.
+    let e = scatter(&pops, 0..n, &whole, |i| Some(i + 1), &mut blank).unwrap_err();
+    assert!(e.to_string().contains("outside"), "{e}");
     for piece in [1usize, 7, 40, n] {
         let mut start = 0;
         while start < n {
@@ -33,14 +40,7 @@ fn through_window<S: Storage<Elem = u16>>(l: Lattice, layout: Layout, step: u64)
             assert_eq!(out, whole[cells.start * 54..cells.end * 54], "{cells:?}");
             // Writing the piece back through the window changes nothing.
             let mut back = staged.clone();
-            scatter(&pops, cells.clone(), &out, |i, e| match w.at(i) {
-                Some(k) => {
-                    back[k] = e;
-                    true
-                }
-                None => false,
-            })
-            .unwrap();
+            scatter(&pops, cells.clone(), &out, |i| w.at(i), &mut back).unwrap();
             assert_eq!(back, staged);
             start = cells.end;
         }
