@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The checkpoint round on one GPU machine, from the repository root, in one call: the GPU tests
-# of checkpoints (CUDA and CPU resuming each other's fluid checkpoints bit for bit, the flock on
-# CUDA with the radix sort), the checkpoint bench at 512^3 FP16S beside dd on the same disk,
-# and a SIGTERM during a CUDA `fluid run`, resumed.
+# of checkpoints (CUDA and CPU resuming each other's fluid checkpoints bit for bit, a rank's
+# slab on the GPU and CPU ranks resuming each other's, the flock on CUDA with the radix sort),
+# the checkpoint bench at 512^3 FP16S beside dd on the same disk, a run with checkpoints
+# written beside it against one without, and a SIGTERM during a CUDA `fluid run` (one lattice,
+# and one rank through the slab code), resumed.
 # Needs dist/new/murmur.xz (PTX embedded) and dist/gpu/tests/*.xz (`cargo xtask gpu-test`).
 # GPU_TESTS="fluid_checkpoint" limits the cargo GPU tests to those named.
 set -u -o pipefail
@@ -19,12 +21,22 @@ section() { echo; echo "=== $* ($(date +%T)) ==="; }
 mkdir -p target/release && cp "$B" target/release/murmur
 section device
 nvidia-smi --query-gpu=name,compute_cap,memory.total,driver_version --format=csv,noheader
+# NCCL for `--gpus 1` (one rank in this process): the system library, else a wheel's
+# libnccl.so.2 behind a libnccl.so link first on the library path (`--gpus N` does this itself).
+mkdir -p "$T/lib"
+NCCL_DIR=$(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__) + "/lib")' 2>/dev/null \
+  || python3 -c 'import nvidia, os; print(os.path.join(list(nvidia.__path__)[0], "nccl", "lib"))' 2>/dev/null \
+  || python3 -c 'import torch, os; print(os.path.join(os.path.dirname(torch.__file__), "lib"))' 2>/dev/null)
+for f in "$NCCL_DIR/libnccl.so.2" $(ldconfig -p 2>/dev/null | awk '/libnccl.so.2/ {print $NF}' | head -1); do
+  if [ -f "$f" ]; then ln -sf "$f" "$T/lib/libnccl.so"; echo "NCCL: $f"; break; fi
+done
+export LD_LIBRARY_PATH="$T/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 D=${CKDIR:-$PWD/ckbench}
 mkdir -p "$D"
 df -h "$D" /tmp | sed 's/^/  /'
 section "GPU tests"
 for t in dist/gpu/tests/*.xz; do n=$T/$(basename "$t" .xz); xz -dc "$t" > "$n"; chmod +x "$n"; done
-for t in ${GPU_TESTS:-fluid_checkpoint flock_checkpoint fluid_state flock_resume}; do
+for t in ${GPU_TESTS:-fluid_checkpoint fluid_checkpoint_ranks flock_checkpoint fluid_state flock_resume}; do
   echo "== $t"
   timeout 400 "$T/$t" --ignored --test-threads=1 2>&1 | grep -E "^(test |test result)|panicked|FAILED|assert" || status=1
 done
@@ -37,6 +49,23 @@ section "dd on the same disk: 9 GiB written with fsync inside the time, read bac
 dd if=/dev/zero of="$D/dd.bin" bs=64M count=144 conv=fsync 2>&1 | tail -n 1
 dd if="$D/dd.bin" of=/dev/null bs=64M iflag=direct 2>&1 | tail -n 1
 rm -f "$D/dd.bin"
+section "the Re 10,000 sphere on CUDA, 6,000 steps: no checkpoint, then one every 1,000 steps"
+"$B" fluid run assets/fluid/sphere-re10000.toml --backend cuda --steps 6000 --quiet 2>&1 | grep -E "steps of|MLUPs" || status=1
+"$B" fluid run assets/fluid/sphere-re10000.toml --backend cuda --steps 6000 --quiet --checkpoint-every 1000 --keep 2 --checkpoint-dir "$T/ck-every" 2>&1 | grep -E "steps of|MLUPs|checkpoints:" || status=1
+rm -rf "$T/ck-every"
+section "SIGTERM during a CUDA fluid run --gpus 1 (one rank through the slab code), then resumed"
+C=$T/ck-slab
+rm -rf "$C"
+"$B" fluid run assets/fluid/sphere-re10000.toml --backend cuda --gpus 1 --steps 1000000 --quiet --checkpoint-dir "$C" > "$T/slab1.txt" 2> "$T/slab1.err" &
+pid=$!
+sleep 15
+kill -TERM $pid
+wait $pid; echo "exit $?"
+cat "$T/slab1.err"
+ls -l "$C"
+S=$(ls "$C" | sed -n 's/.*-0*\([0-9][0-9]*\)\.manifest\.toml/\1/p' | tail -n 1)
+"$B" fluid run assets/fluid/sphere-re10000.toml --backend cuda --gpus 1 --steps $((S + 200)) --quiet --resume "$C" --checkpoint-every $((S + 200)) 2>&1 | grep -E "resumed|steps of|checkpoints:|C_D" || status=1
+rm -rf "$C"
 section "SIGTERM during a CUDA fluid run (the Re 10,000 sphere), then resumed"
 C=$T/ck
 rm -rf "$C" "$T/sphere"
