@@ -129,6 +129,54 @@ fn cuda_with_the_radix_sort_resumes_bit_for_bit() {
     }
 }
 
+/// A checkpoint written by one backend resumes on the other: one step after it, the two
+/// backends' snapshots agree within the flock's parity tolerance (they add the neighbour sums
+/// in different orders, so bits are not promised), both ways, every method on CUDA.
+#[test]
+#[ignore = "needs a CUDA GPU: cargo xtask gpu-test"]
+fn a_checkpoint_resumes_on_the_other_backend_within_the_parity_tolerance() {
+    use murmur::internals::flock::check::ONE_STEP_TOLERANCE;
+    use murmur::internals::flock::snapshot::load;
+    let flags = |backend: &str| -> Vec<&'static str> {
+        match backend {
+            "cuda" => vec!["--sort", "radix"],
+            _ => Vec::new(),
+        }
+    };
+    for method in ["scattered", "coherent"] {
+        for (first, second) in [("cuda", "cpu"), ("cpu", "cuda")] {
+            let tag = format!("ck-cross-{method}-{first}");
+            let dir = tmp(&tag, "ck");
+            let mut v = flags(first);
+            v.extend([
+                "--steps",
+                "30",
+                "--checkpoint-every",
+                "30",
+                "--checkpoint-dir",
+            ]);
+            let d = s(&dir);
+            v.push(&d);
+            ok(&run_args(first, method, &v));
+            let mut saved = Vec::new();
+            for backend in [first, second] {
+                let out = tmp(&tag, &format!("{backend}.npz"));
+                let (o, c) = (s(&out), s(&dir));
+                let mut v = flags(backend);
+                v.extend(["--steps", "31", "--resume", &c, "--save", &o]);
+                ok(&run_args(backend, method, &v));
+                saved.push(load(&out).unwrap());
+            }
+            let (dp, dv) = saved[0].max_difference(&saved[1]);
+            assert!(
+                dp <= ONE_STEP_TOLERANCE && dv <= ONE_STEP_TOLERANCE,
+                "{method}, {first} then {second}: {dp:e} {dv:e}"
+            );
+            assert_eq!((saved[0].len(), saved[1].len()), (2000, 2000));
+        }
+    }
+}
+
 /// A checkpoint at step 20 of the default run in `tag`'s folder.
 fn checkpoint_at_20(tag: &str) -> PathBuf {
     let dir = tmp(tag, "ck");
