@@ -39,7 +39,8 @@ pub struct Checkpoints {
     pub beside: bool,
     /// Checkpoints written by this run, with their sizes, oldest first.
     pub written: Vec<(PathBuf, u64)>,
-    /// Time the run spent on them (the whole write, or the snapshot and the small state).
+    /// Time the run spent on them (the whole write, or the snapshot and the small state, and
+    /// any wait for the one in flight).
     pub time: Duration,
     /// Of those, the ones written beside the run, and their writers' time.
     pub beside_count: usize,
@@ -134,7 +135,11 @@ impl Checkpoints {
         let Some(f) = self.in_flight.take() else {
             return Ok(());
         };
-        let w = f.thread.join().unwrap_or_else(|_| {
+        // The run waits here: that counts in what the checkpoints cost it.
+        let t0 = Instant::now();
+        let joined = f.thread.join();
+        self.time += t0.elapsed();
+        let w = joined.unwrap_or_else(|_| {
             Err(FluidError::Invalid(
                 "the checkpoint's writer panicked".into(),
             ))
@@ -174,8 +179,8 @@ impl Checkpoints {
             k => {
                 let w = self.beside_time.as_secs_f64() / k as f64;
                 format!(
-                    "the run paused {secs:.3} s for each; {k} written beside the run in {w:.3} \
-                     s each, {:.0} MiB/s",
+                    "the run paused {secs:.3} s for each (waits for the last one's file \
+                     included); {k} written beside the run in {w:.3} s each, {:.0} MiB/s",
                     mib / w.max(1e-9)
                 )
             }
