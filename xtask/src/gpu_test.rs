@@ -21,6 +21,7 @@ const GPU_TESTS: &[&str] = &[
     "fluid_state",
     "fluid_checkpoint",
     "fluid_checkpoint_ranks",
+    "fluid_graph",
 ];
 
 pub fn gpu_test(run_here: bool) -> Result<()> {

@@ -55,6 +55,10 @@ pub struct StorageArgs {
     /// time in the stage times).
     #[arg(long, value_name = "tail|beside[-N]|serial", default_value = "tail", value_parser = BoundaryLaunch::parse)]
     pub boundary_launch: BoundaryLaunch,
+    /// GPU: replay each step as one CUDA graph once its launches repeat (one lattice without
+    /// immersed solids; the stage times then show one stage, `step (CUDA graph)`).
+    #[arg(long)]
+    pub graph: bool,
 }
 
 impl StorageArgs {
@@ -67,6 +71,7 @@ impl StorageArgs {
         setup.block = self.block.unwrap_or(device.knobs.block);
         setup.streaming = self.streaming;
         setup.boundary_launch = self.boundary_launch;
+        setup.graph = self.graph;
     }
 }
 
@@ -196,6 +201,10 @@ pub struct BenchArgs {
     /// unless given.
     #[arg(long, value_name = "flat|XxYxZ", default_value = "flat", value_parser = Block::parse)]
     pub block: Block,
+    /// GPU: replay each step as one CUDA graph once its launches repeat (the step time then
+    /// includes what launching costs, without the gaps between launches).
+    #[arg(long)]
+    pub graph: bool,
     /// Streaming schemes, comma separated: pull (two copies), in-place (one copy).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "pull")]
     pub streaming: Vec<Streaming>,

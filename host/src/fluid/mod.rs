@@ -60,6 +60,10 @@ pub struct Setup {
     pub streaming: Option<Streaming>,
     /// Where the GPU runs the boundary kernel with respect to the interior one.
     pub boundary_launch: BoundaryLaunch,
+    /// Replay each step as one CUDA graph once its launches repeat (GPU only; one lattice
+    /// without immersed solids: see `cuda::graph`). The stage times then hold one stage,
+    /// `step (CUDA graph)`.
+    pub graph: bool,
 }
 
 /// Where the GPU runs the boundary kernel (the listed fluid cells next to walls, inlets and

@@ -32,6 +32,7 @@ pub fn bench(a: &BenchArgs) -> Result<()> {
                 block: Some(a.block),
                 streaming: Some(streaming),
                 boundary_launch: BoundaryLaunch::default(),
+                graph: a.graph,
             };
             let mut open = opener(a.backend, Some(stored));
             for &n in &a.sizes {

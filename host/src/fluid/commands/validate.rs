@@ -26,6 +26,7 @@ pub fn validate(a: &ValidateArgs) -> Result<()> {
             block: None,
             streaming: None,
             boundary_launch: BoundaryLaunch::default(),
+            graph: false,
         };
         let mut open = opener(a.backend, Some(st));
         let what = open(&scene::taylor_green(8, 1, 0.0, 0.1, CollisionModel::Bgk)?)?.describe();

@@ -6,6 +6,7 @@
 //! The lattice's buffers and stages are in `lattice.rs`, the immersed boundary's in `ib.rs`, the
 //! viewer's and the bench's hooks in `hooks.rs`.
 
+mod graph;
 mod hooks;
 mod ib;
 mod lattice;
@@ -66,6 +67,13 @@ pub struct CudaFluid<S: Storage> {
     halo: Option<super::slab::CudaHalo<S>>,
     /// A restore wrote a slab's owned cells: the next step exchanges the ghost layers first.
     stale_ghosts: bool,
+    /// Whether steps are replayed as CUDA graphs where they can be ([`graph`]).
+    graph: bool,
+    graphs: graph::StepGraphs,
+    /// A step is being captured (its stages are recorded, not timed one by one).
+    capturing: bool,
+    /// Whether the pull scheme's two buffers are swapped against their first order.
+    swapped: bool,
     /// The viewer's smoke (from the first advection) and frame buffers.
     smoke: Option<crate::raster::fluid_cuda::CudaSmoke>,
     raster: crate::raster::fluid_cuda::CudaFluidRaster,
@@ -194,6 +202,10 @@ where
             clock,
             halo: None,
             stale_ghosts: false,
+            graph: setup.graph,
+            graphs: Default::default(),
+            capturing: false,
+            swapped: false,
         };
         fluid.plan = FluidPlan::new(&fluid.plan_inputs());
         Ok(fluid)
@@ -329,10 +341,57 @@ where
             for r in 0..entry.repeat {
                 self.run_entry::<M>(entry.stage, entry.lane, r, entry.repeat, step)?;
             }
-            if let Some(name) = entry.timed() {
+            if let (Some(name), false) = (entry.timed(), self.capturing) {
                 self.clock.mark(&self.gpu.stream, name)?;
             }
         }
+        Ok(())
+    }
+
+    /// Step `step` replayed as one CUDA graph ([`graph`]): its key's graph, captured the
+    /// second time the key comes; the first time the step runs stage by stage.
+    fn graphed_step<M: Model>(&mut self, step: u64) -> Result<(), FluidError>
+    where
+        StreamCollide<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+        StreamCollideBand<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+        StreamCollideSponge<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+        Boundary<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    {
+        let key = graph::GraphKey {
+            params: self.params,
+            model: self.model,
+            odd: step & 1 == 1,
+            swapped: self.swapped,
+        };
+        let stream = self.gpu.stream.clone();
+        if self.graphs.get(&key).is_none() {
+            if !self.graphs.seen_before(&key) {
+                self.clock.begin(&stream)?;
+                self.step_with::<M>(step)?;
+                self.clock.end();
+                return Ok(());
+            }
+            stream
+                .begin_capture(
+                    cudarc::driver::sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+                )
+                .ctx("starting a step graph's capture")?;
+            self.capturing = true;
+            let issued = self.step_with::<M>(step);
+            self.capturing = false;
+            let graph = stream
+                .end_capture(cudarc::driver::sys::CUgraphInstantiate_flags(0))
+                .ctx("capturing a step graph");
+            issued?;
+            let graph =
+                graph?.ok_or_else(|| FluidError::Invalid("the step graph is empty".into()))?;
+            self.graphs.insert(key, graph);
+        }
+        let graph = self.graphs.get(&key).expect("captured above");
+        self.clock.begin(&stream)?;
+        graph.launch().ctx("launching a step graph")?;
+        self.clock.mark(&stream, "step (CUDA graph)")?;
+        self.clock.end();
         Ok(())
     }
 }
@@ -390,19 +449,24 @@ where
             self.exchange_ghosts()?;
         }
         let step = self.step + 1;
-        self.clock.begin(&self.gpu.stream)?;
-        let comm = self.comm();
-        if let Some(ib) = self.ib.as_mut() {
-            ib.begin(&self.gpu, step, comm.as_deref())?;
+        if self.graph && self.ib.is_none() && self.halo.is_none() {
+            with_model!(self.model, M => self.graphed_step::<M>(step))?;
+        } else {
+            self.clock.begin(&self.gpu.stream)?;
+            let comm = self.comm();
+            if let Some(ib) = self.ib.as_mut() {
+                ib.begin(&self.gpu, step, comm.as_deref())?;
+            }
+            with_model!(self.model, M => self.step_with::<M>(step))?;
+            if let Some(ib) = self.ib.as_mut() {
+                ib.end(step);
+            }
+            self.clock.end();
         }
-        with_model!(self.model, M => self.step_with::<M>(step))?;
-        if let Some(ib) = self.ib.as_mut() {
-            ib.end(step);
-        }
-        self.clock.end();
         self.step = step;
         if let Some(next) = self.lat.f_next.as_mut() {
             std::mem::swap(&mut self.lat.f, next);
+            self.swapped = !self.swapped;
         }
         Ok(())
     }

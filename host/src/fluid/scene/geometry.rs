@@ -274,6 +274,7 @@ impl Geometry {
             block: crate::fluid::Block::Flat,
             streaming: None,
             boundary_launch: Default::default(),
+            graph: false,
             immersed: Default::default(),
         };
         setup.immersed.periodic = self.periodic();
