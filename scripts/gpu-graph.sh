@@ -18,17 +18,19 @@ section() { echo; echo "=== $* ($(date +%T)) ==="; }
 mkdir -p target/release && cp "$B" target/release/murmur
 section device
 nvidia-smi --query-gpu=name,compute_cap,memory.total,driver_version --format=csv,noheader
+if [ -z "${SKIP_TEST:-}" ]; then
 section "GPU test: fluid_graph"
 xz -dc dist/gpu/tests/fluid_graph.xz > "$T/fluid_graph" && chmod +x "$T/fluid_graph"
 timeout 400 "$T/fluid_graph" --ignored --test-threads=1 2>&1 | grep -E "^(test |test result)|panicked|FAILED|assert" || status=1
+fi
 for g in "" "--graph"; do
   section "fluid bench, periodic box ${g:-(stage by stage)}"
   timeout 240 "$B" fluid bench --backend cuda --sizes 64,128,256 --models bgk --storage fp32,fp16s --layout 128 --steps 1000 $g 2>/dev/null || status=1
 done
 for s in taylor-green wind-tunnel cavity-re1000 poiseuille; do
   for g in "" "--graph"; do
-    section "fluid run assets/fluid/$s.toml --steps 3000 ${g:-(stage by stage)}"
-    timeout 120 "$B" fluid run assets/fluid/$s.toml --backend cuda --steps 3000 --quiet $g 2>&1 | grep -E "steps of|stages" || status=1
+    section "fluid run assets/fluid/$s.toml --steps 20000 ${g:-(stage by stage)}"
+    timeout 120 "$B" fluid run assets/fluid/$s.toml --backend cuda --steps 20000 --quiet $g 2>&1 | grep -E "steps of|stages" || status=1
   done
 done
 echo; echo "status $status"

@@ -93,6 +93,7 @@ fn run_in(a: &RunArgs, world: World) -> Result<()> {
     let device = Partial::device(&Defaults::of(class), !scene.setup.immersed.is_empty());
     let settings = Settings::layered(Some(&device), None, &Partial::scene(&scene), &flags);
     settings.apply(&mut scene.setup);
+    scene.setup.graph = a.storage.graph;
     if lead {
         for w in &scene.warnings {
             eprintln!("murmur: warning: {w}");
