@@ -379,7 +379,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("f.bin");
         let chunk: Vec<u8> = (0..(1usize << 20)).map(|i| (i * 31 % 251) as u8).collect();
-        let chunks = (2 * WRITEBACK as usize >> 20) + 3;
+        let chunks = ((2 * WRITEBACK as usize) >> 20) + 3;
         let mut want = Vec::with_capacity(chunks << 20);
         let mut s = file_sink(&path).unwrap();
         for k in 0..chunks {
