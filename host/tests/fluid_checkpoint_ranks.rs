@@ -118,6 +118,18 @@ fn run_in(
     ok(&args.iter().map(|x| x.as_str()).collect::<Vec<_>>());
 }
 
+/// The final fields file and force CSV of `got` are those of `want` (where `want` wrote them).
+fn same_outputs(want: &Path, got: &Path, what: &str) {
+    for f in ["final.npz", "final_forces.csv"] {
+        if want.join(f).exists() {
+            assert!(
+                std::fs::read(want.join(f)).unwrap() == std::fs::read(got.join(f)).unwrap(),
+                "{what}: {f} differs"
+            );
+        }
+    }
+}
+
 fn torus_scene(dir: &Path) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     std::fs::create_dir_all(dir).unwrap();
@@ -174,14 +186,7 @@ fn a_checkpoint_of_n_ranks_resumes_on_m() {
             run(scene, &base, m, total, total, &d, Some(&from));
             let got = populations(&at(&d.join("ck"), name, total));
             assert!(want == got, "{name} {storage}: {n} -> {m} ranks");
-            for f in ["final.npz", "final_forces.csv"] {
-                if one.join(f).exists() {
-                    assert!(
-                        std::fs::read(one.join(f)).unwrap() == std::fs::read(d.join(f)).unwrap(),
-                        "{name} {storage}: {n} -> {m} ranks: {f} differs"
-                    );
-                }
-            }
+            same_outputs(&one, &d, &format!("{name} {storage}: {n} -> {m} ranks"));
         }
     }
     std::fs::remove_dir_all(&dir).unwrap();
@@ -228,14 +233,7 @@ fn a_gpu_ranks_checkpoint_resumes_on_cpu_ranks_and_back() {
             run_in(scene, &base, second, total, total, &d, Some(&from));
             let got = populations(&at(&d.join("ck"), name, total));
             assert!(want == got, "{name} {storage}: {label}");
-            for f in ["final.npz", "final_forces.csv"] {
-                if one.join(f).exists() {
-                    assert!(
-                        std::fs::read(one.join(f)).unwrap() == std::fs::read(d.join(f)).unwrap(),
-                        "{name} {storage}: {label}: {f} differs"
-                    );
-                }
-            }
+            same_outputs(&one, &d, &format!("{name} {storage}: {label}"));
         }
     }
     std::fs::remove_dir_all(&dir).unwrap();
