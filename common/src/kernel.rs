@@ -271,6 +271,8 @@ macro_rules! kernel_table {
                     concat!("lbm_stream_collide_sponge_", $mname, "_", $vsname, $vstream),
                 lbm::Boundary<$m, $vs> =>
                     concat!("lbm_boundary_", $mname, "_", $vsname, $vstream),
+                lbm::StreamCollideLayer<$m, $vs> =>
+                    concat!("lbm_stream_collide_layer_", $mname, "_", $vsname, $vstream),
             )*
         }
     };

@@ -56,20 +56,23 @@ fn overlapped_and_serial_boundary_launches_agree_in_bits() {
                 for (name, mut setup) in parity_setups(model).unwrap() {
                     setup.storage = storage;
                     setup.streaming = Some(streaming);
-                    let mut run = |launch| {
+                    let mut run = |launch, layer_kernel| {
                         setup.boundary_launch = launch;
+                        setup.layer_kernel = layer_kernel;
                         let mut gpu = murmur::internals::fluid::cuda::open(&setup).unwrap();
                         for _ in 0..100 {
                             gpu.step().unwrap();
                         }
                         gpu.populations().unwrap()
                     };
-                    let serial = run(BoundaryLaunch::Serial);
-                    for launch in [
-                        BoundaryLaunch::Tail,
-                        BoundaryLaunch::Beside { blocks_per_sm: 1 },
+                    let serial = run(BoundaryLaunch::Serial, false);
+                    // The outlet layer in its own kernel, and in the interior kernel's.
+                    for (launch, own) in [
+                        (BoundaryLaunch::Tail, false),
+                        (BoundaryLaunch::Beside { blocks_per_sm: 1 }, false),
+                        (BoundaryLaunch::Serial, true),
                     ] {
-                        let other = run(launch);
+                        let other = run(launch, own);
                         let differ = other
                             .iter()
                             .zip(&serial)
@@ -77,8 +80,8 @@ fn overlapped_and_serial_boundary_launches_agree_in_bits() {
                         assert_eq!(
                             differ.count(),
                             0,
-                            "{name} {model:?} {storage:?} {streaming:?} {launch}: populations \
-                             differ in bits from the serial launch"
+                            "{name} {model:?} {storage:?} {streaming:?} {launch} (outlet layer's \
+                             own kernel: {own}): populations differ in bits from the serial launch"
                         );
                     }
                 }

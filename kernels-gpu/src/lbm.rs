@@ -11,7 +11,7 @@ use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use murmur_common::lbm::abi::{
     BandPack, BandUnpack, Boundary, FieldsArgs, HaloPack, HaloUnpack, Health, IbBin, IbClear,
     IbForce, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity, Init, StreamCollide,
-    StreamCollideBand, StreamCollideSponge, FORCE_RECORD,
+    StreamCollideBand, StreamCollideLayer, StreamCollideSponge, FORCE_RECORD,
 };
 use murmur_common::lbm::halo;
 use murmur_common::lbm::health::{self, cell_words, word};
@@ -19,8 +19,9 @@ use murmur_common::lbm::ib::band::BRICK_CELLS;
 use murmur_common::lbm::ib::gather;
 use murmur_common::lbm::ib::stages::{self, record_fixed, record_index, Reaction};
 use murmur_common::lbm::{
-    cell_fields, init_cell, store_fields, stream_collide_interior, stream_collide_interior_band,
-    stream_collide_listed, stream_collide_sponge,
+    cell_fields, init_cell, store_fields, stream_collide_face, stream_collide_interior,
+    stream_collide_interior_band, stream_collide_layer, stream_collide_listed,
+    stream_collide_sponge,
 };
 
 macro_rules! storage_kernels {
@@ -175,7 +176,24 @@ macro_rules! stream_collide_kernels {
                 let Some(i) = index_below(a.cells.len()) else {
                     return;
                 };
-                stream_collide_listed(&a.step, a.cells.read(i) as usize, i);
+                let cell = a.cells.read(i) as usize;
+                if (i as u32) < a.runs.len() {
+                    let (face, kind) = a.runs.face_of_entry(i as u32);
+                    stream_collide_face(&a.step, cell, i, face, kind);
+                } else {
+                    stream_collide_listed(&a.step, cell, i);
+                }
+            }
+
+            /// Stage `stream_collide` with an outlet layer: the interior cells and the
+            /// layer's interior cells, each with its rates, band cells adding the
+            /// immersed-boundary force.
+            #[export_name = concat!("lbm_stream_collide_layer_", $mname, "_", $sname, $stream)]
+            pub unsafe extern "ptx-kernel" fn layer(a: StreamCollideLayer<$model, $storage>) {
+                let Some(cell) = lattice_cell(&a.step.p.lattice, &a.step.launch) else {
+                    return;
+                };
+                stream_collide_layer(&a.step, cell);
             }
         };
     };

@@ -7,6 +7,7 @@ use super::ib::band::{BandMut, BandRef};
 use super::ib::solid::{SolidState, MAX_SOLIDS};
 use super::ib::stencil::Domain;
 use super::init::Initial;
+use super::listed::FaceRuns;
 use super::params::LbmParams;
 use crate::kernel::{DevSlice, DevSliceMut, Variant};
 
@@ -93,6 +94,14 @@ pub struct StreamCollideBand<M, S: Storage> {
     pub step: StreamCollide<M, S>,
 }
 
+/// The same step for the interior cells and the outlet layer's (byte `FLUID` or
+/// `FLUID | SPONGE`), each with its rates, adding the band's immersed-boundary force: the
+/// interior kernel of a scene with an outlet layer.
+#[repr(C)]
+pub struct StreamCollideLayer<M, S: Storage> {
+    pub step: StreamCollide<M, S>,
+}
+
 /// The same step for the outlet layer's interior cells (byte `FLUID | SPONGE`), with their
 /// rates and the band's force ([`crate::lbm::stream_collide_sponge`]); every other cell returns
 /// at once. One thread per cell of the box `lo .. lo + dims` (x fastest), the box of the
@@ -126,11 +135,14 @@ impl<M, S: Storage> StreamCollideSponge<M, S> {
 
 /// The same step over the listed fluid cells `cells` (those next to non-fluid cells),
 /// boundary conditions applied while pulling; list entry `i` keeps its outlet velocity at
-/// `outlet_u[3 i..]`.
+/// `outlet_u[3 i..]`. The entries of face runs (`runs`, as this launch sees them:
+/// [`FaceRuns::window`]) come first and take [`super::listed::stream_collide_face`], the others
+/// [`super::listed::stream_collide_listed`].
 #[repr(C)]
 pub struct Boundary<M, S: Storage> {
     pub step: StreamCollide<M, S>,
     pub cells: DevSlice<u32>,
+    pub runs: FaceRuns,
 }
 
 /// `lbm_fields_*`: `rho, ux, uy, uz` of every cell into `fields` (four arrays of `cells`
@@ -170,6 +182,7 @@ lattice_args! {
     StreamCollideBand [M, S: Storage] [M, S];
     StreamCollideSponge [M, S: Storage] [M, S];
     Boundary [M, S: Storage] [M, S];
+    StreamCollideLayer [M, S: Storage] [M, S];
     FieldsArgs [S: Storage] [S];
     Health [S: Storage] [S];
     IbVelocity [S: Storage] [S];

@@ -607,14 +607,16 @@ pub fn neighbour(o: &[[u32; 3]; 3], q: usize) -> usize {
 #[inline(always)]
 pub fn neighbour_without(o: &[[u32; 3]; 3], q: usize, axes: u32) -> usize {
     let c = velocity(q);
+    // Constant indices on both sides of the choice: a runtime index into `o` would move it
+    // to local memory on the GPU.
     let pick = |a: usize| {
         if axes >> a & 1 != 0 {
-            1
+            o[a][1]
         } else {
-            (c[a] + 1) as usize
+            o[a][(c[a] + 1) as usize]
         }
     };
-    (o[0][pick(0)] + o[1][pick(1)] + o[2][pick(2)]) as usize
+    (pick(0) + pick(1) + pick(2)) as usize
 }
 
 #[cfg(test)]

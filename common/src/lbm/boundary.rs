@@ -85,9 +85,16 @@ pub const SPONGE_RATE: f32 = 1.0;
 #[inline(always)]
 pub fn sponge_rates(p: &LbmParams, pos: [u32; 3]) -> super::Rates {
     let mut r = p.rates;
-    let a = p.sponge_axis as usize;
-    if a < 3 {
-        let t = ((pos[a] as f32 - p.sponge_start) * p.sponge_inv).clamp(0.0, 1.0);
+    // A choice, not an index: `pos` indexed by a runtime axis would live in local memory on
+    // the GPU.
+    let at = match p.sponge_axis {
+        0 => Some(pos[0]),
+        1 => Some(pos[1]),
+        2 => Some(pos[2]),
+        _ => None,
+    };
+    if let Some(at) = at {
+        let t = ((at as f32 - p.sponge_start) * p.sponge_inv).clamp(0.0, 1.0);
         r.shear += t * t * (SPONGE_RATE - r.shear);
     }
     r

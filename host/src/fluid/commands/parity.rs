@@ -125,7 +125,7 @@ pub fn parity_setups(model: CollisionModel) -> Result<Vec<(&'static str, Setup)>
     duct.params.inlet_scale = 0.7;
     // An outlet layer of 8 cells before the outlet (face x+), listed on the GPU.
     duct.mark_outlet_layer(1, 8);
-    // Along z the layer's cells away from the walls have a kernel of their own.
+    // Along z the layer's cells away from the walls run in the interior kernel (or their own).
     let mut duct_z =
         scene::Geometry::duct_z([16, 16, 40]).setup(Rates::from_viscosity(0.02), model)?;
     duct_z.mark_outlet_layer(5, 8);

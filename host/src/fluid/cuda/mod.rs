@@ -24,7 +24,7 @@ use crate::ranks::Comm;
 use crate::timing::StageTimes;
 use murmur_common::lbm::abi::{
     Boundary, FieldsArgs, Health, IbVelocity, Init, StreamCollide, StreamCollideBand,
-    StreamCollideSponge,
+    StreamCollideLayer, StreamCollideSponge,
 };
 use murmur_common::lbm::health::{self, Report};
 use murmur_common::lbm::{
@@ -50,8 +50,12 @@ pub struct CudaFluid<S: Storage> {
     block: super::Block,
     lat: LatticeBuffers<S>,
     /// The box (`lo`, `hi` exclusive) of the outlet layer's interior cells, which the sponge
-    /// kernel updates just before the interior kernel (`None`: no such cells).
+    /// kernel updates just before the interior kernel (`None`: no such cells, or they run in
+    /// the interior kernel: `layer`).
     sponge: Option<([u32; 3], [u32; 3])>,
+    /// The interior kernel runs the outlet layer's interior cells too
+    /// (`lbm_stream_collide_layer_*`).
+    layer: bool,
     /// Where the boundary kernel runs with respect to the interior kernel.
     boundary_launch: super::BoundaryLaunch,
     /// The second stream it runs on (a launch other than `Serial`, with listed cells, and not a
@@ -137,7 +141,7 @@ where
             ));
         }
         let prepared = setup.prepared_flags();
-        let list = setup.boundary_list(&prepared);
+        let (list, face_runs) = setup.boundary_lists(&prepared);
         let streaming = super::cpu::streaming_of::<S>();
         let what = format!(
             "a {} x {} x {} lattice ({} storage, {} streaming)",
@@ -149,7 +153,7 @@ where
         );
         gpu.check_fits(&what, setup.lattice_bytes(streaming, list.len()))?;
         let pops = Populations::<S>::new(l, setup.layout, 0);
-        let mut lat = LatticeBuffers::new(&gpu, setup, &prepared, &list, &pops)?;
+        let mut lat = LatticeBuffers::new(&gpu, setup, &prepared, &list, face_runs, &pops)?;
         let initial = setup.initial;
         let flags = &lat.flags;
         // SAFETY: flags holds n bytes, f the populations; one thread per cell, each writing
@@ -195,7 +199,8 @@ where
             layout: setup.layout,
             block: setup.block,
             lat,
-            sponge: setup.sponge_box(&prepared),
+            sponge: setup.sponge_box(&prepared).filter(|_| setup.layer_kernel),
+            layer: !setup.layer_kernel && setup.sponge_box(&prepared).is_some(),
             boundary_launch: setup.boundary_launch,
             side,
             plan: FluidPlan { stages: Vec::new() },
@@ -258,6 +263,7 @@ where
         StreamCollideBand<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
         StreamCollideSponge<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
         Boundary<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+        StreamCollideLayer<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     {
         let gpu = &self.gpu;
         match stage {
@@ -335,6 +341,7 @@ where
         StreamCollideBand<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
         StreamCollideSponge<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
         Boundary<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+        StreamCollideLayer<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     {
         for i in 0..self.plan.stages.len() {
             let entry = self.plan.stages[i];
@@ -356,6 +363,7 @@ where
         StreamCollideBand<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
         StreamCollideSponge<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
         Boundary<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+        StreamCollideLayer<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     {
         let key = graph::GraphKey {
             params: self.params,
@@ -407,14 +415,17 @@ where
     StreamCollideBand<Bgk, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     StreamCollideSponge<Bgk, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     Boundary<Bgk, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    StreamCollideLayer<Bgk, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     StreamCollide<RmMrt, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     StreamCollideBand<RmMrt, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     StreamCollideSponge<RmMrt, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     Boundary<RmMrt, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    StreamCollideLayer<RmMrt, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     StreamCollide<AcmMrt, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     StreamCollideBand<AcmMrt, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     StreamCollideSponge<AcmMrt, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     Boundary<AcmMrt, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    StreamCollideLayer<AcmMrt, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
 {
     fn describe(&self) -> String {
         format!("cuda ({})", self.gpu.name)

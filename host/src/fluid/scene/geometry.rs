@@ -275,6 +275,7 @@ impl Geometry {
             streaming: None,
             boundary_launch: Default::default(),
             graph: false,
+            layer_kernel: false,
             immersed: Default::default(),
         };
         setup.immersed.periodic = self.periodic();
