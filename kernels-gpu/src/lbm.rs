@@ -19,7 +19,7 @@ use murmur_common::lbm::ib::band::BRICK_CELLS;
 use murmur_common::lbm::ib::gather;
 use murmur_common::lbm::ib::stages::{self, record_fixed, record_index, Reaction};
 use murmur_common::lbm::{
-    cell_fields, init_cell, store_fields, stream_collide_face, stream_collide_interior,
+    cell_fields, init_cell, store_fields, stream_collide_interior,
     stream_collide_interior_band, stream_collide_layer, stream_collide_listed,
     stream_collide_sponge,
 };
@@ -176,13 +176,7 @@ macro_rules! stream_collide_kernels {
                 let Some(i) = index_below(a.cells.len()) else {
                     return;
                 };
-                let cell = a.cells.read(i) as usize;
-                if (i as u32) < a.runs.len() {
-                    let (face, kind) = a.runs.face_of_entry(i as u32);
-                    stream_collide_face(&a.step, cell, i, face, kind);
-                } else {
-                    stream_collide_listed(&a.step, cell, i);
-                }
+                stream_collide_listed(&a.step, a.cells.read(i) as usize, i);
             }
 
             /// Stage `stream_collide` with an outlet layer: the interior cells and the

@@ -7,7 +7,6 @@ use super::ib::band::{BandMut, BandRef};
 use super::ib::solid::{SolidState, MAX_SOLIDS};
 use super::ib::stencil::Domain;
 use super::init::Initial;
-use super::listed::FaceRuns;
 use super::params::LbmParams;
 use crate::kernel::{DevSlice, DevSliceMut, Variant};
 
@@ -135,14 +134,11 @@ impl<M, S: Storage> StreamCollideSponge<M, S> {
 
 /// The same step over the listed fluid cells `cells` (those next to non-fluid cells),
 /// boundary conditions applied while pulling; list entry `i` keeps its outlet velocity at
-/// `outlet_u[3 i..]`. The entries of face runs (`runs`, as this launch sees them:
-/// [`FaceRuns::window`]) come first and take [`super::listed::stream_collide_face`], the others
-/// [`super::listed::stream_collide_listed`].
+/// `outlet_u[3 i..]`.
 #[repr(C)]
 pub struct Boundary<M, S: Storage> {
     pub step: StreamCollide<M, S>,
     pub cells: DevSlice<u32>,
-    pub runs: FaceRuns,
 }
 
 /// `lbm_fields_*`: `rho, ux, uy, uz` of every cell into `fields` (four arrays of `cells`

@@ -72,8 +72,8 @@ pub use layout::Lattice;
 pub use params::{Face, LbmParams, Rates};
 pub use stream::{
     boundary_fields, cell_fields, init_cell, pull_cell, store_fields, stream_collide_cell,
-    stream_collide_face, stream_collide_interior, stream_collide_interior_band,
-    stream_collide_layer, stream_collide_listed, stream_collide_sponge,
+    stream_collide_interior, stream_collide_interior_band, stream_collide_layer,
+    stream_collide_listed, stream_collide_sponge,
 };
 pub use units::Units;
 

@@ -9,8 +9,8 @@ use super::boundary::{
 };
 use super::collide::{collide_with, Model};
 use super::ib::band::BandRef;
+pub use super::listed::stream_collide_listed;
 use super::listed::{collide_listed, pull_with_boundaries, read_u};
-pub use super::listed::{stream_collide_face, stream_collide_listed};
 use super::params::LbmParams;
 use super::{moments, CellKind, Q};
 use crate::kernel::{DevSlice, DevSliceMut};

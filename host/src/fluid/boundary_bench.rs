@@ -163,8 +163,7 @@ pub fn boundary_bench_cmd(a: &BoundaryBenchArgs) -> Result<()> {
     let l = scene.setup.lattice();
     let prepared = scene.setup.prepared_flags();
     let layered = scene.setup.sponge_box(&prepared).is_some();
-    let (list, runs) = scene.setup.boundary_lists(&prepared);
-    let (listed, in_runs) = (list.len(), runs.len());
+    let listed = scene.setup.boundary_list(&prepared).len();
     if listed == 0 {
         bail!(
             "scene {}: it has no walls, inlets or outlets (every axis periodic)",
@@ -234,8 +233,8 @@ pub fn boundary_bench_cmd(a: &BoundaryBenchArgs) -> Result<()> {
     }
     let what = note.get().cloned().unwrap_or_default();
     println!(
-        "boundary-bench {} on {what}: {} x {} x {} cells, {} listed next to boundaries ({:.1} %, \
-         {in_runs} of them in face runs), {}{}, {} warm-up + {} timed steps, {}{}",
+        "boundary-bench {} on {what}: {} x {} x {} cells, {} listed next to boundaries ({:.1} %), \
+         {}{}, {} warm-up + {} timed steps, {}{}",
         scene.file.name,
         l.nx,
         l.ny,

@@ -35,7 +35,6 @@ pub mod tuning;
 pub mod validate;
 
 use crate::timing::StageTimes;
-use murmur_common::lbm::listed::FaceRuns;
 use murmur_common::lbm::{CellKind, CollisionModel, Initial, Lattice, Layout, LbmParams};
 use murmur_common::lbm::{Populations, StorageKind, Streaming};
 
@@ -212,23 +211,18 @@ impl Setup {
         flags
     }
 
-    /// The cells the GPU's boundary kernels update, from [`Setup::prepared_flags`]: every fluid
+    /// The cells the GPU's boundary kernel updates, from [`Setup::prepared_flags`]: every fluid
     /// cell other than the interior ones (byte exactly `FLUID`, or `FLUID | SPONGE`: the outlet
-    /// layer's, which have a kernel of their own, [`Setup::sponge_box`]) and the ghosts of a slab.
-    /// First the face runs ([`FaceRuns`]): the cells beside one domain face only, face by face,
-    /// in cell order, which the face kernel updates. Then the rest, for the listed kernel,
+    /// layer's, which have a kernel of their own, [`Setup::sponge_box`]) and the ghosts of a slab,
     /// grouped by their neighbourhood (the kinds of the 27 neighbours, and the outlet layer's
     /// bit), in cell order within a group. A warp then takes the same branches in every lane
     /// (cells along a wall, or next to the inlet, run together instead of alternating with the
     /// outlet's), and rows of cells along a wall stay consecutive, so their loads coalesce.
-    pub fn boundary_lists(&self, prepared: &[u8]) -> (Vec<u32>, FaceRuns) {
+    pub fn boundary_list(&self, prepared: &[u8]) -> Vec<u32> {
         use murmur_common::lbm::boundary::{FLUID, GHOST, KIND_MASK, SPONGE};
-        use murmur_common::lbm::listed::face_run;
-        use murmur_common::lbm::{access::neighbour, Q};
         use rayon::prelude::*;
         let l = self.lattice();
-        // Each listed cell with its face run (face, kind), if any, and its neighbourhood key.
-        let cells: Vec<(u32, Option<(u8, u8)>, u128)> = (0..prepared.len() as u32)
+        let mut keyed: Vec<(u128, u32)> = (0..prepared.len() as u32)
             .into_par_iter()
             .filter(|&c| {
                 let b = prepared[c as usize];
@@ -236,58 +230,16 @@ impl Setup {
             })
             .map(|c| {
                 let o = l.pull_offsets(c as usize);
-                let bytes: [u8; Q] = std::array::from_fn(|q| prepared[neighbour(&o, q)]);
-                let run = face_run(&bytes).map(|face| {
-                    let b = bytes.iter().find(|&&b| b & KIND_MASK != FLUID);
-                    (face, b.map_or(0, |b| b & KIND_MASK))
-                });
                 let mut key = (prepared[c as usize] & SPONGE != 0) as u128;
-                for b in bytes {
-                    key = key << 3 | (b & KIND_MASK) as u128;
+                for q in 0..murmur_common::lbm::Q {
+                    let kind = prepared[murmur_common::lbm::access::neighbour(&o, q)] & KIND_MASK;
+                    key = key << 3 | kind as u128;
                 }
-                (c, run, key)
-            })
-            .collect();
-        // A face of several kinds (an inlet patch in a wall) runs its most common kind; its
-        // other cells join the rest.
-        let mut counts = [[0usize; 8]; 6];
-        for (_, run, _) in &cells {
-            if let Some((face, kind)) = run {
-                counts[*face as usize][*kind as usize] += 1;
-            }
-        }
-        let mut runs = FaceRuns::default();
-        let chosen: [Option<u8>; 6] = std::array::from_fn(|f| {
-            let (kind, &n) = counts[f].iter().enumerate().max_by_key(|&(_, n)| *n)?;
-            (n > 0).then_some(kind as u8)
-        });
-        // Key: face runs first (the face in the top bits), then the rest by neighbourhood.
-        let mut keyed: Vec<(u128, u32)> = cells
-            .into_par_iter()
-            .map(|(c, run, key)| match run {
-                Some((face, kind)) if chosen[face as usize] == Some(kind) => {
-                    ((face as u128) << 100, c)
-                }
-                _ => (key | 7 << 100, c),
+                (key, c)
             })
             .collect();
         keyed.par_sort_unstable();
-        for &(key, _) in &keyed {
-            let face = (key >> 100) as usize;
-            if face < runs.ends.len() {
-                runs.ends[face] += 1;
-                runs.kinds[face] = chosen[face].unwrap_or(0) as u32;
-            }
-        }
-        for f in 1..runs.ends.len() {
-            runs.ends[f] += runs.ends[f - 1];
-        }
-        (keyed.into_iter().map(|(_, c)| c).collect(), runs)
-    }
-
-    /// [`Setup::boundary_lists`]' cells alone.
-    pub fn boundary_list(&self, prepared: &[u8]) -> Vec<u32> {
-        self.boundary_lists(prepared).0
+        keyed.into_iter().map(|(_, c)| c).collect()
     }
 
     /// The box `lo .. hi` (cells, `hi` exclusive) of the outlet layer's interior cells (byte

@@ -16,7 +16,6 @@ use murmur_common::lbm::abi::{
 use murmur_common::lbm::boundary::{KIND_MASK, OUTLET};
 use murmur_common::lbm::health::{self, word, Report};
 use murmur_common::lbm::ib::band::BandRef;
-use murmur_common::lbm::listed::FaceRuns;
 use murmur_common::lbm::{Lattice, LbmParams, Model, Populations, Storage};
 use murmur_common::render::abi::PlaneFields;
 
@@ -27,8 +26,6 @@ pub(super) struct LatticeBuffers<S: Storage> {
     /// when there are none).
     pub(super) boundary_cells: CudaSlice<u32>,
     pub(super) boundary_count: u32,
-    /// The list's face runs, its first entries (the face kernel's).
-    pub(super) face_runs: FaceRuns,
     /// The last collision velocity of each listed cell next to an outlet (three floats per
     /// list entry; one dummy value without outlets).
     pub(super) outlet_u: CudaSlice<f32>,
@@ -54,7 +51,6 @@ where
         setup: &Setup,
         prepared: &[u8],
         list: &[u32],
-        face_runs: FaceRuns,
         pops: &Populations<S>,
     ) -> Result<LatticeBuffers<S>, FluidError> {
         let l = setup.lattice();
@@ -75,7 +71,6 @@ where
             flags: gpu.upload(prepared)?,
             boundary_cells: gpu.upload(if list.is_empty() { &[0u32][..] } else { list })?,
             boundary_count: list.len() as u32,
-            face_runs,
             outlet_u,
             f: gpu.zeros::<S::Elem>(pops.len())?,
             f_next: if S::IN_PLACE {
@@ -271,8 +266,8 @@ impl<S: Storage> CudaFluid<S> {
     }
 
     /// Stage `boundary`, part `part` of `parts`: the boundary kernel over that part of the
-    /// listed cells (its entries in face runs first), on the side stream when `beside`
-    /// (between its fork and its join), else on the GPU's own stream.
+    /// listed cells, on the side stream when `beside` (between its fork and its join), else on
+    /// the GPU's own stream.
     pub(super) fn boundary<M: Model>(
         &mut self,
         step: u64,
@@ -293,12 +288,7 @@ impl<S: Storage> CudaFluid<S> {
         if start >= count {
             return Ok(());
         }
-        let end = start + size.min(count - start);
-        let runs = self
-            .lat
-            .face_runs
-            .window(start as u32, (end - start) as u32);
-        let len = end - start;
+        let len = size.min(count - start);
         let (gpu, side, inputs, cells, writes) = self.step_parts(step);
         let launch = match side.filter(|_| beside) {
             // SAFETY: until the join, the GPU's own stream runs only the interior kernel and
@@ -310,9 +300,8 @@ impl<S: Storage> CudaFluid<S> {
             None => gpu.launch(),
         };
         // SAFETY: cells holds distinct fluid cell numbers < n (those the interior kernel
-        // skips), `start + len <= count` of them, the window's face-run entries in runs of
-        // their faces and kinds (`Setup::boundary_lists`); outlet_u three floats per entry
-        // when outlets exist.
+        // skips), `start + len <= count` of them; outlet_u three floats per entry when outlets
+        // exist.
         unsafe {
             launch.run(Shape::per_item(len, BLOCK_SIZE), writes, |l, w| {
                 let args = inputs.args::<M>(l, w);
@@ -325,7 +314,6 @@ impl<S: Storage> CudaFluid<S> {
                         args
                     },
                     cells: l.read(cells).offset(start).prefix(len),
-                    runs,
                 }
             })
         }?;

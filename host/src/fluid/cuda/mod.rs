@@ -141,7 +141,7 @@ where
             ));
         }
         let prepared = setup.prepared_flags();
-        let (list, face_runs) = setup.boundary_lists(&prepared);
+        let list = setup.boundary_list(&prepared);
         let streaming = super::cpu::streaming_of::<S>();
         let what = format!(
             "a {} x {} x {} lattice ({} storage, {} streaming)",
@@ -153,7 +153,7 @@ where
         );
         gpu.check_fits(&what, setup.lattice_bytes(streaming, list.len()))?;
         let pops = Populations::<S>::new(l, setup.layout, 0);
-        let mut lat = LatticeBuffers::new(&gpu, setup, &prepared, &list, face_runs, &pops)?;
+        let mut lat = LatticeBuffers::new(&gpu, setup, &prepared, &list, &pops)?;
         let initial = setup.initial;
         let flags = &lat.flags;
         // SAFETY: flags holds n bytes, f the populations; one thread per cell, each writing
