@@ -19,9 +19,8 @@ use murmur_common::lbm::ib::band::BRICK_CELLS;
 use murmur_common::lbm::ib::gather;
 use murmur_common::lbm::ib::stages::{self, record_fixed, record_index, Reaction};
 use murmur_common::lbm::{
-    cell_fields, init_cell, store_fields, stream_collide_interior,
-    stream_collide_interior_band, stream_collide_layer, stream_collide_listed,
-    stream_collide_sponge,
+    cell_fields, init_cell, store_fields, stream_collide_interior, stream_collide_interior_band,
+    stream_collide_layer, stream_collide_listed, stream_collide_sponge,
 };
 
 macro_rules! storage_kernels {
