@@ -69,29 +69,28 @@ if want bench; then
   done
 fi
 
+# ncu over `fluid run SCENE` (serial launches) with the old and the new binary: kernels matching
+# $1, skipping $2 launches and profiling $3, over $4 steps of scene $5.
+ncu_both() {
+  local match=$1 skip=$2 count=$3 steps=$4 scene=$5 bin
+  for bin in ${OLD:+$OLD} $B; do
+    echo "-- $bin"
+    ncu --clock-control none -k "regex:$match" -s "$skip" -c "$count" \
+      --metrics gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__inst_executed.sum,smsp__thread_inst_executed_per_inst_executed.ratio \
+      "$bin" fluid run "$scene" --backend cuda --steps "$steps" --quiet --no-tuning --boundary-launch serial \
+      > "$T/ncu.txt" 2>&1 || { echo "ncu failed: $(tail -3 "$T/ncu.txt")"; status=1; }
+    python3 scripts/ncu-table.py --title "$(basename $bin)" < "$T/ncu.txt"
+  done
+}
+
 if want ncu && command -v ncu >/dev/null; then
   section "ncu: obstacle without its sphere, ACM-MRT, FP32 pull, serial launches, one step"
   sed '/^\[\[solids\]\]/,/^position/d' assets/fluid/obstacle.toml > "$T/obstacle-nosolid.toml"
-  M=$B
-  for bin in ${OLD:+$OLD} $B; do
-    echo "-- $bin"
-    ncu --clock-control none -k "regex:lbm_boundary_|lbm_stream_collide_" -s 18 -c 3 \
-      --metrics gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__inst_executed.sum,smsp__thread_inst_executed_per_inst_executed.ratio \
-      "$bin" fluid run "$T/obstacle-nosolid.toml" --backend cuda --steps 12 --quiet --no-tuning --boundary-launch serial \
-      > "$T/ncu.txt" 2>&1 || { echo "ncu failed: $(tail -3 "$T/ncu.txt")"; status=1; }
-    python3 scripts/ncu-table.py --title "$(basename $bin)" < "$T/ncu.txt"
-  done
+  ncu_both "lbm_boundary_|lbm_stream_collide_" 18 3 12 "$T/obstacle-nosolid.toml"
   section "ncu: the sphere at 48 cells per diameter without it, ACM-MRT, FP32 pull, serial launches, step 3"
   sed '/^\[\[solids\]\]/,/^position/d' "$T/sphere-48.toml" > "$T/sphere-48-nosolid.toml"
   # The old binary runs the layer in its own kernel, the new one in the interior kernel's.
-  for bin in ${OLD:+$OLD} $B; do
-    echo "-- $bin"
-    ncu --clock-control none -k "regex:lbm_" -s 6 -c 4 \
-      --metrics gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,smsp__inst_executed.sum,smsp__thread_inst_executed_per_inst_executed.ratio \
-      "$bin" fluid run "$T/sphere-48-nosolid.toml" --backend cuda --steps 4 --quiet --no-tuning --boundary-launch serial \
-      > "$T/ncu.txt" 2>&1 || { echo "ncu failed: $(tail -3 "$T/ncu.txt")"; status=1; }
-    python3 scripts/ncu-table.py --title "$(basename $bin)" < "$T/ncu.txt"
-  done
+  ncu_both "lbm_" 6 4 4 "$T/sphere-48-nosolid.toml"
 fi
 echo; echo "status $status"
 exit $status

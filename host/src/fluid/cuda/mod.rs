@@ -187,6 +187,7 @@ where
             super::BoundaryLaunch::Tail => Some(Side::new(&gpu, false)?),
             super::BoundaryLaunch::Beside { .. } => Some(Side::new(&gpu, true)?),
         };
+        let sponge = setup.sponge_box(&prepared);
         let mut fluid = CudaFluid {
             step: 0,
             ib,
@@ -199,8 +200,8 @@ where
             layout: setup.layout,
             block: setup.block,
             lat,
-            sponge: setup.sponge_box(&prepared).filter(|_| setup.layer_kernel),
-            layer: !setup.layer_kernel && setup.sponge_box(&prepared).is_some(),
+            sponge: sponge.filter(|_| setup.layer_kernel),
+            layer: !setup.layer_kernel && sponge.is_some(),
             boundary_launch: setup.boundary_launch,
             side,
             plan: FluidPlan { stages: Vec::new() },
