@@ -5,13 +5,14 @@
 //! population access, is `murmur_common::lbm`.
 
 use crate::thread::{
-    ballot, index, index_below, lattice_cell, red_add_u64, shfl_idx, warp_max, warp_sum_u64,
+    ballot, grid_stride, index, index_below, lattice_cell, match_any, peer_sums_u64x3, red_add_u64,
+    shared, shfl_idx, sync, warp_max, warp_sum_u64,
 };
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use murmur_common::lbm::abi::{
-    BandPack, BandUnpack, Boundary, FieldsArgs, HaloPack, HaloUnpack, Health, IbBin, IbClear,
-    IbForce, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity, Init, StreamCollide,
-    StreamCollideBand, StreamCollideLayer, StreamCollideSponge, FORCE_RECORD,
+    BandPack, BandUnpack, Boundary, FieldsArgs, ForceShared, HaloPack, HaloUnpack, Health, IbBin,
+    IbClear, IbForce, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity, Init, StreamCollide,
+    StreamCollideBand, StreamCollideLayer, StreamCollideSponge, FORCE_BLOCK_WARPS, FORCE_RECORD,
 };
 use murmur_common::lbm::halo;
 use murmur_common::lbm::health::{self, cell_words, word};
@@ -75,13 +76,12 @@ macro_rules! storage_kernels {
                 }
             }
 
-            /// Stage `ib_velocity`: one thread per band cell (`capacity x 64`).
+            /// Stage `ib_velocity`: the band's cells in use (`used x 64`), grid-stride.
             #[export_name = concat!("ib_velocity_", $sname, $stream)]
             pub unsafe extern "ptx-kernel" fn ib_velocity(a: IbVelocity<$storage>) {
-                let Some(i) = index_below(a.band.capacity as u64 * BRICK_CELLS as u64) else {
-                    return;
-                };
-                stages::band_velocity(&a, i);
+                for i in grid_stride(a.band.used_cells()) {
+                    stages::band_velocity(&a, i);
+                }
             }
         };
     };
@@ -228,56 +228,107 @@ pub unsafe extern "ptx-kernel" fn ib_mark(a: IbMark) {
     stages::mark(&a, s);
 }
 
-/// Stage `ib_force`: one thread per sample; spreading with atomic fixed-point adds (or the
-/// sample's force stored for `ib_gather`); the reactions summed per warp (fixed point, so in
-/// any order to the same total) when all its lanes hold samples of one solid (samples are
-/// stored solid by solid; in block order a warp may mix solids), else per lane, into this
-/// step's force record.
+/// Stage `ib_force`: one thread per sample, in blocks of `FORCE_BLOCK`; spreading with atomic
+/// fixed-point adds (or the sample's force stored for `ib_gather`), node by node the terms of
+/// the warp's lanes that hit one band cell summed first (fixed point: the same total in any
+/// order) and added by one lane. The reactions go into this step's force record summed per
+/// block when all its samples belong to one solid (samples are stored solid by solid; in block
+/// order a warp may mix solids), else per warp when its lanes do, else per lane. Shared memory:
+/// a `ForceShared`.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn ib_force(a: IbForce) {
     let s = index();
+    let t = crate::thread::tid();
+    let (warp, lane) = (t as usize / 32, t & 31);
     let active = (s as u64) < a.samples.body.len();
-    let r = if active {
-        stages::sample_force(&a, s, |p, v| red_add_u64(p, v))
+    let (r, spread) = if active {
+        stages::sample_force(&a, s)
     } else {
-        Reaction {
+        let none = Reaction {
             solid: u32::MAX,
             ..Reaction::default()
-        }
+        };
+        (none, None)
     };
+    // Every lane takes part in each node's match, absent nodes under one key of their own.
+    stages::spread_terms(spread.as_ref(), |t| {
+        let key = t.map_or(u64::MAX, |(k, _)| k as u64);
+        let peers = match_any(key);
+        let sums = peer_sums_u64x3(peers, t.map_or([0; 3], |(_, v)| v));
+        if let Some((k, _)) = t {
+            if lane == peers.trailing_zeros() {
+                red_add_u64(a.band.pass.at(k), sums[0]);
+                red_add_u64(a.band.pass.at(k + BRICK_CELLS), sums[1]);
+                red_add_u64(a.band.pass.at(k + 2 * BRICK_CELLS), sums[2]);
+            }
+        }
+    });
+    // The warp's sums into shared memory (lane 0), or the lanes' own adds when it mixes solids.
+    let smem = shared::<ForceShared>();
     let first = shfl_idx(r.solid, 0);
     let uniform = ballot(r.solid == first) == u32::MAX && first != u32::MAX;
-    let values = [
-        r.force[0],
-        r.force[1],
-        r.force[2],
-        r.torque[0],
-        r.torque[1],
-        r.torque[2],
-    ];
-    let lane = crate::thread::tid() & 31;
-    let mut c = 0;
-    while c < FORCE_RECORD {
-        let v = if active { record_fixed(values[c]) } else { 0 };
+    // Value `c` of the record (force x, y, z, torque x, y, z); called with constant `c`, so
+    // the reaction stays in registers.
+    let add = |c: usize, value: f32| {
+        let v = if active { record_fixed(value) } else { 0 };
         if uniform {
             let total = warp_sum_u64(v);
             if lane == 0 {
-                red_add_u64(a.record.at(record_index(first, c)), total);
+                (*smem).sums[warp][c] = total;
             }
         } else if active {
             red_add_u64(a.record.at(record_index(r.solid, c)), v);
+        }
+    };
+    const _: () = assert!(FORCE_RECORD == 6);
+    add(0, r.force[0]);
+    add(1, r.force[1]);
+    add(2, r.force[2]);
+    add(3, r.torque[0]);
+    add(4, r.torque[1]);
+    add(5, r.torque[2]);
+    if lane == 0 {
+        (*smem).solid[warp] = if uniform { first } else { u32::MAX };
+    }
+    sync();
+    // Warp 0 adds the block's warps: one total per value when they all hold one solid.
+    if warp != 0 {
+        return;
+    }
+    let w = lane as usize;
+    let solid = if w < FORCE_BLOCK_WARPS {
+        (*smem).solid[w]
+    } else {
+        u32::MAX
+    };
+    let block_solid = shfl_idx(solid, 0);
+    let whole = block_solid != u32::MAX
+        && ballot(solid == block_solid || w >= FORCE_BLOCK_WARPS) == u32::MAX;
+    let mut c = 0;
+    while c < FORCE_RECORD {
+        let v = if solid != u32::MAX {
+            (*smem).sums[w][c]
+        } else {
+            0
+        };
+        if whole {
+            let total = warp_sum_u64(v);
+            if lane == 0 {
+                red_add_u64(a.record.at(record_index(block_solid, c)), total);
+            }
+        } else if solid != u32::MAX {
+            red_add_u64(a.record.at(record_index(solid, c)), v);
         }
         c += 1;
     }
 }
 
-/// Stage `ib_update`: one thread per band cell, between multi-direct-forcing passes.
+/// Stage `ib_update`: the band's cells in use, grid-stride, between multi-direct-forcing passes.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn ib_update(a: IbUpdate) {
-    let Some(i) = index_below(a.band.capacity as u64 * BRICK_CELLS as u64) else {
-        return;
-    };
-    stages::band_update(&a, i);
+    for i in grid_stride(a.band.used_cells()) {
+        stages::band_update(&a, i);
+    }
 }
 
 /// Stage `ib_bin`: one thread per sample; its bin and its rank in it (atomic count).
@@ -298,12 +349,11 @@ pub unsafe extern "ptx-kernel" fn ib_place(a: IbPlace) {
     gather::place(&a, s);
 }
 
-/// Stage `ib_gather`: one thread per band cell (`capacity x 64`): the pass's force summed over
-/// the samples of the bins its support reaches, then the update of `ib_update`.
+/// Stage `ib_gather`: the band's cells in use, grid-stride: the pass's force summed over the
+/// samples of the bins its support reaches, then the update of `ib_update`.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn ib_gather(a: IbGather) {
-    let Some(i) = index_below(a.band.capacity as u64 * BRICK_CELLS as u64) else {
-        return;
-    };
-    gather::gather(&a, i);
+    for i in grid_stride(a.band.used_cells()) {
+        gather::gather(&a, i);
+    }
 }

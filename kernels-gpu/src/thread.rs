@@ -26,6 +26,8 @@ extern "C" {
     fn nvvm_ballot(mask: u32, predicate: bool) -> u32;
     #[link_name = "llvm.nvvm.bar.warp.sync"]
     fn nvvm_bar_warp_sync(mask: u32);
+    #[link_name = "llvm.nvvm.match.any.sync.i64"]
+    fn nvvm_match_any_i64(mask: u32, value: u64) -> u32;
 }
 
 /// `__syncwarp()`: the full warp meets here, and its shared-memory writes before are visible to
@@ -83,6 +85,66 @@ pub unsafe fn warp_sum_u64(mut value: u64) -> u64 {
 pub unsafe fn red_add_u64(p: *mut u64, value: u64) {
     core::arch::asm!("red.add.u64 [{p}], {v};", p = in(reg64) p, v = in(reg64) value,
         options(nostack));
+}
+
+/// The lanes whose `key` equals this lane's, as a mask (`__match_any_sync` over the full warp,
+/// sm_70+).
+///
+/// # Safety
+/// All 32 lanes of the warp call it together (full mask).
+#[inline(always)]
+pub unsafe fn match_any(key: u64) -> u32 {
+    nvvm_match_any_i64(0xffff_ffff, key)
+}
+
+/// Lane `src`'s `value`, a `u64` in two shuffles.
+///
+/// # Safety
+/// All 32 lanes of the warp call it together (full mask).
+#[inline(always)]
+unsafe fn shfl_idx_u64(value: u64, src: u32) -> u64 {
+    let lo = nvvm_shfl_idx(0xffff_ffff, value as u32, src, 0x1f);
+    let hi = nvvm_shfl_idx(0xffff_ffff, (value >> 32) as u32, src, 0x1f);
+    (hi as u64) << 32 | lo as u64
+}
+
+/// The wrapping sums of `v` over this lane's group `peers` (the lanes of one key: [`match_any`]),
+/// complete in the group's lowest lane (the others hold partial sums): a tree over each group
+/// at once, in as many rounds as the largest group has bits, every lane taking part in every
+/// round. The warp-aggregated atomics of NVIDIA's "voting and shuffling to optimize atomic
+/// operations" (the `reduce_peers` of that note), for three `u64` values.
+///
+/// # Safety
+/// All 32 lanes of the warp call it together (full mask), `peers` from [`match_any`].
+#[inline(always)]
+pub unsafe fn peer_sums_u64x3(peers: u32, v: [u64; 3]) -> [u64; 3] {
+    let lane = tid() & 31;
+    let [mut x, mut y, mut z] = v;
+    // This lane's rank in its group, consumed a bit per round: a lane leaves the tree (its sum
+    // handed down) in the round of its lowest set bit.
+    let mut rank = (peers & lanemask_lt()).count_ones();
+    // The group's lanes above this one not yet summed in.
+    let mut above = peers & (0xffff_fffe_u32 << lane);
+    while ballot(above != 0) != 0 {
+        let src = if above != 0 {
+            above.trailing_zeros()
+        } else {
+            lane
+        };
+        let (tx, ty, tz) = (
+            shfl_idx_u64(x, src),
+            shfl_idx_u64(y, src),
+            shfl_idx_u64(z, src),
+        );
+        if above != 0 {
+            x = x.wrapping_add(tx);
+            y = y.wrapping_add(ty);
+            z = z.wrapping_add(tz);
+        }
+        above &= !ballot(rank & 1 != 0);
+        rank >>= 1;
+    }
+    [x, y, z]
 }
 
 /// Lane `src`'s `value`, to every lane (`__shfl_sync` over the full warp).
@@ -179,6 +241,39 @@ pub fn block_dim() -> u32 {
 pub fn grid_dim() -> u32 {
     // SAFETY: special register read.
     unsafe { _grid_dim_x() as u32 }
+}
+
+/// This thread's items `i < n` in a grid-stride loop: from [`index`] in steps of the grid's
+/// thread count, so a grid of any size covers the `n` items (`for i in grid_stride(n)`: the
+/// loop body stays in the kernel, where a closure of a large stage would not be inlined).
+#[inline(always)]
+pub fn grid_stride(n: usize) -> GridStride {
+    GridStride {
+        next: index(),
+        stride: grid_dim() as usize * block_dim() as usize,
+        n,
+    }
+}
+
+/// The iterator of [`grid_stride`].
+pub struct GridStride {
+    next: usize,
+    stride: usize,
+    n: usize,
+}
+
+impl Iterator for GridStride {
+    type Item = usize;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<usize> {
+        if self.next >= self.n {
+            return None;
+        }
+        let i = self.next;
+        self.next += self.stride;
+        Some(i)
+    }
 }
 
 /// `__syncthreads()`: the block's threads meet here; shared-memory writes before are visible

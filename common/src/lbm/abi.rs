@@ -323,6 +323,21 @@ pub struct IbForce {
     pub solids: Solids,
 }
 
+/// Warps of an `ib_force` block: the kernel sums its block's reactions in shared memory
+/// ([`ForceShared`]) and adds them to the record once per block, since every sample of a solid
+/// adds to the same [`FORCE_RECORD`] words.
+pub const FORCE_BLOCK_WARPS: usize = 8;
+/// Threads of an `ib_force` block.
+pub const FORCE_BLOCK: u32 = 32 * FORCE_BLOCK_WARPS as u32;
+
+/// Shared memory of one `ib_force` block: per warp the solid all its samples belong to
+/// (`u32::MAX` when they mix solids or the warp has none) and its reaction's fixed-point sums.
+#[repr(C)]
+pub struct ForceShared {
+    pub solid: [u32; FORCE_BLOCK_WARPS],
+    pub sums: [[u64; FORCE_RECORD]; FORCE_BLOCK_WARPS],
+}
+
 /// [`IbForce::spread`]: atomic fixed-point adds into the band's pass sums.
 pub const SPREAD_SCATTER: u32 = 0;
 /// [`IbForce::spread`]: each sample's position and force stored for the gather.

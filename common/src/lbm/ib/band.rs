@@ -242,6 +242,16 @@ impl BandMut {
         }
     }
 
+    /// Cells of the slots in use this step (`used() x BRICK_CELLS`): the items of the band
+    /// stages, whose cell `i` is cell `i % BRICK_CELLS` of slot `i / BRICK_CELLS`.
+    ///
+    /// # Safety
+    /// As [`BandMut::used`].
+    #[inline(always)]
+    pub unsafe fn used_cells(&self) -> usize {
+        self.used() as usize * BRICK_CELLS
+    }
+
     /// The slot of the brick holding `cell`, if it is in the band.
     ///
     /// # Safety
@@ -336,11 +346,27 @@ pub fn capacity_for(bricks: &Bricks, radii: impl IntoIterator<Item = f32>) -> u3
     }
     let all = bricks.count() as u64;
     let cap = if total < all { total } else { all };
-    if cap > u32::MAX as u64 - 2 {
-        u32::MAX - 2
+    if cap > MAX_SLOTS as u64 {
+        MAX_SLOTS
     } else {
         cap as u32
     }
+}
+
+/// Most slots a pool holds: a band cell's number `slot x BRICK_CELLS + local` fits a `u32`
+/// ([`band_cell`]), and slot numbers stay below [`CLAIMED`]. A larger band overflows.
+pub const MAX_SLOTS: u32 = u32::MAX / BRICK_CELLS as u32;
+
+/// The number of cell `local` of slot `slot` among the band's cells.
+#[inline(always)]
+pub const fn band_cell(slot: u32, local: usize) -> u32 {
+    slot * BRICK_CELLS as u32 + local as u32
+}
+
+/// The `pass` index of component `c` of band cell `b` ([`band_cell`]).
+#[inline(always)]
+pub const fn pass_index_of(b: u32, c: usize) -> usize {
+    pass_index(b / BRICK_CELLS as u32, c, b as usize % BRICK_CELLS)
 }
 
 #[cfg(test)]

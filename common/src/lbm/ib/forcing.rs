@@ -15,10 +15,17 @@ use super::stencil::Stencil;
 /// `velocity_at` is called once per present node.
 #[inline(always)]
 pub fn interpolate(stencil: &Stencil, velocity_at: impl Fn(usize) -> [f32; 3]) -> [f32; 3] {
+    interpolate_nodes(stencil, |i| velocity_at(stencil.cells[i] as usize))
+}
+
+/// [`interpolate`] with `velocity_at(i)` asked of node `i` (a constant in the unrolled loop)
+/// rather than of its cell.
+#[inline(always)]
+pub fn interpolate_nodes(stencil: &Stencil, velocity_at: impl Fn(usize) -> [f32; 3]) -> [f32; 3] {
     let mut u = [0.0f32; 3];
     for_8!(i => {
         if stencil.present >> i & 1 != 0 {
-            let v = velocity_at(stencil.cells[i] as usize);
+            let v = velocity_at(i);
             let w = stencil.weights[i];
             u[0] += w * v[0];
             u[1] += w * v[1];
@@ -31,10 +38,16 @@ pub fn interpolate(stencil: &Stencil, velocity_at: impl Fn(usize) -> [f32; 3]) -
 /// `sum_i K_i s(x_i)` over the present nodes, for a scalar field (the density at the sample).
 #[inline(always)]
 pub fn interpolate_scalar(stencil: &Stencil, value_at: impl Fn(usize) -> f32) -> f32 {
+    interpolate_scalar_nodes(stencil, |i| value_at(stencil.cells[i] as usize))
+}
+
+/// [`interpolate_scalar`] with `value_at(i)` asked of node `i`.
+#[inline(always)]
+pub fn interpolate_scalar_nodes(stencil: &Stencil, value_at: impl Fn(usize) -> f32) -> f32 {
     let mut s = 0.0f32;
     for_8!(i => {
         if stencil.present >> i & 1 != 0 {
-            s += stencil.weights[i] * value_at(stencil.cells[i] as usize);
+            s += stencil.weights[i] * value_at(i);
         }
     });
     s
@@ -72,13 +85,30 @@ pub fn corrected_velocity(u_star: [f32; 3], rho: f32, force: [f32; 3]) -> [f32; 
 /// volume `dA_s dx` (lattice units). Callers running samples in parallel need an atomic `add`.
 #[inline(always)]
 pub fn spread(stencil: &Stencil, f_s: [f32; 3], dv: f32, mut add: impl FnMut(usize, [f32; 3])) {
-    let g = [f_s[0] * dv, f_s[1] * dv, f_s[2] * dv];
+    let g = spread_total(f_s, dv);
     for_8!(i => {
-        if stencil.present >> i & 1 != 0 {
-            let w = stencil.weights[i];
-            add(stencil.cells[i] as usize, [w * g[0], w * g[1], w * g[2]]);
+        if let Some((cell, v)) = spread_term(stencil, g, i) {
+            add(cell, v);
         }
     });
+}
+
+/// What a sample spreads in all, `g = F_s dV`.
+#[inline(always)]
+pub fn spread_total(f_s: [f32; 3], dv: f32) -> [f32; 3] {
+    [f_s[0] * dv, f_s[1] * dv, f_s[2] * dv]
+}
+
+/// Node `i`'s term of [`spread`]: `(cell, K_i g)` when node `i` is present, `g` from
+/// [`spread_total`]. Call it with a constant `i` (in an unrolled loop): a runtime index into the
+/// stencil's arrays would put them in local memory on the GPU.
+#[inline(always)]
+pub fn spread_term(stencil: &Stencil, g: [f32; 3], i: usize) -> Option<(usize, [f32; 3])> {
+    if stencil.present >> i & 1 == 0 {
+        return None;
+    }
+    let w = stencil.weights[i];
+    Some((stencil.cells[i] as usize, [w * g[0], w * g[1], w * g[2]]))
 }
 
 /// Force on the solid from its samples' `(F_s, dV_s)`: `-sum_s F_s dV_s` (lattice units; host

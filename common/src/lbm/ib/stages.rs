@@ -8,8 +8,8 @@
 //!    populations the cell pulls this step (the velocity before this step's forcing), the
 //!    force values zeroed;
 //! 4. per multi-direct-forcing pass: [`sample_force`] (per sample: interpolate `u*` and `rho`,
-//!    `F_s = 2 rho (u_b - u*)`, spread `F_s dA_s` into the band, add the reaction to the
-//!    solid's force and torque) and [`band_update`] (per band cell: the pass's force into the
+//!    `F_s = 2 rho (u_b - u*)`, spread `F_s dA_s` into the band ([`spread_terms`]), add the
+//!    reaction to the solid's force and torque) and [`band_update`] (per band cell: the pass's force into the
 //!    step's, `u* += f / (2 rho)` for the next pass);
 //! 5. the stream-collide step adds the band's force to the body force of band cells
 //!    ([`super::band::BandRef::force`]).
@@ -17,8 +17,12 @@
 //! Spreading and the solid sums add into shared values: the kernels with atomics, the CPU in
 //! sample order; callers pass the addition.
 
-use super::band::{claim, from_fixed, pass_index, slot, to_fixed, BRICK_CELLS};
-use super::forcing::{force_density, interpolate, interpolate_scalar, spread};
+use super::band::{
+    band_cell, claim, from_fixed, pass_index, pass_index_of, slot, to_fixed, BRICK_CELLS,
+};
+use super::forcing::{
+    force_density, interpolate_nodes, interpolate_scalar_nodes, spread_term, spread_total,
+};
 use super::stencil::{bin_node, Stencil};
 use crate::lbm::abi::{
     IbClear, IbForce, IbMark, IbUpdate, IbVelocity, FORCE_RECORD, RECORD_SCALE, SPREAD_SCATTER,
@@ -163,18 +167,72 @@ pub struct Reaction {
     pub torque: [f32; 3],
 }
 
+/// A node outside the band, absent, or not fluid, in [`Nodes::cell`].
+const NO_NODE: u32 = u32::MAX;
+
+/// The band values at a stencil's nodes, looked up once per pass: node `i`'s band cell
+/// ([`band_cell`], [`NO_NODE`] unless the node is a fluid band cell with `rho > 0`), its `rho`
+/// and `u*`. The nodes' loads do not depend on each other, so a thread has all of them in
+/// flight at once (the table's 8 entries, then the pool's values).
+struct Nodes {
+    cell: [u32; 8],
+    rho: [f32; 8],
+    u: [[f32; 3]; 8],
+}
+
+impl Nodes {
+    /// # Safety
+    /// The buffers as documented on [`IbForce`]; the stencil's cells lie in the lattice.
+    #[inline(always)]
+    unsafe fn new(a: &IbForce, stencil: &Stencil) -> Nodes {
+        let band = &a.band;
+        let mut n = Nodes {
+            cell: [NO_NODE; 8],
+            rho: [0.0; 8],
+            u: [[0.0; 3]; 8],
+        };
+        for_8!(i => {
+            if stencil.is_present(i) {
+                let cell = stencil.cell(i);
+                let fluid = a.flags.read(cell) & KIND_MASK == FLUID;
+                if let Some((sl, local)) = band.slot_of(cell) {
+                    let rho = band.get(sl, slot::RHO, local);
+                    n.u[i] = [
+                        band.get(sl, slot::U, local),
+                        band.get(sl, slot::U + 1, local),
+                        band.get(sl, slot::U + 2, local),
+                    ];
+                    if fluid && rho > 0.0 {
+                        n.cell[i] = band_cell(sl, local);
+                        n.rho[i] = rho;
+                    }
+                }
+            }
+        });
+        n
+    }
+}
+
+/// What a sample spreads in one pass of the scatter: its renormalised stencil, its nodes' band
+/// cells and `g = F_s dA_s` ([`spread_terms`] hands out its terms).
+#[derive(Clone, Copy, Debug)]
+pub struct Spread {
+    stencil: Stencil,
+    cell: [u32; 8],
+    g: [f32; 3],
+}
+
 /// Stage `ib_force`, thread `t` (sample `order[t]`, or `t`), one pass: interpolates `u*` and
 /// `rho` over the stencil's fluid band nodes (renormalised), computes `F_s = 2 rho (u_b - u*)`,
-/// spreads `F_s dA_s` into the band's fixed-point pass sums through `add(pointer, value)` (a
-/// wrapping `u64` addition) or stores it for the gather ([`IbForce::spread`]), adds the
-/// reaction `-F_s dA_s` to the sample's record and returns it for the solid. A sample with no
-/// fluid node left exerts nothing.
+/// stores it for the gather ([`IbForce::spread`]) or returns what the sample spreads into the
+/// band's fixed-point pass sums ([`spread_terms`]), adds the reaction `-F_s dA_s` to the
+/// sample's record and returns it for the solid. A sample with no fluid node left exerts and
+/// spreads nothing.
 ///
 /// # Safety
-/// The buffers as documented on [`IbForce`]; `t < samples`; `add` adds atomically when
-/// samples run concurrently.
+/// The buffers as documented on [`IbForce`]; `t < samples`.
 #[inline(always)]
-pub unsafe fn sample_force(a: &IbForce, t: usize, add: impl Fn(*mut u64, u64)) -> Reaction {
+pub unsafe fn sample_force(a: &IbForce, t: usize) -> (Reaction, Option<Spread>) {
     let s = if a.order.is_empty() {
         t
     } else {
@@ -182,53 +240,35 @@ pub unsafe fn sample_force(a: &IbForce, t: usize, add: impl Fn(*mut u64, u64)) -
     };
     let (pos, arm, area, solid) = place(&a.samples, &a.solids, s);
     let store = a.spread != SPREAD_SCATTER;
-    let band = &a.band;
     let mut stencil = Stencil::new(&a.domain, pos);
-    let present = |cell: usize| {
-        a.flags.read(cell) & KIND_MASK == FLUID
-            && match band.slot_of(cell) {
-                Some((sl, local)) => band.get(sl, slot::RHO, local) > 0.0,
-                None => false,
-            }
-    };
+    let nodes = Nodes::new(a, &stencil);
     let mut reaction = Reaction {
         solid: solid as u32,
         ..Reaction::default()
     };
-    let Some(scale) = stencil.renormalise(present) else {
+    let Some(scale) = stencil.renormalise_nodes(|i| nodes.cell[i] != NO_NODE) else {
         if store {
             a.at.write(t, [pos[0], pos[1], pos[2], 0.0]);
         }
-        return reaction;
+        return (reaction, None);
     };
-    let value = |cell: usize, v: usize| match band.slot_of(cell) {
-        Some((sl, local)) => band.get(sl, v, local),
-        None => 0.0,
-    };
-    let u_star = interpolate(&stencil, |cell| {
-        [
-            value(cell, slot::U),
-            value(cell, slot::U + 1),
-            value(cell, slot::U + 2),
-        ]
-    });
-    let rho = interpolate_scalar(&stencil, |cell| value(cell, slot::RHO));
+    let u_star = interpolate_nodes(&stencil, |i| nodes.u[i]);
+    let rho = interpolate_scalar_nodes(&stencil, |i| nodes.rho[i]);
     let u_b = state_of(&a.solids, solid).velocity_at(arm);
     let f_s = force_density(rho, u_b, u_star);
-    if store {
+    let spread = if store {
         a.at.write(t, [pos[0], pos[1], pos[2], scale]);
-        // The product `spread` forms: the gather's terms equal the scatter's bit for bit.
+        // The product `spread_total` forms: the gather's terms equal the scatter's bit for bit.
         a.force
             .write(t, [f_s[0] * area, f_s[1] * area, f_s[2] * area, 0.0]);
+        None
     } else {
-        spread(&stencil, f_s, area, |cell, g| {
-            if let Some((sl, local)) = band.slot_of(cell) {
-                for (c, &gc) in g.iter().enumerate() {
-                    add(band.pass.at(pass_index(sl, c, local)), to_fixed(gc));
-                }
-            }
-        });
-    }
+        Some(Spread {
+            stencil,
+            cell: nodes.cell,
+            g: spread_total(f_s, area),
+        })
+    };
     let g = [-f_s[0] * area, -f_s[1] * area, -f_s[2] * area];
     for (c, &gc) in g.iter().enumerate() {
         let p = a.sample_force.at(3 * s + c);
@@ -237,7 +277,7 @@ pub unsafe fn sample_force(a: &IbForce, t: usize, add: impl Fn(*mut u64, u64)) -
     }
     if !a.domain.owns(pos) {
         // Another slab counts this sample's reaction ([`super::stencil::Domain::owns`]).
-        return reaction;
+        return (reaction, spread);
     }
     reaction.force = g;
     reaction.torque = [
@@ -245,7 +285,28 @@ pub unsafe fn sample_force(a: &IbForce, t: usize, add: impl Fn(*mut u64, u64)) -
         arm[2] * g[0] - arm[0] * g[2],
         arm[0] * g[1] - arm[1] * g[0],
     ];
-    reaction
+    (reaction, spread)
+}
+
+/// The fixed-point terms a sample spreads ([`sample_force`]'s `Spread`; `None` spreads
+/// nothing), node by node: `term(Some((k, v)))` for a present node, `k` the index in the band's
+/// `pass` buffer of its x sum (y and z follow at `BRICK_CELLS` and `2 BRICK_CELLS`) and `v` the
+/// three terms to add there (wrapping), else `term(None)`. `term` is called exactly 8 times
+/// whatever the sample, so that a warp's lanes can combine their terms in it.
+#[inline(always)]
+pub fn spread_terms(spread: Option<&Spread>, mut term: impl FnMut(Option<(usize, [u64; 3])>)) {
+    for_8!(i => {
+        let t = match spread {
+            Some(sp) => spread_term(&sp.stencil, sp.g, i).map(|(_, v)| {
+                (
+                    pass_index_of(sp.cell[i], 0),
+                    [to_fixed(v[0]), to_fixed(v[1]), to_fixed(v[2])],
+                )
+            }),
+            None => None,
+        };
+        term(t);
+    });
 }
 
 /// Index of value `c` (force x, y, z, torque x, y, z) of `solid` in a step's force record.

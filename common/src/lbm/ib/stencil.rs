@@ -234,10 +234,18 @@ impl Stencil {
     /// spreading adds nothing. `present` is called once per node inside the domain.
     #[inline(always)]
     pub fn renormalise(&mut self, present: impl Fn(usize) -> bool) -> Option<f32> {
+        let cells = self.cells;
+        self.renormalise_nodes(|i| present(cells[i] as usize))
+    }
+
+    /// [`Stencil::renormalise`] with `present(i)` asked of node `i` (a constant in the unrolled
+    /// loop) rather than of its cell.
+    #[inline(always)]
+    pub fn renormalise_nodes(&mut self, present: impl Fn(usize) -> bool) -> Option<f32> {
         let mut sum = 0.0f32;
         for_8!(i => {
             if self.present >> i & 1 != 0 {
-                if present(self.cells[i] as usize) {
+                if present(i) {
                     sum += self.weights[i];
                 } else {
                     self.present &= !(1 << i);

@@ -11,7 +11,9 @@ use murmur_common::lbm::abi::{
     IbBin, IbClear, IbForce, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity, SampleSet, Solids,
     BIN_BLOCK, RECORD_FLOATS, SPREAD_SCATTER, SPREAD_STORE,
 };
-use murmur_common::lbm::ib::band::{counter, pass_len, pool_len, BandMut, BandRef, EMPTY};
+use murmur_common::lbm::ib::band::{
+    counter, pass_len, pool_len, BandMut, BandRef, BRICK_CELLS, EMPTY,
+};
 use murmur_common::lbm::ib::gather;
 use murmur_common::lbm::ib::stages::{self as immersed, record_fixed, record_index};
 use murmur_common::lbm::{LbmParams, Populations, Storage};
@@ -295,7 +297,18 @@ impl CpuIb {
         };
         for s in 0..self.plan.body.len() {
             // SAFETY: one sample at a time: plain additions are the atomic ones.
-            let r = unsafe { immersed::sample_force(&a, s, |p, v| *p = (*p).wrapping_add(v)) };
+            let r = unsafe {
+                let (r, spread) = immersed::sample_force(&a, s);
+                immersed::spread_terms(spread.as_ref(), |t| {
+                    if let Some((k, v)) = t {
+                        for (c, &vc) in v.iter().enumerate() {
+                            let p = a.band.pass.at(k + c * BRICK_CELLS);
+                            *p = (*p).wrapping_add(vc);
+                        }
+                    }
+                });
+                r
+            };
             for c in 0..3 {
                 // SAFETY: the record holds every solid's values.
                 unsafe {

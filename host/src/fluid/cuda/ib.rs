@@ -11,12 +11,16 @@ use crate::gpu::scan::CellScan;
 use crate::gpu::{Gpu, Shape, Views};
 use cudarc::driver::CudaSlice;
 use murmur_common::lbm::abi::{
-    Bins, IbBin, IbClear, IbForce, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity, SampleSet,
-    Solids, BIN_BLOCK, RECORD_FLOATS, SPREAD_SCATTER, SPREAD_STORE,
+    Bins, ForceShared, IbBin, IbClear, IbForce, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity,
+    SampleSet, Solids, BIN_BLOCK, FORCE_BLOCK, RECORD_FLOATS, SPREAD_SCATTER, SPREAD_STORE,
 };
 use murmur_common::lbm::ib::band::{counter, pass_len, pool_len, BandMut, BandRef};
 use murmur_common::lbm::{LbmParams, Populations, Storage};
 use murmur_common::{DevSlice, DevSliceMut};
+
+/// Threads per SM of the band stages' grid-stride launches ([`CudaIb::band_shape`]): a full
+/// SM of sm_80 and sm_90.
+const BAND_THREADS_PER_SM: u64 = 2048;
 
 /// The immersed boundary's device buffers (see [`IbPlan`]).
 pub(super) struct CudaIb {
@@ -222,6 +226,15 @@ impl CudaIb {
         self.plan.body.len() as u64
     }
 
+    /// The launch of a stage over the band's cells: its kernel loops grid-stride over the
+    /// cells of the slots in use (a count on the device), so the grid is what the GPU holds at
+    /// once ([`BAND_THREADS_PER_SM`] threads per SM), or the whole pool if that is smaller, not one
+    /// thread per cell of a pool sized for the solids' bounding boxes.
+    fn band_shape(&self, gpu: &Gpu) -> Shape {
+        let resident = BAND_THREADS_PER_SM * gpu.sm_count as u64;
+        Shape::per_item(self.plan.band_items().min(resident), BLOCK_SIZE)
+    }
+
     /// Stage `ib_clear`.
     pub(super) fn clear(&mut self, gpu: &Gpu) -> Result<(), FluidError> {
         let items = (self.band.table.len())
@@ -334,8 +347,8 @@ impl CudaIb {
     where
         IbVelocity<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     {
-        let shape = Shape::per_item(self.plan.band_items(), BLOCK_SIZE);
-        // SAFETY: one thread per band cell, each writing its own values.
+        let shape = self.band_shape(gpu);
+        // SAFETY: each band cell handled by one thread (grid-stride), writing its own values.
         unsafe {
             gpu.launch()
                 .run(shape, &mut self.band, |l, band| IbVelocity {
@@ -369,7 +382,7 @@ impl CudaIb {
         flags: &CudaSlice<u8>,
         pass: u32,
     ) -> Result<(), FluidError> {
-        let shape = Shape::per_item(self.n_samples(), BLOCK_SIZE);
+        let shape = Shape::per_item(self.n_samples(), FORCE_BLOCK).shared_of::<ForceShared>();
         let (domain, passes, solids, slot) = (
             self.plan.domain,
             self.plan.passes,
@@ -391,8 +404,9 @@ impl CudaIb {
             &mut self.sample_force,
             gather_writes,
         );
-        // SAFETY: one thread per sample (whole warps take part in the reduction); shared values
-        // are added atomically; `order` is a permutation of the samples.
+        // SAFETY: one thread per sample in blocks of `FORCE_BLOCK` with a `ForceShared` (whole
+        // blocks take part in the reductions); shared values are added atomically; `order` is a
+        // permutation of the samples.
         unsafe {
             gpu.launch()
                 .run(shape, writes, |l, (band, ring, sample_force, gather)| {
@@ -426,15 +440,15 @@ impl CudaIb {
 
     /// Stage `ib_gather` (gather only).
     pub(super) fn gather(&mut self, gpu: &Gpu) -> Result<(), FluidError> {
-        let shape = Shape::per_item(self.plan.band_items(), BLOCK_SIZE);
+        let shape = self.band_shape(gpu);
         let domain = self.plan.domain;
         let Some(g) = self.gather.as_ref() else {
             return Ok(());
         };
         let bins = g.bins;
         let list = (bins.kind != BIN_BLOCK).then_some(&g.list);
-        // SAFETY: one thread per band cell, each updating its own values from the samples
-        // `ib_force` stored.
+        // SAFETY: each band cell handled by one thread (grid-stride), updating its own values
+        // from the samples `ib_force` stored.
         unsafe {
             gpu.launch().run(shape, &mut self.band, |l, band| IbGather {
                 domain,
@@ -451,8 +465,8 @@ impl CudaIb {
 
     /// Stage `ib_update` (scatter only).
     pub(super) fn update(&mut self, gpu: &Gpu) -> Result<(), FluidError> {
-        let shape = Shape::per_item(self.plan.band_items(), BLOCK_SIZE);
-        // SAFETY: one thread per band cell.
+        let shape = self.band_shape(gpu);
+        // SAFETY: each band cell handled by one thread (grid-stride).
         unsafe {
             gpu.launch().run(shape, &mut self.band, |l, band| IbUpdate {
                 band: band.views(l),
