@@ -264,14 +264,16 @@ pub struct SampleSet {
     pub solid: DevSlice<u32>,
 }
 
-/// `ib_clear`: the band table to empty, its counter and this step's force record (a
-/// [`RECORD_FLOATS`] slice of the ring) to zero.
+/// `ib_clear`: the band table to empty, its counter, its reached cells and this step's force
+/// record (a [`RECORD_FLOATS`] slice of the ring) to zero.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct IbClear {
     pub table: DevSliceMut<u32>,
     pub counter: DevSliceMut<u32>,
     pub record: DevSliceMut<u64>,
+    /// The band's reached cells ([`super::ib::band::BandMut::reach`]).
+    pub reach: DevSliceMut<u64>,
 }
 
 /// `ib_mark`: one thread per sample claims the bricks of its stencil's fluid nodes.

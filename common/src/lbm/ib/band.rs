@@ -173,6 +173,10 @@ pub struct BandMut {
     pub pass: DevSliceMut<u64>,
     /// [`counter::WORDS`] words.
     pub counter: DevSliceMut<u32>,
+    /// Per brick (`bricks.count()` words) bit `local` set when a sample's stencil reaches the
+    /// brick's fluid cell `local` this step ([`claim_at`]): the band's other cells keep
+    /// `rho = 0` and take no force, so only these pull their populations.
+    pub reach: DevSliceMut<u64>,
 }
 
 /// The band as the stream-collide step reads it: the force density of band cells.
@@ -261,6 +265,30 @@ impl BandMut {
         slot_in(&self.bricks, self.table.as_const(), cell)
     }
 
+    /// Whether a stencil reached cell `local` of `brick` this step.
+    ///
+    /// # Safety
+    /// `brick < bricks.count()`, no [`claim_at`] running in the same launch.
+    #[inline(always)]
+    pub unsafe fn reached(&self, brick: usize, local: usize) -> bool {
+        self.reach.read(brick) >> local & 1 != 0
+    }
+
+    /// [`BandMut::slot_of`] the cell at lattice coordinates `node`.
+    ///
+    /// # Safety
+    /// As [`BandMut::slot_of`], `node` inside the lattice.
+    #[inline(always)]
+    pub unsafe fn slot_at(&self, node: [u32; 3]) -> Option<(u32, usize)> {
+        let (brick, local) = self.bricks.locate(node[0], node[1], node[2]);
+        let s = self.table.read(brick);
+        if s >= CLAIMED {
+            None
+        } else {
+            Some((s, local))
+        }
+    }
+
     /// Value `v` of a band cell.
     ///
     /// # Safety
@@ -304,8 +332,45 @@ unsafe fn slot_in(bricks: &Bricks, table: DevSlice<u32>, cell: usize) -> Option<
 /// [`EMPTY`] and the counter to 0 before the launch; `cell < cells`.
 #[inline(always)]
 pub unsafe fn claim(band: &BandMut, cell: usize) {
-    use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
     let (brick, _) = band.bricks.locate_cell(cell);
+    claim_brick(band, brick);
+}
+
+/// [`claim`] the brick holding the fluid stencil node at lattice coordinates `node`, and mark
+/// the node reached ([`BandMut::reach`]); no division.
+///
+/// # Safety
+/// As [`claim`], `node` inside the lattice; `reach` was cleared with the table.
+#[inline(always)]
+pub unsafe fn claim_at(band: &BandMut, node: [u32; 3]) {
+    use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    let (brick, local) = band.bricks.locate(node[0], node[1], node[2]);
+    claim_brick(band, brick);
+    let bit = 1u64 << local;
+    let word = AtomicU64::from_ptr(band.reach.at(brick));
+    if word.load(Relaxed) & bit == 0 {
+        word.fetch_or(bit, Relaxed);
+    }
+}
+
+/// [`claim`] the brick holding the cell at lattice coordinates `node`, the node not marked
+/// reached.
+///
+/// # Safety
+/// As [`claim_at`].
+#[inline(always)]
+pub unsafe fn claim_brick_at(band: &BandMut, node: [u32; 3]) {
+    let (brick, _) = band.bricks.locate(node[0], node[1], node[2]);
+    claim_brick(band, brick);
+}
+
+/// [`claim`] brick `brick`.
+///
+/// # Safety
+/// As [`claim`], `brick < bricks.count()`.
+#[inline(always)]
+unsafe fn claim_brick(band: &BandMut, brick: usize) {
+    use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
     let entry = AtomicU32::from_ptr(band.table.at(brick));
     if entry.load(Relaxed) != EMPTY {
         return;
@@ -397,6 +462,7 @@ mod tests {
         let mut pool = std::vec![0f32; pool_len(1)];
         let mut pass = std::vec![0u64; pass_len(1)];
         let mut count = std::vec![0u32; counter::WORDS];
+        let mut reach = std::vec![0u64; bricks.count()];
         let band = unsafe {
             BandMut {
                 bricks,
@@ -407,6 +473,7 @@ mod tests {
                 pool: DevSliceMut::from_raw(pool.as_mut_ptr(), pool.len() as u64),
                 pass: DevSliceMut::from_raw(pass.as_mut_ptr(), pass.len() as u64),
                 counter: DevSliceMut::from_raw(count.as_mut_ptr(), 2),
+                reach: DevSliceMut::from_raw(reach.as_mut_ptr(), reach.len() as u64),
             }
         };
         unsafe {
@@ -418,7 +485,50 @@ mod tests {
         }
         assert_eq!(count, [2, 1]);
         assert_eq!(brick_of[0], 0);
-        let _ = (&mut table, &mut pool, &mut pass);
+        let _ = (&mut table, &mut pool, &mut pass, &mut reach);
+    }
+
+    #[test]
+    fn claims_at_stencil_nodes_mark_just_those_cells_reached() {
+        let l = Lattice::new(8, 8, 8);
+        let bricks = Bricks::new(l);
+        let mut table = std::vec![EMPTY; bricks.count()];
+        let mut brick_of = std::vec![0u32; 4];
+        let mut pool = std::vec![0f32; pool_len(4)];
+        let mut pass = std::vec![0u64; pass_len(4)];
+        let mut count = std::vec![0u32; counter::WORDS];
+        let mut reach = std::vec![0u64; bricks.count()];
+        let band = unsafe {
+            BandMut {
+                bricks,
+                capacity: 4,
+                _pad: 0,
+                table: DevSliceMut::from_raw(table.as_mut_ptr(), table.len() as u64),
+                brick_of: DevSliceMut::from_raw(brick_of.as_mut_ptr(), 4),
+                pool: DevSliceMut::from_raw(pool.as_mut_ptr(), pool.len() as u64),
+                pass: DevSliceMut::from_raw(pass.as_mut_ptr(), pass.len() as u64),
+                counter: DevSliceMut::from_raw(count.as_mut_ptr(), 2),
+                reach: DevSliceMut::from_raw(reach.as_mut_ptr(), reach.len() as u64),
+            }
+        };
+        unsafe {
+            claim_at(&band, [1, 2, 3]);
+            claim_at(&band, [1, 2, 3]);
+            claim_at(&band, [2, 2, 3]);
+            claim_brick_at(&band, [5, 6, 7]);
+            // Both claims found their slots, without dividing a cell number.
+            assert_eq!(band.slot_at([1, 2, 3]), band.slot_of(l.index(1, 2, 3)));
+            assert_eq!(band.slot_at([5, 6, 7]), band.slot_of(l.index(5, 6, 7)));
+            assert!(band.slot_at([5, 6, 7]).is_some());
+            for cell in 0..l.cells() {
+                let (x, y, z) = l.coords(cell);
+                let (brick, local) = bricks.locate(x, y, z);
+                let want = [x, y, z] == [1, 2, 3] || [x, y, z] == [2, 2, 3];
+                assert_eq!(band.reached(brick, local), want, "({x}, {y}, {z})");
+            }
+        }
+        assert_eq!(count, [2, 0]);
+        let _ = (&mut table, &mut brick_of, &mut pool, &mut pass);
     }
 
     #[test]

@@ -18,7 +18,8 @@
 //! sample order; callers pass the addition.
 
 use super::band::{
-    band_cell, claim, from_fixed, pass_index, pass_index_of, slot, to_fixed, BRICK_CELLS,
+    band_cell, claim_at, claim_brick_at, from_fixed, pass_index, pass_index_of, slot, to_fixed,
+    BRICK_CELLS,
 };
 use super::forcing::{
     force_density, interpolate_nodes, interpolate_scalar_nodes, spread_term, spread_total,
@@ -47,20 +48,20 @@ pub unsafe fn clear(a: &IbClear, i: usize) {
     if (i as u64) < a.record.len() {
         a.record.write(i, 0);
     }
+    if (i as u64) < a.reach.len() {
+        a.reach.write(i, 0);
+    }
 }
 
 /// Elements [`clear`] covers.
 pub fn clear_items(a: &IbClear) -> u64 {
-    let m = if a.table.len() > a.record.len() {
-        a.table.len()
-    } else {
-        a.record.len()
-    };
-    if m > a.counter.len() {
-        m
-    } else {
-        a.counter.len()
+    let mut m = a.table.len();
+    for n in [a.record.len(), a.counter.len(), a.reach.len()] {
+        if n > m {
+            m = n;
+        }
     }
+    m
 }
 
 /// The state of solid `i` (solid 0 for an index out of range). Selected with constant
@@ -109,23 +110,20 @@ pub unsafe fn mark(a: &IbMark, s: usize) {
     let (pos, _, _, _) = place(&a.samples, &a.solids, s);
     let stencil = Stencil::new(&a.domain, pos);
     unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7] => {
-        if stencil.is_present(i) {
-            let cell = stencil.cell(i);
-            if a.flags.read(cell) & KIND_MASK == FLUID {
-                claim(&a.band, cell);
-            }
+        if stencil.is_present(i) && a.flags.read(stencil.cell(i)) & KIND_MASK == FLUID {
+            claim_at(&a.band, stencil.node(i));
         }
     });
     // The gather bins samples by this node's band cell, so its brick joins the band even when
     // the node is a wall (its cells get `rho = 0` and take no force).
     if let Some(k) = bin_node(&a.domain, pos) {
-        claim(&a.band, a.domain.lattice.index(k[0], k[1], k[2]));
+        claim_brick_at(&a.band, k);
     }
 }
 
 /// Stage `ib_velocity`, element `i` of `capacity x 64` (slot `i / 64`, cell `i % 64`):
-/// `rho` and `u*` of the band cell, its forces zeroed; cells outside the lattice or not fluid
-/// get `rho = 0`, which the interpolation reads as absent.
+/// `rho` and `u*` of the band cell, its forces zeroed; cells outside the lattice, not fluid or
+/// not reached by a stencil this step get `rho = 0`, which the interpolation reads as absent.
 ///
 /// # Safety
 /// The buffers as documented on [`IbVelocity`]; each `i` is handled once.
@@ -139,7 +137,8 @@ pub unsafe fn band_velocity<S: Storage>(a: &IbVelocity<S>, i: usize) {
     let local = i % BRICK_CELLS;
     let brick = band.brick_of.read(s as usize) as usize;
     let (mut rho, mut u) = (0.0f32, [0.0f32; 3]);
-    if let Some(cell) = band.bricks.cell(brick, local) {
+    // Only the cells a stencil reaches pull (the others keep `rho = 0`, read as absent).
+    if let (true, Some(cell)) = (band.reached(brick, local), band.bricks.cell(brick, local)) {
         // A slab's ghost cells get their values from the neighbouring slab
         // ([`crate::lbm::halo::band_unpack`]): they cannot pull here.
         let flag = a.flags.read(cell);
@@ -195,7 +194,7 @@ impl Nodes {
             if stencil.is_present(i) {
                 let cell = stencil.cell(i);
                 let fluid = a.flags.read(cell) & KIND_MASK == FLUID;
-                if let Some((sl, local)) = band.slot_of(cell) {
+                if let Some((sl, local)) = band.slot_at(stencil.node(i)) {
                     let rho = band.get(sl, slot::RHO, local);
                     n.u[i] = [
                         band.get(sl, slot::U, local),

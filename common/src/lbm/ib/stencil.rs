@@ -197,6 +197,8 @@ pub struct Stencil {
     pub(super) cells: [u32; NODES],
     pub(super) weights: [f32; NODES],
     pub(super) present: u8,
+    /// The two node coordinates along each axis (see [`Stencil::node`]).
+    axes: [[u32; 2]; 3],
 }
 
 impl Stencil {
@@ -214,6 +216,7 @@ impl Stencil {
             cells: [0; NODES],
             weights: [0.0; NODES],
             present: 0,
+            axes: [ax.coord, ay.coord, az.coord],
         };
         for_8!(i => {
             let (a, b, c) = (i & 1, i >> 1 & 1, i >> 2);
@@ -265,6 +268,7 @@ impl Stencil {
                 cells: [0; NODES],
                 weights: [0.0; NODES],
                 present: 0,
+                axes: self.axes,
             };
             None
         }
@@ -294,6 +298,17 @@ impl Stencil {
         } else {
             0.0
         }
+    }
+
+    /// Lattice coordinates of node `i` (those of its cell when it is present): the band finds
+    /// a node's brick from them without dividing its cell number.
+    #[inline(always)]
+    pub const fn node(&self, i: usize) -> [u32; 3] {
+        [
+            self.axes[0][i & 1],
+            self.axes[1][i >> 1 & 1],
+            self.axes[2][i >> 2 & 1],
+        ]
     }
 
     /// Number of present nodes.
@@ -443,6 +458,23 @@ mod tests {
         assert_eq!(s.weight(0), 1.0);
         assert_eq!(s.cell(0), l.index(2, 3, 4));
         assert_eq!(weight_sum(&s), 1.0);
+    }
+
+    #[test]
+    fn node_coordinates_are_those_of_the_node_cells() {
+        let l = Lattice::new(7, 5, 6);
+        let mut rng = Lcg(3);
+        for domain in [Domain::periodic(l), Domain::new(l, [false, true, false])] {
+            for _ in 0..5_000 {
+                let s = Stencil::new(&domain, rng.pos(-3.0, 9.0));
+                for i in 0..NODES {
+                    if s.is_present(i) {
+                        let (x, y, z) = l.coords(s.cell(i));
+                        assert_eq!(s.node(i), [x, y, z], "node {i} of {s:?}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -28,6 +28,7 @@ pub(super) struct CpuIb {
     pool: Vec<f32>,
     pass: Vec<u64>,
     pub(super) counter: Vec<u32>,
+    reach: Vec<u64>,
     pub(super) sample_force: Vec<f32>,
     ring: Vec<u64>,
     records: RecordRing,
@@ -80,6 +81,7 @@ impl CpuIb {
             pool: vec![0.0; pool_len(plan.capacity)],
             pass: vec![0; pass_len(plan.capacity)],
             counter: vec![0; counter::WORDS],
+            reach: vec![0; plan.bricks.count()],
             sample_force: vec![0.0; 3 * plan.body.len()],
             ring: vec![0; crate::fluid::ib::plan::RING_STEPS * RECORD_FLOATS],
             records: RecordRing::default(),
@@ -100,6 +102,7 @@ impl CpuIb {
             pool: view_mut(&mut self.pool),
             pass: view_mut(&mut self.pass),
             counter: view_mut(&mut self.counter),
+            reach: view_mut(&mut self.reach),
         }
     }
 
@@ -165,6 +168,7 @@ impl CpuIb {
             record: self.record(),
             table: view_mut(&mut self.table),
             counter: view_mut(&mut self.counter),
+            reach: view_mut(&mut self.reach),
         };
         for i in 0..immersed::clear_items(&a) as usize {
             // SAFETY: the buffers are the plan's sizes; one call per element.

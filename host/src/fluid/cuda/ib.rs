@@ -56,6 +56,7 @@ pub(crate) struct BandBuffers {
     pool: CudaSlice<f32>,
     pass: CudaSlice<u64>,
     counter: CudaSlice<u32>,
+    reach: CudaSlice<u64>,
 }
 
 impl BandBuffers {
@@ -70,6 +71,7 @@ impl BandBuffers {
             pool: l.write(&mut self.pool),
             pass: l.write(&mut self.pass),
             counter: l.write(&mut self.counter),
+            reach: l.write(&mut self.reach),
         }
     }
 }
@@ -147,6 +149,7 @@ impl CudaIb {
                 pool: gpu.zeros(pool_len(plan.capacity))?,
                 pass: gpu.zeros(pass_len(plan.capacity))?,
                 counter: gpu.zeros(counter::WORDS)?,
+                reach: gpu.zeros(plan.bricks.count())?,
             },
             ring: gpu.zeros(RING_STEPS * RECORD_FLOATS)?,
             records: RecordRing::default(),
@@ -239,18 +242,21 @@ impl CudaIb {
     pub(super) fn clear(&mut self, gpu: &Gpu) -> Result<(), FluidError> {
         let items = (self.band.table.len())
             .max(RECORD_FLOATS)
-            .max(self.band.counter.len()) as u64;
+            .max(self.band.counter.len())
+            .max(self.band.reach.len()) as u64;
         let slot = self.now.slot;
-        let writes = (&mut self.band.table, &mut self.band.counter, &mut self.ring);
-        // SAFETY: one thread per element of the cleared buffers (the longest of the three).
+        let b = &mut self.band;
+        let writes = (&mut b.table, &mut b.counter, &mut b.reach, &mut self.ring);
+        // SAFETY: one thread per element of the cleared buffers (the longest of the four).
         unsafe {
             gpu.launch().run(
                 Shape::per_item(items, BLOCK_SIZE),
                 writes,
-                |l, (table, counter, ring)| IbClear {
+                |l, (table, counter, reach, ring)| IbClear {
                     table: l.write(table),
                     counter: l.write(counter),
                     record: record(l, ring, slot),
+                    reach: l.write(reach),
                 },
             )
         }?;

@@ -108,7 +108,7 @@ impl IbPlan {
     /// Bytes of device memory the plan needs: samples, their forces, the band.
     pub fn bytes(&self) -> u64 {
         let samples = self.body.len() as u64 * (16 + 4 + 12);
-        let band = self.bricks.count() as u64 * 4
+        let band = self.bricks.count() as u64 * (4 + 8)
             + self.capacity as u64 * 4
             + pool_len(self.capacity) as u64 * 4
             + pass_len(self.capacity) as u64 * 8;
