@@ -29,6 +29,7 @@ section device
 nvidia-smi --query-gpu=name,compute_cap,memory.total,driver_version --format=csv,noheader
 sed 's/^resolution = 24 .*/resolution = 48/' assets/fluid/sphere-re10000.toml > "$T/sphere-48.toml"
 grep -q "^resolution = 48" "$T/sphere-48.toml" || { echo "sphere-48.toml: no resolution line"; status=1; }
+# The scene as shipped spreads by the scatter; an older one named the block gather.
 sed -e 's/^spread = .*/spread = "scatter"/' -e '/^block = /d' assets/fluid/torus-channel.toml > "$T/torus-scatter.toml"
 
 if want parity; then
