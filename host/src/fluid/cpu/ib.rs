@@ -106,6 +106,13 @@ impl CpuIb {
         }
     }
 
+    /// The band stages' items: the cells of the slots in use (as the kernels' grid-stride
+    /// loops take them), not of the whole pool.
+    fn used_cells(&self) -> usize {
+        let used = self.counter[counter::USED].min(self.plan.capacity) as usize;
+        used * BRICK_CELLS
+    }
+
     pub(super) fn band_ref(&self) -> BandRef {
         BandRef::new(self.plan.bricks, view(&self.table), view(&self.pool))
     }
@@ -242,7 +249,7 @@ impl CpuIb {
         flags: DevSlice<u8>,
         f: DevSlice<S::Elem>,
     ) {
-        let items = self.plan.band_items() as usize;
+        let items = self.used_cells();
         let a = Shared(IbVelocity {
             p: *p,
             pops,
@@ -328,7 +335,7 @@ impl CpuIb {
     /// Stage `ib_gather` (gather only).
     pub(super) fn gather(&mut self) {
         let Some(bins) = self.plan.bins else { return };
-        let items = self.plan.band_items() as usize;
+        let items = self.used_cells();
         let band = self.band();
         let g = &self.gather;
         let a = Shared(IbGather {
@@ -357,7 +364,7 @@ impl CpuIb {
 
     /// Stage `ib_update` (scatter only).
     pub(super) fn update(&mut self) {
-        let items = self.plan.band_items() as usize;
+        let items = self.used_cells();
         let a = Shared(IbUpdate { band: self.band() });
         (0..items)
             .into_par_iter()
