@@ -9,13 +9,14 @@
 //!    force values zeroed;
 //! 4. per multi-direct-forcing pass: [`sample_force`] (per sample: interpolate `u*` and `rho`,
 //!    `F_s = 2 rho (u_b - u*)`, spread `F_s dA_s` into the band ([`spread_terms`]), add the
-//!    reaction to the solid's force and torque) and [`band_update`] (per band cell: the pass's force into the
-//!    step's, `u* += f / (2 rho)` for the next pass);
+//!    reaction to the solid's force and torque) and [`band_update`] (per band cell: the pass's
+//!    force into the step's, `u* += f / (2 rho)` for the next pass);
 //! 5. the stream-collide step adds the band's force to the body force of band cells
 //!    ([`super::band::BandRef::force`]).
 //!
-//! Spreading and the solid sums add into shared values: the kernels with atomics, the CPU in
-//! sample order; callers pass the addition.
+//! Spreading and the solid sums add into shared values: [`spread_terms`] and [`Reaction`] hand
+//! the terms to the caller, which adds them (the kernels with atomics, a warp's or a block's
+//! terms for one address summed first; the CPU in sample order).
 
 use super::band::{
     band_cell, claim_at, claim_brick_at, from_fixed, pass_index, pass_index_of, slot, to_fixed,
@@ -121,7 +122,8 @@ pub unsafe fn mark(a: &IbMark, s: usize) {
     }
 }
 
-/// Stage `ib_velocity`, element `i` of `capacity x 64` (slot `i / 64`, cell `i % 64`):
+/// Stage `ib_velocity`, element `i` of the band's cells (slot `i / 64`, cell `i % 64`; callers
+/// take `i` below `used x 64`, later slots return at once):
 /// `rho` and `u*` of the band cell, its forces zeroed; cells outside the lattice, not fluid or
 /// not reached by a stencil this step get `rho = 0`, which the interpolation reads as absent.
 ///
@@ -326,8 +328,9 @@ pub fn record_value(v: u64) -> f64 {
     (v as i64) as f64 / RECORD_SCALE as f64
 }
 
-/// Stage `ib_update`, element `i` of `capacity x 64`, after each pass: the pass's
-/// fixed-point force `f` joins the step's force and `u* += f / (2 rho)` for the next pass.
+/// Stage `ib_update`, element `i` of the band's cells (as [`band_velocity`]), after each pass:
+/// the pass's fixed-point force `f` joins the step's force and `u* += f / (2 rho)` for the next
+/// pass.
 ///
 /// # Safety
 /// The buffers as documented on [`IbUpdate`]; each `i` is handled once.
