@@ -433,6 +433,22 @@ spread = "gather"
         !stdout.contains("| NO |"),
         "forces differ between methods: {stdout}"
     );
+    // The band's fill: `scatter, last step: band: U of C slots (P %): N cells in claimed
+    // bricks, R reached by a stencil (Q %)`, the reached cells within the claimed bricks' cells.
+    let band = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("scatter, last step: band: "))
+        .unwrap_or_else(|| panic!("no band line: {stdout}"));
+    let words: Vec<&str> = band.split_whitespace().collect();
+    let (used, capacity) = (
+        words[0].parse::<u64>().unwrap(),
+        words[2].parse::<u64>().unwrap(),
+    );
+    let cells: u64 = words[6].parse().unwrap();
+    let reached: u64 = words[11].parse().unwrap();
+    assert!(0 < used && used <= capacity, "{band}");
+    assert_eq!(cells, 64 * used, "{band}");
+    assert!(0 < reached && reached < cells, "{band}");
 
     // Bad spreading choices are one-line errors.
     let text = std::fs::read_to_string(&scene).unwrap();

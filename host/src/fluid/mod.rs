@@ -394,6 +394,11 @@ pub trait FluidBackend {
     fn take_forces(&mut self) -> Result<Vec<forces::ForceSample>, FluidError>;
     /// The solids' samples after the last step, with their forces (`None` without solids).
     fn samples(&mut self) -> Result<Option<ib::plan::SampleSnapshot>, FluidError>;
+    /// How full the immersed boundary's band was at the last step (`None` without solids, and
+    /// by default).
+    fn band(&mut self) -> Result<Option<ib::plan::BandStats>, FluidError> {
+        Ok(None)
+    }
     /// The health of the fields the last step stored (`None` when no fluid cell exists).
     fn health(
         &mut self,

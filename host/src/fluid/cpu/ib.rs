@@ -113,6 +113,11 @@ impl CpuIb {
         used * BRICK_CELLS
     }
 
+    /// How full the band was at the last step.
+    pub(super) fn band_stats(&self) -> crate::fluid::ib::plan::BandStats {
+        crate::fluid::ib::plan::BandStats::new(self.plan.capacity, &self.counter, &self.reach)
+    }
+
     pub(super) fn band_ref(&self) -> BandRef {
         BandRef::new(self.plan.bricks, view(&self.table), view(&self.pool))
     }

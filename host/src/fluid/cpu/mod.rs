@@ -442,6 +442,10 @@ impl<S: Storage> FluidBackend for CpuFluid<S> {
             .map(|ib| ib.plan.snapshot(self.step, &ib.sample_force)))
     }
 
+    fn band(&mut self) -> Result<Option<super::ib::plan::BandStats>, FluidError> {
+        Ok(self.ib.as_ref().map(|ib| ib.band_stats()))
+    }
+
     fn health(&mut self, bounds: &health::Bounds) -> Result<Option<Report>, FluidError> {
         let a = Shared(Health {
             p: self.params,

@@ -184,6 +184,20 @@ impl CudaIb {
         Ok(())
     }
 
+    /// How full the band was at the last step (waits for the queued steps).
+    pub(super) fn band_stats(
+        &self,
+        gpu: &Gpu,
+    ) -> Result<crate::fluid::ib::plan::BandStats, FluidError> {
+        let counter = gpu.download(&self.band.counter)?;
+        let reach = gpu.download(&self.band.reach)?;
+        Ok(crate::fluid::ib::plan::BandStats::new(
+            self.plan.capacity,
+            &counter,
+            &reach,
+        ))
+    }
+
     /// Fails when a claim found the band's pool full.
     pub(super) fn check_overflow(&self, gpu: &Gpu) -> Result<(), FluidError> {
         let c = gpu.download(&self.band.counter)?;

@@ -505,6 +505,13 @@ where
         Ok(Some(ib.plan.snapshot(self.step, &force)))
     }
 
+    fn band(&mut self) -> Result<Option<crate::fluid::ib::plan::BandStats>, FluidError> {
+        match self.ib.as_ref() {
+            Some(ib) => Ok(Some(ib.band_stats(&self.gpu)?)),
+            None => Ok(None),
+        }
+    }
+
     fn health(&mut self, bounds: &health::Bounds) -> Result<Option<Report>, FluidError> {
         self.health_report(bounds)
     }

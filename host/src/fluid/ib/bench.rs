@@ -50,6 +50,8 @@ pub struct IbBenchRow {
     pub step_ms: f64,
     /// The solids' forces of the last step equal the first method's bit for bit.
     pub same_forces: Option<bool>,
+    /// How full the band was at the last step (`None` without solids).
+    pub band: Option<crate::fluid::ib::plan::BandStats>,
 }
 
 /// The methods `args` asks for.
@@ -93,6 +95,7 @@ pub fn bench_method(
     )?
     .times;
     let forces = b.take_forces()?;
+    let band = b.band()?;
     let last = forces.iter().map(|r| r.step).max();
     let last_forces: Vec<_> = forces
         .into_iter()
@@ -110,6 +113,7 @@ pub fn bench_method(
             ib_stages,
             step_ms: times.total_mean_ms(),
             same_forces: None,
+            band,
         },
         last_forces,
     ))
@@ -244,11 +248,7 @@ pub fn ib_bench_cmd(a: &IbBenchArgs) -> Result<()> {
         }
         eprintln!(
             "  {}: {}step {:.3} ms",
-            match spread {
-                Some(IbSpread::Blocks { l }) => format!("blocks l = {l}"),
-                Some(s) => s.name().to_string(),
-                None => "no solids".to_string(),
-            },
+            row_name(spread),
             if spread.is_some() {
                 format!("IB {:.3} ms, ", row.ib_ms)
             } else {
@@ -276,5 +276,19 @@ pub fn ib_bench_cmd(a: &IbBenchArgs) -> Result<()> {
         }
     );
     print!("{}", table(&rows));
+    for r in &rows {
+        if let (Some(_), Some(band)) = (r.spread, r.band) {
+            println!("{}, last step: {}", row_name(r.spread), band.line());
+        }
+    }
     Ok(())
+}
+
+/// A method's name in the progress lines: `scatter`, `gather`, `blocks l = 4`, `no solids`.
+fn row_name(spread: Option<IbSpread>) -> String {
+    match spread {
+        Some(IbSpread::Blocks { l }) => format!("blocks l = {l}"),
+        Some(s) => s.name().to_string(),
+        None => "no solids".to_string(),
+    }
 }

@@ -38,6 +38,52 @@ pub struct SampleSnapshot {
     pub solid: Vec<u32>,
 }
 
+/// How full the band was at the last step ([`crate::fluid::FluidBackend::band`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BandStats {
+    /// Slots the pool holds (bricks of 64 cells).
+    pub capacity: u32,
+    /// Slots the step claimed (at most the capacity).
+    pub used: u32,
+    /// Cells a stencil reached, the ones that pulled their populations.
+    pub reached: u64,
+}
+
+impl BandStats {
+    /// From the band's counter and reached bits.
+    pub fn new(capacity: u32, counter: &[u32], reach: &[u64]) -> BandStats {
+        use murmur_common::lbm::ib::band::counter;
+        BandStats {
+            capacity,
+            used: counter[counter::USED].min(capacity),
+            reached: reach.iter().map(|w| w.count_ones() as u64).sum(),
+        }
+    }
+
+    /// `band: USED of CAPACITY slots (P %): CELLS cells in claimed bricks, REACHED reached by a
+    /// stencil (Q %)`.
+    pub fn line(&self) -> String {
+        let cells = self.used as u64 * BRICK_CELLS as u64;
+        let pct = |a: u64, b: u64| {
+            if b == 0 {
+                0.0
+            } else {
+                100.0 * a as f64 / b as f64
+            }
+        };
+        format!(
+            "band: {} of {} slots ({:.1} %): {} cells in claimed bricks, {} reached by a stencil \
+             ({:.1} %)",
+            self.used,
+            self.capacity,
+            pct(self.used as u64, self.capacity as u64),
+            cells,
+            self.reached,
+            pct(self.reached, cells)
+        )
+    }
+}
+
 /// The immersed boundary of a backend, ready to run.
 #[derive(Clone, Debug)]
 pub struct IbPlan {
