@@ -12,26 +12,8 @@
 # - small: `fluid bench` at 64^3, 128^3, 256^3 without and with --graph, old and new binaries;
 # - fp16: ncu of the FP32 and FP16S BGK / ACM-MRT kernels at 256^3 with their stall reasons.
 # Needs dist/new/murmur.xz (PTX embedded) and, for checks, dist/gpu/tests/*.xz.
-set -u -o pipefail
-O=${OUT:-gpu-logs}
-mkdir -p "$O"
-exec > >(tee -a "$O/log-solids.txt") 2>&1
-T=/tmp/murmur-solids
-mkdir -p "$T"
-B=$T/murmur
-xz -dc dist/new/murmur.xz > "$B" && chmod +x "$B"
-OLD=
-if [ -f dist/old/murmur.xz ]; then OLD=$T/murmur-old; xz -dc dist/old/murmur.xz > "$OLD" && chmod +x "$OLD"; fi
-status=0
-section() { echo; echo "=== $* ($(date +%T)) ==="; }
-want() { [[ " $WANT " == *" all "* ]] || [[ " $WANT " == *" $1 "* ]]; }
-WANT=" ${*:-all} "
-[ -e /work/main ] || { mkdir -p /work && ln -s "$PWD" /work/main; }
-mkdir -p target/release && cp "$B" target/release/murmur
-section device
-nvidia-smi --query-gpu=name,compute_cap,memory.total,driver_version --format=csv,noheader
-sed 's/^resolution = 24 .*/resolution = 48/' assets/fluid/sphere-re10000.toml > "$T/sphere-48.toml"
-grep -q "^resolution = 48" "$T/sphere-48.toml" || { echo "sphere-48.toml: no resolution line"; status=1; }
+NAME=solids ARGS="$*"
+. scripts/gpu-old-new.sh
 # The scene as shipped spreads by the scatter; an older one named the block gather.
 sed -e 's/^spread = .*/spread = "scatter"/' -e '/^block = /d' assets/fluid/torus-channel.toml > "$T/torus-scatter.toml"
 

@@ -9,26 +9,8 @@
 #   kernel of the sphere at 48 without it (the outlet layer's own kernel, then in the interior
 #   kernel's), old and new binaries.
 # Needs dist/new/murmur.xz (PTX embedded) and, for checks, dist/gpu/tests/*.xz.
-set -u -o pipefail
-O=${OUT:-gpu-logs}
-mkdir -p "$O"
-exec > >(tee -a "$O/log-walls.txt") 2>&1
-T=/tmp/murmur-walls
-mkdir -p "$T"
-B=$T/murmur
-xz -dc dist/new/murmur.xz > "$B" && chmod +x "$B"
-OLD=
-if [ -f dist/old/murmur.xz ]; then OLD=$T/murmur-old; xz -dc dist/old/murmur.xz > "$OLD" && chmod +x "$OLD"; fi
-status=0
-section() { echo; echo "=== $* ($(date +%T)) ==="; }
-want() { [[ " $WANT " == *" all "* ]] || [[ " $WANT " == *" $1 "* ]]; }
-WANT=" ${*:-all} "
-[ -e /work/main ] || { mkdir -p /work && ln -s "$PWD" /work/main; }
-mkdir -p target/release && cp "$B" target/release/murmur
-section device
-nvidia-smi --query-gpu=name,compute_cap,memory.total,driver_version --format=csv,noheader
-sed 's/^resolution = 24 .*/resolution = 48/' assets/fluid/sphere-re10000.toml > "$T/sphere-48.toml"
-grep -q "^resolution = 48" "$T/sphere-48.toml" || { echo "sphere-48.toml: no resolution line"; status=1; }
+NAME=walls ARGS="$*"
+. scripts/gpu-old-new.sh
 
 if want checks; then
   section "fluid parity (CPU vs CUDA, 100 steps)"

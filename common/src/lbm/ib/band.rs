@@ -453,29 +453,58 @@ mod tests {
         assert_eq!(b.cell(brick, 2), None);
     }
 
+    /// A band's host buffers, for [`BandMut`] views over them.
+    struct HostBand {
+        bricks: Bricks,
+        capacity: u32,
+        table: std::vec::Vec<u32>,
+        brick_of: std::vec::Vec<u32>,
+        pool: std::vec::Vec<f32>,
+        pass: std::vec::Vec<u64>,
+        count: std::vec::Vec<u32>,
+        reach: std::vec::Vec<u64>,
+    }
+
+    impl HostBand {
+        /// An empty band of `capacity` slots on `lattice` (the table cleared).
+        fn new(lattice: Lattice, capacity: u32) -> HostBand {
+            let bricks = Bricks::new(lattice);
+            HostBand {
+                bricks,
+                capacity,
+                table: std::vec![EMPTY; bricks.count()],
+                brick_of: std::vec![0; capacity as usize],
+                pool: std::vec![0.0; pool_len(capacity)],
+                pass: std::vec![0; pass_len(capacity)],
+                count: std::vec![0; counter::WORDS],
+                reach: std::vec![0; bricks.count()],
+            }
+        }
+
+        fn view(&mut self) -> BandMut {
+            fn raw<T>(v: &mut [T]) -> DevSliceMut<T> {
+                // SAFETY: the vector's memory, kept by the `HostBand` the view borrows from.
+                unsafe { DevSliceMut::from_raw(v.as_mut_ptr(), v.len() as u64) }
+            }
+            BandMut {
+                bricks: self.bricks,
+                capacity: self.capacity,
+                _pad: 0,
+                table: raw(&mut self.table),
+                brick_of: raw(&mut self.brick_of),
+                pool: raw(&mut self.pool),
+                pass: raw(&mut self.pass),
+                counter: raw(&mut self.count),
+                reach: raw(&mut self.reach),
+            }
+        }
+    }
+
     #[test]
     fn claims_take_one_slot_per_brick_and_flag_overflow() {
         let l = Lattice::new(8, 8, 8);
-        let bricks = Bricks::new(l);
-        let mut table = std::vec![EMPTY; bricks.count()];
-        let mut brick_of = std::vec![0u32; 1];
-        let mut pool = std::vec![0f32; pool_len(1)];
-        let mut pass = std::vec![0u64; pass_len(1)];
-        let mut count = std::vec![0u32; counter::WORDS];
-        let mut reach = std::vec![0u64; bricks.count()];
-        let band = unsafe {
-            BandMut {
-                bricks,
-                capacity: 1,
-                _pad: 0,
-                table: DevSliceMut::from_raw(table.as_mut_ptr(), table.len() as u64),
-                brick_of: DevSliceMut::from_raw(brick_of.as_mut_ptr(), 1),
-                pool: DevSliceMut::from_raw(pool.as_mut_ptr(), pool.len() as u64),
-                pass: DevSliceMut::from_raw(pass.as_mut_ptr(), pass.len() as u64),
-                counter: DevSliceMut::from_raw(count.as_mut_ptr(), 2),
-                reach: DevSliceMut::from_raw(reach.as_mut_ptr(), reach.len() as u64),
-            }
-        };
+        let mut host = HostBand::new(l, 1);
+        let band = host.view();
         unsafe {
             claim(&band, l.index(1, 1, 1));
             claim(&band, l.index(2, 3, 0));
@@ -483,34 +512,15 @@ mod tests {
             claim(&band, l.index(5, 1, 1));
             assert_eq!(band.slot_of(l.index(5, 1, 1)), None);
         }
-        assert_eq!(count, [2, 1]);
-        assert_eq!(brick_of[0], 0);
-        let _ = (&mut table, &mut pool, &mut pass, &mut reach);
+        assert_eq!(host.count, [2, 1]);
+        assert_eq!(host.brick_of[0], 0);
     }
 
     #[test]
     fn claims_at_stencil_nodes_mark_just_those_cells_reached() {
         let l = Lattice::new(8, 8, 8);
-        let bricks = Bricks::new(l);
-        let mut table = std::vec![EMPTY; bricks.count()];
-        let mut brick_of = std::vec![0u32; 4];
-        let mut pool = std::vec![0f32; pool_len(4)];
-        let mut pass = std::vec![0u64; pass_len(4)];
-        let mut count = std::vec![0u32; counter::WORDS];
-        let mut reach = std::vec![0u64; bricks.count()];
-        let band = unsafe {
-            BandMut {
-                bricks,
-                capacity: 4,
-                _pad: 0,
-                table: DevSliceMut::from_raw(table.as_mut_ptr(), table.len() as u64),
-                brick_of: DevSliceMut::from_raw(brick_of.as_mut_ptr(), 4),
-                pool: DevSliceMut::from_raw(pool.as_mut_ptr(), pool.len() as u64),
-                pass: DevSliceMut::from_raw(pass.as_mut_ptr(), pass.len() as u64),
-                counter: DevSliceMut::from_raw(count.as_mut_ptr(), 2),
-                reach: DevSliceMut::from_raw(reach.as_mut_ptr(), reach.len() as u64),
-            }
-        };
+        let mut host = HostBand::new(l, 4);
+        let (bricks, band) = (host.bricks, host.view());
         unsafe {
             claim_at(&band, [1, 2, 3]);
             claim_at(&band, [1, 2, 3]);
@@ -527,8 +537,7 @@ mod tests {
                 assert_eq!(band.reached(brick, local), want, "({x}, {y}, {z})");
             }
         }
-        assert_eq!(count, [2, 0]);
-        let _ = (&mut table, &mut brick_of, &mut pool, &mut pass);
+        assert_eq!(host.count, [2, 0]);
     }
 
     #[test]

@@ -119,9 +119,9 @@ impl IbPlan {
             }
         }
         let bricks = Bricks::new(lattice);
-        // Band cells are numbered in `u32` (the gather's bins).
-        let capacity = capacity_for(&bricks, immersed.solids.iter().map(|s| s.radius as f32))
-            .min((u32::MAX - 2) / BRICK_CELLS as u32);
+        // At most `band::MAX_SLOTS`: band cells are numbered in `u32` (the gather's bins, the
+        // spreading's band cells).
+        let capacity = capacity_for(&bricks, immersed.solids.iter().map(|s| s.radius as f32));
         let mut half = vec![[0.0f32; 3]; immersed.solids.len().min(MAX_SOLIDS)];
         for (b, &i) in body.iter().zip(&solid_of) {
             for j in 0..3 {
