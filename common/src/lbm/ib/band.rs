@@ -3,7 +3,7 @@
 //! [`BRICK`]^3 cells, a table of one `u32` per brick (its slot in the pool, or [`EMPTY`]; 1/16
 //! byte per cell) and a pool of slots, each holding [`slot::FLOATS`] values for each of its
 //! cells. A brick joins the band when a sample's stencil touches one of its cells
-//! ([`claim`]); the table is rebuilt every step, so the band follows moving solids.
+//! ([`claim_at`]); the table is rebuilt every step, so the band follows moving solids.
 //!
 //! Pool layout: value `v` of cell `local` of slot `s` at `(s * FLOATS + v) * BRICK_CELLS +
 //! local` (neighbouring threads, neighbouring cells of one brick, touch consecutive floats).
@@ -323,24 +323,24 @@ unsafe fn slot_in(bricks: &Bricks, table: DevSlice<u32>, cell: usize) -> Option<
     }
 }
 
-/// Puts the brick holding `cell` into the band: the first claim of a brick takes the next free
-/// slot (atomically, so concurrent claims of one brick take one slot) and records the brick
-/// for it; when the pool is full the overflow flag is raised and the brick stays out.
+/// Puts the brick holding the cell at lattice coordinates `node` into the band: the first
+/// claim of a brick takes the next free slot (atomically, so concurrent claims of one brick
+/// take one slot) and records the brick for it; when the pool is full the overflow flag is
+/// raised and the brick stays out. The node is not marked reached (see [`claim_at`]).
 ///
 /// # Safety
 /// The band's buffers are sized as documented on [`BandMut`]; the table was cleared to
-/// [`EMPTY`] and the counter to 0 before the launch; `cell < cells`.
+/// [`EMPTY`] and the counter to 0 before the launch; `node` inside the lattice.
 #[inline(always)]
-pub unsafe fn claim(band: &BandMut, cell: usize) {
-    let (brick, _) = band.bricks.locate_cell(cell);
+pub unsafe fn claim_brick_at(band: &BandMut, node: [u32; 3]) {
+    let (brick, _) = band.bricks.locate(node[0], node[1], node[2]);
     claim_brick(band, brick);
 }
 
-/// [`claim`] the brick holding the fluid stencil node at lattice coordinates `node`, and mark
-/// the node reached ([`BandMut::reach`]); no division.
+/// [`claim_brick_at`], and mark the node, a fluid stencil node, reached ([`BandMut::reach`]).
 ///
 /// # Safety
-/// As [`claim`], `node` inside the lattice; `reach` was cleared with the table.
+/// As [`claim_brick_at`]; `reach` was cleared with the table.
 #[inline(always)]
 pub unsafe fn claim_at(band: &BandMut, node: [u32; 3]) {
     use core::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -353,21 +353,10 @@ pub unsafe fn claim_at(band: &BandMut, node: [u32; 3]) {
     }
 }
 
-/// [`claim`] the brick holding the cell at lattice coordinates `node`, the node not marked
-/// reached.
+/// [`claim_brick_at`] by brick number.
 ///
 /// # Safety
-/// As [`claim_at`].
-#[inline(always)]
-pub unsafe fn claim_brick_at(band: &BandMut, node: [u32; 3]) {
-    let (brick, _) = band.bricks.locate(node[0], node[1], node[2]);
-    claim_brick(band, brick);
-}
-
-/// [`claim`] brick `brick`.
-///
-/// # Safety
-/// As [`claim`], `brick < bricks.count()`.
+/// As [`claim_brick_at`], `brick < bricks.count()`.
 #[inline(always)]
 unsafe fn claim_brick(band: &BandMut, brick: usize) {
     use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
@@ -506,10 +495,10 @@ mod tests {
         let mut host = HostBand::new(l, 1);
         let band = host.view();
         unsafe {
-            claim(&band, l.index(1, 1, 1));
-            claim(&band, l.index(2, 3, 0));
+            claim_brick_at(&band, [1, 1, 1]);
+            claim_brick_at(&band, [2, 3, 0]);
             assert_eq!(band.slot_of(l.index(3, 3, 3)), Some((0, 63)));
-            claim(&band, l.index(5, 1, 1));
+            claim_brick_at(&band, [5, 1, 1]);
             assert_eq!(band.slot_of(l.index(5, 1, 1)), None);
         }
         assert_eq!(host.count, [2, 1]);
