@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The immersed boundary's speed, on one GPU machine, from the repository root, in one call:
-#   bash scripts/gpu-solids.sh [parity] [checks] [bench] [ncu] [gather] [small] [fp16]
+#   bash scripts/gpu-solids.sh [parity] [checks] [bench] [ncu] [sass] [gather] [small] [fp16]
 # - parity: `murmur fluid parity` (CPU against CUDA, moving immersed solids included);
 # - checks: the immersed-boundary GPU tests of dist/gpu/tests (TESTS="..." for some of them);
 # - bench: `murmur fluid ib-bench` of the torus channel (1.1M samples, the scatter; every method
@@ -8,6 +8,8 @@
 #   with the binary before this round (dist/old/murmur.xz, when present) and the new one;
 # - ncu: the immersed-boundary kernels of one step of the torus channel (the scatter), old and
 #   new binaries;
+# - sass: ncu's source counters of ib_force and ib_velocity (one launch each, torus channel, new
+#   binary): per SASS instruction its executed count and stall samples, as CSV in $OUT;
 # - gather: ncu of the plain and the block gather on the torus channel (new binary);
 # - small: `fluid bench` at 64^3, 128^3, 256^3 without and with --graph, old and new binaries;
 # - fp16: ncu of the FP32 and FP16S BGK / ACM-MRT kernels at 256^3 with their stall reasons.
@@ -59,6 +61,20 @@ if want ncu && command -v ncu >/dev/null; then
       "$bin" fluid run "$T/torus-scatter.toml" --backend cuda --steps 4 --quiet --no-tuning \
       > "$T/ncu.txt" 2>&1 || { echo "ncu failed: $(tail -3 "$T/ncu.txt")"; status=1; }
     python3 scripts/ncu-table.py --title "$(basename $bin)" < "$T/ncu.txt"
+  done
+fi
+# Where ib_force's and ib_velocity's instructions go: per SASS instruction, executed warp
+# instructions and warp-stall samples (ncu's source page as CSV, summarised by scripts/sass-hot.py).
+if want sass && command -v ncu >/dev/null; then
+  for k in ib_force ib_velocity; do
+    section "ncu source counters: $k, the torus channel (scatter), step 3"
+    ncu --clock-control none -k "regex:^$k" -s $([ $k = ib_force ] && echo 6 || echo 2) -c 1 \
+      --section SourceCounters --section WarpStateStats -o "$O/sass-$k" -f \
+      "$B" fluid run "$T/torus-scatter.toml" --backend cuda --steps 4 --quiet --no-tuning \
+      > "$T/ncu-s.txt" 2>&1 || { echo "ncu failed: $(tail -3 "$T/ncu-s.txt")"; status=1; continue; }
+    ncu -i "$O/sass-$k.ncu-rep" --page source --csv --print-source sass > "$O/sass-$k.csv" 2>&1 \
+      || { echo "ncu source page failed: $(head -3 "$O/sass-$k.csv")"; status=1; continue; }
+    python3 scripts/sass-hot.py "$O/sass-$k.csv" | head -40
   done
 fi
 # The gathers' profile (deliverable 3 of the IB round): one step of the torus channel with the
