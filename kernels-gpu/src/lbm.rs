@@ -5,8 +5,8 @@
 //! population access, is `murmur_common::lbm`.
 
 use crate::thread::{
-    ballot, grid_stride, index, index_below, lattice_cell, match_any, peer_sums_u64x3, red_add_u64,
-    shared, shfl_idx, sync, warp_max, warp_sum_u64,
+    ballot, grid_stride, index, index_below, lattice_cell, match_any, red_add_u64, shared,
+    shfl_idx, sync, warp_max, warp_sum_u64, PeerTree,
 };
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use murmur_common::lbm::abi::{
@@ -229,9 +229,9 @@ pub unsafe extern "ptx-kernel" fn ib_mark(a: IbMark) {
 }
 
 /// Stage `ib_force`: one thread per sample, in blocks of `FORCE_BLOCK`; spreading with atomic
-/// fixed-point adds (or the sample's force stored for `ib_gather`), node by node the terms of
-/// the warp's lanes that hit one band cell summed first (fixed point: the same total in any
-/// order) and added by one lane. The reactions go into this step's force record summed per
+/// fixed-point adds (or the sample's force stored for `ib_gather`), the terms of the warp's
+/// lanes whose stencils cover the same band cells summed first, node by node over one tree
+/// (fixed point: the same total in any order), and added by one lane. The reactions go into this step's force record summed per
 /// block when all its samples belong to one solid (samples are stored solid by solid; in block
 /// order a warp may mix solids), else per warp when its lanes do, else per lane. Shared memory:
 /// a `ForceShared`.
@@ -250,13 +250,15 @@ pub unsafe extern "ptx-kernel" fn ib_force(a: IbForce) {
         };
         (none, None)
     };
-    // Every lane takes part in each node's match, absent nodes under one key of their own.
+    // The lanes of one key share all their nodes' cells: one match and one tree for all 8
+    // nodes. Every lane takes part, those that spread nothing under a key of their own.
+    let tree = PeerTree::new(match_any(
+        spread.as_ref().map_or(u64::MAX, |sp| sp.group_key()),
+    ));
     stages::spread_terms(spread.as_ref(), |t| {
-        let key = t.map_or(u64::MAX, |(k, _)| k as u64);
-        let peers = match_any(key);
-        let sums = peer_sums_u64x3(peers, t.map_or([0; 3], |(_, v)| v));
+        let sums = tree.sums_u64x3(t.map_or([0; 3], |(_, v)| v));
         if let Some((k, _)) = t {
-            if lane == peers.trailing_zeros() {
+            if tree.leader() {
                 red_add_u64(a.band.pass.at(k), sums[0]);
                 red_add_u64(a.band.pass.at(k + BRICK_CELLS), sums[1]);
                 red_add_u64(a.band.pass.at(k + 2 * BRICK_CELLS), sums[2]);

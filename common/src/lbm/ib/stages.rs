@@ -223,6 +223,28 @@ pub struct Spread {
     g: [f32; 3],
 }
 
+impl Spread {
+    /// A key equal for two spreads exactly when their nodes are the same band cells (absent
+    /// ones alike): the first present node's band cell and which nodes are present. The first
+    /// present node and its offset in the stencil fix the node below the sample, and with it
+    /// every other node, so the kernels may sum the terms of all 8 nodes over the lanes of one
+    /// key ([`spread_terms`]). Never `u64::MAX`.
+    #[inline(always)]
+    pub fn group_key(&self) -> u64 {
+        let present = self.stencil.present;
+        // Node by node from the last (constant indices: a runtime index would put `cell` in
+        // local memory on the GPU).
+        let mut first = 0;
+        for_8!(i => {
+            let node = 7 - i;
+            if present >> node & 1 != 0 {
+                first = self.cell[node];
+            }
+        });
+        (present as u64) << 32 | first as u64
+    }
+}
+
 /// Stage `ib_force`, thread `t` (sample `order[t]`, or `t`), one pass: interpolates `u*` and
 /// `rho` over the stencil's fluid band nodes (renormalised), computes `F_s = 2 rho (u_b - u*)`,
 /// stores it for the gather ([`IbForce::spread`]) or returns what the sample spreads into the
@@ -383,5 +405,74 @@ pub(super) unsafe fn apply_pass(
             local,
             band.get(s, slot::FORCE + c, local) + f,
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lbm::ib::stencil::Domain;
+    use crate::lbm::layout::Lattice;
+    use std::vec::Vec;
+
+    /// A sample's spread with band cells standing in for the nodes' lattice cells, the nodes
+    /// whose cell is a multiple of 5 dropped as if not fluid.
+    fn spread_at(domain: &Domain, pos: [f32; 3]) -> Option<Spread> {
+        let mut stencil = Stencil::new(domain, pos);
+        stencil.renormalise(|cell| cell % 5 != 0)?;
+        let mut cell = [NO_NODE; 8];
+        for (i, c) in cell.iter_mut().enumerate() {
+            if stencil.is_present(i) {
+                *c = stencil.cell(i) as u32;
+            }
+        }
+        Some(Spread {
+            stencil,
+            cell,
+            g: [1.0; 3],
+        })
+    }
+
+    #[test]
+    fn group_keys_are_equal_exactly_when_the_nodes_are() {
+        let lattice = Lattice::new(5, 3, 4);
+        let mut state = 0x9e37_79b9_u32;
+        let mut next = move || {
+            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            state >> 8
+        };
+        for periodic in [[false; 3], [true, false, true], [true; 3]] {
+            let domain = Domain::new(lattice, periodic);
+            // Positions from a cell outside the lattice on either side, on a grid of quarter
+            // cells (so that many samples share their nodes) and a few off it.
+            let n = [5.0, 3.0, 4.0];
+            let spreads: Vec<Spread> = (0..400)
+                .filter_map(|k| {
+                    let pos = [0, 1, 2].map(|a| {
+                        let q = (next() % ((n[a] as u32 + 2) * 4)) as f32 * 0.25 - 1.0;
+                        if k % 7 == 0 {
+                            q + 0.1
+                        } else {
+                            q
+                        }
+                    });
+                    spread_at(&domain, pos)
+                })
+                .collect();
+            assert!(spreads.len() > 100, "{} spreads", spreads.len());
+            let mut equal = 0;
+            for a in &spreads {
+                assert_ne!(a.group_key(), u64::MAX);
+                for b in &spreads {
+                    let same = a.stencil.present == b.stencil.present && a.cell == b.cell;
+                    assert_eq!(a.group_key() == b.group_key(), same, "{a:?} {b:?}");
+                    equal += same as usize;
+                }
+            }
+            assert!(
+                equal > 2 * spreads.len(),
+                "too few pairs share their nodes: {equal}"
+            );
+        }
     }
 }
