@@ -16,7 +16,10 @@ extern crate std;
 
 pub mod flock;
 pub mod kernel;
+// `unroll!` for the modules after it.
+#[macro_use]
 pub mod lbm;
+pub mod coupling;
 pub mod math;
 pub mod render;
 pub mod rng;

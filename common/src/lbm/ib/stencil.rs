@@ -311,6 +311,12 @@ impl Stencil {
         ]
     }
 
+    /// The present nodes as a mask (bit `i`: node `i`).
+    #[inline(always)]
+    pub const fn present_mask(&self) -> u8 {
+        self.present
+    }
+
     /// Number of present nodes.
     #[inline(always)]
     pub const fn count(&self) -> u32 {
