@@ -1,0 +1,223 @@
+//! Signed distances to the solids, for the boids' avoidance rule and the projection that puts a
+//! boid a moving solid swept over back outside. Primitives analytically, in the solid's own
+//! frame (the round ones about its z axis, as the scene's shapes), moved with the solid's state;
+//! lengths in cells, negative inside.
+
+use crate::lbm::ib::solid::SolidState;
+use crate::math::{length, sqrt, Vec3};
+
+/// [`Sdf::kind`]: a sphere of radius `a`.
+pub const SPHERE: u32 = 0;
+/// [`Sdf::kind`]: a cylinder of radius `a` and length `2 b` along z, with flat caps when `caps`
+/// (else an open tube, whose wall has no inside: its distance is never negative).
+pub const CYLINDER: u32 = 1;
+/// [`Sdf::kind`]: a box of half-edges `a`, `b`, `c`.
+pub const BOX: u32 = 2;
+/// [`Sdf::kind`]: a torus of major radius `a` and minor radius `b` about z.
+pub const TORUS: u32 = 3;
+/// [`Sdf::kind`]: a capsule of radius `a` whose straight part runs from `-b` to `b` along z.
+pub const CAPSULE: u32 = 4;
+
+/// A primitive's shape in its own frame. `#[repr(C)]`: kernels take it in their arguments.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Sdf {
+    pub kind: u32,
+    pub a: f32,
+    pub b: f32,
+    pub c: f32,
+    /// Cylinders: 1 with end caps.
+    pub caps: u32,
+}
+
+impl Sdf {
+    /// The signed distance of body-frame point `p` (cells).
+    #[inline(always)]
+    pub fn local(&self, p: Vec3) -> f32 {
+        match self.kind {
+            SPHERE => length(p) - self.a,
+            CYLINDER => {
+                let radial = sqrt(p.x * p.x + p.y * p.y) - self.a;
+                let axial = p.z.abs() - self.b;
+                if self.caps != 0 {
+                    box_2d(radial, axial)
+                } else {
+                    // The tube's wall: the distance to the circle segment, unsigned.
+                    let along = axial.max(0.0);
+                    sqrt(radial * radial + along * along)
+                }
+            }
+            BOX => {
+                let q = Vec3::new(p.x.abs() - self.a, p.y.abs() - self.b, p.z.abs() - self.c);
+                length(q.max(Vec3::ZERO)) + q.x.max(q.y).max(q.z).min(0.0)
+            }
+            TORUS => {
+                let ring = sqrt(p.x * p.x + p.y * p.y) - self.a;
+                sqrt(ring * ring + p.z * p.z) - self.b
+            }
+            _ => {
+                let z = p.z - p.z.clamp(-self.b, self.b);
+                length(Vec3::new(p.x, p.y, z)) - self.a
+            }
+        }
+    }
+
+    /// The signed distance of world point `x` from the solid in `state`.
+    #[inline(always)]
+    pub fn distance(&self, state: &SolidState, x: Vec3) -> f32 {
+        self.local(body_frame(state, x))
+    }
+
+    /// The distance and the outward unit normal at world point `x` (central differences of
+    /// step `h` cells in the body frame, turned into the world frame); the normal is zero where
+    /// the differences vanish (the centre of a sphere).
+    #[inline(always)]
+    pub fn distance_normal(&self, state: &SolidState, x: Vec3, h: f32) -> (f32, Vec3) {
+        let p = body_frame(state, x);
+        let g = Vec3::new(
+            self.local(p + Vec3::X * h) - self.local(p - Vec3::X * h),
+            self.local(p + Vec3::Y * h) - self.local(p - Vec3::Y * h),
+            self.local(p + Vec3::Z * h) - self.local(p - Vec3::Z * h),
+        );
+        let r = &state.rotation;
+        let world = Vec3::new(
+            r[0][0] * g.x + r[0][1] * g.y + r[0][2] * g.z,
+            r[1][0] * g.x + r[1][1] * g.y + r[1][2] * g.z,
+            r[2][0] * g.x + r[2][1] * g.y + r[2][2] * g.z,
+        );
+        let n = length(world);
+        let normal = if n > 0.0 { world / n } else { Vec3::ZERO };
+        (self.local(p), normal)
+    }
+}
+
+/// The signed distance of a 2-D box's corner offsets `(qx, qy)`.
+#[inline(always)]
+fn box_2d(qx: f32, qy: f32) -> f32 {
+    let (ox, oy) = (qx.max(0.0), qy.max(0.0));
+    sqrt(ox * ox + oy * oy) + qx.max(qy).min(0.0)
+}
+
+/// World point `x` in the frame of the solid in `state`: `R^T (x - center)`.
+#[inline(always)]
+fn body_frame(state: &SolidState, x: Vec3) -> Vec3 {
+    let d = x - Vec3::from_array(state.center);
+    let r = &state.rotation;
+    Vec3::new(
+        r[0][0] * d.x + r[1][0] * d.y + r[2][0] * d.z,
+        r[0][1] * d.x + r[1][1] * d.y + r[2][1] * d.z,
+        r[0][2] * d.x + r[1][2] * d.y + r[2][2] * d.z,
+    )
+}
+
+/// The avoidance rule's velocity change for a boid at signed distance `d` from a surface of
+/// outward normal `normal`: `rate dt (1 - d / reach) normal` within `reach` of it (at most
+/// `rate dt` at the surface), nothing further out.
+#[inline(always)]
+pub fn avoid(d: f32, normal: Vec3, reach: f32, rate_dt: f32) -> Vec3 {
+    if d < reach && reach > 0.0 {
+        normal * (rate_dt * (1.0 - d.max(0.0) / reach))
+    } else {
+        Vec3::ZERO
+    }
+}
+
+/// A boid at signed distance `d < 0` (inside) moved back outside along `normal`, to `margin`
+/// cells off the surface; others unchanged.
+#[inline(always)]
+pub fn project_out(x: Vec3, d: f32, normal: Vec3, margin: f32) -> Vec3 {
+    if d < 0.0 {
+        x + normal * (margin - d)
+    } else {
+        x
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at_origin() -> SolidState {
+        SolidState {
+            rotation: [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+            ..SolidState::default()
+        }
+    }
+
+    fn shape(kind: u32, a: f32, b: f32, c: f32, caps: u32) -> Sdf {
+        Sdf {
+            kind,
+            a,
+            b,
+            c,
+            caps,
+        }
+    }
+
+    #[test]
+    fn distances_of_the_primitives() {
+        let s = at_origin();
+        let d = |sdf: Sdf, p: [f32; 3]| sdf.distance(&s, Vec3::from_array(p));
+        let close = |a: f32, b: f32| (a - b).abs() < 1e-5;
+        let sphere = shape(SPHERE, 3.0, 0.0, 0.0, 0);
+        assert!(close(d(sphere, [5.0, 0.0, 0.0]), 2.0) && close(d(sphere, [0.0, 1.0, 0.0]), -2.0));
+        let cyl = shape(CYLINDER, 2.0, 4.0, 0.0, 1);
+        assert!(close(d(cyl, [3.0, 0.0, 0.0]), 1.0));
+        assert!(close(d(cyl, [0.0, 0.0, 6.0]), 2.0));
+        assert!(close(d(cyl, [3.0, 0.0, 5.0]), 2f32.sqrt()));
+        assert!(close(d(cyl, [0.5, 0.0, 0.0]), -1.5));
+        let tube = shape(CYLINDER, 2.0, 4.0, 0.0, 0);
+        assert!(close(d(tube, [0.5, 0.0, 0.0]), 1.5), "a tube has no inside");
+        assert!(close(d(tube, [2.0, 0.0, 7.0]), 3.0));
+        let cube = shape(BOX, 1.0, 2.0, 3.0, 0);
+        assert!(close(d(cube, [2.0, 0.0, 0.0]), 1.0));
+        assert!(close(d(cube, [2.0, 3.0, 0.0]), 2f32.sqrt()));
+        assert!(close(d(cube, [0.0, 0.0, 2.5]), -0.5));
+        let torus = shape(TORUS, 10.0, 2.0, 0.0, 0);
+        assert!(close(d(torus, [10.0, 0.0, 0.0]), -2.0));
+        assert!(close(d(torus, [0.0, 13.0, 0.0]), 1.0));
+        assert!(close(d(torus, [0.0, 0.0, 0.0]), 8.0));
+        let capsule = shape(CAPSULE, 1.0, 2.0, 0.0, 0);
+        assert!(close(d(capsule, [0.0, 0.0, 4.0]), 1.0));
+        assert!(close(d(capsule, [2.0, 0.0, 1.0]), 1.0));
+    }
+
+    #[test]
+    fn moved_solids_move_their_distances_and_normals() {
+        // A box turned a quarter about z and moved: its long body axis y lies along world x.
+        let s = SolidState {
+            center: [10.0, 20.0, 30.0],
+            rotation: [[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]],
+            ..SolidState::default()
+        };
+        let cube = shape(BOX, 1.0, 5.0, 1.0, 0);
+        assert!((cube.distance(&s, Vec3::new(16.0, 20.0, 30.0)) - 1.0).abs() < 1e-5);
+        assert!((cube.distance(&s, Vec3::new(10.0, 22.0, 30.0)) - 1.0).abs() < 1e-5);
+        let (d, n) = cube.distance_normal(&s, Vec3::new(10.0, 22.0, 30.0), 1e-2);
+        assert!(
+            (d - 1.0).abs() < 1e-5 && length(n - Vec3::Y) < 1e-4,
+            "{d} {n:?}"
+        );
+        let (_, n) = cube.distance_normal(&s, Vec3::new(16.0, 20.0, 30.0), 1e-2);
+        assert!(length(n - Vec3::X) < 1e-4, "{n:?}");
+    }
+
+    #[test]
+    fn avoidance_grows_toward_the_surface_and_projection_puts_boids_outside() {
+        let n = Vec3::Z;
+        assert_eq!(avoid(3.0, n, 2.0, 0.1), Vec3::ZERO);
+        assert!(length(avoid(1.0, n, 2.0, 0.1) - Vec3::new(0.0, 0.0, 0.05)) < 1e-7);
+        assert!(length(avoid(-0.5, n, 2.0, 0.1) - Vec3::new(0.0, 0.0, 0.1)) < 1e-7);
+        let s = at_origin();
+        let sphere = shape(SPHERE, 3.0, 0.0, 0.0, 0);
+        for p in [[1.0, 0.5, -0.2], [0.0, 2.9, 0.0], [-2.0, -1.0, 1.5]] {
+            let x = Vec3::from_array(p);
+            let (d, n) = sphere.distance_normal(&s, x, 1e-3);
+            let y = project_out(x, d, n, 0.01);
+            let after = sphere.distance(&s, y);
+            assert!(after > 0.0 && (after - 0.01).abs() < 1e-3, "{p:?}: {after}");
+        }
+        let outside = Vec3::new(5.0, 0.0, 0.0);
+        assert_eq!(project_out(outside, 2.0, Vec3::X, 0.01), outside);
+    }
+}
