@@ -16,11 +16,12 @@
 //!   on the relative velocities of the neighbours, with the rule scales `rate x dt`
 //!   ([`Rates::scales`]), so that behaviour does not depend on the substep.
 //! - **Riding the flow** (a tracer, `tau_p = 0`): `v = u(x) + w`, positions by the midpoint rule
-//!   (RK2): `x' = x + dt (u(x + dt/2 (u(x) + w)) + w)` ([`Motion::advance`]).
-//! - **Inertia** (`tau_p > 0`): Stokes drag toward `v* = u(x_m) + w`, `x_m = x + dt/2 v`,
-//!   integrated exactly with `v*` held over the substep: `v' = v* + (v - v*) e`,
-//!   `x' = x + v* dt + (v - v*) tau_p (1 - e)`, `e = exp(-dt / tau_p)` (computed once by the host,
-//!   [`Motion::new`]).
+//!   (RK2) in space and time: `x' = x + dt (u(x + dt/2 (u(x, t) + w), t + dt/2) + w)`
+//!   ([`Motion::advance`]), the air interpolated in time between the fluid's time levels.
+//! - **Inertia** (`tau_p > 0`): Stokes drag toward `v* = u(x_m, t + dt/2) + w`,
+//!   `x_m = x + dt/2 v`, integrated exactly with `v*` held over the substep:
+//!   `v' = v* + (v - v*) e`, `x' = x + v* dt + (v - v*) tau_p (1 - e)`, `e = exp(-dt / tau_p)`
+//!   (computed once by the host, [`Motion::new`]).
 //! - **Pushing back** (two-way): the realised change of a boid's momentum `m (v' - v)` is matched
 //!   by the opposite impulse on the air at its position, quantised once in the band's fixed
 //!   point ([`to_fixed`]) and spread over its stencil so that the nodes' terms sum to the
@@ -126,25 +127,26 @@ impl Motion {
     }
 
     /// One substep of a boid at `pos` with ground velocity `vel` and relative velocity `w`
-    /// (after the rules), `air(x)` the air velocity at `x`: the new position and ground velocity
-    /// (see the module docs). Where `air` has no value (no fluid node near), the boid moves with
-    /// `w` alone.
+    /// (after the rules), `air(x, s)` the air velocity at `x` a fraction `s` (0 or 1/2) into
+    /// the substep (the caller interpolates in time between the fluid's time levels): the new
+    /// position and ground velocity (see the module docs). Where `air` has no value (no fluid
+    /// node near), the boid moves with `w` alone.
     #[inline(always)]
     pub fn advance(
         &self,
         pos: Vec3,
         vel: Vec3,
         w: Vec3,
-        air: impl Fn(Vec3) -> Option<Vec3>,
+        air: impl Fn(Vec3, f32) -> Option<Vec3>,
     ) -> (Vec3, Vec3) {
         let half = 0.5 * self.dt;
-        let at = |x: Vec3| air(x).unwrap_or(Vec3::ZERO);
+        let at = |x: Vec3, s: f32| air(x, s).unwrap_or(Vec3::ZERO);
         if self.inertial == 0 {
-            let v0 = at(pos) + w;
-            let v = at(pos + v0 * half) + w;
+            let v0 = at(pos, 0.0) + w;
+            let v = at(pos + v0 * half, 0.5) + w;
             return (pos + v * self.dt, v);
         }
-        let target = at(pos + vel * half) + w;
+        let target = at(pos + vel * half, 0.5) + w;
         let gap = vel - target;
         (
             pos + target * self.dt + gap * self.lag,
@@ -323,13 +325,13 @@ mod tests {
     #[test]
     fn tracers_ride_uniform_and_sheared_air() {
         let m = Motion::new(0.5, 0.0);
-        let air = |_: Vec3| Some(Vec3::new(0.1, 0.0, 0.0));
+        let air = |_: Vec3, _: f32| Some(Vec3::new(0.1, 0.0, 0.0));
         let (x, v) = m.advance(Vec3::ZERO, Vec3::ZERO, Vec3::new(0.0, 0.02, 0.0), air);
         assert_eq!(v, Vec3::new(0.1, 0.02, 0.0));
         assert!(length(x - Vec3::new(0.05, 0.01, 0.0)) < 1e-7);
         // Rigid rotation u = omega x (x, y): the midpoint rule keeps the radius to O(dt^3) a step.
         let omega = 0.01;
-        let rot = |p: Vec3| Some(Vec3::new(-omega * p.y, omega * p.x, 0.0));
+        let rot = |p: Vec3, _: f32| Some(Vec3::new(-omega * p.y, omega * p.x, 0.0));
         let m = Motion::new(1.0, 0.0);
         let mut p = Vec3::new(10.0, 0.0, 0.0);
         for _ in 0..628 {
@@ -347,7 +349,7 @@ mod tests {
         let big_u = Vec3::new(0.05, 0.0, 0.0);
         let (mut x, mut v) = (Vec3::ZERO, Vec3::ZERO);
         for n in 1..=400 {
-            (x, v) = m.advance(x, v, Vec3::ZERO, |_| Some(big_u));
+            (x, v) = m.advance(x, v, Vec3::ZERO, |_, _| Some(big_u));
             let t = n as f64 * dt;
             let want_v = 0.05 * (1.0 - (-t / tau).exp());
             let want_x = 0.05 * (t - tau * (1.0 - (-t / tau).exp()));
