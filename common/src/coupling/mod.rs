@@ -256,7 +256,8 @@ impl BoidBox {
     pub fn confine(&self, pos: Vec3, vel: Vec3) -> (Vec3, Vec3) {
         let mut p = pos.to_array();
         let mut v = vel.to_array();
-        for a in 0..3 {
+        // Unrolled: the arrays stay in registers on the GPU.
+        unroll!(a in [0, 1, 2] => {
             let (lo, hi) = (self.lo[a], self.hi[a]);
             if self.periodic >> a & 1 != 0 {
                 let l = hi - lo;
@@ -277,7 +278,7 @@ impl BoidBox {
                 p[a] = hi - (p[a] - hi);
                 v[a] = -v[a];
             }
-        }
+        });
         (Vec3::from_array(p), Vec3::from_array(v))
     }
 }
