@@ -105,7 +105,13 @@ impl Cli {
 /// Runs a flock command.
 pub fn run_flock(cmd: &FlockCmd) -> Result<()> {
     match cmd {
-        FlockCmd::Run(a) => flock::run(a),
+        FlockCmd::Run(a) => {
+            if crate::flock::ranks::split(&a.ranks, a.cpu_ranks)? {
+                crate::flock::ranks::run(a)
+            } else {
+                flock::run(a)
+            }
+        }
         FlockCmd::View(a) => view::view(a),
         FlockCmd::Render(a) => view::render(a),
         FlockCmd::Check(a) => flock::check(a),

@@ -354,10 +354,8 @@ pub fn pick_grid_for(c: &mut FlockConfig, ranks: usize) {
     }
 }
 
+/// `flock run` on one rank (the command line sends a run on several ranks to `ranks::run`).
 pub fn run(a: &RunArgs) -> Result<()> {
-    if super::ranks::split(&a.ranks, a.cpu_ranks)? {
-        return super::ranks::run(a);
-    }
     if let Some(out) = &a.save {
         preflight::check_output_file(out)?;
     }

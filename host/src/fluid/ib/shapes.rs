@@ -69,6 +69,16 @@ pub(crate) fn norm(a: [f64; 3]) -> f64 {
     (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt()
 }
 
+/// `v / |v|`, or an error naming `what` for zero or non-finite vectors (a scene's axes).
+pub(crate) fn unit(what: &str, v: [f64; 3]) -> Result<[f64; 3], String> {
+    let n = norm(v);
+    if n > 0.0 && n.is_finite() {
+        Ok(v.map(|x| x / n))
+    } else {
+        Err(format!("{what} must be a non-zero vector, got {v:?}"))
+    }
+}
+
 impl TriangleMesh {
     /// The corners of triangle `t`.
     pub fn corners(&self, t: usize) -> [[f64; 3]; 3] {

@@ -6,6 +6,7 @@ use super::geometry::{Boundary, Geometry};
 use super::{
     check_rates, check_stability, solids, ForceSettings, Health, Scene, MAX_MACH, WARN_MACH,
 };
+use crate::fluid::ib::shapes::{norm, unit};
 use crate::fluid::FluidError;
 use murmur_common::lbm::{Initial, Rates, Units};
 
@@ -20,20 +21,6 @@ fn finite_vec<const N: usize>(what: &str, v: [f64; N]) -> Result<(), FluidError>
         Ok(())
     } else {
         Err(invalid(format!("{what} must be finite, got {v:?}")))
-    }
-}
-
-fn norm(v: [f64; 3]) -> f64 {
-    (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
-}
-
-/// `v / |v|`, or an error naming `what` for zero or non-finite vectors.
-pub(super) fn unit(what: &str, v: [f64; 3]) -> Result<[f64; 3], String> {
-    let n = norm(v);
-    if n > 0.0 && n.is_finite() {
-        Ok(v.map(|x| x / n))
-    } else {
-        Err(format!("{what} must be a non-zero vector, got {v:?}"))
     }
 }
 

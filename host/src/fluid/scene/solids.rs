@@ -5,13 +5,13 @@
 //! before any step: inside the domain and clear of inlets and outlets, slow enough for the
 //! lattice, a volume when it accelerates, a sample count that fits.
 
-use super::build::unit;
 use super::file::{MotionConfig, Orientation, SceneFile, ShapeConfig, SolidConfig, FACE_KEYS};
 use super::geometry::{Boundary, Geometry};
 use super::{ForceSettings, MAX_MACH, WARN_MACH};
 use crate::fluid::ib::mesh::load_mesh;
 use crate::fluid::ib::plan::RETRACTION;
 use crate::fluid::ib::sampling::max_count;
+use crate::fluid::ib::shapes::unit;
 use crate::fluid::ib::solid::{quat_from_axis_angle, quat_matrix, quat_mul};
 use crate::fluid::ib::{MassProperties, Motion, Pose, Primitive, Solid, TriangleMesh};
 use crate::fluid::FluidError;

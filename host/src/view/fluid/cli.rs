@@ -5,7 +5,7 @@ use super::headless::{self, FluidRenderOptions, Pane, Stepping};
 use super::{check_range, parse_axis, window, Look};
 use crate::backend::BackendChoice;
 use crate::fluid::scene::{Scene, SceneFile, SceneOverrides};
-use crate::fluid::{FluidBackend, FluidError};
+use crate::fluid::FluidError;
 use crate::preflight;
 use anyhow::{bail, Result};
 use clap::Args;
@@ -182,21 +182,6 @@ pub fn load_scene(
     Ok(scene)
 }
 
-/// Opens a backend on `scene` (from the file `path`) as `choice` says (auto falls back to the
-/// CPU with a note), with the knobs `fluid run` takes: the tuning cache's, else the device
-/// defaults. Returns the tuning line too.
-pub fn open(
-    choice: BackendChoice,
-    scene: &mut Scene,
-    path: &Path,
-) -> Result<(Box<dyn FluidBackend>, String), FluidError> {
-    let (b, note, line) = crate::fluid::run::open::open_picked(choice, scene, path)?;
-    if let Some(note) = note {
-        eprintln!("murmur: {note}");
-    }
-    Ok((b, line))
-}
-
 /// `murmur fluid render`.
 pub fn render(a: &FluidRenderArgs) -> Result<()> {
     preflight::check_output_dir(&a.out)?;
@@ -236,7 +221,7 @@ pub fn render(a: &FluidRenderArgs) -> Result<()> {
     for m in models {
         let mut setup_scene = scene.clone();
         setup_scene.setup.model = m;
-        let (b, line) = open(a.look.backend, &mut setup_scene, &a.scene)?;
+        let (b, line) = super::open(a.look.backend, &mut setup_scene, &a.scene)?;
         if what.is_empty() {
             what = b.describe();
             println!("{line}");
@@ -281,7 +266,7 @@ pub fn view(a: &FluidViewArgs) -> Result<()> {
         eprintln!("murmur: warning: {w}");
     }
     let look = a.look.look(&scene)?;
-    let (mut backend, line) = open(a.look.backend, &mut scene, &a.scene)?;
+    let (mut backend, line) = super::open(a.look.backend, &mut scene, &a.scene)?;
     println!("{line}");
     if a.skip > 0 {
         let stepping = Stepping::of(&scene)?;

@@ -14,9 +14,10 @@ pub mod window;
 
 pub use crate::raster::bar::{colour_bar, text};
 
+use crate::backend::BackendChoice;
 use crate::fluid::scene::file::{SmokeSourceConfig, ViewConfig, FACE_KEYS};
 use crate::fluid::scene::{FaceConfig, Scene};
-use crate::fluid::{FluidError, SmokeSetup};
+use crate::fluid::{FluidBackend, FluidError, SmokeSetup};
 use murmur_common::lbm::Lattice;
 use murmur_common::render::fluid::{FluidFrame, Quantity, ViewKind, MAP_DIVERGING, MAP_SEQUENTIAL};
 use murmur_common::render::smoke::{
@@ -24,6 +25,7 @@ use murmur_common::render::smoke::{
 };
 use murmur_common::render::{Camera, ColourMode, Style};
 use murmur_common::Vec3;
+use std::path::Path;
 
 /// Vertical field of view of the fluid camera, degrees.
 pub const FOV_DEG: f32 = 40.0;
@@ -413,6 +415,21 @@ pub fn cpu_downsample(l: Lattice, width: u32, height: u32) -> u32 {
 /// Everything the viewer's figures need from a frame: the downsampled size.
 pub fn scaled(width: u32, height: u32, k: u32) -> (u32, u32) {
     (width.div_ceil(k).max(1), height.div_ceil(k).max(1))
+}
+
+/// Opens a backend on `scene` (from the file `path`) as `choice` says (auto falls back to the
+/// CPU with a note), with the knobs `fluid run` takes: the tuning cache's, else the device
+/// defaults. Returns the tuning line too.
+pub fn open(
+    choice: BackendChoice,
+    scene: &mut Scene,
+    path: &Path,
+) -> Result<(Box<dyn FluidBackend>, String), FluidError> {
+    let (b, note, line) = crate::fluid::run::open::open_picked(choice, scene, path)?;
+    if let Some(note) = note {
+        eprintln!("murmur: {note}");
+    }
+    Ok((b, line))
 }
 
 #[cfg(test)]

@@ -247,7 +247,7 @@ impl App {
             None => (self.scene.clone(), self.panel.look),
         };
         scene.setup.model = self.panel.model;
-        let (backend, _) = super::cli::open(self.opts.backend, &mut scene, &self.opts.scene_path)?;
+        let (backend, _) = super::open(self.opts.backend, &mut scene, &self.opts.scene_path)?;
         let stepping = Stepping::of(&scene)?;
         let l = scene.setup.lattice();
         let reframe = l != self.scene.setup.lattice() || look.kind != self.panel.look.kind;
