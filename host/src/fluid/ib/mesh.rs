@@ -21,37 +21,11 @@
 //! `int x x^T dV = V / 20 (a a^T + b b^T + c c^T + s s^T)`; the inertia tensor about the
 //! centroid is `tr(C) 1 - C` for the centred second moment `C`.
 
-use super::shapes::{cross, sub, ShapeError, TriangleMesh};
+use super::shapes::{cross, sub, MeshProblem, ShapeError, TriangleMesh};
 use super::solid::MassProperties;
 use std::collections::HashMap;
 use std::io::Cursor;
 use std::path::Path;
-
-/// What is wrong with a mesh file (the detail of [`ShapeError::MeshFile`]).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum MeshProblem {
-    /// The file cannot be read (the OS reason).
-    #[error("cannot read it: {0}")]
-    Read(String),
-    /// The extension names no format this reader knows.
-    #[error("unknown mesh format {0:?} (expected .obj or .stl)")]
-    Extension(String),
-    /// The contents do not parse.
-    #[error("{format} parse error: {reason}")]
-    Parse {
-        format: &'static str,
-        reason: String,
-    },
-    /// The file parses but holds no triangle.
-    #[error("no triangles")]
-    NoTriangles,
-    /// A vertex coordinate is NaN or infinite.
-    #[error("non-finite vertex {0:?}")]
-    NonFinite([f64; 3]),
-    /// A face refers to a vertex the file does not have (the count it has).
-    #[error("a face refers to a vertex the file does not define (it defines {0})")]
-    IndexOutOfRange(usize),
-}
 
 /// Longest parser message kept in an error (a bad line can be long).
 const MAX_REASON: usize = 160;

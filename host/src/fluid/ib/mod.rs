@@ -25,11 +25,11 @@ pub mod solid;
 pub mod spread;
 pub mod validate;
 
-pub use mesh::{load_mesh, MeshProblem};
+pub use mesh::load_mesh;
 pub use sampling::{
     poisson_disk, spacing_for_samples_per_cell, Samples, SamplingError, PACKING_DENSITY,
 };
-pub use shapes::{Pose, Primitive, ShapeError, TriangleMesh};
+pub use shapes::{MeshProblem, Pose, Primitive, ShapeError, TriangleMesh};
 pub use solid::{MassProperties, Motion, Solid};
 
 /// The immersed boundary of a setup: its solids and the coupling's fixed choices.

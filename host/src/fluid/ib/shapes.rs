@@ -20,6 +20,32 @@ use std::f64::consts::PI;
 /// Fewest segments on any full circle: bounds the area deficit by 0.04 % per direction.
 pub const MIN_SEGMENTS: usize = 64;
 
+/// What is wrong with a mesh file (the detail of [`ShapeError::MeshFile`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MeshProblem {
+    /// The file cannot be read (the OS reason).
+    #[error("cannot read it: {0}")]
+    Read(String),
+    /// The extension names no format this reader knows.
+    #[error("unknown mesh format {0:?} (expected .obj or .stl)")]
+    Extension(String),
+    /// The contents do not parse.
+    #[error("{format} parse error: {reason}")]
+    Parse {
+        format: &'static str,
+        reason: String,
+    },
+    /// The file parses but holds no triangle.
+    #[error("no triangles")]
+    NoTriangles,
+    /// A vertex coordinate is NaN or infinite.
+    #[error("non-finite vertex {0:?}")]
+    NonFinite([f64; 3]),
+    /// A face refers to a vertex the file does not have (the count it has).
+    #[error("a face refers to a vertex the file does not define (it defines {0})")]
+    IndexOutOfRange(usize),
+}
+
 /// A shape that cannot be meshed or placed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ShapeError {
@@ -40,10 +66,7 @@ pub enum ShapeError {
     BadMesh(String),
     /// A mesh file that cannot be read or holds no usable surface.
     #[error("mesh file {path}: {problem}")]
-    MeshFile {
-        path: String,
-        problem: super::mesh::MeshProblem,
-    },
+    MeshFile { path: String, problem: MeshProblem },
 }
 
 /// A triangle mesh in lattice units (cells); triangles are counter-clockwise seen from outside.

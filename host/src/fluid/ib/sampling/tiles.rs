@@ -2,7 +2,7 @@
 //! their coordinates, each holding the surface's pieces inside it with an alias table by area,
 //! and one job's dart throwing on its tile against the samples around it.
 
-use super::clip::for_each_piece;
+use super::clip::Poly;
 use super::draw::{alias_table, dart, SplitMix64};
 use super::grid::{Grid, LocalGrid, MixHasher, HALO};
 use super::{dist2_plain, floor, TILE};
@@ -380,6 +380,55 @@ const NO_TILE: u32 = u32::MAX;
 /// A sample and the faces of its tile it lies within [`HALO`] cells of (bit `2k`: the lower
 /// face across axis `k`, bit `2k + 1`: the upper one).
 pub(super) type Kept = ([f64; 3], u8);
+
+/// Calls `f(tile, piece)` for the parts of triangle `t` in each tile: the triangle itself when
+/// its bounding box lies in one tile, else its clip to each tile of the box (slab by slab, so
+/// the work follows the pieces), fanned into triangles and moved into the grid's periodic copy.
+/// Zero-area pieces are dropped.
+pub(super) fn for_each_piece(
+    axes: &[Axis; 3],
+    t: [[f64; 3]; 3],
+    mut f: impl FnMut([usize; 3], [[f64; 3]; 3]),
+) {
+    let range = [0, 1, 2].map(|k| {
+        let lo = t[0][k].min(t[1][k]).min(t[2][k]);
+        let hi = t[0][k].max(t[1][k]).max(t[2][k]);
+        (axes[k].tile_at(lo), axes[k].tile_at(hi))
+    });
+    let mut emit = |tile: [usize; 3], shift: [f64; 3], p: [[f64; 3]; 3]| {
+        let p = p.map(|v| [0, 1, 2].map(|k| v[k] - shift[k]));
+        if norm(cross(sub(p[1], p[0]), sub(p[2], p[0]))) > 0.0 {
+            f(tile, p);
+        }
+    };
+    if range.iter().all(|(lo, hi)| lo == hi) {
+        let v = [0, 1, 2].map(|k| axes[k].virtual_tile(range[k].0));
+        emit([v[0].0, v[1].0, v[2].0], [v[0].3, v[1].3, v[2].3], t);
+        return;
+    }
+    let whole = Poly::triangle(t);
+    for jx in range[0].0..=range[0].1 {
+        let (tx, lo, hi, sx) = axes[0].virtual_tile(jx);
+        let px = whole.slab(0, lo, hi);
+        if px.n < 3 {
+            continue;
+        }
+        for jy in range[1].0..=range[1].1 {
+            let (ty, lo, hi, sy) = axes[1].virtual_tile(jy);
+            let py = px.slab(1, lo, hi);
+            if py.n < 3 {
+                continue;
+            }
+            for jz in range[2].0..=range[2].1 {
+                let (tz, lo, hi, sz) = axes[2].virtual_tile(jz);
+                let pz = py.slab(2, lo, hi);
+                for i in 1..pz.n.saturating_sub(1) {
+                    emit([tx, ty, tz], [sx, sy, sz], [pz.v[0], pz.v[i], pz.v[i + 1]]);
+                }
+            }
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {
