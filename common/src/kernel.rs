@@ -324,6 +324,7 @@ crate::lbm_variants!(kernel_table {
         lbm::IbClear => "ib_clear",
         lbm::IbMark => "ib_mark",
         lbm::IbForce => "ib_force",
+        lbm::IbForceBins => "ib_force_bins",
         lbm::IbUpdate => "ib_update",
         crate::lbm::half::CheckHalf => "check_half",
         lbm::IbBin => "ib_bin",

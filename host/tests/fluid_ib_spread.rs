@@ -1,5 +1,6 @@
-//! The immersed boundary's three spreading methods (scatter, plain gather, block gather) give
-//! the same band force, fields and solid forces bit for bit on the CPU reference; the GPU test
+//! The immersed boundary's spreading methods (scatter, binned scatter, plain gather, block
+//! gather) give the same band force, fields and solid forces bit for bit on the CPU reference;
+//! the GPU test
 //! (`#[ignore]`d, `cargo xtask gpu-test`) compares CUDA with the CPU for each method.
 
 use murmur::internals::fluid::commands::parity::{
@@ -13,8 +14,9 @@ use murmur::internals::fluid::{FluidBackend, Setup};
 mod support;
 use support::ib_scenes::{duct, periodic_box};
 
-const METHODS: [IbSpread; 5] = [
+const METHODS: [IbSpread; 6] = [
     IbSpread::Scatter,
+    IbSpread::Binned,
     IbSpread::Gather,
     IbSpread::Blocks { l: 2 },
     IbSpread::Blocks { l: 4 },
@@ -46,7 +48,7 @@ fn run_cpu(setup: &Setup, spread: IbSpread, steps: u64) -> Outcome {
 }
 
 #[test]
-fn the_three_methods_agree_bit_for_bit_on_the_cpu() {
+fn every_method_agrees_bit_for_bit_on_the_cpu() {
     for (name, setup) in [("periodic box", periodic_box()), ("duct", duct())] {
         let want = run_cpu(&setup, IbSpread::Scatter, 6);
         assert!(
@@ -79,7 +81,11 @@ fn the_three_methods_agree_bit_for_bit_on_the_cpu() {
 #[test]
 fn a_rerun_repeats_every_bit() {
     let setup = periodic_box();
-    for spread in [IbSpread::Gather, IbSpread::Blocks { l: 4 }] {
+    for spread in [
+        IbSpread::Binned,
+        IbSpread::Gather,
+        IbSpread::Blocks { l: 4 },
+    ] {
         assert_eq!(run_cpu(&setup, spread, 3), run_cpu(&setup, spread, 3));
     }
 }

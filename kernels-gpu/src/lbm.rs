@@ -11,14 +11,15 @@ use crate::thread::{
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use murmur_common::lbm::abi::{
     BandPack, BandUnpack, Boundary, FieldsArgs, ForceShared, HaloPack, HaloUnpack, Health, IbBin,
-    IbClear, IbForce, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity, Init, StreamCollide,
-    StreamCollideBand, StreamCollideLayer, StreamCollideSponge, FORCE_BLOCK_WARPS, FORCE_RECORD,
+    IbClear, IbForce, IbForceBins, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity, Init,
+    StreamCollide, StreamCollideBand, StreamCollideLayer, StreamCollideSponge, FORCE_BLOCK_WARPS,
+    FORCE_RECORD, FORCE_RUN,
 };
 use murmur_common::lbm::halo;
 use murmur_common::lbm::health::{self, cell_words, word};
 use murmur_common::lbm::ib::band::BRICK_CELLS;
-use murmur_common::lbm::ib::gather;
 use murmur_common::lbm::ib::stages::{self, record_fixed, record_index, Reaction};
+use murmur_common::lbm::ib::{binned, gather};
 use murmur_common::lbm::{
     cell_fields, init_cell, store_fields, stream_collide_interior, stream_collide_interior_band,
     stream_collide_layer, stream_collide_listed, stream_collide_sponge,
@@ -322,6 +323,77 @@ pub unsafe extern "ptx-kernel" fn ib_force(a: IbForce) {
             red_add_u64(a.record.at(record_index(solid, c)), v);
         }
         c += 1;
+    }
+}
+
+/// Stage `ib_force` of the binned scatter (`ib_force_bins`): runs of `FORCE_RUN` entries of the
+/// sorted sample list, grid-stride; the terms of consecutive samples with the same nodes
+/// summed in the thread, one atomic per node and component. The thread sums its reactions
+/// while they belong to one solid (adding them when the solid changes), then the warp adds its
+/// lanes' sums with one atomic per value when they hold one solid.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn ib_force_bins(a: IbForceBins) {
+    let (band, record) = (&a.force.band, a.force.record);
+    let mut solid = u32::MAX;
+    let mut sums = [0u64; FORCE_RECORD];
+    let add_record = |solid: u32, sums: &[u64; FORCE_RECORD]| {
+        for (c, &v) in sums.iter().enumerate() {
+            if v != 0 {
+                red_add_u64(record.at(record_index(solid, c)), v);
+            }
+        }
+    };
+    let n = a.force.order.len() as usize;
+    for run in grid_stride(n.div_ceil(FORCE_RUN)) {
+        let lo = run * FORCE_RUN;
+        binned::run_force(
+            &a,
+            lo,
+            n.min(lo + FORCE_RUN),
+            |k, v| {
+                red_add_u64(band.pass.at(k), v[0]);
+                red_add_u64(band.pass.at(k + BRICK_CELLS), v[1]);
+                red_add_u64(band.pass.at(k + 2 * BRICK_CELLS), v[2]);
+            },
+            |r| {
+                if r.solid != solid {
+                    if solid != u32::MAX {
+                        add_record(solid, &sums);
+                    }
+                    solid = r.solid;
+                    sums = [0; FORCE_RECORD];
+                }
+                let values = [
+                    r.force[0],
+                    r.force[1],
+                    r.force[2],
+                    r.torque[0],
+                    r.torque[1],
+                    r.torque[2],
+                ];
+                for (s, v) in sums.iter_mut().zip(values) {
+                    *s = s.wrapping_add(record_fixed(v));
+                }
+            },
+        );
+    }
+    // Every lane of the warp is here (the grid is whole warps): one sum per value when the
+    // lanes that hold sums hold one solid.
+    let holding = ballot(solid != u32::MAX);
+    if holding == 0 {
+        return;
+    }
+    let first = shfl_idx(solid, holding.trailing_zeros());
+    if ballot(solid == first || solid == u32::MAX) == u32::MAX {
+        let lane = crate::thread::tid() & 31;
+        for (c, &v) in sums.iter().enumerate() {
+            let total = warp_sum_u64(if solid == u32::MAX { 0 } else { v });
+            if lane == 0 && total != 0 {
+                red_add_u64(record.at(record_index(first, c)), total);
+            }
+        }
+    } else if solid != u32::MAX {
+        add_record(solid, &sums);
     }
 }
 

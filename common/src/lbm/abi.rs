@@ -325,6 +325,22 @@ pub struct IbForce {
     pub solids: Solids,
 }
 
+/// `ib_force_bins`: the binned scatter ([`super::ib::binned`]), pass `force.pass`: thread `t`
+/// (grid-stride) takes entries `t FORCE_RUN ..` of the samples' list sorted by bin
+/// (`force.order`, the gather's counting sort, [`Bins::cells`]; bin `b`'s entries are
+/// `starts[b]..starts[b + 1]`); each sample's force as [`IbForce`] computes it (`force.spread`
+/// is [`SPREAD_SCATTER`]), the terms of consecutive samples that share their nodes summed in
+/// the thread and added with one atomic per node and component.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct IbForceBins {
+    pub force: IbForce,
+    pub starts: DevSlice<u32>,
+}
+
+/// Entries of the sorted sample list one `ib_force_bins` thread takes.
+pub const FORCE_RUN: usize = 8;
+
 /// Warps of an `ib_force` block: the kernel sums its block's reactions in shared memory
 /// ([`ForceShared`]) and adds them to the record once per block, since every sample of a solid
 /// adds to the same [`FORCE_RECORD`] words.

@@ -198,7 +198,7 @@ pub enum FluidCmd {
     /// restored from the disk (its pages dropped from the page cache), the container alone on
     /// the same bytes, the cost per step at an interval, and the peak resident memory.
     CheckpointBench(fluid::commands::checkpoint_bench::CheckpointBenchArgs),
-    /// The immersed boundary's spreading methods (scatter, gather, block gather) timed stage by
+    /// The immersed boundary's spreading methods (scatter, binned scatter, gather, block gather) timed stage by
     /// stage on one scene, against the same grid without its solids.
     IbBench(fluid::ib::bench::IbBenchArgs),
     /// What a scene's walls, inlets and outlets cost: the scene (its solids left out) against a

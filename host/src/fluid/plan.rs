@@ -208,7 +208,10 @@ pub enum BoundaryLane {
 pub struct IbShape {
     /// Multi-direct forcing passes.
     pub passes: u32,
-    /// Samples gathered by bins (`IbBin`, `IbScan`, `IbPlace`, `IbGather`) instead of scattered.
+    /// Samples sorted into bins every step (`IbBin`, `IbScan`, `IbPlace`): the gather's and the
+    /// binned scatter's.
+    pub bins: bool,
+    /// Band cells gather the samples' forces (`IbGather`) instead of `IbUpdate` after a pass.
     pub gather: bool,
 }
 
@@ -282,7 +285,7 @@ impl FluidPlan {
     fn immersed(&mut self, ib: IbShape, slab: bool) {
         self.compute(FluidStage::IbClear);
         self.compute(FluidStage::IbMark);
-        if ib.gather {
+        if ib.bins {
             self.compute(FluidStage::IbBin);
             self.compute(FluidStage::IbScan);
             self.compute(FluidStage::IbPlace);
@@ -447,6 +450,7 @@ mod tests {
         let mut i = inputs(Target::Cuda);
         i.ib = Some(IbShape {
             passes: 2,
+            bins: false,
             gather: false,
         });
         assert_eq!(
@@ -464,6 +468,7 @@ mod tests {
         );
         i.ib = Some(IbShape {
             passes: 1,
+            bins: true,
             gather: true,
         });
         let plan = FluidPlan::new(&i);
@@ -491,6 +496,28 @@ mod tests {
             })
             .collect();
         assert_eq!(passes, [0]);
+        // The binned scatter: the bins of the gather, the update of the scatter.
+        i.ib = Some(IbShape {
+            passes: 2,
+            bins: true,
+            gather: false,
+        });
+        assert_eq!(
+            FluidPlan::new(&i).names(),
+            [
+                "ib_clear",
+                "ib_mark",
+                "ib_bin",
+                "ib_scan",
+                "ib_place",
+                "ib_velocity",
+                "ib_force",
+                "ib_update",
+                "ib_force",
+                "ib_update",
+                "stream_collide"
+            ]
+        );
     }
 
     #[test]
@@ -558,6 +585,7 @@ mod tests {
         i.boundary = BoundaryLane::After;
         i.ib = Some(IbShape {
             passes: 1,
+            bins: false,
             gather: false,
         });
         let plan = FluidPlan::new(&i);
@@ -610,10 +638,14 @@ mod tests {
                     BoundaryLane::SideAfter,
                     BoundaryLane::SideFirst { parts: 2 },
                 ] {
-                    for gather in [false, true] {
+                    for (bins, gather) in [(false, false), (true, false), (true, true)] {
                         let plan = FluidPlan::new(&PlanInputs {
                             target,
-                            ib: Some(IbShape { passes: 2, gather }),
+                            ib: Some(IbShape {
+                                passes: 2,
+                                bins,
+                                gather,
+                            }),
                             slab,
                             boundary,
                             sponge: true,

@@ -40,8 +40,9 @@ pub const BLOCKS: [Block; 8] = [
     Block::ThreeD([32, 8, 1]),
 ];
 /// Spreading methods tried for scenes with solids.
-pub const SPREADS: [IbSpread; 5] = [
+pub const SPREADS: [IbSpread; 6] = [
     IbSpread::Scatter,
+    IbSpread::Binned,
     IbSpread::Gather,
     IbSpread::Blocks { l: 2 },
     IbSpread::Blocks { l: 4 },

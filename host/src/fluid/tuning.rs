@@ -111,7 +111,7 @@ impl Knobs {
     }
 }
 
-/// `scatter`, `gather` or `blocks-L`.
+/// `scatter`, `binned`, `gather` or `blocks-L`.
 pub fn spread_name(s: IbSpread) -> String {
     match s {
         IbSpread::Blocks { l } => format!("blocks-{l}"),
@@ -123,11 +123,12 @@ pub fn spread_name(s: IbSpread) -> String {
 pub fn parse_spread(s: &str) -> Result<IbSpread, String> {
     match s {
         "scatter" => Ok(IbSpread::Scatter),
+        "binned" => Ok(IbSpread::Binned),
         "gather" => Ok(IbSpread::Gather),
         _ => match s.strip_prefix("blocks-").map(str::parse::<u32>) {
             Some(Ok(l)) if (1..=MAX_BLOCK).contains(&l) => Ok(IbSpread::Blocks { l }),
             _ => Err(format!(
-                "spread `{s}`: expected scatter, gather or blocks-L (L in 1..={MAX_BLOCK})"
+                "spread `{s}`: expected scatter, binned, gather or blocks-L (L in 1..={MAX_BLOCK})"
             )),
         },
     }

@@ -1,7 +1,8 @@
 //! The immersed boundary's math, written once for the CPU reference and the kernels (`no_std`,
 //! `f32`, no allocation, no panic): the stencil ([`stencil`]), direct forcing ([`forcing`]), the
 //! solids' states ([`solid`]), the band of cells that hold the force ([`band`]), the per-thread
-//! stages of one step ([`stages`]) and the gather form of the spreading ([`gather`]).
+//! stages of one step ([`stages`]), the gather form of the spreading ([`gather`]) and the
+//! binned scatter ([`binned`]).
 //!
 //! Immersed-boundary coupling (direct forcing): interpolation of the lattice velocity to the
 //! solid's surface samples, the force density there, and its spreading back to the lattice.
@@ -72,6 +73,7 @@ macro_rules! for_8 {
 }
 
 pub mod band;
+pub mod binned;
 pub mod forcing;
 pub mod gather;
 pub mod solid;

@@ -169,23 +169,30 @@ pub struct Reaction {
 }
 
 /// A node outside the band, absent, or not fluid, in [`Nodes::cell`].
-const NO_NODE: u32 = u32::MAX;
+pub(super) const NO_NODE: u32 = u32::MAX;
 
 /// The band values at a stencil's nodes, looked up once per pass: node `i`'s band cell
 /// ([`band_cell`], [`NO_NODE`] unless the node is a fluid band cell with `rho > 0`), its `rho`
 /// and `u*`. The nodes' loads do not depend on each other, so a thread has all of them in
 /// flight at once (the table's 8 entries, then the pool's values).
-struct Nodes {
-    cell: [u32; 8],
+pub(super) struct Nodes {
+    pub(super) cell: [u32; 8],
     rho: [f32; 8],
     u: [[f32; 3]; 8],
 }
 
 impl Nodes {
+    /// No node present (before a first lookup).
+    pub(super) const NONE: Nodes = Nodes {
+        cell: [NO_NODE; 8],
+        rho: [0.0; 8],
+        u: [[0.0; 3]; 8],
+    };
+
     /// # Safety
     /// The buffers as documented on [`IbForce`]; the stencil's cells lie in the lattice.
     #[inline(always)]
-    unsafe fn new(a: &IbForce, stencil: &Stencil) -> Nodes {
+    pub(super) unsafe fn new(a: &IbForce, stencil: &Stencil) -> Nodes {
         let band = &a.band;
         let mut n = Nodes {
             cell: [NO_NODE; 8],
@@ -218,9 +225,9 @@ impl Nodes {
 /// cells and `g = F_s dA_s` ([`spread_terms`] hands out its terms).
 #[derive(Clone, Copy, Debug)]
 pub struct Spread {
-    stencil: Stencil,
-    cell: [u32; 8],
-    g: [f32; 3],
+    pub(super) stencil: Stencil,
+    pub(super) cell: [u32; 8],
+    pub(super) g: [f32; 3],
 }
 
 impl Spread {
@@ -261,10 +268,29 @@ pub unsafe fn sample_force(a: &IbForce, t: usize) -> (Reaction, Option<Spread>) 
     } else {
         a.order.read(t) as usize
     };
-    let (pos, arm, area, solid) = place(&a.samples, &a.solids, s);
-    let store = a.spread != SPREAD_SCATTER;
-    let mut stencil = Stencil::new(&a.domain, pos);
+    let sample = place(&a.samples, &a.solids, s);
+    let stencil = Stencil::new(&a.domain, sample.0);
     let nodes = Nodes::new(a, &stencil);
+    sample_force_at(a, t, s, sample, stencil, &nodes)
+}
+
+/// [`sample_force`] of sample `s` (thread `t`) placed at `sample` ([`place`]) with its raw
+/// `stencil`, whose nodes' band values `nodes` holds (looked up once for the samples that
+/// share them: [`super::binned`]).
+///
+/// # Safety
+/// As [`sample_force`]; `nodes` looked up for a stencil with `stencil`'s nodes this pass.
+#[inline(always)]
+pub(super) unsafe fn sample_force_at(
+    a: &IbForce,
+    t: usize,
+    s: usize,
+    sample: ([f32; 3], [f32; 3], f32, usize),
+    mut stencil: Stencil,
+    nodes: &Nodes,
+) -> (Reaction, Option<Spread>) {
+    let (pos, arm, area, solid) = sample;
+    let store = a.spread != SPREAD_SCATTER;
     let mut reaction = Reaction {
         solid: solid as u32,
         ..Reaction::default()

@@ -6,16 +6,17 @@
 use super::{view, view_mut, Shared, CHUNK};
 use crate::fluid::forces::ForceSample;
 use crate::fluid::ib::plan::{IbPlan, RecordRing};
+use crate::fluid::ib::spread::IbSpread;
 use crate::fluid::FluidError;
 use murmur_common::lbm::abi::{
-    IbBin, IbClear, IbForce, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity, SampleSet, Solids,
-    BIN_BLOCK, RECORD_FLOATS, SPREAD_SCATTER, SPREAD_STORE,
+    IbBin, IbClear, IbForce, IbForceBins, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity,
+    SampleSet, Solids, BIN_BLOCK, RECORD_FLOATS, SPREAD_SCATTER, SPREAD_STORE,
 };
 use murmur_common::lbm::ib::band::{
     counter, pass_len, pool_len, BandMut, BandRef, BRICK_CELLS, EMPTY,
 };
-use murmur_common::lbm::ib::gather;
 use murmur_common::lbm::ib::stages::{self as immersed, record_fixed, record_index};
+use murmur_common::lbm::ib::{binned, gather};
 use murmur_common::lbm::{LbmParams, Populations, Storage};
 use murmur_common::{DevSlice, DevSliceMut};
 use rayon::prelude::*;
@@ -60,12 +61,14 @@ impl GatherBufs {
             return GatherBufs::default();
         };
         let n = plan.body.len();
+        // The binned scatter keeps no positions and forces per sample.
+        let kept = if plan.spread.gathers() { n } else { 0 };
         GatherBufs {
             key: vec![0; n],
             rank: vec![0; n],
             list: vec![0; n],
-            at: vec![[0.0; 4]; n],
-            force: vec![[0.0; 4]; n],
+            at: vec![[0.0; 4]; kept],
+            force: vec![[0.0; 4]; kept],
             counts: vec![0; bins.entries()],
             starts: vec![0; bins.entries()],
         }
@@ -284,6 +287,9 @@ impl CpuIb {
 
     /// Stage `ib_force`, forcing pass `pass`.
     pub(super) fn force(&mut self, flags: DevSlice<u8>, pass: u32) {
+        if self.plan.spread == IbSpread::Binned {
+            return self.force_bins(flags, pass);
+        }
         let blocks = self.plan.bins.is_some_and(|b| b.kind == BIN_BLOCK);
         let (samples, band, record) = (self.samples(), self.band(), self.record());
         let g = &mut self.gather;
@@ -325,15 +331,48 @@ impl CpuIb {
                 });
                 r
             };
-            for c in 0..3 {
-                // SAFETY: the record holds every solid's values.
-                unsafe {
-                    let f = record.at(record_index(r.solid, c));
-                    *f = (*f).wrapping_add(record_fixed(r.force[c]));
-                    let t = record.at(record_index(r.solid, 3 + c));
-                    *t = (*t).wrapping_add(record_fixed(r.torque[c]));
-                }
-            }
+            add_reaction(record, &r);
+        }
+    }
+
+    /// Stage `ib_force` of the binned scatter, forcing pass `pass`: the samples in the order of
+    /// their bins.
+    fn force_bins(&mut self, flags: DevSlice<u8>, pass: u32) {
+        let (samples, band, record) = (self.samples(), self.band(), self.record());
+        let g = &self.gather;
+        let a = IbForceBins {
+            force: IbForce {
+                domain: self.plan.domain,
+                pass,
+                passes: self.plan.passes,
+                spread: SPREAD_SCATTER,
+                _pad: 0,
+                flags,
+                samples,
+                order: view(&g.list),
+                band,
+                record,
+                sample_force: view_mut(&mut self.sample_force),
+                at: DevSliceMut::empty(),
+                force: DevSliceMut::empty(),
+                solids: self.solids,
+            },
+            starts: view(&g.starts),
+        };
+        // SAFETY: the whole list as one run: plain additions are the atomic ones.
+        unsafe {
+            binned::run_force(
+                &a,
+                0,
+                g.list.len(),
+                |k, v| {
+                    for (c, &vc) in v.iter().enumerate() {
+                        let p = band.pass.at(k + c * BRICK_CELLS);
+                        *p = (*p).wrapping_add(vc);
+                    }
+                },
+                |r| add_reaction(record, r),
+            );
         }
     }
 
@@ -409,5 +448,18 @@ impl CpuIb {
         self.sample_force.clone_from(&s.sample_force);
         self.records.pending.clear();
         self.taken.clone_from(&s.pending);
+    }
+}
+
+/// Adds a sample's reaction to its solid's values in this step's force record.
+fn add_reaction(record: DevSliceMut<u64>, r: &immersed::Reaction) {
+    for c in 0..3 {
+        // SAFETY: the record holds every solid's values; one sample at a time.
+        unsafe {
+            let f = record.at(record_index(r.solid, c));
+            *f = (*f).wrapping_add(record_fixed(r.force[c]));
+            let t = record.at(record_index(r.solid, 3 + c));
+            *t = (*t).wrapping_add(record_fixed(r.torque[c]));
+        }
     }
 }

@@ -103,7 +103,8 @@ fn cpu_plan(ib: Option<&CpuIb>, slab: Option<SlabShape>) -> FluidPlan {
         target: Target::Cpu,
         ib: ib.map(|ib| IbShape {
             passes: ib.plan.passes,
-            gather: ib.plan.bins.is_some(),
+            bins: ib.plan.bins.is_some(),
+            gather: ib.plan.spread.gathers(),
         }),
         slab,
         boundary: super::plan::BoundaryLane::None,

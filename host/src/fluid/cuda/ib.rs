@@ -6,13 +6,15 @@ use super::BLOCK_SIZE;
 use crate::fluid::cpu::band_overflow;
 use crate::fluid::forces::ForceSample;
 use crate::fluid::ib::plan::{IbPlan, RecordRing, RING_STEPS};
+use crate::fluid::ib::spread::IbSpread;
 use crate::fluid::FluidError;
 use crate::gpu::scan::CellScan;
 use crate::gpu::{Gpu, Shape, Views};
 use cudarc::driver::CudaSlice;
 use murmur_common::lbm::abi::{
-    Bins, ForceShared, IbBin, IbClear, IbForce, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity,
-    SampleSet, Solids, BIN_BLOCK, FORCE_BLOCK, RECORD_FLOATS, SPREAD_SCATTER, SPREAD_STORE,
+    Bins, ForceShared, IbBin, IbClear, IbForce, IbForceBins, IbGather, IbMark, IbPlace, IbUpdate,
+    IbVelocity, SampleSet, Solids, BIN_BLOCK, FORCE_BLOCK, FORCE_RUN, RECORD_FLOATS,
+    SPREAD_SCATTER, SPREAD_STORE,
 };
 use murmur_common::lbm::ib::band::{counter, pass_len, pool_len, BandMut, BandRef};
 use murmur_common::lbm::{LbmParams, Populations, Storage};
@@ -100,15 +102,18 @@ struct CudaGather {
 }
 
 impl CudaGather {
-    fn new(gpu: &Gpu, bins: Bins, samples: usize) -> Result<CudaGather, FluidError> {
+    /// The bins of `samples` samples; `stored`: the samples' positions and forces for
+    /// `ib_gather` (not for the binned scatter).
+    fn new(gpu: &Gpu, bins: Bins, samples: usize, stored: bool) -> Result<CudaGather, FluidError> {
         let m = bins.entries();
+        let kept = if stored { samples } else { 0 };
         Ok(CudaGather {
             bins,
             key: gpu.zeros(samples)?,
             rank: gpu.zeros(samples)?,
             list: gpu.zeros(samples)?,
-            at: gpu.zeros(samples)?,
-            force: gpu.zeros(samples)?,
+            at: gpu.zeros(kept)?,
+            force: gpu.zeros(kept)?,
             counts: gpu.zeros(m)?,
             starts: gpu.zeros(m)?,
             scan: CellScan::new(gpu, m as u32)?,
@@ -135,7 +140,12 @@ impl CudaIb {
         )?;
         Ok(CudaIb {
             gather: match plan.bins {
-                Some(b) => Some(CudaGather::new(gpu, b, plan.body.len())?),
+                Some(b) => Some(CudaGather::new(
+                    gpu,
+                    b,
+                    plan.body.len(),
+                    plan.spread.gathers(),
+                )?),
                 None => None,
             },
             body: gpu.upload(&plan.body)?,
@@ -157,11 +167,6 @@ impl CudaIb {
             now: Now::default(),
             plan,
         })
-    }
-
-    /// Whether the samples are gathered by bins.
-    pub(super) fn gathers(&self) -> bool {
-        self.gather.is_some()
     }
 
     /// Reads the ring's pending records (waits for the queued steps); on a slab, summed over
@@ -402,6 +407,9 @@ impl CudaIb {
         flags: &CudaSlice<u8>,
         pass: u32,
     ) -> Result<(), FluidError> {
+        if self.plan.spread == IbSpread::Binned {
+            return self.force_bins(gpu, flags, pass);
+        }
         let shape = Shape::per_item(self.n_samples(), FORCE_BLOCK).shared_of::<ForceShared>();
         let (domain, passes, solids, slot) = (
             self.plan.domain,
@@ -453,6 +461,59 @@ impl CudaIb {
                         force,
                         solids,
                     }
+                })
+        }?;
+        Ok(())
+    }
+
+    /// Stage `ib_force` of the binned scatter (`ib_force_bins`), forcing pass `pass`: runs of
+    /// [`FORCE_RUN`] entries of the sorted sample list, grid-stride.
+    fn force_bins(
+        &mut self,
+        gpu: &Gpu,
+        flags: &CudaSlice<u8>,
+        pass: u32,
+    ) -> Result<(), FluidError> {
+        let resident = BAND_THREADS_PER_SM * gpu.sm_count as u64;
+        let runs = self.n_samples().div_ceil(FORCE_RUN as u64);
+        let shape = Shape::per_item(runs.min(resident), BLOCK_SIZE);
+        let (domain, passes, solids, slot) = (
+            self.plan.domain,
+            self.plan.passes,
+            self.now.solids,
+            self.now.slot,
+        );
+        let (body, solid) = (&self.body, &self.solid_of);
+        let Some(g) = self.gather.as_ref() else {
+            return Ok(());
+        };
+        let writes = (&mut self.band, &mut self.ring, &mut self.sample_force);
+        // SAFETY: each run of the list handled by one thread (grid-stride, whole warps: the
+        // warps' record sums); shared values are added atomically; `list` holds every sample
+        // once (this step's counting sort).
+        unsafe {
+            gpu.launch()
+                .run(shape, writes, |l, (band, ring, sample_force)| IbForceBins {
+                    force: IbForce {
+                        domain,
+                        pass,
+                        passes,
+                        spread: SPREAD_SCATTER,
+                        _pad: 0,
+                        flags: l.read(flags),
+                        samples: SampleSet {
+                            body: l.read(body),
+                            solid: l.read(solid),
+                        },
+                        order: l.read(&g.list),
+                        band: band.views(l),
+                        record: record(l, ring, slot),
+                        sample_force: l.write(sample_force),
+                        at: DevSliceMut::empty(),
+                        force: DevSliceMut::empty(),
+                        solids,
+                    },
+                    starts: l.read(&g.starts),
                 })
         }?;
         Ok(())

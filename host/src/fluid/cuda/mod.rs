@@ -109,7 +109,8 @@ impl<S: Storage> CudaFluid<S> {
             target: super::plan::Target::Cuda,
             ib: self.ib.as_ref().map(|ib| IbShape {
                 passes: ib.plan.passes,
-                gather: ib.gathers(),
+                bins: ib.plan.bins.is_some(),
+                gather: ib.plan.spread.gathers(),
             }),
             slab: self.halo.as_ref().map(|h| SlabShape {
                 axis: h.axis,

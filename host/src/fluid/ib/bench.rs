@@ -14,6 +14,7 @@ use std::path::PathBuf;
 pub enum MethodChoice {
     All,
     Scatter,
+    Binned,
     Gather,
     Blocks,
 }
@@ -29,9 +30,10 @@ pub struct IbBenchArgs {
     /// Untimed steps before the timed ones.
     #[arg(long, default_value_t = crate::fluid::timed::WARMUP_STEPS)]
     pub warmup: u64,
-    /// Methods to time.
-    #[arg(long, value_enum, default_value = "all")]
-    pub method: MethodChoice,
+    /// Methods to time, in this order (space or comma separated; `all`: every method, the
+    /// block gather at each `--block` side).
+    #[arg(long, value_enum, num_args = 1.., value_delimiter = ',', default_value = "all")]
+    pub method: Vec<MethodChoice>,
     /// Block sides of the block gather, cells (space or comma separated).
     #[arg(long, num_args = 1.., value_delimiter = ',', default_values_t = BLOCK_SIDES.to_vec())]
     pub block: Vec<u32>,
@@ -54,21 +56,31 @@ pub struct IbBenchRow {
     pub band: Option<crate::fluid::ib::plan::BandStats>,
 }
 
-/// The methods `args` asks for.
-pub fn methods(method: MethodChoice, blocks: &[u32]) -> Result<Vec<IbSpread>> {
+/// The methods `args` asks for, each once, in the order asked.
+pub fn methods(choices: &[MethodChoice], blocks: &[u32]) -> Result<Vec<IbSpread>> {
     if let Some(&l) = blocks.iter().find(|&&l| !(1..=MAX_BLOCK).contains(&l)) {
         bail!("--block {l}: block sides must be within 1..={MAX_BLOCK}");
     }
     let blocks = blocks.iter().map(|&l| IbSpread::Blocks { l });
-    Ok(match method {
-        MethodChoice::All => [IbSpread::Scatter, IbSpread::Gather]
-            .into_iter()
-            .chain(blocks)
-            .collect(),
-        MethodChoice::Scatter => vec![IbSpread::Scatter],
-        MethodChoice::Gather => vec![IbSpread::Gather],
-        MethodChoice::Blocks => blocks.collect(),
-    })
+    let mut out: Vec<IbSpread> = Vec::new();
+    for choice in choices {
+        let some: Vec<IbSpread> = match choice {
+            MethodChoice::All => [IbSpread::Scatter, IbSpread::Binned, IbSpread::Gather]
+                .into_iter()
+                .chain(blocks.clone())
+                .collect(),
+            MethodChoice::Scatter => vec![IbSpread::Scatter],
+            MethodChoice::Binned => vec![IbSpread::Binned],
+            MethodChoice::Gather => vec![IbSpread::Gather],
+            MethodChoice::Blocks => blocks.clone().collect(),
+        };
+        for m in some {
+            if !out.contains(&m) {
+                out.push(m);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Runs `warmup` then `steps` timed steps of `setup` with `spread` (`None`: without solids) on
@@ -188,7 +200,7 @@ pub fn ib_bench_cmd(a: &IbBenchArgs) -> Result<()> {
     if a.steps == 0 {
         bail!("--steps must be at least 1");
     }
-    let methods = methods(a.method, &a.block)?;
+    let methods = methods(&a.method, &a.block)?;
     if methods.is_empty() {
         bail!("--method blocks needs at least one --block side");
     }

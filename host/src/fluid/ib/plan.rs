@@ -97,7 +97,7 @@ pub struct IbPlan {
     pub capacity: u32,
     pub passes: u32,
     pub spread: IbSpread,
-    /// The gather's bins (`None` for the scatter).
+    /// The bins of the binned scatter and the gathers (`None` for the scatter).
     pub bins: Option<Bins>,
     /// Per solid, the largest `|body_j|` of its samples along each body axis: the half sides
     /// of a box about the centre holding them.
@@ -161,12 +161,13 @@ impl IbPlan {
         samples + band + self.gather_bytes() + (RING_STEPS * RECORD_FLOATS * 8) as u64
     }
 
-    /// Bytes of the gather's buffers: per sample its key, rank, place in the sorted list,
-    /// stored position and force; per bin its count and start.
+    /// Bytes of the bins' buffers: per sample its key, rank, place in the sorted list and,
+    /// for a gather, its stored position and force; per bin its count and start.
     pub fn gather_bytes(&self) -> u64 {
+        let stored = if self.spread.gathers() { 2 * 16 } else { 0 };
         match &self.bins {
             None => 0,
-            Some(b) => self.body.len() as u64 * (3 * 4 + 2 * 16) + b.entries() as u64 * 8,
+            Some(b) => self.body.len() as u64 * (3 * 4 + stored) + b.entries() as u64 * 8,
         }
     }
 
