@@ -8,7 +8,11 @@
 # - bench: `murmur fluid ib-bench` of the torus channel (1.1M samples), the Re 10,000 sphere at
 #   48 cells per diameter and at its shipped 24: the old binary's scatter (dist/old/murmur.xz),
 #   the new binary's scatter and binned scatter;
+# - variants: the binned scatter of the torus channel with each kernel variant of dist/ptx
+#   (`scripts/ptx-variant.sh`: other run lengths, one thread per bin) through MURMUR_PTX
+#   (VARIANTS="dist/ptx/A.ptx.xz ...": some of them);
 # - ncu: the immersed-boundary kernels of one step of the torus channel, binned scatter;
+# - ncuforce: ncu of one ib_force launch of the torus channel (scatter) with its stall reasons;
 # - sass: ncu's source counters of ib_force_bins (per SASS opcode, scripts/sass-hot.py);
 # - walls: the boundary kernel of the sphere at 48 cells per diameter (solids left out, serial
 #   launches) with its stall reasons, beside the interior kernel;
@@ -20,8 +24,7 @@
 NAME=binned ARGS="$*"
 . scripts/gpu-old-new.sh
 sed -e 's/^spread = .*/spread = "scatter"/' -e '/^block = /d' assets/fluid/torus-channel.toml > "$T/torus-scatter.toml"
-sed -e 's/^spread = .*/spread = "binned"/' -e '/^block = /d' assets/fluid/torus-channel.toml > "$T/torus-binned.toml"
-grep -q '^spread = "binned"' "$T/torus-binned.toml" || { echo "torus-binned.toml: no spread line"; status=1; }
+{ sed -e '/^spread = /d' -e '/^block = /d' assets/fluid/torus-channel.toml; printf '\n[immersed]\nspread = "binned"\n'; } > "$T/torus-binned.toml"
 
 STALLS=
 for r in long_scoreboard short_scoreboard no_instruction imc_miss wait not_selected \
@@ -62,6 +65,17 @@ if want bench; then
   bench3 assets/fluid/sphere-re10000.toml 500
 fi
 
+if want variants; then
+  for v in ${VARIANTS:-dist/ptx/*.ptx.xz}; do
+    [ -f "$v" ] || continue
+    n=$(basename "$v" .ptx.xz)
+    xz -dc "$v" > "$T/$n.ptx"
+    section "variant $n: fluid ib-bench torus-channel --method binned"
+    MURMUR_PTX="$T/$n.ptx" timeout 200 "$B" fluid ib-bench assets/fluid/torus-channel.toml --backend cuda \
+      --steps 50 --method binned 2>&1 | grep -E "^\| (binned|no solids)|rror" || status=1
+  done
+fi
+
 if want ncu && command -v ncu >/dev/null; then
   section "ncu: the torus channel (binned), the IB kernels of step 3"
   # A step: ib_clear, ib_mark, ib_bin, scan_cells, ib_place, ib_velocity, 3 x (ib_force_bins, ib_update).
@@ -71,6 +85,16 @@ if want ncu && command -v ncu >/dev/null; then
     > "$T/ncu.txt" 2>&1 || { echo "ncu failed: $(tail -3 "$T/ncu.txt")"; status=1; }
   python3 scripts/ncu-table.py --title "binned" < "$T/ncu.txt"
   grep -E "^\s+ib_force_bins|stalled|issue_active" "$T/ncu.txt" | head -20
+fi
+
+if want ncuforce && command -v ncu >/dev/null; then
+  section "ncu: ib_force of the torus channel (scatter), new binary, one launch of step 3"
+  ncu --clock-control none -k "regex:^ib_force" -s 6 -c 1 \
+    --metrics "$(python3 scripts/ncu-table.py --metrics),$STALLS" \
+    "$B" fluid run "$T/torus-scatter.toml" --backend cuda --steps 4 --quiet --no-tuning \
+    > "$T/ncu-f.txt" 2>&1 || { echo "ncu failed: $(tail -3 "$T/ncu-f.txt")"; status=1; }
+  python3 scripts/ncu-table.py --title "ib_force" < "$T/ncu-f.txt"
+  grep -E "stalled|issue_active" "$T/ncu-f.txt" | head -20
 fi
 
 if want sass && command -v ncu >/dev/null; then

@@ -1,5 +1,5 @@
-# Sourced by the old-against-new GPU scripts (gpu-walls.sh, gpu-solids.sh) after `NAME=...`: the
-# log $OUT/log-$NAME.txt, the scratch folder $T, the new binary $B from dist/new/murmur.xz and,
+# Sourced by the old-against-new GPU scripts (gpu-walls.sh, gpu-solids.sh, gpu-binned.sh) after `NAME=...`:
+# the log $OUT/log-$NAME.txt, the scratch folder $T, the new binary $B from dist/new/murmur.xz and,
 # when dist/old/murmur.xz is there, the old one $OLD; `section`, `want` (the script's arguments,
 # default all), `status`; the device's line; the Re 10,000 sphere at 48 cells per diameter in
 # $T/sphere-48.toml.

@@ -5,20 +5,21 @@
 //! population access, is `murmur_common::lbm`.
 
 use crate::thread::{
-    ballot, grid_stride, index, index_below, lattice_cell, match_any, red_add_u64, shared,
-    shfl_idx, sync, warp_max, warp_sum_u64, PeerTree,
+    ballot, grid_stride, index, index_below, lattice_cell, lds, lds_u64, match_any, red_add_u64,
+    shared, shared_addr, shfl_idx, sts, sts_u64, sync, sync_warp, warp_max, warp_sum_u64,
 };
+use core::mem::offset_of;
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use murmur_common::lbm::abi::{
     BandPack, BandUnpack, Boundary, FieldsArgs, ForceShared, HaloPack, HaloUnpack, Health, IbBin,
     IbClear, IbForce, IbForceBins, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity, Init,
     StreamCollide, StreamCollideBand, StreamCollideLayer, StreamCollideSponge, FORCE_BLOCK_WARPS,
-    FORCE_RECORD, FORCE_RUN,
+    FORCE_RECORD, FORCE_RUN, TERM_STRIDE,
 };
 use murmur_common::lbm::halo;
 use murmur_common::lbm::health::{self, cell_words, word};
-use murmur_common::lbm::ib::band::BRICK_CELLS;
-use murmur_common::lbm::ib::stages::{self, record_fixed, record_index, Reaction};
+use murmur_common::lbm::ib::band::{pass_index_of, BRICK_CELLS};
+use murmur_common::lbm::ib::stages::{self, record_fixed, record_index, Reaction, NO_NODE};
 use murmur_common::lbm::ib::{binned, gather};
 use murmur_common::lbm::{
     cell_fields, init_cell, store_fields, stream_collide_interior, stream_collide_interior_band,
@@ -230,12 +231,14 @@ pub unsafe extern "ptx-kernel" fn ib_mark(a: IbMark) {
 }
 
 /// Stage `ib_force`: one thread per sample, in blocks of `FORCE_BLOCK`; spreading with atomic
-/// fixed-point adds (or the sample's force stored for `ib_gather`), the terms of the warp's
-/// lanes whose stencils cover the same band cells summed first, node by node over one tree
-/// (fixed point: the same total in any order), and added by one lane. The reactions go into this step's force record summed per
-/// block when all its samples belong to one solid (samples are stored solid by solid; in block
-/// order a warp may mix solids), else per warp when its lanes do, else per lane. Shared memory:
-/// a `ForceShared`.
+/// fixed-point adds (or the sample's force stored for `ib_gather`). The lanes of a warp whose
+/// stencils cover the same band cells (one key, [`match_any`]) sum their terms first: each lane
+/// stores its 24 terms and 8 band cells in shared memory, then per group lane `j < 24` sums
+/// term `j` over the group's lanes and adds it with one atomic (fixed point: the same total in
+/// any order). The reactions go into this step's force record summed per block when all its
+/// samples belong to one solid (samples are stored solid by solid; in block order a warp may
+/// mix solids), else per warp when its lanes do, else per lane. Shared memory: a
+/// `ForceShared`.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn ib_force(a: IbForce) {
     let s = index();
@@ -251,23 +254,48 @@ pub unsafe extern "ptx-kernel" fn ib_force(a: IbForce) {
         };
         (none, None)
     };
-    // The lanes of one key share all their nodes' cells: one match and one tree for all 8
-    // nodes. Every lane takes part, those that spread nothing under a key of their own.
-    let tree = PeerTree::new(match_any(
-        spread.as_ref().map_or(u64::MAX, |sp| sp.group_key()),
-    ));
-    stages::spread_terms(spread.as_ref(), |t| {
-        let sums = tree.sums_u64x3(t.map_or([0; 3], |(_, v)| v));
-        if let Some((k, _)) = t {
-            if tree.leader() {
-                red_add_u64(a.band.pass.at(k), sums[0]);
-                red_add_u64(a.band.pass.at(k + BRICK_CELLS), sums[1]);
-                red_add_u64(a.band.pass.at(k + 2 * BRICK_CELLS), sums[2]);
-            }
+    // The lanes of one key share all their nodes' cells. Every lane takes part, those that
+    // spread nothing under a key of their own, which leads no group.
+    let key = spread.as_ref().map_or(u64::MAX, |sp| sp.group_key());
+    let peers = match_any(key);
+    let base = shared_addr();
+    let row = |w: usize, l: usize| -> (u32, u32) {
+        let cells = offset_of!(ForceShared, cells) + (w * 32 + l) * 8 * 4;
+        let terms = offset_of!(ForceShared, terms) + (w * 32 + l) * TERM_STRIDE * 8;
+        (base + cells as u32, base + terms as u32)
+    };
+    let (my_cells, my_terms) = row(warp, lane as usize);
+    stages::spread_nodes(spread.as_ref(), |i, t| {
+        let (cell, v) = t.unwrap_or((NO_NODE, [0; 3]));
+        sts(my_cells + 4 * i as u32, cell);
+        for (c, &vc) in v.iter().enumerate() {
+            sts_u64(my_terms + 8 * (3 * i + c) as u32, vc);
         }
     });
-    // The warp's sums into shared memory (lane 0), or the lanes' own adds when it mixes solids.
+    sync_warp();
+    let mut leaders = ballot(key != u64::MAX && lane == peers.trailing_zeros());
+    while leaders != 0 {
+        let g = leaders.trailing_zeros();
+        leaders &= leaders - 1;
+        let members = shfl_idx(peers, g);
+        if lane < 24 {
+            let (cells, _) = row(warp, g as usize);
+            let cell = lds(cells + 4 * (lane / 3));
+            if cell != NO_NODE {
+                let mut m = members;
+                let mut sum = 0u64;
+                while m != 0 {
+                    let j = m.trailing_zeros();
+                    m &= m - 1;
+                    let (_, terms) = row(warp, j as usize);
+                    sum = sum.wrapping_add(lds_u64(terms + 8 * lane));
+                }
+                red_add_u64(a.band.pass.at(pass_index_of(cell, lane as usize % 3)), sum);
+            }
+        }
+    }
     let smem = shared::<ForceShared>();
+    // The warp's sums into shared memory (lane 0), or the lanes' own adds when it mixes solids.
     let first = shfl_idx(r.solid, 0);
     let uniform = ballot(r.solid == first) == u32::MAX && first != u32::MAX;
     // Value `c` of the record (force x, y, z, torque x, y, z); called with constant `c`, so

@@ -75,15 +75,16 @@ pub unsafe fn warp_sum_u64(mut value: u64) -> u64 {
     value
 }
 
-/// `red.add.u64`: adds `value` to the word at `p` atomically (wrapping), without returning the
-/// old value.
+/// `red.global.add.u64`: adds `value` to the word at `p` atomically (wrapping), without
+/// returning the old value. Global, not generic: a generic `red` first asks the address's space
+/// (a `QSPC` in the SASS); a generic pointer to global memory is its global address.
 ///
 /// # Safety
 /// `p` points to an 8-byte aligned `u64` in global memory; every concurrent access to it is
 /// atomic.
 #[inline(always)]
 pub unsafe fn red_add_u64(p: *mut u64, value: u64) {
-    core::arch::asm!("red.add.u64 [{p}], {v};", p = in(reg64) p, v = in(reg64) value,
+    core::arch::asm!("red.global.add.u64 [{p}], {v};", p = in(reg64) p, v = in(reg64) value,
         options(nostack));
 }
 
@@ -95,102 +96,6 @@ pub unsafe fn red_add_u64(p: *mut u64, value: u64) {
 #[inline(always)]
 pub unsafe fn match_any(key: u64) -> u32 {
     nvvm_match_any_i64(0xffff_ffff, key)
-}
-
-/// Lane `src`'s `value`, a `u64` in two shuffles.
-///
-/// # Safety
-/// All 32 lanes of the warp call it together (full mask).
-#[inline(always)]
-unsafe fn shfl_idx_u64(value: u64, src: u32) -> u64 {
-    let lo = nvvm_shfl_idx(0xffff_ffff, value as u32, src, 0x1f);
-    let hi = nvvm_shfl_idx(0xffff_ffff, (value >> 32) as u32, src, 0x1f);
-    (hi as u64) << 32 | lo as u64
-}
-
-/// Rounds a [`PeerTree`] takes at most: ranks in a group of up to 32 lanes have 5 bits, and a
-/// lane leaves in the round of its rank's lowest set bit, so after 5 rounds only the leaders
-/// are left.
-const TREE_ROUNDS: u32 = 5;
-
-/// The rounds of a tree that sums values over each group of lanes of one key ([`match_any`]),
-/// worked out once and then run for as many values as the caller has: in round `r` a lane adds
-/// the partial sum of lane `src_r` (the lowest of its group's lanes above it not yet summed in)
-/// when `add_r` holds. The sums are complete in each group's lowest lane. As many rounds as the
-/// largest group has bits, every lane taking part in every round: the warp-aggregated atomics
-/// of NVIDIA's "voting and shuffling to optimize atomic operations" (its `reduce_peers`), the
-/// ballots of the rounds paid once for all of a thread's values.
-pub struct PeerTree {
-    /// Round `r` in bits `6 r ..`: `src_r` (5 bits), then `add_r`.
-    plan: u32,
-    rounds: u32,
-    leader: bool,
-}
-
-impl PeerTree {
-    /// The tree of this lane's group `peers`.
-    ///
-    /// # Safety
-    /// All 32 lanes of the warp call it together (full mask), `peers` from [`match_any`].
-    #[inline(always)]
-    pub unsafe fn new(peers: u32) -> PeerTree {
-        let lane = tid() & 31;
-        // This lane's rank in its group, consumed a bit per round: a lane leaves the tree (its
-        // sum handed down) in the round of its lowest set bit.
-        let mut rank = (peers & lanemask_lt()).count_ones();
-        // The group's lanes above this one not yet summed in.
-        let mut above = peers & (0xffff_fffe_u32 << lane);
-        let mut tree = PeerTree {
-            plan: 0,
-            rounds: 0,
-            leader: lane == peers.trailing_zeros(),
-        };
-        while tree.rounds < TREE_ROUNDS && ballot(above != 0) != 0 {
-            let step = if above != 0 {
-                above.trailing_zeros() | 32
-            } else {
-                lane
-            };
-            tree.plan |= step << (6 * tree.rounds);
-            tree.rounds += 1;
-            above &= !ballot(rank & 1 != 0);
-            rank >>= 1;
-        }
-        tree
-    }
-
-    /// Whether this lane is its group's lowest, which holds the group's sums.
-    #[inline(always)]
-    pub fn leader(&self) -> bool {
-        self.leader
-    }
-
-    /// The wrapping sums of `v` over this lane's group, complete in the group's leader (the
-    /// others hold partial sums).
-    ///
-    /// # Safety
-    /// All 32 lanes of the warp call it together (full mask) with the same tree.
-    #[inline(always)]
-    pub unsafe fn sums_u64x3(&self, v: [u64; 3]) -> [u64; 3] {
-        let [mut x, mut y, mut z] = v;
-        let mut r = 0;
-        while r < self.rounds {
-            let step = self.plan >> (6 * r);
-            let src = step & 31;
-            let (tx, ty, tz) = (
-                shfl_idx_u64(x, src),
-                shfl_idx_u64(y, src),
-                shfl_idx_u64(z, src),
-            );
-            if step & 32 != 0 {
-                x = x.wrapping_add(tx);
-                y = y.wrapping_add(ty);
-                z = z.wrapping_add(tz);
-            }
-            r += 1;
-        }
-        [x, y, z]
-    }
 }
 
 /// Lane `src`'s `value`, to every lane (`__shfl_sync` over the full warp).
@@ -398,6 +303,28 @@ pub unsafe fn lds(addr: u32) -> u32 {
 #[inline(always)]
 pub unsafe fn sts(addr: u32, value: u32) {
     core::arch::asm!("st.shared.u32 [{a}], {v};", a = in(reg32) addr, v = in(reg32) value,
+        options(nostack));
+}
+
+/// `ld.shared.u64` at shared-window address `addr` (a plain `LDS.64`).
+///
+/// # Safety
+/// `addr` must lie in the launch's dynamic shared memory, 8-byte aligned.
+#[inline(always)]
+pub unsafe fn lds_u64(addr: u32) -> u64 {
+    let v: u64;
+    core::arch::asm!("ld.shared.u64 {v}, [{a}];", v = out(reg64) v, a = in(reg32) addr,
+        options(pure, readonly, nostack));
+    v
+}
+
+/// `st.shared.u64` of `value` at shared-window address `addr`.
+///
+/// # Safety
+/// As [`lds_u64`].
+#[inline(always)]
+pub unsafe fn sts_u64(addr: u32, value: u64) {
+    core::arch::asm!("st.shared.u64 [{a}], {v};", a = in(reg32) addr, v = in(reg64) value,
         options(nostack));
 }
 

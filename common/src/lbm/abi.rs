@@ -327,15 +327,14 @@ pub struct IbForce {
 
 /// `ib_force_bins`: the binned scatter ([`super::ib::binned`]), pass `force.pass`: thread `t`
 /// (grid-stride) takes entries `t FORCE_RUN ..` of the samples' list sorted by bin
-/// (`force.order`, the gather's counting sort, [`Bins::cells`]; bin `b`'s entries are
-/// `starts[b]..starts[b + 1]`); each sample's force as [`IbForce`] computes it (`force.spread`
-/// is [`SPREAD_SCATTER`]), the terms of consecutive samples that share their nodes summed in
-/// the thread and added with one atomic per node and component.
+/// (`force.order`, the gather's counting sort, [`Bins::cells`]); each sample's force as
+/// [`IbForce`] computes it (`force.spread` is [`SPREAD_SCATTER`]), the terms of consecutive
+/// samples that share their nodes summed in the thread and added with one atomic per node and
+/// component. Its own struct so that the kernel table names its entry point.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct IbForceBins {
     pub force: IbForce,
-    pub starts: DevSlice<u32>,
 }
 
 /// Entries of the sorted sample list one `ib_force_bins` thread takes.
@@ -344,16 +343,26 @@ pub const FORCE_RUN: usize = 8;
 /// Warps of an `ib_force` block: the kernel sums its block's reactions in shared memory
 /// ([`ForceShared`]) and adds them to the record once per block, since every sample of a solid
 /// adds to the same [`FORCE_RECORD`] words.
-pub const FORCE_BLOCK_WARPS: usize = 8;
+pub const FORCE_BLOCK_WARPS: usize = 4;
 /// Threads of an `ib_force` block.
 pub const FORCE_BLOCK: u32 = 32 * FORCE_BLOCK_WARPS as u32;
+/// Words of a lane's row of spread terms in [`ForceShared::terms`]: 8 nodes x 3 components and
+/// one of padding, so that the 16 lanes of a half-warp storing the same column hit 16 distinct
+/// pairs of banks (a row of 25 `u64` is 50 banks: `18 lane mod 32` is distinct and even for
+/// lanes 0-15).
+pub const TERM_STRIDE: usize = 25;
 
 /// Shared memory of one `ib_force` block: per warp the solid all its samples belong to
-/// (`u32::MAX` when they mix solids or the warp has none) and its reaction's fixed-point sums.
+/// (`u32::MAX` when they mix solids or the warp has none) and its reaction's fixed-point sums;
+/// per lane the band cells of its stencil's 8 nodes and its 24 fixed-point spread terms (node
+/// `i`, component `c` in column `3 i + c`), which the lanes of the warp sum over each group of
+/// samples with the same nodes.
 #[repr(C)]
 pub struct ForceShared {
     pub solid: [u32; FORCE_BLOCK_WARPS],
     pub sums: [[u64; FORCE_RECORD]; FORCE_BLOCK_WARPS],
+    pub cells: [[[u32; 8]; 32]; FORCE_BLOCK_WARPS],
+    pub terms: [[[u64; TERM_STRIDE]; 32]; FORCE_BLOCK_WARPS],
 }
 
 /// [`IbForce::spread`]: atomic fixed-point adds into the band's pass sums.

@@ -9,7 +9,7 @@
 //! terms are the scatter's, and fixed-point sums do not depend on their order or grouping: the
 //! band force and the solids' forces equal the scatter's bit for bit.
 
-use super::band::{pass_index_of, to_fixed, BRICK_CELLS};
+use super::band::{pass_index_of, to_fixed};
 use super::forcing::spread_term;
 use super::stages::{place, sample_force_at, Nodes, Reaction, NO_NODE};
 use super::stencil::Stencil;
@@ -35,7 +35,7 @@ fn node_key(stencil: &Stencil) -> u64 {
 type NodeSums = [[u64; 3]; 8];
 
 /// Hands each node's sums to `add` (`k`: the index in the band's `pass` buffer of its x sum, y
-/// and z at `BRICK_CELLS` and `2 BRICK_CELLS` after it), skipping nodes that are not fluid band
+/// and z at `super::band::BRICK_CELLS` and twice that after it), skipping nodes that are not fluid band
 /// cells and sums that are zero, and zeroes them.
 #[inline(always)]
 fn flush(nodes: &Nodes, sums: &mut NodeSums, add: &mut impl FnMut(usize, [u64; 3])) {
@@ -91,25 +91,6 @@ pub unsafe fn run_force(
         reaction(&r);
     }
     flush(&nodes, &mut sums, &mut add);
-}
-
-/// [`run_force`] over bin `b`'s entries (band cell `b % 64` of slot `b / 64`; a slot not in
-/// use has none).
-///
-/// # Safety
-/// As [`run_force`]; `b` below the bins' count.
-#[inline(always)]
-pub unsafe fn bin_force(
-    a: &IbForceBins,
-    b: usize,
-    add: impl FnMut(usize, [u64; 3]),
-    reaction: impl FnMut(&Reaction),
-) {
-    if (b / BRICK_CELLS) as u32 >= a.force.band.used() {
-        return;
-    }
-    let (lo, hi) = (a.starts.read(b) as usize, a.starts.read(b + 1) as usize);
-    run_force(a, lo, hi, add, reaction);
 }
 
 #[cfg(test)]

@@ -169,7 +169,7 @@ pub struct Reaction {
 }
 
 /// A node outside the band, absent, or not fluid, in [`Nodes::cell`].
-pub(super) const NO_NODE: u32 = u32::MAX;
+pub const NO_NODE: u32 = u32::MAX;
 
 /// The band values at a stencil's nodes, looked up once per pass: node `i`'s band cell
 /// ([`band_cell`], [`NO_NODE`] unless the node is a fluid band cell with `rho > 0`), its `rho`
@@ -355,6 +355,22 @@ pub fn spread_terms(spread: Option<&Spread>, mut term: impl FnMut(Option<(usize,
             None => None,
         };
         term(t);
+    });
+}
+
+/// [`spread_terms`] node by node with the node's index `i` (constant in each call) and its band
+/// cell: `term(i, Some((cell, v)))` for a present node (component `c`'s sum at
+/// [`pass_index_of`]`(cell, c)`), else `term(i, None)`.
+#[inline(always)]
+pub fn spread_nodes(spread: Option<&Spread>, mut term: impl FnMut(usize, Option<(u32, [u64; 3])>)) {
+    for_8!(i => {
+        let t = match spread {
+            Some(sp) => spread_term(&sp.stencil, sp.g, i).map(|(_, v)| {
+                (sp.cell[i], [to_fixed(v[0]), to_fixed(v[1]), to_fixed(v[2])])
+            }),
+            None => None,
+        };
+        term(i, t);
     });
 }
 

@@ -357,7 +357,6 @@ impl CpuIb {
                 force: DevSliceMut::empty(),
                 solids: self.solids,
             },
-            starts: view(&g.starts),
         };
         // SAFETY: the whole list as one run: plain additions are the atomic ones.
         unsafe {

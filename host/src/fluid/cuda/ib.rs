@@ -513,7 +513,6 @@ impl CudaIb {
                         force: DevSliceMut::empty(),
                         solids,
                     },
-                    starts: l.read(&g.starts),
                 })
         }?;
         Ok(())

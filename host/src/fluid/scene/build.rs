@@ -449,6 +449,7 @@ impl SceneFile {
             None if c.block.is_some() => "blocks",
             None => return Ok(IbSpread::default()),
             Some(SpreadName::Scatter) => "scatter",
+            Some(SpreadName::Binned) => "binned",
             Some(SpreadName::Gather) => "gather",
             Some(SpreadName::Blocks) => "blocks",
         };

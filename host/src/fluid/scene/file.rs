@@ -480,7 +480,7 @@ impl Default for ForcesConfig {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ImmersedConfig {
-    /// `scatter`, `gather` or `blocks`. Default: the fastest (`IbSpread::default`).
+    /// `scatter`, `binned`, `gather` or `blocks`. Default: the fastest (`IbSpread::default`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spread: Option<SpreadName>,
     /// Block side `l` in cells for `blocks` (default 4).
@@ -500,6 +500,9 @@ impl ImmersedConfig {
 pub enum SpreadName {
     /// Each sample adds into its stencil's cells with atomic fixed-point adds.
     Scatter,
+    /// Samples sorted by their bin node; a thread sums the terms of consecutive samples with
+    /// the same nodes and adds them once.
+    Binned,
     /// Samples binned per band cell; each band cell sums the bins around it.
     Gather,
     /// Samples sorted by blocks of `block`^3 cells; each band cell sums its block and the
