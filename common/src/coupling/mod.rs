@@ -31,10 +31,13 @@
 //!   refused at load ([`two_way_stable`]).
 //! - **Domain**: a box with per-axis bounds ([`BoidBox`]); a periodic axis wraps keeping the
 //!   overshoot, a wall reflects the position and the velocity's component.
+//! - **Neighbours**: a uniform grid over the box ([`grid::BoxGrid`]) whose search wraps across
+//!   periodic axes, each neighbour at its nearest image.
 //! - **Solids**: a fourth rule steers a boid away from a solid within a reach, from its signed
 //!   distance and normal ([`sdf`]), and a boid a moving solid swept over is projected back
 //!   outside along the normal.
 
+pub mod grid;
 pub mod sdf;
 
 use crate::flock::params::FlockParams;
