@@ -421,6 +421,7 @@ spread = "gather"
     assert!(ok, "{stdout}\n{stderr}");
     for row in [
         "| scatter |",
+        "| binned |",
         "| gather |",
         "| blocks | 2 |",
         "| blocks | 4 |",

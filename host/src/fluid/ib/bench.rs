@@ -304,3 +304,29 @@ fn row_name(spread: Option<IbSpread>) -> String {
         None => "no solids".to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn methods_come_once_each_in_the_order_asked() {
+        use MethodChoice::*;
+        let b = |l| IbSpread::Blocks { l };
+        assert_eq!(
+            methods(&[All], &[2, 4]).unwrap(),
+            [
+                IbSpread::Scatter,
+                IbSpread::Binned,
+                IbSpread::Gather,
+                b(2),
+                b(4)
+            ]
+        );
+        assert_eq!(
+            methods(&[Binned, Scatter, Binned, Blocks], &[8]).unwrap(),
+            [IbSpread::Binned, IbSpread::Scatter, b(8)]
+        );
+        assert!(methods(&[Scatter], &[0]).is_err());
+    }
+}
