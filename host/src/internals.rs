@@ -15,6 +15,8 @@ pub mod backend;
 pub mod checkpoint;
 #[path = "cli/mod.rs"]
 pub mod cli;
+#[path = "coupling/mod.rs"]
+pub mod coupling;
 #[path = "flock/mod.rs"]
 pub mod flock;
 #[path = "fluid/mod.rs"]

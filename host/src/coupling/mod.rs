@@ -1,0 +1,163 @@
+//! The flock in the fluid on the host: the CPU reference of a coupled flock's substep. One-way
+//! for now: the boids obey the rules on their velocities relative to the air, ride the air and
+//! stay in their box; pushing back, solids, scenes and the fluid plan's stages come next. It
+//! sits above `flock` and `fluid` (neither imports it): the air comes in as a function and the
+//! math is `murmur_common::coupling`'s, which the kernels will share.
+
+use murmur_common::coupling::grid::{box_grid_sums, BoxGrid};
+use murmur_common::coupling::{BoidBox, Motion, Rates};
+use murmur_common::flock::params::FlockParams;
+use murmur_common::flock::rules::new_velocity;
+use murmur_common::Vec3;
+use rayon::prelude::*;
+
+/// Why a coupled flock cannot be set up, one line each.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum BoidsError {
+    #[error(
+        "the flock's box is {extent} cells along {axis} (periodic), under twice its largest rule \
+         distance {reach}: a neighbour could be in range at two images"
+    )]
+    ShortPeriod { axis: char, extent: f32, reach: f32 },
+    #[error("boid {index} at ({x}, {y}, {z}) lies outside the flock's box")]
+    Outside {
+        index: usize,
+        x: f32,
+        y: f32,
+        z: f32,
+    },
+    #[error("the flock's substep must be positive and its response time not negative, got dt = {dt}, tau_p = {tau_p}")]
+    Times { dt: f64, tau_p: f64 },
+    #[error("{0} positions but {1} velocities")]
+    Lengths(usize, usize),
+}
+
+/// A coupled flock on the CPU: per boid its position, ground velocity, velocity relative to the
+/// air and id, kept in cell order (each substep sorts them, ids moving with their boid).
+pub struct CpuBoids {
+    pub pos: Vec<Vec3>,
+    pub vel: Vec<Vec3>,
+    pub rel: Vec<Vec3>,
+    pub id: Vec<u32>,
+    params: FlockParams,
+    motion: Motion,
+    bounds: BoidBox,
+    grid: BoxGrid,
+    starts: Vec<u32>,
+}
+
+impl CpuBoids {
+    /// A flock at `pos` with relative velocities `rel` (ground velocities the same: the air is
+    /// not known yet), ids in order, substeps of `dt` fluid steps, response time `tau_p` (0:
+    /// tracers that obey the rules), in `bounds` (lattice units).
+    pub fn new(
+        pos: Vec<Vec3>,
+        rel: Vec<Vec3>,
+        rates: Rates,
+        dt: f64,
+        tau_p: f64,
+        bounds: BoidBox,
+    ) -> Result<CpuBoids, BoidsError> {
+        if pos.len() != rel.len() {
+            return Err(BoidsError::Lengths(pos.len(), rel.len()));
+        }
+        if !(dt > 0.0 && tau_p >= 0.0) {
+            return Err(BoidsError::Times { dt, tau_p });
+        }
+        let params = rates.scales(dt as f32);
+        let reach = params.max_distance();
+        if let Some(a) = BoxGrid::periodic_fits(&bounds, reach) {
+            return Err(BoidsError::ShortPeriod {
+                axis: ['x', 'y', 'z'][a],
+                extent: bounds.hi[a] - bounds.lo[a],
+                reach,
+            });
+        }
+        if let Some(index) = pos.iter().position(|p| {
+            let p = p.to_array();
+            (0..3).any(|a| !(p[a] >= bounds.lo[a] && p[a] <= bounds.hi[a]))
+        }) {
+            let [x, y, z] = pos[index].to_array();
+            return Err(BoidsError::Outside { index, x, y, z });
+        }
+        let grid = BoxGrid::new(&bounds, reach);
+        Ok(CpuBoids {
+            vel: rel.clone(),
+            id: (0..pos.len() as u32).collect(),
+            pos,
+            rel,
+            params,
+            motion: Motion::new(dt, tau_p),
+            bounds,
+            starts: vec![0; grid.cell_count() as usize + 1],
+            grid,
+        })
+    }
+
+    /// One substep: the boids sorted by cell (a stable counting sort), the rules on the
+    /// relative velocities of each boid's neighbours (all read before any is written), the
+    /// motion in the air (`air(x, s)`: the air velocity at `x` a fraction `s` into the substep,
+    /// `None` where there is no fluid), then the box: a wall reflects the position and both
+    /// velocities' components across it, a periodic face wraps.
+    pub fn substep(&mut self, air: impl Fn(Vec3, f32) -> Option<Vec3> + Sync) {
+        self.sort();
+        let (p, g, starts) = (&self.params, &self.grid, &self.starts);
+        let (pos, rel) = (&self.pos, &self.rel);
+        let new_rel: Vec<Vec3> = (0..pos.len())
+            .into_par_iter()
+            .map(|i| {
+                let sums = box_grid_sums(
+                    p,
+                    g,
+                    pos[i],
+                    rel[i],
+                    |k| starts[k as usize],
+                    |k| (pos[k as usize], rel[k as usize]),
+                );
+                new_velocity(p, rel[i], &sums)
+            })
+            .collect();
+        let (motion, bounds) = (self.motion, self.bounds);
+        let moved: Vec<(Vec3, Vec3, Vec3)> = (0..pos.len())
+            .into_par_iter()
+            .map(|i| {
+                let (x, v) = motion.advance(pos[i], self.vel[i], new_rel[i], &air);
+                let (x2, v2) = bounds.confine(x, v);
+                let (_, w2) = bounds.confine(x, new_rel[i]);
+                (x2, v2, w2)
+            })
+            .collect();
+        for (i, (x, v, w)) in moved.into_iter().enumerate() {
+            self.pos[i] = x;
+            self.vel[i] = v;
+            self.rel[i] = w;
+        }
+    }
+
+    /// Sorts the boids by cell (stable: equal keys keep their order) and fills the cells'
+    /// starts.
+    fn sort(&mut self) {
+        let g = self.grid;
+        let keys: Vec<u32> = self.pos.iter().map(|&p| g.key(g.cell_of(p))).collect();
+        self.starts.iter_mut().for_each(|s| *s = 0);
+        for &k in &keys {
+            self.starts[k as usize + 1] += 1;
+        }
+        for k in 0..g.cell_count() as usize {
+            self.starts[k + 1] += self.starts[k];
+        }
+        let mut next = self.starts.clone();
+        let mut order = vec![0usize; keys.len()];
+        for (i, &k) in keys.iter().enumerate() {
+            order[next[k as usize] as usize] = i;
+            next[k as usize] += 1;
+        }
+        self.pos = order.iter().map(|&i| self.pos[i]).collect();
+        self.vel = order.iter().map(|&i| self.vel[i]).collect();
+        self.rel = order.iter().map(|&i| self.rel[i]).collect();
+        self.id = order.iter().map(|&i| self.id[i]).collect();
+    }
+}
+
+#[cfg(test)]
+mod tests;
