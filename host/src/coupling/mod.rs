@@ -44,6 +44,12 @@ pub struct CpuBoids {
     bounds: BoidBox,
     grid: BoxGrid,
     starts: Vec<u32>,
+    /// Scratch kept between substeps: each boid's cell key, the sorted order, and a spare of
+    /// each array the sort permutes into (then swaps in).
+    keys: Vec<u32>,
+    order: Vec<usize>,
+    spare: Vec<Vec3>,
+    spare_id: Vec<u32>,
 }
 
 impl CpuBoids {
@@ -91,6 +97,10 @@ impl CpuBoids {
             bounds,
             starts: vec![0; grid.cell_count() as usize + 1],
             grid,
+            keys: Vec::new(),
+            order: Vec::new(),
+            spare: Vec::new(),
+            spare_id: Vec::new(),
         })
     }
 
@@ -103,59 +113,66 @@ impl CpuBoids {
         self.sort();
         let (p, g, starts) = (&self.params, &self.grid, &self.starts);
         let (pos, rel) = (&self.pos, &self.rel);
-        let new_rel: Vec<Vec3> = (0..pos.len())
-            .into_par_iter()
-            .map(|i| {
-                let sums = box_grid_sums(
-                    p,
-                    g,
-                    pos[i],
-                    rel[i],
-                    |k| starts[k as usize],
-                    |k| (pos[k as usize], rel[k as usize]),
-                );
-                new_velocity(p, rel[i], &sums)
-            })
-            .collect();
+        // The new relative velocities into the spare (every boid reads the old ones).
+        self.spare.resize(pos.len(), Vec3::ZERO);
+        self.spare.par_iter_mut().enumerate().for_each(|(i, w)| {
+            let sums = box_grid_sums(
+                p,
+                g,
+                pos[i],
+                rel[i],
+                |k| starts[k as usize],
+                |k| (pos[k as usize], rel[k as usize]),
+            );
+            *w = new_velocity(p, rel[i], &sums);
+        });
+        std::mem::swap(&mut self.rel, &mut self.spare);
         let (motion, bounds) = (self.motion, self.bounds);
-        let moved: Vec<(Vec3, Vec3, Vec3)> = (0..pos.len())
+        (&mut self.pos, &mut self.vel, &mut self.rel)
             .into_par_iter()
-            .map(|i| {
-                let (x, v) = motion.advance(pos[i], self.vel[i], new_rel[i], &air);
-                let (x2, v2) = bounds.confine(x, v);
-                let (_, w2) = bounds.confine(x, new_rel[i]);
-                (x2, v2, w2)
-            })
-            .collect();
-        for (i, (x, v, w)) in moved.into_iter().enumerate() {
-            self.pos[i] = x;
-            self.vel[i] = v;
-            self.rel[i] = w;
-        }
+            .for_each(|(x, v, w)| {
+                let (moved, ground) = motion.advance(*x, *v, *w, &air);
+                (*x, *v) = bounds.confine(moved, ground);
+                *w = bounds.confine(moved, *w).1;
+            });
     }
 
     /// Sorts the boids by cell (stable: equal keys keep their order) and fills the cells'
     /// starts.
     fn sort(&mut self) {
         let g = self.grid;
-        let keys: Vec<u32> = self.pos.iter().map(|&p| g.key(g.cell_of(p))).collect();
+        self.keys.clear();
+        self.keys
+            .extend(self.pos.iter().map(|&p| g.key(g.cell_of(p))));
         self.starts.iter_mut().for_each(|s| *s = 0);
-        for &k in &keys {
+        for &k in &self.keys {
             self.starts[k as usize + 1] += 1;
         }
         for k in 0..g.cell_count() as usize {
             self.starts[k + 1] += self.starts[k];
         }
-        let mut next = self.starts.clone();
-        let mut order = vec![0usize; keys.len()];
-        for (i, &k) in keys.iter().enumerate() {
-            order[next[k as usize] as usize] = i;
-            next[k as usize] += 1;
+        // Each boid's place: its cell's start plus the boids of that cell before it.
+        self.order.clear();
+        self.order.resize(self.keys.len(), 0);
+        for (i, &k) in self.keys.iter().enumerate() {
+            let at = &mut self.starts[k as usize];
+            self.order[*at as usize] = i;
+            *at += 1;
         }
-        self.pos = order.iter().map(|&i| self.pos[i]).collect();
-        self.vel = order.iter().map(|&i| self.vel[i]).collect();
-        self.rel = order.iter().map(|&i| self.rel[i]).collect();
-        self.id = order.iter().map(|&i| self.id[i]).collect();
+        // The raised starts are the next cells' starts: shift them back.
+        for k in (1..=g.cell_count() as usize).rev() {
+            self.starts[k] = self.starts[k - 1];
+        }
+        self.starts[0] = 0;
+        let order = &self.order;
+        for a in [&mut self.pos, &mut self.vel, &mut self.rel] {
+            self.spare.clear();
+            self.spare.extend(order.iter().map(|&i| a[i]));
+            std::mem::swap(a, &mut self.spare);
+        }
+        self.spare_id.clear();
+        self.spare_id.extend(order.iter().map(|&i| self.id[i]));
+        std::mem::swap(&mut self.id, &mut self.spare_id);
     }
 }
 

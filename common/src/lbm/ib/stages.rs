@@ -344,17 +344,8 @@ pub(super) unsafe fn sample_force_at(
 /// whatever the sample, so that a warp's lanes can combine their terms in it.
 #[inline(always)]
 pub fn spread_terms(spread: Option<&Spread>, mut term: impl FnMut(Option<(usize, [u64; 3])>)) {
-    for_8!(i => {
-        let t = match spread {
-            Some(sp) => spread_term(&sp.stencil, sp.g, i).map(|(_, v)| {
-                (
-                    pass_index_of(sp.cell[i], 0),
-                    [to_fixed(v[0]), to_fixed(v[1]), to_fixed(v[2])],
-                )
-            }),
-            None => None,
-        };
-        term(t);
+    spread_nodes(spread, |_, t| {
+        term(t.map(|(cell, v)| (pass_index_of(cell, 0), v)));
     });
 }
 
