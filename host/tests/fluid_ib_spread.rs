@@ -14,11 +14,13 @@ use murmur::internals::fluid::{FluidBackend, Setup};
 mod support;
 use support::ib_scenes::{duct, periodic_box};
 
-const METHODS: [IbSpread; 6] = [
+const METHODS: [IbSpread; 8] = [
     IbSpread::Scatter,
     IbSpread::Binned,
     IbSpread::Gather,
+    IbSpread::Blocks { l: 1 },
     IbSpread::Blocks { l: 2 },
+    IbSpread::Blocks { l: 3 },
     IbSpread::Blocks { l: 4 },
     IbSpread::Blocks { l: 8 },
 ];

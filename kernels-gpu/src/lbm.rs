@@ -5,16 +5,17 @@
 //! population access, is `murmur_common::lbm`.
 
 use crate::thread::{
-    ballot, grid_stride, index, index_below, lattice_cell, lds, lds_u64, match_any, red_add_u64,
-    shared, shared_addr, shfl_idx, sts, sts_u64, sync, sync_warp, warp_max, warp_sum_u64,
+    ballot, block, block_dim, grid_dim, grid_stride, index, index_below, lattice_cell, lds,
+    lds_u64, match_any, red_add_u64, red_shared_add_u64, shared, shared_addr, shfl_idx, sts,
+    sts_u64, sync, sync_warp, tid, warp_max, warp_sum_u64,
 };
 use core::mem::offset_of;
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use murmur_common::lbm::abi::{
-    BandPack, BandUnpack, Boundary, FieldsArgs, ForceShared, HaloPack, HaloUnpack, Health, IbBin,
-    IbClear, IbForce, IbForceBins, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity, Init,
-    StreamCollide, StreamCollideBand, StreamCollideLayer, StreamCollideSponge, FORCE_BLOCK_WARPS,
-    FORCE_RECORD, FORCE_RUN, TERM_STRIDE,
+    BandPack, BandUnpack, Boundary, FieldsArgs, ForceShared, GatherShared, HaloPack, HaloUnpack,
+    Health, IbBin, IbClear, IbForce, IbForceBins, IbGather, IbGatherBlocks, IbMark, IbPlace,
+    IbUpdate, IbVelocity, Init, StreamCollide, StreamCollideBand, StreamCollideLayer,
+    StreamCollideSponge, FORCE_BLOCK_WARPS, FORCE_RECORD, FORCE_RUN, TERM_STRIDE,
 };
 use murmur_common::lbm::halo;
 use murmur_common::lbm::health::{self, cell_words, word};
@@ -449,6 +450,42 @@ pub unsafe extern "ptx-kernel" fn ib_place(a: IbPlace) {
         return;
     };
     gather::place(&a, s);
+}
+
+/// Stage `ib_gather` of the block gather: one block per band slot in use (grid-stride over
+/// the slots). The block's threads read the samples that can reach the slot's brick once
+/// between them and add their terms into the brick's cell sums in shared memory (fixed point:
+/// the same sums in any order), then its first 64 threads apply them, one cell each.
+/// Shared memory: a `GatherShared`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn ib_gather_blocks(a: IbGatherBlocks) {
+    let a = &a.gather;
+    let (t, lanes) = (tid() as usize, block_dim() as usize);
+    let sums = shared_addr() + offset_of!(GatherShared, sums) as u32;
+    let used = a.band.used();
+    let mut s = block();
+    while s < used {
+        let mut i = t;
+        while i < 3 * BRICK_CELLS {
+            sts_u64(sums + 8 * i as u32, 0);
+            i += lanes;
+        }
+        sync();
+        gather::brick_terms(a, s, t, lanes, |local, v| {
+            let at = sums + 24 * local as u32;
+            red_shared_add_u64(at, v[0]);
+            red_shared_add_u64(at + 8, v[1]);
+            red_shared_add_u64(at + 16, v[2]);
+        });
+        sync();
+        if t < BRICK_CELLS {
+            let at = sums + 24 * t as u32;
+            let v = [lds_u64(at), lds_u64(at + 8), lds_u64(at + 16)];
+            gather::brick_apply(a, s, t, v);
+        }
+        sync();
+        s += grid_dim();
+    }
 }
 
 /// Stage `ib_gather`: the band's cells in use, grid-stride: the pass's force summed over the

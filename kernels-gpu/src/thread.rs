@@ -88,6 +88,17 @@ pub unsafe fn red_add_u64(p: *mut u64, value: u64) {
         options(nostack));
 }
 
+/// `red.shared.add.u64` of `value` at shared-window address `addr` (from [`shared_addr`]).
+///
+/// # Safety
+/// `addr` must lie in the launch's dynamic shared memory, 8-byte aligned; every concurrent
+/// access to it is atomic.
+#[inline(always)]
+pub unsafe fn red_shared_add_u64(addr: u32, value: u64) {
+    core::arch::asm!("red.shared.add.u64 [{a}], {v};", a = in(reg32) addr, v = in(reg64) value,
+        options(nostack));
+}
+
 /// The lanes whose `key` equals this lane's, as a mask (`__match_any_sync` over the full warp,
 /// sm_70+).
 ///

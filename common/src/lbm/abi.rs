@@ -435,6 +435,27 @@ pub struct IbGather {
     pub force: DevSlice<[f32; 4]>,
 }
 
+/// `ib_gather_blocks`: the block gather's `ib_gather` ([`Bins::kind`] [`BIN_BLOCK`], `list`
+/// empty), one thread block of [`GATHER_BLOCK`] threads per band slot in use (grid-stride over
+/// the slots): its threads read the samples of the blocks that reach the slot's brick once
+/// between them ([`super::ib::gather::brick_terms`]), add each term into the brick's cell sums
+/// in shared memory ([`GatherShared`]), then apply them per cell. Its own struct so that the
+/// kernel table names its entry point.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct IbGatherBlocks {
+    pub gather: IbGather,
+}
+
+/// Threads of an `ib_gather_blocks` block.
+pub const GATHER_BLOCK: u32 = 128;
+
+/// Shared memory of one `ib_gather_blocks` block: the fixed-point sums of its brick's cells.
+#[repr(C)]
+pub struct GatherShared {
+    pub sums: [[u64; 3]; super::ib::band::BRICK_CELLS],
+}
+
 /// `ib_update`: one thread per band cell, between passes.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]

@@ -17,9 +17,9 @@
 //! scatter's bit for bit, whatever the order in which bins and samples are visited.
 
 use super::band::slot;
-use super::band::{to_fixed, BandMut, BRICK_CELLS};
+use super::band::{to_fixed, BandMut, BRICK, BRICK_CELLS};
 use super::stages::{apply_pass, place as place_sample};
-use super::stencil::{below, bin_node, node_weights, Domain};
+use super::stencil::{below, bin_node, each_node, node_weights, Domain};
 use crate::lbm::abi::{Bins, IbBin, IbGather, IbPlace, BIN_BLOCK, BIN_CELL};
 
 impl Bins {
@@ -198,6 +198,152 @@ unsafe fn add_bin(a: &IbGather, b: usize, node: [u32; 3], sums: &mut [u64; 3]) {
             sums[2] = sums[2].wrapping_add(to_fixed(w * g[2]));
         });
     }
+}
+
+/// Distinct bins along one axis: at most the 5 bin-node coordinates a brick's cells can find
+/// their samples at (the cell below the brick and its 4 cells).
+#[derive(Clone, Copy)]
+struct AxisBins {
+    coord: [u32; 5],
+    len: usize,
+}
+
+impl AxisBins {
+    /// The blocks (of side `side`) along axis `ax` holding the bin nodes of the samples that
+    /// reach the cells `c0..c0 + BRICK` (those inside the lattice's `n` cells): the blocks of
+    /// the cell below `c0` (wrapped on a periodic axis) and of those cells, each once.
+    #[inline(always)]
+    fn new(domain: &Domain, ax: usize, c0: u32, n: u32, side: u32) -> AxisBins {
+        let mut out = AxisBins {
+            coord: [0; 5],
+            len: 0,
+        };
+        let mut push = |c: u32| {
+            let b = c / side;
+            let mut seen = false;
+            for k in 0..out.len {
+                seen |= out.coord[k] == b;
+            }
+            if !seen {
+                out.coord[out.len] = b;
+                out.len += 1;
+            }
+        };
+        if let Some(c) = below(domain, ax, c0) {
+            push(c);
+        }
+        for c in c0..(c0 + BRICK).min(n) {
+            push(c);
+        }
+        out
+    }
+}
+
+/// The block gather's stage `ib_gather` for band slot `s`, the part of lane `lane` of `lanes`
+/// (a thread block's threads, or one lane on the CPU): every sample of the blocks whose bin
+/// nodes a cell of the slot's brick can be reached from is read once over the lanes (entry
+/// `k` of the joined bins by lane `k % lanes`), and for each of its stencil's nodes inside the
+/// brick `add(local, terms)` takes the node's fixed-point terms `to_fixed(K_i scale_s (F_s
+/// dA_s))`, the very values the scatter adds. Summed over the lanes, the sums of a cell equal
+/// those [`gather`] forms for it; [`brick_apply`] applies them.
+///
+/// # Safety
+/// As [`gather`], with `a.bins` of kind [`BIN_BLOCK`] and `a.list` empty (the samples stored in
+/// bin order); `s < band.used()`.
+#[inline(always)]
+pub unsafe fn brick_terms(
+    a: &IbGather,
+    s: u32,
+    lane: usize,
+    lanes: usize,
+    mut add: impl FnMut(usize, [u64; 3]),
+) {
+    let band = &a.band;
+    let brick = band.brick_of.read(s as usize);
+    let dims = band.bricks.dims;
+    let (bx, byz) = (brick % dims[0], brick / dims[0]);
+    let origin = [bx * BRICK, (byz % dims[1]) * BRICK, (byz / dims[1]) * BRICK];
+    let lat = a.domain.lattice;
+    let n = [lat.nx, lat.ny, lat.nz];
+    let side = a.bins.side;
+    let axes = [
+        AxisBins::new(&a.domain, 0, origin[0], n[0], side),
+        AxisBins::new(&a.domain, 1, origin[1], n[1], side),
+        AxisBins::new(&a.domain, 2, origin[2], n[2], side),
+    ];
+    let bdims = a.bins.dims;
+    // Entries before the current bin over all visited bins: lane `lane` takes the joined
+    // entries `lane, lane + lanes, ...`.
+    let mut before = 0usize;
+    for iz in 0..axes[2].len {
+        for iy in 0..axes[1].len {
+            for ix in 0..axes[0].len {
+                let b = axes[0].coord[ix]
+                    + bdims[0] * (axes[1].coord[iy] + bdims[1] * axes[2].coord[iz]);
+                let (start, end) = (
+                    a.starts.read(b as usize) as usize,
+                    a.starts.read(b as usize + 1) as usize,
+                );
+                let skip = (lane + lanes - before % lanes) % lanes;
+                before += end - start;
+                let mut k = start + skip;
+                while k < end {
+                    brick_sample(a, k, origin, &mut add);
+                    k += lanes;
+                }
+            }
+        }
+    }
+}
+
+/// The terms of stored sample `k` for the nodes of its stencil inside the brick at `origin`.
+#[inline(always)]
+unsafe fn brick_sample(
+    a: &IbGather,
+    k: usize,
+    origin: [u32; 3],
+    add: &mut impl FnMut(usize, [u64; 3]),
+) {
+    let at = a.at.read(k);
+    let scale = at[3];
+    if scale == 0.0 {
+        return;
+    }
+    let g = a.force.read(k);
+    each_node(&a.domain, [at[0], at[1], at[2]], |node, w| {
+        let d = [
+            node[0].wrapping_sub(origin[0]),
+            node[1].wrapping_sub(origin[1]),
+            node[2].wrapping_sub(origin[2]),
+        ];
+        if d[0] < BRICK && d[1] < BRICK && d[2] < BRICK {
+            let w = w * scale;
+            let local = (d[0] + BRICK * (d[1] + BRICK * d[2])) as usize;
+            add(
+                local,
+                [to_fixed(w * g[0]), to_fixed(w * g[1]), to_fixed(w * g[2])],
+            );
+        }
+    });
+}
+
+/// Cell `local` of band slot `s` takes its summed terms `sums` ([`brick_terms`]) as
+/// [`gather`] applies them: cells that are not fluid or lie outside the lattice take none.
+///
+/// # Safety
+/// As [`brick_terms`]; each cell applied once per pass.
+#[inline(always)]
+pub unsafe fn brick_apply(a: &IbGather, s: u32, local: usize, sums: [u64; 3]) {
+    let band = &a.band;
+    let rho = band.get(s, slot::RHO, local);
+    if rho <= 0.0 {
+        return;
+    }
+    let brick = band.brick_of.read(s as usize) as usize;
+    if band.bricks.cell(brick, local).is_none() {
+        return;
+    }
+    apply_pass(band, s, local, rho, sums);
 }
 
 /// Exclusive scan of `counts` into `starts` (same length), the counts zeroed: what the host's

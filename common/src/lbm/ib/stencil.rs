@@ -347,14 +347,26 @@ pub fn weight(domain: &Domain, node: [u32; 3], pos: [f32; 3]) -> f32 {
 /// node bit for bit.
 #[inline(always)]
 pub fn node_weights(domain: &Domain, node: [u32; 3], pos: [f32; 3], mut term: impl FnMut(f32)) {
+    each_node(domain, pos, |n, w| {
+        if n == node {
+            term(w)
+        }
+    });
+}
+
+/// `term(node, weight)` for each node of the stencil at `pos` that lies in the domain, in the
+/// order of the stencil's nodes, with the weights [`node_weights`] gives (a node met twice on
+/// a periodic axis of one cell comes twice).
+#[inline(always)]
+pub fn each_node(domain: &Domain, pos: [f32; 3], mut term: impl FnMut([u32; 3], f32)) {
     let ax = domain.axis(0, pos[0]);
     let ay = domain.axis(1, pos[1]);
     let az = domain.axis(2, pos[2]);
-    let on = |a: &Axis, k: usize, c: u32| a.inside[k] && a.coord[k] == c;
     for_8!(i => {
         let (a, b, c) = (i & 1, i >> 1 & 1, i >> 2);
-        if on(&ax, a, node[0]) && on(&ay, b, node[1]) && on(&az, c, node[2]) {
-            term(ax.weight[a] * ay.weight[b] * az.weight[c]);
+        if ax.inside[a] && ay.inside[b] && az.inside[c] {
+            let node = [ax.coord[a], ay.coord[b], az.coord[c]];
+            term(node, ax.weight[a] * ay.weight[b] * az.weight[c]);
         }
     });
 }
