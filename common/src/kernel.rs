@@ -330,7 +330,6 @@ crate::lbm_variants!(kernel_table {
         lbm::IbBin => "ib_bin",
         lbm::IbPlace => "ib_place",
         lbm::IbGather => "ib_gather",
-        lbm::IbGatherBlocks => "ib_gather_blocks",
         lbm::BandPack => "ib_band_pack",
         lbm::BandUnpack => "ib_band_unpack",
         crate::flock::slab::InitSlab => "slab_init",

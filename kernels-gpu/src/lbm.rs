@@ -13,9 +13,9 @@ use core::mem::offset_of;
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use murmur_common::lbm::abi::{
     BandPack, BandUnpack, Boundary, FieldsArgs, ForceShared, GatherShared, HaloPack, HaloUnpack,
-    Health, IbBin, IbClear, IbForce, IbForceBins, IbGather, IbGatherBlocks, IbMark, IbPlace,
-    IbUpdate, IbVelocity, Init, StreamCollide, StreamCollideBand, StreamCollideLayer,
-    StreamCollideSponge, FORCE_BLOCK_WARPS, FORCE_RECORD, FORCE_RUN, TERM_STRIDE,
+    Health, IbBin, IbClear, IbForce, IbForceBins, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity,
+    Init, StreamCollide, StreamCollideBand, StreamCollideLayer, StreamCollideSponge,
+    FORCE_BLOCK_WARPS, FORCE_RECORD, FORCE_RUN, TERM_STRIDE,
 };
 use murmur_common::lbm::halo;
 use murmur_common::lbm::health::{self, cell_words, word};
@@ -452,14 +452,13 @@ pub unsafe extern "ptx-kernel" fn ib_place(a: IbPlace) {
     gather::place(&a, s);
 }
 
-/// Stage `ib_gather` of the block gather: one block per band slot in use (grid-stride over
-/// the slots). The block's threads read the samples that can reach the slot's brick once
+/// Stage `ib_gather`: one block per band slot in use (grid-stride over the slots). The block's threads read the samples that can reach the slot's brick once
 /// between them and add their terms into the brick's cell sums in shared memory (fixed point:
 /// the same sums in any order), then its first 64 threads apply them, one cell each.
 /// Shared memory: a `GatherShared`.
 #[no_mangle]
-pub unsafe extern "ptx-kernel" fn ib_gather_blocks(a: IbGatherBlocks) {
-    let a = &a.gather;
+pub unsafe extern "ptx-kernel" fn ib_gather(a: IbGather) {
+    let a = &a;
     let (t, lanes) = (tid() as usize, block_dim() as usize);
     let sums = shared_addr() + offset_of!(GatherShared, sums) as u32;
     let used = a.band.used();
@@ -485,14 +484,5 @@ pub unsafe extern "ptx-kernel" fn ib_gather_blocks(a: IbGatherBlocks) {
         }
         sync();
         s += grid_dim();
-    }
-}
-
-/// Stage `ib_gather`: the band's cells in use, grid-stride: the pass's force summed over the
-/// samples of the bins its support reaches, then the update of `ib_update`.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn ib_gather(a: IbGather) {
-    for i in grid_stride(a.band.used_cells()) {
-        gather::gather(&a, i);
     }
 }

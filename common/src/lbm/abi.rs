@@ -418,11 +418,12 @@ pub struct IbPlace {
     pub list: DevSliceMut<u32>,
 }
 
-/// `ib_gather`: one thread per band cell (`capacity x 64`), after each `ib_force`: sums the
-/// forces of the samples in the bins its stencil support reaches into the pass's force, then
-/// updates as `ib_update` does. The entries of bin `b` are `starts[b]..starts[b + 1]`; entry
-/// `k` is sample place `list[k]` in `at` / `force` (`list` empty: place `k`, the samples stored
-/// in bin order).
+/// `ib_gather`: after each `ib_force`, one block of [`GATHER_BLOCK`] threads per band slot in
+/// use (grid-stride over the slots): its threads read the samples of the bins that reach the
+/// slot's brick once between them ([`super::ib::gather::brick_terms`]), sum each term into the
+/// brick's cell sums in shared memory ([`GatherShared`]), then update each cell as `ib_update`
+/// does. The entries of bin `b` are `starts[b]..starts[b + 1]`; entry `k` is sample place
+/// `list[k]` in `at` / `force` (`list` empty: place `k`, the samples stored in bin order).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct IbGather {
@@ -435,22 +436,10 @@ pub struct IbGather {
     pub force: DevSlice<[f32; 4]>,
 }
 
-/// `ib_gather_blocks`: the block gather's `ib_gather` ([`Bins::kind`] [`BIN_BLOCK`], `list`
-/// empty), one thread block of [`GATHER_BLOCK`] threads per band slot in use (grid-stride over
-/// the slots): its threads read the samples of the blocks that reach the slot's brick once
-/// between them ([`super::ib::gather::brick_terms`]), add each term into the brick's cell sums
-/// in shared memory ([`GatherShared`]), then apply them per cell. Its own struct so that the
-/// kernel table names its entry point.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct IbGatherBlocks {
-    pub gather: IbGather,
-}
-
-/// Threads of an `ib_gather_blocks` block.
+/// Threads of an `ib_gather` block.
 pub const GATHER_BLOCK: u32 = 128;
 
-/// Shared memory of one `ib_gather_blocks` block: the fixed-point sums of its brick's cells.
+/// Shared memory of one `ib_gather` block: the fixed-point sums of its brick's cells.
 #[repr(C)]
 pub struct GatherShared {
     pub sums: [[u64; 3]; super::ib::band::BRICK_CELLS],

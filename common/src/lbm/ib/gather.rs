@@ -9,8 +9,10 @@
 //! 3. [`place`] (per sample): the counting sort's scatter, `list[start + rank] = sample`;
 //!
 //! then per pass `ib_force` stores each sample's position, renormalisation factor and force
-//! (thread `t` takes sample `list[t]` when the samples run in block order), and [`gather`]
-//! (per band cell) sums them and updates the cell as `ib_update` does.
+//! (thread `t` takes sample `list[t]` when the samples run in block order), and `ib_gather`
+//! takes the band brick by brick: [`brick_terms`] reads the samples of every bin a cell of the
+//! brick can be reached from once and sums their terms per cell, [`brick_apply`] updates each
+//! cell as `ib_update` does.
 //!
 //! Every term a cell sums is `to_fixed(K_i scale_s (F_s dA_s))`, the very value the scatter
 //! adds for that node and sample, and the sums are fixed-point: the band force equals the
@@ -19,7 +21,7 @@
 use super::band::slot;
 use super::band::{to_fixed, BandMut, BRICK, BRICK_CELLS};
 use super::stages::{apply_pass, place as place_sample};
-use super::stencil::{below, bin_node, each_node, node_weights, Domain};
+use super::stencil::{below, bin_node, each_node, Domain};
 use crate::lbm::abi::{Bins, IbBin, IbGather, IbPlace, BIN_BLOCK, BIN_CELL};
 
 impl Bins {
@@ -107,101 +109,9 @@ pub unsafe fn place(a: &IbPlace, s: usize) {
     a.list.write(at as usize, s as u32);
 }
 
-/// Stage `ib_gather`, element `i` of `capacity x 64` (slot `i / 64`, cell `i % 64`): the
-/// pass's force of the band cell, summed in fixed point over the samples of the bins its
-/// support reaches (with [`BIN_CELL`] the bins of the 2 x 2 x 2 cells at and below it; with
-/// [`BIN_BLOCK`] its own block, and the block below along an axis where the cell lies on the
-/// block's lower face), then applied as `ib_update` does. Cells that are not fluid or lie
-/// outside the lattice (`rho = 0`) take no force.
-///
-/// # Safety
-/// The buffers as documented on [`IbGather`], written by this step's `ib_bin`, scan,
-/// `ib_place` and this pass's `ib_force`; each `i` is handled once.
-#[inline(always)]
-pub unsafe fn gather(a: &IbGather, i: usize) {
-    let band = &a.band;
-    let s = (i / BRICK_CELLS) as u32;
-    if s >= band.used() {
-        return;
-    }
-    let local = i % BRICK_CELLS;
-    let rho = band.get(s, slot::RHO, local);
-    if rho <= 0.0 {
-        return;
-    }
-    let brick = band.brick_of.read(s as usize) as usize;
-    let Some(cell) = band.bricks.cell(brick, local) else {
-        return;
-    };
-    let (x, y, z) = a.domain.lattice.coords(cell);
-    let node = [x, y, z];
-    // Per axis the coordinate of the bin below (or none): the cell below the node, or with
-    // blocks the cell below the block's lower face when the node lies on it and that cell is
-    // in another block.
-    let mut low = [u32::MAX; 3];
-    for (ax, lo) in low.iter_mut().enumerate() {
-        if let Some(c) = below(&a.domain, ax, node[ax]) {
-            let other = a.bins.kind != BIN_BLOCK || c / a.bins.side != node[ax] / a.bins.side;
-            if other {
-                *lo = c;
-            }
-        }
-    }
-    let mut sums = [0u64; 3];
-    unroll!(o in [0, 1, 2, 3, 4, 5, 6, 7] => {
-        let pick = [o & 1, o >> 1 & 1, o >> 2];
-        let mut at = node;
-        let mut ok = true;
-        for ax in 0..3 {
-            if pick[ax] == 1 {
-                ok &= low[ax] != u32::MAX;
-                at[ax] = low[ax];
-            }
-        }
-        if ok {
-            let b = if a.bins.kind == BIN_BLOCK {
-                a.bins.block(at)
-            } else {
-                bin_of(&a.bins, &a.domain, band, at)
-            };
-            if b < a.bins.count {
-                add_bin(a, b as usize, node, &mut sums);
-            }
-        }
-    });
-    apply_pass(band, s, local, rho, sums);
-}
-
-/// Adds the terms of bin `b`'s samples that reach `node`.
-///
-/// # Safety
-/// As [`gather`].
-#[inline(always)]
-unsafe fn add_bin(a: &IbGather, b: usize, node: [u32; 3], sums: &mut [u64; 3]) {
-    let (start, end) = (a.starts.read(b) as usize, a.starts.read(b + 1) as usize);
-    for k in start..end {
-        let p = if a.list.is_empty() {
-            k
-        } else {
-            a.list.read(k) as usize
-        };
-        let at = a.at.read(p);
-        let scale = at[3];
-        if scale == 0.0 {
-            continue;
-        }
-        let g = a.force.read(p);
-        node_weights(&a.domain, node, [at[0], at[1], at[2]], |w| {
-            let w = w * scale;
-            sums[0] = sums[0].wrapping_add(to_fixed(w * g[0]));
-            sums[1] = sums[1].wrapping_add(to_fixed(w * g[1]));
-            sums[2] = sums[2].wrapping_add(to_fixed(w * g[2]));
-        });
-    }
-}
-
 /// Distinct bins along one axis: at most the 5 bin-node coordinates a brick's cells can find
-/// their samples at (the cell below the brick and its 4 cells).
+/// their samples at (the cell below the brick and its 4 cells); with [`BIN_CELL`]'s side 1,
+/// those coordinates themselves.
 #[derive(Clone, Copy)]
 struct AxisBins {
     coord: [u32; 5],
@@ -239,17 +149,20 @@ impl AxisBins {
     }
 }
 
-/// The block gather's stage `ib_gather` for band slot `s`, the part of lane `lane` of `lanes`
-/// (a thread block's threads, or one lane on the CPU): every sample of the blocks whose bin
-/// nodes a cell of the slot's brick can be reached from is read once over the lanes (entry
-/// `k` of the joined bins by lane `k % lanes`), and for each of its stencil's nodes inside the
-/// brick `add(local, terms)` takes the node's fixed-point terms `to_fixed(K_i scale_s (F_s
-/// dA_s))`, the very values the scatter adds. Summed over the lanes, the sums of a cell equal
-/// those [`gather`] forms for it; [`brick_apply`] applies them.
+/// Stage `ib_gather` for band slot `s`, the part of lane `lane` of `lanes` (a thread block's
+/// threads, or one lane on the CPU). A node finds the samples that reach it in the bins of
+/// itself and of the node one cell below along each axis, so the bins of a brick's cells are
+/// those of the cells `c0 - 1 .. c0 + 3` per axis: their blocks ([`BIN_BLOCK`]: 2 per axis at
+/// `l = 4`, 3 at `l = 2`) or their band cells ([`BIN_CELL`]: 5 per axis). Every sample of those
+/// bins is read once over the lanes (entry `k` of the joined bins by lane `k % lanes`), and for
+/// each node of its stencil inside the brick `add(local, terms)` takes the node's fixed-point
+/// terms `to_fixed(K_i scale_s (F_s dA_s))`, the very values the scatter adds. Summed over the
+/// lanes (in any order: fixed point), a cell's sums are the scatter's; [`brick_apply`]
+/// applies them.
 ///
 /// # Safety
-/// As [`gather`], with `a.bins` of kind [`BIN_BLOCK`] and `a.list` empty (the samples stored in
-/// bin order); `s < band.used()`.
+/// The buffers as documented on [`IbGather`], written by this step's `ib_bin`, scan,
+/// `ib_place` and this pass's `ib_force`; `s < band.used()`.
 #[inline(always)]
 pub unsafe fn brick_terms(
     a: &IbGather,
@@ -278,8 +191,15 @@ pub unsafe fn brick_terms(
     for iz in 0..axes[2].len {
         for iy in 0..axes[1].len {
             for ix in 0..axes[0].len {
-                let b = axes[0].coord[ix]
-                    + bdims[0] * (axes[1].coord[iy] + bdims[1] * axes[2].coord[iz]);
+                let (x, y, z) = (axes[0].coord[ix], axes[1].coord[iy], axes[2].coord[iz]);
+                let b = if a.bins.kind == BIN_BLOCK {
+                    x + bdims[0] * (y + bdims[1] * z)
+                } else {
+                    bin_of(&a.bins, &a.domain, band, [x, y, z])
+                };
+                if b >= a.bins.count {
+                    continue;
+                }
                 let (start, end) = (
                     a.starts.read(b as usize) as usize,
                     a.starts.read(b as usize + 1) as usize,
@@ -304,12 +224,17 @@ unsafe fn brick_sample(
     origin: [u32; 3],
     add: &mut impl FnMut(usize, [u64; 3]),
 ) {
-    let at = a.at.read(k);
+    let p = if a.list.is_empty() {
+        k
+    } else {
+        a.list.read(k) as usize
+    };
+    let at = a.at.read(p);
     let scale = at[3];
     if scale == 0.0 {
         return;
     }
-    let g = a.force.read(k);
+    let g = a.force.read(p);
     each_node(&a.domain, [at[0], at[1], at[2]], |node, w| {
         let d = [
             node[0].wrapping_sub(origin[0]),
@@ -328,7 +253,8 @@ unsafe fn brick_sample(
 }
 
 /// Cell `local` of band slot `s` takes its summed terms `sums` ([`brick_terms`]) as
-/// [`gather`] applies them: cells that are not fluid or lie outside the lattice take none.
+/// `ib_update` applies a pass: cells that are not fluid (`rho = 0`) or lie outside the lattice
+/// take none.
 ///
 /// # Safety
 /// As [`brick_terms`]; each cell applied once per pass.

@@ -339,24 +339,11 @@ pub fn weight(domain: &Domain, node: [u32; 3], pos: [f32; 3]) -> f32 {
     wx * wy * wz
 }
 
-/// Gather form of step 3, term by term: calls `term(K_i)` with the raw weight of every node
-/// `i` of the stencil of a sample at `pos` that sits on `node` (cell coordinates): none when the
-/// node is not in the stencil, one in general, two or more only where a periodic axis has a
-/// single cell (both nodes are that cell). Each weight is the product [`Stencil::new`] forms,
-/// in the same order, so `to_fixed(K_i * scale_s * g)` equals what the scatter adds for that
-/// node bit for bit.
-#[inline(always)]
-pub fn node_weights(domain: &Domain, node: [u32; 3], pos: [f32; 3], mut term: impl FnMut(f32)) {
-    each_node(domain, pos, |n, w| {
-        if n == node {
-            term(w)
-        }
-    });
-}
-
-/// `term(node, weight)` for each node of the stencil at `pos` that lies in the domain, in the
-/// order of the stencil's nodes, with the weights [`node_weights`] gives (a node met twice on
-/// a periodic axis of one cell comes twice).
+/// Gather form of step 3, node by node: `term(node, K_i)` with the raw weight of each node `i`
+/// of the stencil of a sample at `pos` that lies in the domain, in the stencil's order (a node
+/// met twice, where a periodic axis has a single cell, comes twice). Each weight is the
+/// product [`Stencil::new`] forms, in the same order, so `to_fixed(K_i * scale_s * g)` equals
+/// what the scatter adds for that node bit for bit.
 #[inline(always)]
 pub fn each_node(domain: &Domain, pos: [f32; 3], mut term: impl FnMut([u32; 3], f32)) {
     let ax = domain.axis(0, pos[0]);

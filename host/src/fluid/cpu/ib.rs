@@ -394,35 +394,23 @@ impl CpuIb {
             at: view(&g.at),
             force: view(&g.force),
         });
-        if bins.kind == BIN_BLOCK {
-            // The block gather as its kernel runs it: per slot, the samples of the blocks its
-            // brick reaches read once, their terms summed per cell, then applied.
-            (0..items / BRICK_CELLS).into_par_iter().for_each(|s| {
-                let a = &a;
-                let mut sums = [[0u64; 3]; BRICK_CELLS];
-                // SAFETY: each slot reads the stored samples and updates only its own cells.
-                unsafe {
-                    gather::brick_terms(&a.0, s as u32, 0, 1, |local, t| {
-                        for (sum, v) in sums[local].iter_mut().zip(t) {
-                            *sum = sum.wrapping_add(v);
-                        }
-                    });
-                    for (local, &v) in sums.iter().enumerate() {
-                        gather::brick_apply(&a.0, s as u32, local, v);
+        // As the kernel runs it: per slot, the samples of the bins its brick reaches read once,
+        // their terms summed per cell, then applied.
+        (0..items / BRICK_CELLS).into_par_iter().for_each(|s| {
+            let a = &a;
+            let mut sums = [[0u64; 3]; BRICK_CELLS];
+            // SAFETY: each slot reads the stored samples and updates only its own cells.
+            unsafe {
+                gather::brick_terms(&a.0, s as u32, 0, 1, |local, t| {
+                    for (sum, v) in sums[local].iter_mut().zip(t) {
+                        *sum = sum.wrapping_add(v);
                     }
+                });
+                for (local, &v) in sums.iter().enumerate() {
+                    gather::brick_apply(&a.0, s as u32, local, v);
                 }
-            });
-            return;
-        }
-        (0..items)
-            .into_par_iter()
-            .with_min_len(CHUNK)
-            .for_each(|i| {
-                let a = &a;
-                // SAFETY: each band cell reads the stored samples and updates only its own
-                // values.
-                unsafe { gather::gather(&a.0, i) };
-            });
+            }
+        });
     }
 
     /// Stage `ib_update` (scatter only).

@@ -12,9 +12,9 @@ use crate::gpu::scan::CellScan;
 use crate::gpu::{Gpu, Shape, Views};
 use cudarc::driver::CudaSlice;
 use murmur_common::lbm::abi::{
-    Bins, ForceShared, GatherShared, IbBin, IbClear, IbForce, IbForceBins, IbGather,
-    IbGatherBlocks, IbMark, IbPlace, IbUpdate, IbVelocity, SampleSet, Solids, BIN_BLOCK,
-    FORCE_BLOCK, FORCE_RUN, GATHER_BLOCK, RECORD_FLOATS, SPREAD_SCATTER, SPREAD_STORE,
+    Bins, ForceShared, GatherShared, IbBin, IbClear, IbForce, IbForceBins, IbGather, IbMark,
+    IbPlace, IbUpdate, IbVelocity, SampleSet, Solids, BIN_BLOCK, FORCE_BLOCK, FORCE_RUN,
+    GATHER_BLOCK, RECORD_FLOATS, SPREAD_SCATTER, SPREAD_STORE,
 };
 use murmur_common::lbm::ib::band::{counter, pass_len, pool_len, BandMut, BandRef};
 use murmur_common::lbm::ib::stencil::Domain;
@@ -43,7 +43,7 @@ pub(super) struct CudaIb {
     now: Now,
 }
 
-/// The arguments of `ib_gather` (and of the block gather's `ib_gather_blocks`).
+/// The arguments of `ib_gather`.
 fn gather_args<'b>(
     l: &mut Views<'b>,
     band: &'b mut BandBuffers,
@@ -540,31 +540,19 @@ impl CudaIb {
 
     /// Stage `ib_gather` (gather only).
     pub(super) fn gather(&mut self, gpu: &Gpu) -> Result<(), FluidError> {
-        let shape = self.band_shape(gpu);
         let domain = self.plan.domain;
         let Some(g) = self.gather.as_ref() else {
             return Ok(());
         };
         let bins = g.bins;
         let list = (bins.kind != BIN_BLOCK).then_some(&g.list);
-        if bins.kind == BIN_BLOCK {
-            // One block per slot in use, grid-stride: as many blocks as the GPU holds at once
-            // or the pool's slots, whichever is smaller.
-            let resident = BAND_THREADS_PER_SM * gpu.sm_count as u64 / GATHER_BLOCK as u64;
-            let blocks = resident.min(self.plan.capacity as u64) as u32;
-            let shape = Shape::blocks(blocks, GATHER_BLOCK).shared_of::<GatherShared>();
-            // SAFETY: each slot handled by one block (grid-stride over the slots), each of its
-            // cells applied by one thread, from the samples `ib_force` stored in bin order.
-            unsafe {
-                gpu.launch()
-                    .run(shape, &mut self.band, |l, band| IbGatherBlocks {
-                        gather: gather_args(l, band, domain, g, list),
-                    })
-            }?;
-            return Ok(());
-        }
-        // SAFETY: each band cell handled by one thread (grid-stride), updating its own values
-        // from the samples `ib_force` stored.
+        // One block per slot in use, grid-stride: as many blocks as the GPU holds at once or
+        // the pool's slots, whichever is smaller.
+        let resident = BAND_THREADS_PER_SM * gpu.sm_count as u64 / GATHER_BLOCK as u64;
+        let blocks = resident.min(self.plan.capacity as u64) as u32;
+        let shape = Shape::blocks(blocks, GATHER_BLOCK).shared_of::<GatherShared>();
+        // SAFETY: each slot handled by one block (grid-stride over the slots), each of its
+        // cells applied by one thread, from the samples `ib_force` stored.
         unsafe {
             gpu.launch().run(shape, &mut self.band, |l, band| {
                 gather_args(l, band, domain, g, list)
