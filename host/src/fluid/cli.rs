@@ -55,8 +55,9 @@ pub struct StorageArgs {
     /// time in the stage times).
     #[arg(long, value_name = "tail|beside[-N]|serial", default_value = "tail", value_parser = BoundaryLaunch::parse)]
     pub boundary_launch: BoundaryLaunch,
-    /// GPU: replay each step as one CUDA graph once its launches repeat (one lattice without
-    /// immersed solids; the stage times then show one stage, `step (CUDA graph)`).
+    /// GPU: launch each step as one CUDA graph, ramping inlets and immersed solids included
+    /// (one lattice, not a rank's slab; the stage times then show one stage, `step (CUDA
+    /// graph)`).
     #[arg(long)]
     pub graph: bool,
 }
@@ -201,8 +202,8 @@ pub struct BenchArgs {
     /// unless given.
     #[arg(long, value_name = "flat|XxYxZ", default_value = "flat", value_parser = Block::parse)]
     pub block: Block,
-    /// GPU: replay each step as one CUDA graph once its launches repeat (the step time then
-    /// includes what launching costs, without the gaps between launches).
+    /// GPU: launch each step as one CUDA graph (the step time then includes what launching
+    /// costs, without the gaps between launches).
     #[arg(long)]
     pub graph: bool,
     /// Streaming schemes, comma separated: pull (two copies), in-place (one copy).

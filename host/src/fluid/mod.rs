@@ -60,9 +60,8 @@ pub struct Setup {
     pub streaming: Option<Streaming>,
     /// Where the GPU runs the boundary kernel with respect to the interior one.
     pub boundary_launch: BoundaryLaunch,
-    /// Replay each step as one CUDA graph once its launches repeat (GPU only; one lattice
-    /// without immersed solids: see `cuda::graph`). The stage times then hold one stage,
-    /// `step (CUDA graph)`.
+    /// Launch each step as one CUDA graph (GPU only; one lattice, not a rank's slab: see
+    /// `cuda::graph`). The stage times then hold one stage, `step (CUDA graph)`.
     pub graph: bool,
     /// GPU: run the outlet layer's interior cells in a kernel of their own over the layer's
     /// box (stage `stream_collide_sponge`) instead of in the interior kernel (the default: the

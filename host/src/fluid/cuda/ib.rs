@@ -264,6 +264,15 @@ impl CudaIb {
         self.records.pending.push(step);
     }
 
+    /// What the stages of the step [`CudaIb::begin`] fixed take by value: its record slot and
+    /// the solids' states.
+    pub(super) fn graph_key(&self) -> super::graph::IbKey {
+        super::graph::IbKey {
+            slot: self.now.slot,
+            solids: self.now.solids,
+        }
+    }
+
     fn n_samples(&self) -> u64 {
         self.plan.body.len() as u64
     }

@@ -71,7 +71,8 @@ pub struct CudaFluid<S: Storage> {
     halo: Option<super::slab::CudaHalo<S>>,
     /// A restore wrote a slab's owned cells: the next step exchanges the ghost layers first.
     stale_ghosts: bool,
-    /// Whether steps are replayed as CUDA graphs where they can be ([`graph`]).
+    /// Whether each step of one lattice (not a slab) is launched as one CUDA graph
+    /// ([`graph`]).
     graph: bool,
     graphs: graph::StepGraphs,
     /// A step is being captured (its stages are recorded, not timed one by one).
@@ -356,54 +357,6 @@ where
         }
         Ok(())
     }
-
-    /// Step `step` replayed as one CUDA graph ([`graph`]): its key's graph, captured the
-    /// second time the key comes; the first time the step runs stage by stage.
-    fn graphed_step<M: Model>(&mut self, step: u64) -> Result<(), FluidError>
-    where
-        StreamCollide<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
-        StreamCollideBand<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
-        StreamCollideSponge<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
-        Boundary<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
-        StreamCollideLayer<M, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
-    {
-        let key = graph::GraphKey {
-            params: self.params,
-            model: self.model,
-            odd: step & 1 == 1,
-            swapped: self.swapped,
-        };
-        let stream = self.gpu.stream.clone();
-        if self.graphs.get(&key).is_none() {
-            if !self.graphs.seen_before(&key) {
-                self.clock.begin(&stream)?;
-                self.step_with::<M>(step)?;
-                self.clock.end();
-                return Ok(());
-            }
-            stream
-                .begin_capture(
-                    cudarc::driver::sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
-                )
-                .ctx("starting a step graph's capture")?;
-            self.capturing = true;
-            let issued = self.step_with::<M>(step);
-            self.capturing = false;
-            let graph = stream
-                .end_capture(cudarc::driver::sys::CUgraphInstantiate_flags(0))
-                .ctx("capturing a step graph");
-            issued?;
-            let graph =
-                graph?.ok_or_else(|| FluidError::Invalid("the step graph is empty".into()))?;
-            self.graphs.insert(key, graph);
-        }
-        let graph = self.graphs.get(&key).expect("captured above");
-        self.clock.begin(&stream)?;
-        graph.launch().ctx("launching a step graph")?;
-        self.clock.mark(&stream, "step (CUDA graph)")?;
-        self.clock.end();
-        Ok(())
-    }
 }
 
 impl<S: Storage> FluidBackend for CudaFluid<S>
@@ -462,7 +415,7 @@ where
             self.exchange_ghosts()?;
         }
         let step = self.step + 1;
-        if self.graph && self.ib.is_none() && self.halo.is_none() {
+        if self.graph && self.halo.is_none() {
             with_model!(self.model, M => self.graphed_step::<M>(step))?;
         } else {
             self.clock.begin(&self.gpu.stream)?;
