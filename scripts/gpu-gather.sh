@@ -7,7 +7,8 @@
 #   at 48 and at 24 cells per diameter with every method, new binary;
 # - ncu: one pass of `ib_gather` of the torus channel, block gather at l = 2 and 4 and plain
 #   gather (new binary), and the old block gather at l = 4: time, registers, occupancy,
-#   instructions per thread, DRAM bytes, stall reasons.
+#   instructions per thread, DRAM bytes, stall reasons (NCU_VARIANTS="blocks:4:new gather:-:new":
+#   some of them; NO_OLD=1 leaves the old binary's torus row out).
 # Needs dist/new/murmur.xz (PTX embedded).
 NAME=gather ARGS="$*"
 . scripts/gpu-old-new.sh
@@ -27,7 +28,7 @@ scene_with() {
 }
 
 if want bench; then
-  if [ -n "$OLD" ]; then
+  if [ -n "$OLD" ] && [ -z "${NO_OLD:-}" ]; then
     section "old: fluid ib-bench torus-channel.toml (every method)"
     timeout 240 "$OLD" fluid ib-bench assets/fluid/torus-channel.toml --backend cuda --steps 20 --warmup 5 2>&1 | grep -v "^  " || status=1
   fi
@@ -40,8 +41,9 @@ if want bench; then
 fi
 
 if want ncu && command -v ncu >/dev/null; then
-  for v in "blocks 4 new" "blocks 2 new" "gather - new" "blocks 4 old"; do
-    set -- $v
+  for v in ${NCU_VARIANTS:-blocks:4:new blocks:2:new gather:-:new blocks:4:old}; do
+    IFS=: read -r sp blk which <<< "$v"
+    set -- "$sp" "$blk" "$which"
     bin=$B; [ "$3" = old ] && bin=$OLD
     [ -n "$bin" ] || continue
     blk=$2; [ "$blk" = - ] && blk=

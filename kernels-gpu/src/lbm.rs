@@ -5,7 +5,7 @@
 //! population access, is `murmur_common::lbm`.
 
 use crate::thread::{
-    ballot, block, block_dim, grid_dim, grid_stride, index, index_below, lattice_cell, lds,
+    ballot, block, grid_dim, grid_stride, index, index_below, lanemask_lt, lattice_cell, lds,
     lds_u64, match_any, red_add_u64, red_shared_add_u64, shared, shared_addr, shfl_idx, sts,
     sts_u64, sync, sync_warp, tid, warp_max, warp_sum_u64,
 };
@@ -15,7 +15,7 @@ use murmur_common::lbm::abi::{
     BandPack, BandUnpack, Boundary, FieldsArgs, ForceShared, GatherShared, HaloPack, HaloUnpack,
     Health, IbBin, IbClear, IbForce, IbForceBins, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity,
     Init, StreamCollide, StreamCollideBand, StreamCollideLayer, StreamCollideSponge,
-    FORCE_BLOCK_WARPS, FORCE_RECORD, FORCE_RUN, TERM_STRIDE,
+    FORCE_BLOCK_WARPS, FORCE_RECORD, FORCE_RUN, GATHER_BLOCK, TERM_STRIDE,
 };
 use murmur_common::lbm::halo;
 use murmur_common::lbm::health::{self, cell_words, word};
@@ -452,30 +452,76 @@ pub unsafe extern "ptx-kernel" fn ib_place(a: IbPlace) {
     gather::place(&a, s);
 }
 
-/// Stage `ib_gather`: one block per band slot in use (grid-stride over the slots). The block's threads read the samples that can reach the slot's brick once
-/// between them and add their terms into the brick's cell sums in shared memory (fixed point:
-/// the same sums in any order), then its first 64 threads apply them, one cell each.
-/// Shared memory: a `GatherShared`.
+/// Stage `ib_gather`: one block per band slot in use (grid-stride over the slots). Each warp
+/// takes chunks of 32 entries of the brick's bins in turn ([`gather::BrickBins`]), tests them
+/// ([`gather::reaches`]) and queues those that reach the brick in shared memory; each time 32
+/// are queued, its lanes take one each and add their terms ([`gather::brick_sample`]) into the
+/// brick's cell sums in shared memory (fixed point: the same sums in any order). Then the
+/// first 64 threads apply the sums, one cell each. Shared memory: a `GatherShared`.
 #[no_mangle]
 pub unsafe extern "ptx-kernel" fn ib_gather(a: IbGather) {
     let a = &a;
-    let (t, lanes) = (tid() as usize, block_dim() as usize);
-    let sums = shared_addr() + offset_of!(GatherShared, sums) as u32;
+    let t = tid() as usize;
+    let (warp, lane) = (t / 32, t as u32 & 31);
+    let base = shared_addr();
+    let sums = base + offset_of!(GatherShared, sums) as u32;
+    let queue = base + (offset_of!(GatherShared, queue) + warp * 64 * 4) as u32;
+    let mut add = |local: usize, v: [u64; 3]| {
+        let at = sums + 24 * local as u32;
+        red_shared_add_u64(at, v[0]);
+        red_shared_add_u64(at + 8, v[1]);
+        red_shared_add_u64(at + 16, v[2]);
+    };
     let used = a.band.used();
     let mut s = block();
     while s < used {
         let mut i = t;
         while i < 3 * BRICK_CELLS {
             sts_u64(sums + 8 * i as u32, 0);
-            i += lanes;
+            i += GATHER_BLOCK as usize;
         }
         sync();
-        gather::brick_terms(a, s, t, lanes, |local, v| {
-            let at = sums + 24 * local as u32;
-            red_shared_add_u64(at, v[0]);
-            red_shared_add_u64(at + 8, v[1]);
-            red_shared_add_u64(at + 16, v[2]);
-        });
+        let bins = gather::BrickBins::new(a, s);
+        // Entries queued in this warp's queue (the same in every lane).
+        let mut queued = 0u32;
+        for j in 0..bins.len() {
+            let (start, end) = bins.entries(a, j);
+            let mut first = start + 32 * warp;
+            while first < end {
+                let k = first + lane as usize;
+                let hit = k < end && gather::reaches(a, k, bins.origin);
+                let found = ballot(hit);
+                if hit {
+                    sts(
+                        queue + 4 * (queued + (found & lanemask_lt()).count_ones()),
+                        k as u32,
+                    );
+                }
+                queued += found.count_ones();
+                sync_warp();
+                if queued >= 32 {
+                    let k = lds(queue + 4 * lane) as usize;
+                    gather::brick_sample(a, k, bins.origin, &mut add);
+                    let rest = queued - 32;
+                    let moved = if lane < rest {
+                        lds(queue + 4 * (32 + lane))
+                    } else {
+                        0
+                    };
+                    sync_warp();
+                    if lane < rest {
+                        sts(queue + 4 * lane, moved);
+                    }
+                    sync_warp();
+                    queued = rest;
+                }
+                first += GATHER_BLOCK as usize;
+            }
+        }
+        if lane < queued {
+            let k = lds(queue + 4 * lane) as usize;
+            gather::brick_sample(a, k, bins.origin, &mut add);
+        }
         sync();
         if t < BRICK_CELLS {
             let at = sums + 24 * t as u32;

@@ -436,13 +436,18 @@ pub struct IbGather {
     pub force: DevSlice<[f32; 4]>,
 }
 
+/// Warps of an `ib_gather` block.
+pub const GATHER_WARPS: usize = 4;
 /// Threads of an `ib_gather` block.
-pub const GATHER_BLOCK: u32 = 128;
+pub const GATHER_BLOCK: u32 = 32 * GATHER_WARPS as u32;
 
-/// Shared memory of one `ib_gather` block: the fixed-point sums of its brick's cells.
+/// Shared memory of one `ib_gather` block: the fixed-point sums of its brick's cells, and per
+/// warp a queue of the entries found to reach the brick (up to 63 wait while fewer than 32
+/// have been found).
 #[repr(C)]
 pub struct GatherShared {
     pub sums: [[u64; 3]; super::ib::band::BRICK_CELLS],
+    pub queue: [[u32; 64]; GATHER_WARPS],
 }
 
 /// `ib_update`: one thread per band cell, between passes.

@@ -10,9 +10,9 @@
 //!
 //! then per pass `ib_force` stores each sample's position, renormalisation factor and force
 //! (thread `t` takes sample `list[t]` when the samples run in block order), and `ib_gather`
-//! takes the band brick by brick: [`brick_terms`] reads the samples of every bin a cell of the
-//! brick can be reached from once and sums their terms per cell, [`brick_apply`] updates each
-//! cell as `ib_update` does.
+//! takes the band brick by brick ([`BrickBins`]): the samples of every bin a cell of the brick
+//! can be reached from are read once, those that reach the brick give their terms per cell,
+//! and [`brick_apply`] updates each cell as `ib_update` does.
 //!
 //! Every term a cell sums is `to_fixed(K_i scale_s (F_s dA_s))`, the very value the scatter
 //! adds for that node and sample, and the sums are fixed-point: the band force equals the
@@ -21,7 +21,7 @@
 use super::band::slot;
 use super::band::{to_fixed, BandMut, BRICK, BRICK_CELLS};
 use super::stages::{apply_pass, place as place_sample};
-use super::stencil::{below, bin_node, each_node, Domain};
+use super::stencil::{below, bin_node, each_node, reaches_box, Domain};
 use crate::lbm::abi::{Bins, IbBin, IbGather, IbPlace, BIN_BLOCK, BIN_CELL};
 
 impl Bins {
@@ -149,86 +149,137 @@ impl AxisBins {
     }
 }
 
-/// Stage `ib_gather` for band slot `s`, the part of lane `lane` of `lanes` (a thread block's
-/// threads, or one lane on the CPU). A node finds the samples that reach it in the bins of
-/// itself and of the node one cell below along each axis, so the bins of a brick's cells are
-/// those of the cells `c0 - 1 .. c0 + 3` per axis: their blocks ([`BIN_BLOCK`]: 2 per axis at
-/// `l = 4`, 3 at `l = 2`) or their band cells ([`BIN_CELL`]: 5 per axis). Every sample of those
-/// bins is read once over the lanes (entry `k` of the joined bins by lane `k % lanes`), and for
-/// each node of its stencil inside the brick `add(local, terms)` takes the node's fixed-point
-/// terms `to_fixed(K_i scale_s (F_s dA_s))`, the very values the scatter adds. Summed over the
-/// lanes (in any order: fixed point), a cell's sums are the scatter's; [`brick_apply`]
-/// applies them.
+/// Stage `ib_gather`'s bins of band slot `s`. A node finds the samples that reach it in the
+/// bins of itself and of the node one cell below along each axis, so the bins of a brick's
+/// cells are those of the cells `c0 - 1 .. c0 + 3` per axis: their blocks ([`BIN_BLOCK`]: 2
+/// per axis at `l = 4`, 3 at `l = 2`) or their band cells ([`BIN_CELL`]: 5 per axis), each
+/// once. For every sample `k` of those bins that [`reaches`] the brick, [`brick_sample`] gives
+/// the fixed-point terms of its nodes inside the brick, the very values the scatter adds;
+/// summed per cell (in any order: fixed point) they are the scatter's sums, and
+/// [`brick_apply`] applies them.
+#[derive(Clone, Copy)]
+pub struct BrickBins {
+    /// The brick's first cell.
+    pub origin: [u32; 3],
+    axes: [AxisBins; 3],
+}
+
+impl BrickBins {
+    /// The bins of slot `s`'s brick.
+    ///
+    /// # Safety
+    /// The buffers as documented on [`IbGather`]; `s < band.used()`.
+    #[inline(always)]
+    pub unsafe fn new(a: &IbGather, s: u32) -> BrickBins {
+        let brick = a.band.brick_of.read(s as usize);
+        let dims = a.band.bricks.dims;
+        let (bx, byz) = (brick % dims[0], brick / dims[0]);
+        let origin = [bx * BRICK, (byz % dims[1]) * BRICK, (byz / dims[1]) * BRICK];
+        let lat = a.domain.lattice;
+        let side = a.bins.side;
+        BrickBins {
+            origin,
+            axes: [
+                AxisBins::new(&a.domain, 0, origin[0], lat.nx, side),
+                AxisBins::new(&a.domain, 1, origin[1], lat.ny, side),
+                AxisBins::new(&a.domain, 2, origin[2], lat.nz, side),
+            ],
+        }
+    }
+
+    /// How many bins [`BrickBins::entries`] takes.
+    #[inline(always)]
+    pub const fn len(&self) -> usize {
+        self.axes[0].len * self.axes[1].len * self.axes[2].len
+    }
+
+    /// Whether there are no bins.
+    #[inline(always)]
+    pub const fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The entries `start..end` of bin `j < len()` (empty where that cell is not in the band).
+    ///
+    /// # Safety
+    /// As [`BrickBins::new`], the starts scanned this step.
+    #[inline(always)]
+    pub unsafe fn entries(&self, a: &IbGather, j: usize) -> (usize, usize) {
+        let ix = j % self.axes[0].len;
+        let iy = j / self.axes[0].len % self.axes[1].len;
+        let iz = j / (self.axes[0].len * self.axes[1].len);
+        let (x, y, z) = (
+            self.axes[0].coord[ix],
+            self.axes[1].coord[iy],
+            self.axes[2].coord[iz],
+        );
+        let b = if a.bins.kind == BIN_BLOCK {
+            x + a.bins.dims[0] * (y + a.bins.dims[1] * z)
+        } else {
+            bin_of(&a.bins, &a.domain, &a.band, [x, y, z])
+        };
+        if b >= a.bins.count {
+            return (0, 0);
+        }
+        (
+            a.starts.read(b as usize) as usize,
+            a.starts.read(b as usize + 1) as usize,
+        )
+    }
+}
+
+/// The stored sample of entry `k`.
+#[inline(always)]
+unsafe fn stored(a: &IbGather, k: usize) -> usize {
+    if a.list.is_empty() {
+        k
+    } else {
+        a.list.read(k) as usize
+    }
+}
+
+/// Whether the stored sample of entry `k` spreads a force (a factor that is not 0) and has a
+/// stencil node inside the brick at `origin` (the cheap test before [`brick_sample`]).
 ///
 /// # Safety
-/// The buffers as documented on [`IbGather`], written by this step's `ib_bin`, scan,
-/// `ib_place` and this pass's `ib_force`; `s < band.used()`.
+/// As [`BrickBins::entries`], `k` one of its entries.
 #[inline(always)]
-pub unsafe fn brick_terms(
-    a: &IbGather,
-    s: u32,
-    lane: usize,
-    lanes: usize,
-    mut add: impl FnMut(usize, [u64; 3]),
-) {
-    let band = &a.band;
-    let brick = band.brick_of.read(s as usize);
-    let dims = band.bricks.dims;
-    let (bx, byz) = (brick % dims[0], brick / dims[0]);
-    let origin = [bx * BRICK, (byz % dims[1]) * BRICK, (byz / dims[1]) * BRICK];
-    let lat = a.domain.lattice;
-    let n = [lat.nx, lat.ny, lat.nz];
-    let side = a.bins.side;
-    let axes = [
-        AxisBins::new(&a.domain, 0, origin[0], n[0], side),
-        AxisBins::new(&a.domain, 1, origin[1], n[1], side),
-        AxisBins::new(&a.domain, 2, origin[2], n[2], side),
-    ];
-    let bdims = a.bins.dims;
-    // Entries before the current bin over all visited bins: lane `lane` takes the joined
-    // entries `lane, lane + lanes, ...`.
-    let mut before = 0usize;
-    for iz in 0..axes[2].len {
-        for iy in 0..axes[1].len {
-            for ix in 0..axes[0].len {
-                let (x, y, z) = (axes[0].coord[ix], axes[1].coord[iy], axes[2].coord[iz]);
-                let b = if a.bins.kind == BIN_BLOCK {
-                    x + bdims[0] * (y + bdims[1] * z)
-                } else {
-                    bin_of(&a.bins, &a.domain, band, [x, y, z])
-                };
-                if b >= a.bins.count {
-                    continue;
-                }
-                let (start, end) = (
-                    a.starts.read(b as usize) as usize,
-                    a.starts.read(b as usize + 1) as usize,
-                );
-                let skip = (lane + lanes - before % lanes) % lanes;
-                before += end - start;
-                let mut k = start + skip;
-                while k < end {
-                    brick_sample(a, k, origin, &mut add);
-                    k += lanes;
-                }
+pub unsafe fn reaches(a: &IbGather, k: usize, origin: [u32; 3]) -> bool {
+    let at = a.at.read(stored(a, k));
+    at[3] != 0.0 && reaches_box(&a.domain, [at[0], at[1], at[2]], origin, BRICK)
+}
+
+/// Stage `ib_gather` for band slot `s` on one thread (the CPU reference): every entry of the
+/// brick's bins, `add(local, terms)` for each node inside the brick.
+///
+/// # Safety
+/// As [`BrickBins::new`], the samples stored by this pass's `ib_force`.
+#[inline(always)]
+pub unsafe fn brick_terms(a: &IbGather, s: u32, mut add: impl FnMut(usize, [u64; 3])) {
+    let bins = BrickBins::new(a, s);
+    for j in 0..bins.len() {
+        let (start, end) = bins.entries(a, j);
+        for k in start..end {
+            if reaches(a, k, bins.origin) {
+                brick_sample(a, k, bins.origin, &mut add);
             }
         }
     }
 }
 
-/// The terms of stored sample `k` for the nodes of its stencil inside the brick at `origin`.
+/// The terms of the stored sample of entry `k` for the nodes of its stencil inside the brick
+/// at `origin`: `add(local, terms)` per node.
+///
+/// # Safety
+/// As [`reaches`].
 #[inline(always)]
-unsafe fn brick_sample(
+pub unsafe fn brick_sample(
     a: &IbGather,
     k: usize,
     origin: [u32; 3],
     add: &mut impl FnMut(usize, [u64; 3]),
 ) {
-    let p = if a.list.is_empty() {
-        k
-    } else {
-        a.list.read(k) as usize
-    };
+    let p = stored(a, k);
     let at = a.at.read(p);
     let scale = at[3];
     if scale == 0.0 {
@@ -252,12 +303,12 @@ unsafe fn brick_sample(
     });
 }
 
-/// Cell `local` of band slot `s` takes its summed terms `sums` ([`brick_terms`]) as
+/// Cell `local` of band slot `s` takes its summed terms `sums` ([`BrickBins`]) as
 /// `ib_update` applies a pass: cells that are not fluid (`rho = 0`) or lie outside the lattice
 /// take none.
 ///
 /// # Safety
-/// As [`brick_terms`]; each cell applied once per pass.
+/// As [`BrickBins::new`]; each cell applied once per pass.
 #[inline(always)]
 pub unsafe fn brick_apply(a: &IbGather, s: u32, local: usize, sums: [u64; 3]) {
     let band = &a.band;

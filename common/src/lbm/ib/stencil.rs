@@ -358,6 +358,19 @@ pub fn each_node(domain: &Domain, pos: [f32; 3], mut term: impl FnMut([u32; 3], 
     });
 }
 
+/// Whether a node of the stencil of a sample at `pos` lies in the box of `side` cells per axis
+/// from `lo` (coordinates in the domain, wrapped where periodic).
+#[inline(always)]
+pub fn reaches_box(domain: &Domain, pos: [f32; 3], lo: [u32; 3], side: u32) -> bool {
+    let near = |a: Axis, lo: u32| {
+        (a.inside[0] && a.coord[0].wrapping_sub(lo) < side)
+            || (a.inside[1] && a.coord[1].wrapping_sub(lo) < side)
+    };
+    near(domain.axis(0, pos[0]), lo[0])
+        && near(domain.axis(1, pos[1]), lo[1])
+        && near(domain.axis(2, pos[2]), lo[2])
+}
+
 /// The bin node of a sample at `pos`: per axis the stencil's lower node (wrapped where the axis
 /// is periodic), or its upper node where the lower one lies before a non-periodic domain's
 /// first cell; `None` when the stencil has no node in the domain (or the position is NaN). Every

@@ -401,7 +401,7 @@ impl CpuIb {
             let mut sums = [[0u64; 3]; BRICK_CELLS];
             // SAFETY: each slot reads the stored samples and updates only its own cells.
             unsafe {
-                gather::brick_terms(&a.0, s as u32, 0, 1, |local, t| {
+                gather::brick_terms(&a.0, s as u32, |local, t| {
                     for (sum, v) in sums[local].iter_mut().zip(t) {
                         *sum = sum.wrapping_add(v);
                     }
