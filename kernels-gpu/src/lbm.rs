@@ -6,8 +6,8 @@
 
 use crate::thread::{
     ballot, block, grid_dim, grid_stride, index, index_below, lanemask_lt, lattice_cell, lds,
-    lds_u64, match_any, red_add_u64, red_shared_add_u64, shared, shared_addr, shfl_idx, sts,
-    sts_u64, sync, sync_warp, tid, warp_max, warp_sum_u64,
+    lds_u64, match_any, red_add_u64, shared, shared_add_u64, shared_addr, shfl_idx, sts, sts_u64,
+    sync, sync_warp, tid, warp_max, warp_sum_u64,
 };
 use core::mem::offset_of;
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
@@ -15,7 +15,7 @@ use murmur_common::lbm::abi::{
     BandPack, BandUnpack, Boundary, FieldsArgs, ForceShared, GatherShared, HaloPack, HaloUnpack,
     Health, IbBin, IbClear, IbForce, IbForceBins, IbGather, IbMark, IbPlace, IbUpdate, IbVelocity,
     Init, StreamCollide, StreamCollideBand, StreamCollideLayer, StreamCollideSponge,
-    FORCE_BLOCK_WARPS, FORCE_RECORD, FORCE_RUN, GATHER_BLOCK, TERM_STRIDE,
+    FORCE_BLOCK_WARPS, FORCE_RECORD, FORCE_RUN, GATHER_BLOCK, GATHER_WARPS, TERM_STRIDE,
 };
 use murmur_common::lbm::halo;
 use murmur_common::lbm::health::{self, cell_words, word};
@@ -452,10 +452,11 @@ pub unsafe extern "ptx-kernel" fn ib_place(a: IbPlace) {
     gather::place(&a, s);
 }
 
-/// Stage `ib_gather`: one block per band slot in use (grid-stride over the slots). Each warp
-/// takes chunks of 32 entries of the brick's bins in turn ([`gather::BrickBins`]), tests them
-/// ([`gather::reaches`]) and queues those that reach the brick in shared memory; each time 32
-/// are queued, its lanes take one each and add their terms ([`gather::brick_sample`]) into the
+/// Stage `ib_gather`: one block per band slot in use (grid-stride over the slots). The warps
+/// take the chunks of 32 entries of the brick's bins in turn ([`gather::BrickBins`]), test them
+/// ([`gather::reaches`]) and queue those that reach the brick in shared memory; each time 32
+/// are queued, the warp's lanes take one each and add their terms ([`gather::brick_sample`],
+/// [`shared_add_u64`]) into the
 /// brick's cell sums in shared memory (fixed point: the same sums in any order). Then the
 /// first 64 threads apply the sums, one cell each. Shared memory: a `GatherShared`.
 #[no_mangle]
@@ -468,9 +469,9 @@ pub unsafe extern "ptx-kernel" fn ib_gather(a: IbGather) {
     let queue = base + (offset_of!(GatherShared, queue) + warp * 64 * 4) as u32;
     let mut add = |local: usize, v: [u64; 3]| {
         let at = sums + 24 * local as u32;
-        red_shared_add_u64(at, v[0]);
-        red_shared_add_u64(at + 8, v[1]);
-        red_shared_add_u64(at + 16, v[2]);
+        shared_add_u64(at, v[0]);
+        shared_add_u64(at + 8, v[1]);
+        shared_add_u64(at + 16, v[2]);
     };
     let used = a.band.used();
     let mut s = block();
@@ -482,40 +483,42 @@ pub unsafe extern "ptx-kernel" fn ib_gather(a: IbGather) {
         }
         sync();
         let bins = gather::BrickBins::new(a, s);
-        // Entries queued in this warp's queue (the same in every lane).
-        let mut queued = 0u32;
+        // Entries queued in this warp's queue, and chunks of 32 entries met so far over the
+        // bins (both the same in every lane): chunk `c` is warp `c % GATHER_WARPS`'s.
+        let (mut queued, mut chunk) = (0u32, 0usize);
         for j in 0..bins.len() {
             let (start, end) = bins.entries(a, j);
-            let mut first = start + 32 * warp;
+            let mut first = start;
             while first < end {
-                let k = first + lane as usize;
-                let hit = k < end && gather::reaches(a, k, bins.origin);
-                let found = ballot(hit);
-                if hit {
-                    sts(
-                        queue + 4 * (queued + (found & lanemask_lt()).count_ones()),
-                        k as u32,
-                    );
-                }
-                queued += found.count_ones();
-                sync_warp();
-                if queued >= 32 {
-                    let k = lds(queue + 4 * lane) as usize;
-                    gather::brick_sample(a, k, bins.origin, &mut add);
-                    let rest = queued - 32;
-                    let moved = if lane < rest {
-                        lds(queue + 4 * (32 + lane))
-                    } else {
-                        0
-                    };
-                    sync_warp();
-                    if lane < rest {
-                        sts(queue + 4 * lane, moved);
+                if chunk % GATHER_WARPS == warp {
+                    let k = first + lane as usize;
+                    let hit = k < end && gather::reaches(a, k, bins.origin);
+                    let found = ballot(hit);
+                    if hit {
+                        let at = queued + (found & lanemask_lt()).count_ones();
+                        sts(queue + 4 * at, k as u32);
                     }
+                    queued += found.count_ones();
                     sync_warp();
-                    queued = rest;
+                    if queued >= 32 {
+                        let k = lds(queue + 4 * lane) as usize;
+                        gather::brick_sample(a, k, bins.origin, &mut add);
+                        let rest = queued - 32;
+                        let moved = if lane < rest {
+                            lds(queue + 4 * (32 + lane))
+                        } else {
+                            0
+                        };
+                        sync_warp();
+                        if lane < rest {
+                            sts(queue + 4 * lane, moved);
+                        }
+                        sync_warp();
+                        queued = rest;
+                    }
                 }
-                first += GATHER_BLOCK as usize;
+                chunk += 1;
+                first += 32;
             }
         }
         if lane < queued {

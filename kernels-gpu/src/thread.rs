@@ -88,14 +88,24 @@ pub unsafe fn red_add_u64(p: *mut u64, value: u64) {
         options(nostack));
 }
 
-/// `red.shared.add.u64` of `value` at shared-window address `addr` (from [`shared_addr`]).
+/// Adds `value` to the `u64` at shared-window address `addr` (from [`shared_addr`]) with two
+/// 32-bit shared atomics (`ATOMS.ADD`; a 64-bit add on shared memory is a compare-and-swap loop
+/// in SASS, which retries under contention): the low word's add returns its old value, and its
+/// carry goes with the high word. The sum is exact modulo `2^64`: the low word wraps once for
+/// each add that carries.
 ///
 /// # Safety
 /// `addr` must lie in the launch's dynamic shared memory, 8-byte aligned; every concurrent
-/// access to it is atomic.
+/// access to it is made through this function.
 #[inline(always)]
-pub unsafe fn red_shared_add_u64(addr: u32, value: u64) {
-    core::arch::asm!("red.shared.add.u64 [{a}], {v};", a = in(reg32) addr, v = in(reg64) value,
+pub unsafe fn shared_add_u64(addr: u32, value: u64) {
+    let lo = value as u32;
+    let old: u32;
+    core::arch::asm!("atom.shared.add.u32 {o}, [{a}], {v};", o = out(reg32) old, a = in(reg32) addr,
+        v = in(reg32) lo, options(nostack));
+    let carry = u32::from(old.checked_add(lo).is_none());
+    let hi = ((value >> 32) as u32).wrapping_add(carry);
+    core::arch::asm!("red.shared.add.u32 [{a}], {v};", a = in(reg32) addr + 4, v = in(reg32) hi,
         options(nostack));
 }
 
