@@ -133,6 +133,65 @@ pub fn project_out(x: Vec3, d: f32, normal: Vec3, margin: f32) -> Vec3 {
     }
 }
 
+/// A solid the boids avoid: its shape and its state at the time of the substep.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Obstacle {
+    pub sdf: Sdf,
+    pub state: SolidState,
+}
+
+/// How a coupled flock keeps off its obstacles. `#[repr(C)]`: part of kernel arguments.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Avoidance {
+    /// Distance within which the avoidance rule acts (cells).
+    pub reach: f32,
+    /// The rule's rate (per fluid step): the velocity change at the surface is `rate x dt`.
+    pub rate: f32,
+    /// How far off the surface the projection puts a boid a solid swept over (cells).
+    pub margin: f32,
+    /// Step of the central differences of the normals (cells).
+    pub h: f32,
+}
+
+/// The fourth rule: the velocity change of a boid at `x` over a substep of `dt` fluid steps,
+/// [`avoid`] summed over the `n` obstacles `obstacle(i)`.
+#[inline(always)]
+pub fn steer(
+    n: usize,
+    obstacle: impl Fn(usize) -> Obstacle,
+    x: Vec3,
+    a: &Avoidance,
+    dt: f32,
+) -> Vec3 {
+    let mut dv = Vec3::ZERO;
+    for i in 0..n {
+        let o = obstacle(i);
+        // The distance alone decides whether the rule acts; the normal only then.
+        if o.sdf.distance(&o.state, x) < a.reach {
+            let (d, normal) = o.sdf.distance_normal(&o.state, x, a.h);
+            dv += avoid(d, normal, a.reach, a.rate * dt);
+        }
+    }
+    dv
+}
+
+/// A boid at `x` after its move, put outside each of the `n` obstacles it lies in
+/// ([`project_out`] to `a.margin` off the surface, obstacle by obstacle).
+#[inline(always)]
+pub fn keep_out(n: usize, obstacle: impl Fn(usize) -> Obstacle, x: Vec3, a: &Avoidance) -> Vec3 {
+    let mut y = x;
+    for i in 0..n {
+        let o = obstacle(i);
+        if o.sdf.distance(&o.state, y) < 0.0 {
+            let (d, normal) = o.sdf.distance_normal(&o.state, y, a.h);
+            y = project_out(y, d, normal, a.margin);
+        }
+    }
+    y
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,5 +278,35 @@ mod tests {
         }
         let outside = Vec3::new(5.0, 0.0, 0.0);
         assert_eq!(project_out(outside, 2.0, Vec3::X, 0.01), outside);
+    }
+
+    #[test]
+    fn steering_and_keeping_out_sum_over_the_obstacles() {
+        let sphere = |x: f32| Obstacle {
+            sdf: shape(SPHERE, 3.0, 0.0, 0.0, 0),
+            state: SolidState {
+                center: [x, 0.0, 0.0],
+                ..at_origin()
+            },
+        };
+        let two = [sphere(0.0), sphere(10.0)];
+        let a = Avoidance {
+            reach: 3.0,
+            rate: 0.1,
+            margin: 0.01,
+            h: 1e-3,
+        };
+        // Midway, 2 cells from both surfaces: equal and opposite pushes.
+        let mid = steer(2, |i| two[i], Vec3::new(5.0, 0.0, 0.0), &a, 1.0);
+        assert!(length(mid) < 1e-5, "{mid:?}");
+        // 1 cell off the first sphere only: (1 - 1/3) of the rate, outward.
+        let near = steer(2, |i| two[i], Vec3::new(-4.0, 0.0, 0.0), &a, 2.0);
+        assert!(
+            length(near - Vec3::new(-0.2 * 2.0 / 3.0, 0.0, 0.0)) < 1e-5,
+            "{near:?}"
+        );
+        let out = keep_out(2, |i| two[i], Vec3::new(9.0, 0.5, 0.0), &a);
+        let d = two[1].sdf.distance(&two[1].state, out);
+        assert!((d - 0.01).abs() < 1e-3, "{d}");
     }
 }

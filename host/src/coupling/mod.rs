@@ -1,13 +1,16 @@
 //! The flock in the fluid on the host: the CPU reference of a coupled flock's substep. One-way
-//! for now: the boids obey the rules on their velocities relative to the air, ride the air and
-//! stay in their box; pushing back, solids, scenes and the fluid plan's stages come next. It
+//! for now: the boids obey the rules on their velocities relative to the air, steer off the
+//! solids within their avoidance distance, ride the air, stay in their box and are put back
+//! outside any solid that swept over them; pushing back, scenes and the fluid plan's stages
+//! come next. It
 //! sits above `flock` and `fluid` (neither imports it): the air comes in as a function and the
 //! math is `murmur_common::coupling`'s, which the kernels will share.
 
 use murmur_common::coupling::grid::{box_grid_sums, BoxGrid};
+use murmur_common::coupling::sdf::{keep_out, steer, Avoidance, Obstacle};
 use murmur_common::coupling::{BoidBox, Motion, Rates};
 use murmur_common::flock::params::FlockParams;
-use murmur_common::flock::rules::new_velocity;
+use murmur_common::flock::rules::{clamp_speed, new_velocity};
 use murmur_common::Vec3;
 use rayon::prelude::*;
 
@@ -30,6 +33,18 @@ pub enum BoidsError {
     Times { dt: f64, tau_p: f64 },
     #[error("{0} positions but {1} velocities")]
     Lengths(usize, usize),
+    #[error(
+        "the flock's avoidance distance {reach} is not within 0..={most} cells (the box's \
+         smallest extent), or its rate {rate}, margin {margin} or normal step {h} is not a \
+         finite number >= 0 (the step > 0)"
+    )]
+    Avoidance {
+        reach: f32,
+        most: f32,
+        rate: f32,
+        margin: f32,
+        h: f32,
+    },
 }
 
 /// A coupled flock on the CPU: per boid its position, ground velocity, velocity relative to the
@@ -50,6 +65,7 @@ pub struct CpuBoids {
     order: Vec<usize>,
     spare: Vec<Vec3>,
     spare_id: Vec<u32>,
+    avoidance: Avoidance,
 }
 
 impl CpuBoids {
@@ -101,18 +117,53 @@ impl CpuBoids {
             order: Vec::new(),
             spare: Vec::new(),
             spare_id: Vec::new(),
+            avoidance: Avoidance::default(),
         })
+    }
+
+    /// The flock with avoidance `a` (the fourth rule and the projection; by default nothing
+    /// steers and boids are put right on the surface).
+    pub fn avoiding(mut self, a: Avoidance) -> Result<CpuBoids, BoidsError> {
+        let most = (0..3)
+            .map(|k| self.bounds.hi[k] - self.bounds.lo[k])
+            .fold(f32::INFINITY, f32::min);
+        let fine = |v: f32| v.is_finite() && v >= 0.0;
+        let step = a.h > 0.0 && a.h.is_finite();
+        if !(fine(a.reach) && a.reach <= most && fine(a.rate) && fine(a.margin) && step) {
+            return Err(BoidsError::Avoidance {
+                reach: a.reach,
+                most,
+                rate: a.rate,
+                margin: a.margin,
+                h: a.h,
+            });
+        }
+        self.avoidance = a;
+        Ok(self)
+    }
+
+    /// One substep among no obstacles ([`CpuBoids::substep_among`]).
+    pub fn substep(&mut self, air: impl Fn(Vec3, f32) -> Option<Vec3> + Sync) {
+        self.substep_among(air, &[]);
     }
 
     /// One substep: the boids sorted by cell (a stable counting sort), the rules on the
     /// relative velocities of each boid's neighbours (all read before any is written), the
-    /// motion in the air (`air(x, s)`: the air velocity at `x` a fraction `s` into the substep,
-    /// `None` where there is no fluid), then the box: a wall reflects the position and both
-    /// velocities' components across it, a periodic face wraps.
-    pub fn substep(&mut self, air: impl Fn(Vec3, f32) -> Option<Vec3> + Sync) {
+    /// avoidance of `obstacles` (their states at the end of the substep) added and the speed
+    /// limit applied again, the motion in the air (`air(x, s)`: the air velocity at `x` a
+    /// fraction `s` into the substep, `None` where there is no fluid), then the box (a wall
+    /// reflects the position and both velocities' components across it, a periodic face
+    /// wraps) and the projection out of any obstacle the boid ends in.
+    pub fn substep_among(
+        &mut self,
+        air: impl Fn(Vec3, f32) -> Option<Vec3> + Sync,
+        obstacles: &[Obstacle],
+    ) {
         self.sort();
         let (p, g, starts) = (&self.params, &self.grid, &self.starts);
         let (pos, rel) = (&self.pos, &self.rel);
+        let (a, n, dt) = (&self.avoidance, obstacles.len(), self.params.dt);
+        let obstacle = |i: usize| obstacles[i];
         // The new relative velocities into the spare (every boid reads the old ones).
         self.spare.resize(pos.len(), Vec3::ZERO);
         self.spare.par_iter_mut().enumerate().for_each(|(i, w)| {
@@ -125,6 +176,9 @@ impl CpuBoids {
                 |k| (pos[k as usize], rel[k as usize]),
             );
             *w = new_velocity(p, rel[i], &sums);
+            if n > 0 {
+                *w = clamp_speed(*w + steer(n, obstacle, pos[i], a, dt), p.max_speed);
+            }
         });
         std::mem::swap(&mut self.rel, &mut self.spare);
         let (motion, bounds) = (self.motion, self.bounds);
@@ -134,6 +188,9 @@ impl CpuBoids {
                 let (moved, ground) = motion.advance(*x, *v, *w, &air);
                 (*x, *v) = bounds.confine(moved, ground);
                 *w = bounds.confine(moved, *w).1;
+                if n > 0 {
+                    *x = keep_out(n, obstacle, *x, a);
+                }
             });
     }
 

@@ -147,3 +147,106 @@ fn bad_flocks_are_refused_in_one_line() {
         assert!(!e.to_string().contains('\n'), "{e}");
     }
 }
+
+/// A sphere of radius 5 moving along x through a periodic box, and the boids it meets.
+fn sphere_at(x: f32) -> Obstacle {
+    Obstacle {
+        sdf: murmur_common::coupling::sdf::Sdf {
+            kind: murmur_common::coupling::sdf::SPHERE,
+            a: 5.0,
+            ..Default::default()
+        },
+        state: murmur_common::lbm::ib::solid::SolidState {
+            center: [x, 16.0, 16.0],
+            rotation: [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+            ..Default::default()
+        },
+    }
+}
+
+/// Boids outside the sphere at `x`, the worst signed distance.
+fn deepest(boids: &CpuBoids, o: &Obstacle) -> f32 {
+    boids
+        .pos
+        .iter()
+        .map(|&p| o.sdf.distance(&o.state, p))
+        .fold(f32::INFINITY, f32::min)
+}
+
+#[test]
+fn no_boid_ends_a_substep_inside_a_sphere_that_sweeps_through_the_flock() {
+    let b = BoidBox {
+        lo: [0.0, 0.0, 0.0],
+        hi: [48.0, 32.0, 32.0],
+        periodic: 0b111,
+    };
+    let (pos, rel) = start(&b, 800);
+    let keep = |p: &Vec3| sphere_at(8.0).sdf.distance(&sphere_at(8.0).state, *p) > 0.5;
+    let (pos, rel): (Vec<Vec3>, Vec<Vec3>) =
+        pos.into_iter().zip(rel).filter(|(p, _)| keep(p)).unzip();
+    let avoid = Avoidance {
+        reach: 3.0,
+        rate: 0.05,
+        margin: 0.05,
+        h: 1e-2,
+    };
+    // Still air; the sphere moves 0.3 cells per substep, faster than the boids' speed limit
+    // of 0.5 allows them to flee for long: the projection has work to do.
+    let still = |_: Vec3, _: f32| Some(Vec3::ZERO);
+    let mut boids = CpuBoids::new(pos.clone(), rel.clone(), rates(), 1.0, 0.0, b)
+        .unwrap()
+        .avoiding(avoid)
+        .unwrap();
+    let mut plain = CpuBoids::new(pos, rel, rates(), 1.0, 0.0, b).unwrap();
+    let (mut worst, mut swept) = (f32::INFINITY, 0usize);
+    for k in 1..=100 {
+        let o = sphere_at(8.0 + 0.3 * k as f32);
+        boids.substep_among(still, &[o]);
+        plain.substep(still);
+        worst = worst.min(deepest(&boids, &o));
+        swept += plain
+            .pos
+            .iter()
+            .filter(|&&p| o.sdf.distance(&o.state, p) < 0.0)
+            .count();
+    }
+    assert!(
+        worst >= 0.0,
+        "a boid ended a substep {} cells inside",
+        -worst
+    );
+    assert!(
+        swept > 100,
+        "the sphere met too few boids to test anything: {swept}"
+    );
+}
+
+#[test]
+fn avoidance_settings_out_of_range_are_refused() {
+    let b = BoidBox {
+        lo: [0.0, 0.0, 0.0],
+        hi: [48.0, 32.0, 24.0],
+        periodic: 0b111,
+    };
+    let (pos, rel) = start(&b, 10);
+    let new = || CpuBoids::new(pos.clone(), rel.clone(), rates(), 1.0, 0.0, b).unwrap();
+    let a = Avoidance {
+        reach: 3.0,
+        rate: 0.05,
+        margin: 0.05,
+        h: 1e-2,
+    };
+    assert!(new().avoiding(a).is_ok());
+    for bad in [
+        Avoidance { reach: 30.0, ..a },
+        Avoidance { reach: -1.0, ..a },
+        Avoidance {
+            rate: f32::NAN,
+            ..a
+        },
+        Avoidance { h: 0.0, ..a },
+    ] {
+        let e = new().avoiding(bad).err().expect("refused");
+        assert!(e.to_string().contains("avoidance distance"), "{e}");
+    }
+}
