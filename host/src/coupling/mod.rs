@@ -14,6 +14,8 @@ use murmur_common::flock::rules::{clamp_speed, new_velocity};
 use murmur_common::Vec3;
 use rayon::prelude::*;
 
+pub mod riding;
+
 /// Why a coupled flock cannot be set up, one line each.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum BoidsError {
