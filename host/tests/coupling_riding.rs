@@ -4,7 +4,8 @@
 //! tracers in a steady Poiseuille channel travel at the parabola's `u(y)` (64 fluid cells
 //! between walls, ACM-MRT, `u_max = 0.05`, `nu = 0.1`, tracers on the nodes 1.5 cells and more
 //! from the walls, until the centre has travelled 5 h: displacement within 1e-3 of the
-//! distance travelled).
+//! distance travelled), and tracers in a decaying Taylor-Green vortex keep `psi / A` (64 x 64,
+//! ACM-MRT, `u0 = 0.01`, 4,000 steps: within 1e-3 of its largest magnitude).
 
 use murmur::internals::coupling::riding::Riding;
 use murmur::internals::coupling::CpuBoids;
@@ -132,5 +133,43 @@ fn tracers_in_a_steady_poiseuille_channel_travel_at_the_parabola() {
     assert!(
         ride_worst <= 1e-4,
         "against the lattice's own velocities: {ride_worst:.3e}"
+    );
+}
+
+#[test]
+fn tracers_in_a_decaying_taylor_green_vortex_stay_on_their_streamlines() {
+    // 64 x 64 (one cell deep), ACM-MRT, u0 = 0.01 (at 0.05 the lattice's compressibility, Ma^2,
+    // bends its streamlines by some 3e-3), nu = 0.01 (decay time 1 / (2 nu k^2) = 5,200
+    // steps); 4,000 steps, 64 tracers.
+    let (n, u0, nu) = (64u32, 0.01f32, 0.01f32);
+    let setup = scene::taylor_green(n, 1, u0, nu, CollisionModel::AcmMrt).unwrap();
+    let mut fluid = CpuFluid::<Fp32>::new(&setup).unwrap();
+    let k = 2.0 * std::f64::consts::PI / n as f64;
+    // The stream function over the amplitude, psi / A (u = dpsi/dy, v = -dpsi/dx): the flow
+    // decays in amplitude only, so psi / A is the same along a streamline at every time. Its
+    // largest magnitude is 1 / k.
+    let shape = |p: Vec3| (k * p.x as f64).sin() * (k * p.y as f64).sin() / k;
+    let b = BoidBox {
+        lo: [0.0; 3],
+        hi: [n as f32, n as f32, 1.0],
+        periodic: 0b111,
+    };
+    let pos: Vec<Vec3> = (0..64)
+        .map(|i| Vec3::new(3.1 + 8.0 * (i % 8) as f32, 2.7 + 8.0 * (i / 8) as f32, 0.5))
+        .collect();
+    let start: Vec<f64> = pos.iter().map(|&p| shape(p)).collect();
+    let boids = CpuBoids::new(pos, vec![Vec3::ZERO; 64], no_rules(), 1.0, 0.0, b).unwrap();
+    let mut ride = Riding::new(&setup, &mut fluid, boids, 1).unwrap();
+    let mut worst = 0.0f64;
+    for _ in 0..4000 {
+        ride.step(&mut fluid, &[]).unwrap();
+        for (kk, &id) in ride.boids.id.iter().enumerate() {
+            let drift = shape(ride.boids.pos[kk]) - start[id as usize];
+            worst = worst.max(drift.abs() * k);
+        }
+    }
+    assert!(
+        worst <= 1e-3,
+        "worst drift across streamlines {worst:.3e} of max |psi / A|"
     );
 }
