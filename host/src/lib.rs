@@ -52,7 +52,7 @@ use internals::{stop, timing, view};
 // The parser's own tests name `crate::cli`; nothing in the crate uses `crate::checkpoint` yet
 // (the commands that will come later).
 #[allow(unused_imports)]
-use internals::{checkpoint, cli};
+use internals::{checkpoint, cli, coupling};
 
 pub use api::device::{DType, DeviceArray};
 pub use api::error::{Error, ErrorKind, Result};

@@ -157,7 +157,13 @@ pub enum FlockCmd {
 pub fn run_fluid(cmd: &FluidCmd) -> Result<()> {
     match cmd {
         FluidCmd::Run(a) => fluid::run::run(a),
-        FluidCmd::Validate(a) => fluid::commands::validate::validate(a),
+        FluidCmd::Validate(a) => fluid::commands::validate::validate(
+            a,
+            &[(
+                "the coupled flock's cases (one-way)",
+                crate::coupling::validate::run_all,
+            )],
+        ),
         FluidCmd::Bench(a) => fluid::commands::bench::bench(a),
         FluidCmd::RanksCheck(a) => fluid::multi::ranks_check(a),
         FluidCmd::Scale(a) => fluid::multi::scale(a),

@@ -168,6 +168,10 @@ pub struct ValidateArgs {
     /// Skip the immersed-boundary cases (Couette, DFG, Galilean).
     #[arg(long)]
     pub no_ib: bool,
+    /// Skip the coupled flock's cases (an inertial boid in a uniform flow, tracers in a
+    /// Poiseuille channel and in a Taylor-Green vortex).
+    #[arg(long)]
+    pub no_flocks: bool,
     /// Population storages to validate, comma separated (each runs every case).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "fp32")]
     pub storage: Vec<StorageKind>,

@@ -13,8 +13,19 @@ fn exempt(case: &str, storage: StorageKind) -> bool {
     storage == StorageKind::Fp16s && case.starts_with("poiseuille")
 }
 
-/// `murmur fluid validate`.
-pub fn validate(a: &ValidateArgs) -> Result<()> {
+/// More validation cases from a layer above the fluid (the coupled flock's): `(heading,
+/// cases)`, where `cases(open, quick, progress)` runs them on the backend `open` gives.
+pub type MoreCases = (
+    &'static str,
+    fn(
+        &mut Opener,
+        bool,
+        &mut dyn FnMut(&validate::CaseResult),
+    ) -> Result<Vec<validate::CaseResult>, crate::fluid::FluidError>,
+);
+
+/// `murmur fluid validate`: the fluid's cases, then `more` (unless `--no-flocks`).
+pub fn validate(a: &ValidateArgs, more: &[MoreCases]) -> Result<()> {
     let sizes = if a.quick { Sizes::QUICK } else { Sizes::FULL };
     let mut failed = 0;
     let mut total = 0;
@@ -59,6 +70,17 @@ pub fn validate(a: &ValidateArgs) -> Result<()> {
                     )
                 },
             )?);
+        }
+        if !a.no_flocks {
+            for (heading, cases) in more {
+                eprintln!("{heading}:");
+                results.extend(cases(&mut open as &mut Opener, a.quick, &mut |r| {
+                    eprintln!(
+                        "  {}: error {:.5} (target {}) in {:.1} s",
+                        r.case, r.error, r.target, r.seconds
+                    )
+                })?);
+            }
         }
         print!("{}", validate::table(&results));
         for r in results.iter().filter(|r| !r.passed()) {

@@ -1,0 +1,203 @@
+//! The coupled flock's validation cases, one-way, on any fluid backend (`fluid validate` runs
+//! them after the fluid's own, through the command line's layer, which sees both): an inertial
+//! boid released at rest in a uniform flow, tracers in a steady Poiseuille channel and tracers
+//! in a decaying Taylor-Green vortex, each against its analytic motion. Sizes and targets:
+//! docs/coupling.md.
+
+use super::riding::Riding;
+use super::CpuBoids;
+use crate::fluid::scene;
+use crate::fluid::validate::{CaseResult, Opener};
+use crate::fluid::FluidError;
+use murmur_common::coupling::{BoidBox, Rates};
+use murmur_common::lbm::{CollisionModel, Initial};
+use murmur_common::Vec3;
+use std::time::Instant;
+
+/// Target of the inertial boid: the largest velocity error over `U`.
+pub const TARGET_INERTIAL: f64 = 1e-4;
+/// Target of the Poiseuille tracers: the largest displacement error over the distance travelled.
+pub const TARGET_POISEUILLE: f64 = 1e-3;
+/// Target of the Taylor-Green tracers: the largest change of `psi / A` over its largest
+/// magnitude.
+pub const TARGET_TAYLOR_GREEN: f64 = 1e-3;
+
+/// No rules: each boid alone (radii small enough for a box of one cell).
+fn no_rules() -> Rates {
+    Rates {
+        rule: [0.0; 3],
+        distance: [0.25; 3],
+        max_speed: 1.0,
+    }
+}
+
+fn boids_err(e: super::BoidsError) -> FluidError {
+    FluidError::Invalid(e.to_string())
+}
+
+/// An inertial boid released at rest at an off-node point of an 8^3 periodic box in a uniform
+/// flow `U = 0.05` (BGK), `tau_p = 10` steps, 100 steps with `substeps` substeps per step: the
+/// largest `|v - U (1 - exp(-t / tau_p))|` (and `|v_y|`, `|v_z|`) over `U`.
+pub fn inertial_case(open: &mut Opener, substeps: u32) -> Result<CaseResult, FluidError> {
+    let t0 = Instant::now();
+    let u = 0.05f32;
+    let mut setup = scene::taylor_green(8, 8, 0.0, 0.1, CollisionModel::Bgk)?;
+    setup.initial = Initial::uniform([u, 0.0, 0.0]);
+    let mut fluid = open(&setup)?;
+    let b = BoidBox {
+        lo: [0.0; 3],
+        hi: [8.0; 3],
+        periodic: 0b111,
+    };
+    let tau_p = 10.0;
+    let start = vec![Vec3::new(3.3, 4.1, 2.7)];
+    let dt = 1.0 / substeps as f64;
+    let boids =
+        CpuBoids::new(start, vec![Vec3::ZERO], no_rules(), dt, tau_p, b).map_err(boids_err)?;
+    let mut ride = Riding::new(&setup, fluid.as_mut(), boids, substeps)?;
+    let mut worst = 0.0f64;
+    let steps = 100u32;
+    for t in 1..=steps {
+        ride.step(fluid.as_mut(), &[])?;
+        let exact = u as f64 * (1.0 - (-(t as f64) / tau_p).exp());
+        let v = ride.boids.vel[0];
+        worst = worst
+            .max((v.x as f64 - exact).abs())
+            .max(v.y.abs() as f64)
+            .max(v.z.abs() as f64);
+    }
+    Ok(CaseResult {
+        case: format!("inertial boid in a uniform flow, substeps {substeps}"),
+        model: setup.model,
+        grid: "8x8x8".into(),
+        steps: steps as u64,
+        metric: "max velocity error / U",
+        error: worst / u as f64,
+        target: TARGET_INERTIAL,
+        seconds: t0.elapsed().as_secs_f64(),
+    })
+}
+
+/// Tracers in a steady Poiseuille channel of `h` fluid cells (ACM-MRT, `u_max = 0.05`, `nu =
+/// 0.1`, settled for 25 viscous times `h^2 / (pi^2 nu)`), on the nodes 1.5 cells and more from
+/// the walls, until the centre has travelled `5 h`: the largest displacement error against the
+/// parabola over the distance travelled.
+pub fn poiseuille_case(open: &mut Opener, h: u32) -> Result<CaseResult, FluidError> {
+    let t0 = Instant::now();
+    let (u_max, nu) = (0.05f32, 0.1f32);
+    let setup = scene::poiseuille(h, u_max, nu, CollisionModel::AcmMrt)?;
+    let mut fluid = open(&setup)?;
+    let settle = (25.0 * (h * h) as f64 / (std::f64::consts::PI.powi(2) * nu as f64)) as u64;
+    for _ in 0..settle {
+        fluid.step()?;
+    }
+    // Walls halfway between the wall cells and the first fluid ones: y = 1/2 and h + 1/2 in
+    // node coordinates.
+    let b = BoidBox {
+        lo: [0.0, 0.5, 0.0],
+        hi: [1.0, h as f32 + 0.5, 1.0],
+        periodic: 0b101,
+    };
+    let ys: Vec<f32> = (2..h).map(|j| j as f32).collect();
+    let pos: Vec<Vec3> = ys.iter().map(|&y| Vec3::new(0.25, y, 0.5)).collect();
+    let n = pos.len();
+    let boids = CpuBoids::new(pos.clone(), vec![Vec3::ZERO; n], no_rules(), 1.0, 0.0, b)
+        .map_err(boids_err)?;
+    let mut ride = Riding::new(&setup, fluid.as_mut(), boids, 1)?;
+    // The x displacement unwrapped step by step (a step moves a tracer far less than the
+    // channel's one-cell period).
+    let steps = (5.0 * h as f32 / u_max).ceil() as u64;
+    let mut last: Vec<f32> = pos.iter().map(|p| p.x).collect();
+    let mut travelled = vec![0.0f64; n];
+    for _ in 0..steps {
+        ride.step(fluid.as_mut(), &[])?;
+        for (k, &id) in ride.boids.id.iter().enumerate() {
+            let (i, x) = (id as usize, ride.boids.pos[k].x);
+            let d = x - last[i];
+            travelled[i] += (d - d.round()) as f64;
+            last[i] = x;
+        }
+    }
+    let mut worst = 0.0f64;
+    for (i, &y) in ys.iter().enumerate() {
+        let y = y as f64 - 0.5;
+        let exact = 4.0 * u_max as f64 * y * (h as f64 - y) / (h as f64).powi(2) * steps as f64;
+        worst = worst.max((travelled[i] - exact).abs() / exact);
+    }
+    Ok(CaseResult {
+        case: "poiseuille tracers".into(),
+        model: setup.model,
+        grid: format!("1x{}x1 ({h} fluid)", h + 2),
+        steps: settle + steps,
+        metric: "max displacement error / distance",
+        error: worst,
+        target: TARGET_POISEUILLE,
+        seconds: t0.elapsed().as_secs_f64(),
+    })
+}
+
+/// Tracers in a decaying Taylor-Green vortex on `n x n x 1` (ACM-MRT, `u0 = 0.01`, `nu = 0.01`),
+/// 64 of them, for `steps` steps: the largest change of `psi / A = sin(kx) sin(ky) / k` along a
+/// tracer's path over its largest magnitude `1 / k` (the flow decays in amplitude only, so
+/// `psi / A` is constant on a streamline).
+pub fn taylor_green_case(open: &mut Opener, n: u32, steps: u64) -> Result<CaseResult, FluidError> {
+    let t0 = Instant::now();
+    let (u0, nu) = (0.01f32, 0.01f32);
+    let setup = scene::taylor_green(n, 1, u0, nu, CollisionModel::AcmMrt)?;
+    let mut fluid = open(&setup)?;
+    let k = 2.0 * std::f64::consts::PI / n as f64;
+    let shape = |p: Vec3| (k * p.x as f64).sin() * (k * p.y as f64).sin() / k;
+    let b = BoidBox {
+        lo: [0.0; 3],
+        hi: [n as f32, n as f32, 1.0],
+        periodic: 0b111,
+    };
+    let spacing = n as f32 / 8.0;
+    let pos: Vec<Vec3> = (0..64)
+        .map(|i| {
+            let (a, c) = ((i % 8) as f32, (i / 8) as f32);
+            Vec3::new(spacing * (a + 0.39), spacing * (c + 0.34), 0.5)
+        })
+        .collect();
+    let start: Vec<f64> = pos.iter().map(|&p| shape(p)).collect();
+    let boids =
+        CpuBoids::new(pos, vec![Vec3::ZERO; 64], no_rules(), 1.0, 0.0, b).map_err(boids_err)?;
+    let mut ride = Riding::new(&setup, fluid.as_mut(), boids, 1)?;
+    let mut worst = 0.0f64;
+    for _ in 0..steps {
+        ride.step(fluid.as_mut(), &[])?;
+        for (i, &id) in ride.boids.id.iter().enumerate() {
+            let drift = shape(ride.boids.pos[i]) - start[id as usize];
+            worst = worst.max(drift.abs() * k);
+        }
+    }
+    Ok(CaseResult {
+        case: "taylor-green tracers".into(),
+        model: setup.model,
+        grid: format!("{n}x{n}x1"),
+        steps,
+        metric: "max change of psi/A, of its largest",
+        error: worst,
+        target: TARGET_TAYLOR_GREEN,
+        seconds: t0.elapsed().as_secs_f64(),
+    })
+}
+
+/// Every case (the same sizes quick or not: they are small), `progress(case)` after each.
+pub fn run_all(
+    open: &mut Opener,
+    _quick: bool,
+    progress: &mut dyn FnMut(&CaseResult),
+) -> Result<Vec<CaseResult>, FluidError> {
+    let mut out = Vec::new();
+    for case in [
+        inertial_case(open, 1)?,
+        inertial_case(open, 4)?,
+        poiseuille_case(open, 64)?,
+        taylor_green_case(open, 64, 4000)?,
+    ] {
+        progress(&case);
+        out.push(case);
+    }
+    Ok(out)
+}
