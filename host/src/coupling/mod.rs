@@ -15,6 +15,7 @@ use murmur_common::Vec3;
 use rayon::prelude::*;
 
 pub mod riding;
+pub mod spec;
 pub mod validate;
 
 /// Why a coupled flock cannot be set up, one line each.
