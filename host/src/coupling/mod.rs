@@ -198,6 +198,31 @@ impl CpuBoids {
             });
     }
 
+    /// The boids in SI units (positions in m, ground velocities in m/s; lattice coordinates
+    /// times `dx`), as the flock's snapshots hold them.
+    pub fn state_si(&self, units: &murmur_common::lbm::Units) -> crate::flock::FlockState {
+        let si = |v: &[Vec3], f: &dyn Fn(f64) -> f64| -> Vec<Vec3> {
+            v.iter()
+                .map(|p| Vec3::from_array(p.to_array().map(|c| f(c as f64) as f32)))
+                .collect()
+        };
+        crate::flock::FlockState {
+            pos: si(&self.pos, &|c| units.length_to_si(c)),
+            vel: si(&self.vel, &|c| units.velocity_to_si(c)),
+            id: self.id.clone(),
+        }
+    }
+
+    /// Writes the boids to `path` as a flock snapshot (`pos`, `vel`, `id`, ordered by id; SI
+    /// units, [`CpuBoids::state_si`]): `NAME_STEP_boids.npz` of a coupled run. Atomic.
+    pub fn save(
+        &self,
+        path: &std::path::Path,
+        units: &murmur_common::lbm::Units,
+    ) -> Result<(), crate::flock::snapshot::SnapshotError> {
+        crate::flock::snapshot::save(path, &self.state_si(units))
+    }
+
     /// Sorts the boids by cell (stable: equal keys keep their order) and fills the cells'
     /// starts.
     fn sort(&mut self) {

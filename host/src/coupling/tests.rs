@@ -250,3 +250,33 @@ fn avoidance_settings_out_of_range_are_refused() {
         assert!(e.to_string().contains("avoidance distance"), "{e}");
     }
 }
+
+#[test]
+fn boids_are_saved_as_a_flock_snapshot_in_si_units() {
+    let b = BoidBox {
+        lo: [0.0; 3],
+        hi: [40.0, 30.0, 24.0],
+        periodic: 0b111,
+    };
+    let (pos, rel) = start(&b, 50);
+    let mut boids = CpuBoids::new(pos, rel, rates(), 1.0, 0.0, b).unwrap();
+    boids.substep(shear);
+    let units = murmur_common::lbm::Units {
+        dx: 0.01,
+        dt: 0.001,
+        rho0: 1.2,
+    };
+    let dir = std::env::temp_dir().join(format!("murmur-boids-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("scene_000010_boids.npz");
+    boids.save(&path, &units).unwrap();
+    let back = crate::flock::snapshot::load(&path).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(back.id, (0..50).collect::<Vec<u32>>(), "ordered by id");
+    for (k, &id) in boids.id.iter().enumerate() {
+        let i = id as usize;
+        // 1 cm cells, 1 ms steps: cells x 0.01 m, cells per step x 10 m/s.
+        assert!(length(back.pos[i] - boids.pos[k] * 0.01) < 1e-6);
+        assert!(length(back.vel[i] - boids.vel[k] * 10.0) < 1e-5);
+    }
+}
