@@ -43,20 +43,23 @@ pub(super) struct CudaIb {
     now: Now,
 }
 
-/// The arguments of `ib_gather`.
+/// The arguments of `ib_gather` (the block gather stores its samples in bin order: no list).
 fn gather_args<'b>(
     l: &mut Views<'b>,
     band: &'b mut BandBuffers,
     domain: Domain,
     g: &'b CudaGather,
-    list: Option<&'b CudaSlice<u32>>,
 ) -> IbGather {
     IbGather {
         domain,
         bins: g.bins,
         band: band.views(l),
         starts: l.read(&g.starts),
-        list: list.map_or(DevSlice::empty(), |x| l.read(x)),
+        list: if g.bins.kind == BIN_BLOCK {
+            DevSlice::empty()
+        } else {
+            l.read(&g.list)
+        },
         at: l.read(&g.at),
         force: l.read(&g.force),
     }
@@ -553,8 +556,6 @@ impl CudaIb {
         let Some(g) = self.gather.as_ref() else {
             return Ok(());
         };
-        let bins = g.bins;
-        let list = (bins.kind != BIN_BLOCK).then_some(&g.list);
         // One block per slot in use, grid-stride: as many blocks as the GPU holds at once or
         // the pool's slots, whichever is smaller.
         let resident = BAND_THREADS_PER_SM * gpu.sm_count as u64 / GATHER_BLOCK as u64;
@@ -564,7 +565,7 @@ impl CudaIb {
         // cells applied by one thread, from the samples `ib_force` stored.
         unsafe {
             gpu.launch().run(shape, &mut self.band, |l, band| {
-                gather_args(l, band, domain, g, list)
+                gather_args(l, band, domain, g)
             })
         }?;
         Ok(())
