@@ -86,7 +86,7 @@ fn a_parabolic_ramped_inlet_delivers_its_profiles_flux() {
         forces_every: 0,
         health: murmur_common::lbm::health::Bounds::DEFAULT,
         progress: false,
-        inlet_ramp: 500.0,
+        inlet: murmur::internals::fluid::inlet::InletSchedule::ramp(500.0),
     };
     let mut last = None;
     driver::run(b.as_mut(), opts, &mut last, &mut driver::Discard).unwrap();

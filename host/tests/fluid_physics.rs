@@ -134,7 +134,7 @@ fn a_nan_stops_the_run_naming_the_step_cell_and_quantity() {
         forces_every: 0,
         health: Bounds::DEFAULT,
         progress: false,
-        inlet_ramp: 0.0,
+        inlet: Default::default(),
     };
     let err = driver::run(b.as_mut(), opts, &mut last, &mut driver::Discard).unwrap_err();
     let text = err.to_string();
@@ -173,7 +173,7 @@ fn a_density_excursion_stops_the_run_after_keeping_the_outputs_that_passed() {
         forces_every: 0,
         health: Bounds::DEFAULT,
         progress: false,
-        inlet_ramp: 0.0,
+        inlet: Default::default(),
     };
     let r = driver::run(b.as_mut(), opts, &mut last, &mut driver::Discard).unwrap();
     let h = r.health.unwrap();

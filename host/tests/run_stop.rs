@@ -63,7 +63,7 @@ fn the_fluid_driver_stops_where_the_probe_says() {
         forces_every: 0,
         health: Bounds::DEFAULT,
         progress: false,
-        inlet_ramp: 0.0,
+        inlet: Default::default(),
     };
     let mut last: Option<LastOutput> = None;
     let mut k = 0;

@@ -258,6 +258,7 @@ mod tests {
                 lo: [-2.0, 1.0, 0.5],
                 hi,
                 periodic,
+                through: 0,
             };
             assert_eq!(BoxGrid::periodic_fits(&b, 5.0), None);
             let g = BoxGrid::new(&b, 5.0);
@@ -306,6 +307,7 @@ mod tests {
             lo: [0.0; 3],
             hi: [30.0, 9.0, 30.0],
             periodic: 0b011,
+            through: 0,
         };
         assert_eq!(BoxGrid::periodic_fits(&b, 4.5), None);
         assert_eq!(BoxGrid::periodic_fits(&b, 5.0), Some(1));

@@ -242,18 +242,21 @@ pub fn push_back(
 }
 
 /// The box a coupled flock lives in (cells): `lo[a] <= x_a < hi[a]` on a periodic axis (bit `a`
-/// of `periodic`), `lo[a] <= x_a <= hi[a]` between walls.
+/// of `periodic`) and on a flow-through axis (bit `a` of `through`: an inlet and an outlet,
+/// where a boid leaving through one face re-enters at the other, at the same place across),
+/// `lo[a] <= x_a <= hi[a]` between walls. Only periodic axes wrap the neighbour search.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct BoidBox {
     pub lo: [f32; 3],
     pub hi: [f32; 3],
     pub periodic: u32,
+    pub through: u32,
 }
 
 impl BoidBox {
-    /// `pos` and `vel` brought back into the box: a periodic axis wraps by whole periods, so
-    /// the overshoot is kept; a wall reflects the position about it and reverses the
+    /// `pos` and `vel` brought back into the box: a periodic or flow-through axis wraps by
+    /// whole periods, so the overshoot is kept; a wall reflects the position about it and reverses the
     /// velocity's component (once: a boid crosses at most a fraction of the box per substep).
     #[inline(always)]
     pub fn confine(&self, pos: Vec3, vel: Vec3) -> (Vec3, Vec3) {
@@ -262,7 +265,7 @@ impl BoidBox {
         // Unrolled: the arrays stay in registers on the GPU.
         unroll!(a in [0, 1, 2] => {
             let (lo, hi) = (self.lo[a], self.hi[a]);
-            if self.periodic >> a & 1 != 0 {
+            if (self.periodic | self.through) >> a & 1 != 0 {
                 let l = hi - lo;
                 if p[a] < lo || p[a] >= hi {
                     let k = floor_i32((p[a] - lo) / l) as f32;
@@ -433,6 +436,7 @@ mod tests {
             lo: [-0.5, 0.0, 0.0],
             hi: [15.5, 8.0, 4.0],
             periodic: 0b001,
+            through: 0,
         };
         let (p, v) = b.confine(Vec3::new(15.75, -0.25, 4.5), Vec3::new(0.3, -0.1, 0.2));
         assert_eq!(p, Vec3::new(-0.25, 0.25, 3.5));

@@ -11,7 +11,6 @@ use crate::fluid::forces::{ForceRow, ForceSeries};
 use crate::fluid::scene::{self, Scene, SceneFile};
 use crate::fluid::{Fields, FluidBackend};
 use crate::view::fluid::Look;
-use murmur_common::lbm::boundary::inlet_scale;
 use murmur_common::lbm::health::Bounds;
 use murmur_common::lbm::Units;
 use ndarray::{Array3, Array4};
@@ -252,9 +251,7 @@ impl Fluid {
             let step = self.backend.step_count() + 1;
             let scale = match self.inlet {
                 Some(s) => Some(s),
-                None if self.scene.inlet_ramp_steps > 0.0 => {
-                    Some(inlet_scale(step, self.scene.inlet_ramp_steps))
-                }
+                None if self.scene.inlet.varies() => Some(self.scene.inlet.scale(step)),
                 None => None,
             };
             if let Some(s) = scale {

@@ -156,7 +156,7 @@ pub enum FlockCmd {
 /// Runs a fluid command.
 pub fn run_fluid(cmd: &FluidCmd) -> Result<()> {
     match cmd {
-        FluidCmd::Run(a) => fluid::run::run(a),
+        FluidCmd::Run(a) => fluid::run::run(a, crate::coupling::scene::open_rider),
         FluidCmd::Validate(a) => fluid::commands::validate::validate(
             a,
             &[(

@@ -1,10 +1,10 @@
 //! The flock in the fluid on the host: the CPU reference of a coupled flock's substep. One-way
 //! for now: the boids obey the rules on their velocities relative to the air, steer off the
 //! solids within their avoidance distance, ride the air, stay in their box and are put back
-//! outside any solid that swept over them; pushing back, scenes and the fluid plan's stages
-//! come next. It
-//! sits above `flock` and `fluid` (neither imports it): the air comes in as a function and the
-//! math is `murmur_common::coupling`'s, which the kernels will share.
+//! outside any solid that swept over them; a scene's flocks ride `fluid run` ([`scene`]);
+//! pushing back and the fluid plan's stages come next. It sits above `flock` and `fluid`
+//! (neither imports it): the air comes in as a function and the math is
+//! `murmur_common::coupling`'s, which the kernels will share.
 
 use murmur_common::coupling::grid::{box_grid_sums, BoxGrid};
 use murmur_common::coupling::sdf::{keep_out, steer, Avoidance, Obstacle};
@@ -15,6 +15,7 @@ use murmur_common::Vec3;
 use rayon::prelude::*;
 
 pub mod riding;
+pub mod scene;
 pub mod spec;
 pub mod validate;
 

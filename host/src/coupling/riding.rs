@@ -1,9 +1,10 @@
-//! A coupled flock riding a fluid run, one-way: each fluid step the fluid steps, then the
-//! flock takes its substeps in the air of that step, the fluid's velocity interpolated in space
-//! by the immersed boundary's 2 x 2 x 2 hat kernel over the fluid nodes
+//! Coupled flocks riding a fluid run, one-way: after each fluid step each flock takes its
+//! substeps in the air of that step, the fluid's velocity interpolated in space by the
+//! immersed boundary's 2 x 2 x 2 hat kernel over the fluid nodes
 //! ([`murmur_common::coupling::air_velocity`]) and linearly in time between the fields before
-//! and after the step. Any fluid backend: the fields come to the host once per fluid step (the
-//! CPU reference of the coupling, not its fast path).
+//! and after the step, among the obstacles as they stand at the end of each substep. Any fluid
+//! backend: the fields come to the host once per fluid step (the CPU reference of the
+//! coupling, not its fast path).
 
 use super::CpuBoids;
 use crate::fluid::{Fields, FluidBackend, FluidError, Setup};
@@ -13,10 +14,15 @@ use murmur_common::lbm::boundary::CellKind;
 use murmur_common::lbm::ib::stencil::Domain;
 use murmur_common::Vec3;
 
-/// A flock riding a fluid (module docs).
-pub struct Riding {
+/// One flock of a ride and its substeps per fluid step.
+pub struct RidingFlock {
     pub boids: CpuBoids,
-    substeps: u32,
+    pub substeps: u32,
+}
+
+/// Flocks riding a fluid (module docs).
+pub struct Riding {
+    pub flocks: Vec<RidingFlock>,
     domain: Domain,
     /// Per cell, whether it is fluid (the air is interpolated over fluid nodes only).
     fluid: Vec<bool>,
@@ -33,14 +39,22 @@ impl Riding {
         boids: CpuBoids,
         substeps: u32,
     ) -> Result<Riding, FluidError> {
-        if substeps == 0 {
+        Riding::of(setup, fluid, vec![RidingFlock { boids, substeps }])
+    }
+
+    /// Several flocks riding the fluid of `setup` (as [`Riding::new`]).
+    pub fn of(
+        setup: &Setup,
+        fluid: &mut dyn FluidBackend,
+        flocks: Vec<RidingFlock>,
+    ) -> Result<Riding, FluidError> {
+        if flocks.iter().any(|f| f.substeps == 0) {
             return Err(FluidError::Invalid(
                 "a flock takes at least one substep per fluid step".into(),
             ));
         }
         Ok(Riding {
-            boids,
-            substeps,
+            flocks,
             domain: Domain::new(setup.lattice(), setup.immersed.periodic),
             fluid: setup
                 .flags
@@ -51,26 +65,44 @@ impl Riding {
         })
     }
 
-    /// One fluid step of `fluid`, then the flock's substeps among `obstacles`.
+    /// The first flock (a ride of one).
+    pub fn boids(&self) -> &CpuBoids {
+        &self.flocks[0].boids
+    }
+
+    /// One fluid step of `fluid`, then the flocks' substeps among `obstacles` (fixed).
     pub fn step(
         &mut self,
         fluid: &mut dyn FluidBackend,
         obstacles: &[Obstacle],
     ) -> Result<(), FluidError> {
         fluid.step()?;
+        self.ride(fluid, &|_| obstacles.to_vec())
+    }
+
+    /// The flocks' substeps over the fluid step `fluid` has just taken; `obstacles(s)` gives
+    /// the obstacles a fraction `s` (in `(0, 1]`) into that step.
+    pub fn ride(
+        &mut self,
+        fluid: &mut dyn FluidBackend,
+        obstacles: &dyn Fn(f64) -> Vec<Obstacle>,
+    ) -> Result<(), FluidError> {
         let after = fluid.fields()?;
-        let n = self.substeps;
-        for k in 0..n {
-            let (before, after, domain, flags) = (&self.before, &after, &self.domain, &self.fluid);
-            let air = |x: Vec3, s: f32| {
-                let t = (k as f32 + s) / n as f32;
-                let at = |f: &Fields| {
-                    air_velocity(domain, x.to_array(), |c| flags[c], |c| f.u(c))
-                        .map(Vec3::from_array)
+        let (before, domain, flags) = (&self.before, &self.domain, &self.fluid);
+        for flock in &mut self.flocks {
+            let n = flock.substeps;
+            for k in 0..n {
+                let air = |x: Vec3, s: f32| {
+                    let t = (k as f32 + s) / n as f32;
+                    let at = |f: &Fields| {
+                        air_velocity(domain, x.to_array(), |c| flags[c], |c| f.u(c))
+                            .map(Vec3::from_array)
+                    };
+                    Some(at(before)? * (1.0 - t) + at(&after)? * t)
                 };
-                Some(at(before)? * (1.0 - t) + at(after)? * t)
-            };
-            self.boids.substep_among(air, obstacles);
+                let solids = obstacles((k + 1) as f64 / n as f64);
+                flock.boids.substep_among(air, &solids);
+            }
         }
         self.before = after;
         Ok(())

@@ -41,6 +41,7 @@ fn the_cpu_flock_follows_a_brute_force_reference_in_a_shear_flow() {
         lo: [0.0, 0.0, 0.0],
         hi: [40.0, 30.0, 24.0],
         periodic: 0b101,
+        through: 0,
     };
     let (pos, rel) = start(&b, 500);
     for tau_p in [0.0, 2.0] {
@@ -102,6 +103,7 @@ fn bad_flocks_are_refused_in_one_line() {
         lo: [0.0; 3],
         hi: [40.0, 8.0, 24.0],
         periodic: 0b011,
+        through: 0,
     };
     let (pos, rel) = start(&b, 10);
     let e = CpuBoids::new(pos.clone(), rel.clone(), rates(), 1.0, 0.0, b)
@@ -117,6 +119,7 @@ fn bad_flocks_are_refused_in_one_line() {
     );
     let ok = BoidBox {
         periodic: 0b001,
+        through: 0,
         ..b
     };
     let mut outside = pos.clone();
@@ -179,6 +182,7 @@ fn no_boid_ends_a_substep_inside_a_sphere_that_sweeps_through_the_flock() {
         lo: [0.0, 0.0, 0.0],
         hi: [48.0, 32.0, 32.0],
         periodic: 0b111,
+        through: 0,
     };
     let (pos, rel) = start(&b, 800);
     let keep = |p: &Vec3| sphere_at(8.0).sdf.distance(&sphere_at(8.0).state, *p) > 0.5;
@@ -227,6 +231,7 @@ fn avoidance_settings_out_of_range_are_refused() {
         lo: [0.0, 0.0, 0.0],
         hi: [48.0, 32.0, 24.0],
         periodic: 0b111,
+        through: 0,
     };
     let (pos, rel) = start(&b, 10);
     let new = || CpuBoids::new(pos.clone(), rel.clone(), rates(), 1.0, 0.0, b).unwrap();
@@ -257,6 +262,7 @@ fn boids_are_saved_as_a_flock_snapshot_in_si_units() {
         lo: [0.0; 3],
         hi: [40.0, 30.0, 24.0],
         periodic: 0b111,
+        through: 0,
     };
     let (pos, rel) = start(&b, 50);
     let mut boids = CpuBoids::new(pos, rel, rates(), 1.0, 0.0, b).unwrap();

@@ -48,6 +48,7 @@ pub fn inertial_case(open: &mut Opener, substeps: u32) -> Result<CaseResult, Flu
         lo: [0.0; 3],
         hi: [8.0; 3],
         periodic: 0b111,
+        through: 0,
     };
     let tau_p = 10.0;
     let start = vec![Vec3::new(3.3, 4.1, 2.7)];
@@ -60,7 +61,7 @@ pub fn inertial_case(open: &mut Opener, substeps: u32) -> Result<CaseResult, Flu
     for t in 1..=steps {
         ride.step(fluid.as_mut(), &[])?;
         let exact = u as f64 * (1.0 - (-(t as f64) / tau_p).exp());
-        let v = ride.boids.vel[0];
+        let v = ride.boids().vel[0];
         worst = worst
             .max((v.x as f64 - exact).abs())
             .max(v.y.abs() as f64)
@@ -97,6 +98,7 @@ pub fn poiseuille_case(open: &mut Opener, h: u32) -> Result<CaseResult, FluidErr
         lo: [0.0, 0.5, 0.0],
         hi: [1.0, h as f32 + 0.5, 1.0],
         periodic: 0b101,
+        through: 0,
     };
     let ys: Vec<f32> = (2..h).map(|j| j as f32).collect();
     let pos: Vec<Vec3> = ys.iter().map(|&y| Vec3::new(0.25, y, 0.5)).collect();
@@ -111,8 +113,8 @@ pub fn poiseuille_case(open: &mut Opener, h: u32) -> Result<CaseResult, FluidErr
     let mut travelled = vec![0.0f64; n];
     for _ in 0..steps {
         ride.step(fluid.as_mut(), &[])?;
-        for (k, &id) in ride.boids.id.iter().enumerate() {
-            let (i, x) = (id as usize, ride.boids.pos[k].x);
+        for (k, &id) in ride.boids().id.iter().enumerate() {
+            let (i, x) = (id as usize, ride.boids().pos[k].x);
             let d = x - last[i];
             travelled[i] += (d - d.round()) as f64;
             last[i] = x;
@@ -151,6 +153,7 @@ pub fn taylor_green_case(open: &mut Opener, n: u32, steps: u64) -> Result<CaseRe
         lo: [0.0; 3],
         hi: [n as f32, n as f32, 1.0],
         periodic: 0b111,
+        through: 0,
     };
     let spacing = n as f32 / 8.0;
     let pos: Vec<Vec3> = (0..64)
@@ -166,8 +169,8 @@ pub fn taylor_green_case(open: &mut Opener, n: u32, steps: u64) -> Result<CaseRe
     let mut worst = 0.0f64;
     for _ in 0..steps {
         ride.step(fluid.as_mut(), &[])?;
-        for (i, &id) in ride.boids.id.iter().enumerate() {
-            let drift = shape(ride.boids.pos[i]) - start[id as usize];
+        for (i, &id) in ride.boids().id.iter().enumerate() {
+            let drift = shape(ride.boids().pos[i]) - start[id as usize];
             worst = worst.max(drift.abs() * k);
         }
     }

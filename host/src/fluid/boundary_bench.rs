@@ -209,7 +209,7 @@ pub fn boundary_bench_cmd(a: &BoundaryBenchArgs) -> Result<()> {
                     let mut s = setup.clone();
                     s.boundary_launch = b;
                     s.layer_kernel = matches!(run, Run::OwnLayer(_));
-                    (s, scene.inlet_ramp_steps)
+                    (s, scene.inlet.ramp_steps)
                 }
             };
             let (ms, stages) = time_setup(&mut open, &s, a.warmup, a.steps, ramp)?;

@@ -5,7 +5,6 @@ use super::forces::ForceSample;
 use super::ib::plan::SampleSnapshot;
 use super::{Fields, FluidBackend, FluidError, Setup};
 use crate::stop::{Never, StopProbe, Stopped};
-use murmur_common::lbm::boundary::inlet_scale;
 use murmur_common::lbm::health::{self, Bounds, Report};
 use std::time::{Duration, Instant};
 
@@ -63,14 +62,20 @@ pub struct RunOptions {
     pub forces_every: u64,
     /// Bounds of the health check.
     pub health: Bounds,
-    /// Steps over which the inlets ramp up (0: none): before step `k` the inlet scale is set to
-    /// `murmur_common::lbm::boundary::inlet_scale(k, inlet_ramp)`.
-    pub inlet_ramp: f64,
+    /// What the inlets do over time: before step `k` the inlet scale is set to
+    /// `inlet.scale(k)` when it varies (a ramp, a gust).
+    pub inlet: super::inlet::InletSchedule,
     pub progress: bool,
 }
 
 /// Where a run's results go.
 pub trait Sink {
+    /// After every step, before its health check and outputs (a rider from a layer above the
+    /// fluid steps here: [`super::riders::RidingSink`]).
+    fn after_step(&mut self, backend: &mut dyn FluidBackend) -> Result<(), FluidError> {
+        let _ = backend;
+        Ok(())
+    }
     /// The fields of an output step (they passed the health check), with the solids' samples.
     fn fields(
         &mut self,
@@ -283,10 +288,11 @@ pub fn run_until(
         let check = opts.check_every > 0 && step.is_multiple_of(opts.check_every);
         let out =
             i == opts.steps || (opts.output_every > 0 && step.is_multiple_of(opts.output_every));
-        if opts.inlet_ramp > 0.0 {
-            backend.set_inlet_scale(inlet_scale(step, opts.inlet_ramp));
+        if opts.inlet.varies() {
+            backend.set_inlet_scale(opts.inlet.scale(step));
         }
         backend.step()?;
+        sink.after_step(backend)?;
         if check || out {
             let last = last_good.as_ref().map(|c| c.step);
             report = check_health(backend, &opts.health, opts.check_every, last)

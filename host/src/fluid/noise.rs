@@ -13,7 +13,7 @@ use super::driver::{self, BackendChoice};
 use super::scene::SceneFile;
 use super::Fields;
 use anyhow::{bail, Result};
-use murmur_common::lbm::boundary::{inlet_scale, FLUID, KIND_MASK};
+use murmur_common::lbm::boundary::{FLUID, KIND_MASK};
 use murmur_common::lbm::CollisionModel;
 use rayon::prelude::*;
 use std::ops::Range;
@@ -204,7 +204,7 @@ pub fn noise_cmd(a: &NoiseArgs) -> Result<()> {
     println!("step  inlet  |u - <u>|/U  |rho - <rho>|  mean ux/U  cells");
     let flags = setup.flags.clone();
     for step in 1..=steps {
-        let scale = inlet_scale(step, scene.inlet_ramp_steps);
+        let scale = scene.inlet.scale(step);
         backend.set_inlet_scale(scale);
         backend.step()?;
         if step % a.every == 0 || step == steps {

@@ -380,7 +380,7 @@ pub fn write_vtp(
     units: &Units,
     time_s: f64,
 ) -> Result<(), FluidError> {
-    let n = samples.count()?;
+    samples.count()?;
     let vec_si = |v: &[[f32; 3]], f: &dyn Fn(f64) -> f64| -> Vec<f32> {
         v.iter()
             .flat_map(|p| p.map(|c| f(c as f64) as f32))
@@ -402,7 +402,53 @@ pub fn write_vtp(
         .map(|&a| units.area_to_si(a as f64) as f32)
         .collect();
     let solid: Vec<u8> = samples.solid.iter().flat_map(|s| s.to_le_bytes()).collect();
-    // One vertex per sample: connectivity 0..n, offsets = the end of each cell's list (1..=n).
+    let arrays = [
+        PointArray::f32("velocity", 3, &velocity),
+        PointArray::f32("force", 3, &force),
+        PointArray {
+            kind: "UInt32",
+            name: "solid",
+            components: 1,
+            bytes: solid,
+        },
+        PointArray::f32("area", 1, &area),
+    ];
+    write_points(path, &points, &arrays, ("area", "force"), time_s)
+}
+
+/// One array of values per point of a `.vtp` point cloud: its VTK type, name, components and
+/// little-endian bytes.
+pub struct PointArray {
+    pub kind: &'static str,
+    pub name: &'static str,
+    pub components: u32,
+    pub bytes: Vec<u8>,
+}
+
+impl PointArray {
+    /// A `Float32` array.
+    pub fn f32(name: &'static str, components: u32, v: &[f32]) -> PointArray {
+        PointArray {
+            kind: "Float32",
+            name,
+            components,
+            bytes: f32_bytes(v),
+        }
+    }
+}
+
+/// Writes a point cloud as VTK PolyData (`.vtp`, one vertex per point, appended raw binary):
+/// `points` (x, y, z per point, SI), the `arrays` per point, `active` the scalars and vectors
+/// ParaView shows first, at time `time_s`. Atomic.
+pub fn write_points(
+    path: &Path,
+    points: &[f32],
+    arrays: &[PointArray],
+    active: (&str, &str),
+    time_s: f64,
+) -> Result<(), FluidError> {
+    let n = points.len() / 3;
+    // One vertex per point: connectivity 0..n, offsets = the end of each cell's list (1..=n).
     let connectivity: Vec<u8> = (0..n as i64).flat_map(|i| i.to_le_bytes()).collect();
     let offsets: Vec<u8> = (1..=n as i64).flat_map(|i| i.to_le_bytes()).collect();
 
@@ -413,13 +459,15 @@ pub fn write_vtp(
         "    <Piece NumberOfPoints=\"{n}\" NumberOfVerts=\"{n}\" NumberOfLines=\"0\" \
          NumberOfStrips=\"0\" NumberOfPolys=\"0\">\n"
     );
-    header += "      <PointData Scalars=\"area\" Vectors=\"force\">\n";
-    header += &data.array("Float32", "velocity", 3, f32_bytes(&velocity), ind);
-    header += &data.array("Float32", "force", 3, f32_bytes(&force), ind);
-    header += &data.array("UInt32", "solid", 1, solid, ind);
-    header += &data.array("Float32", "area", 1, f32_bytes(&area), ind);
+    header += &format!(
+        "      <PointData Scalars=\"{}\" Vectors=\"{}\">\n",
+        active.0, active.1
+    );
+    for a in arrays {
+        header += &data.array(a.kind, a.name, a.components, a.bytes.clone(), ind);
+    }
     header += "      </PointData>\n      <Points>\n";
-    header += &data.array("Float32", "Points", 3, f32_bytes(&points), ind);
+    header += &data.array("Float32", "Points", 3, f32_bytes(points), ind);
     header += "      </Points>\n      <Verts>\n";
     header += &data.array("Int64", "connectivity", 1, connectivity, ind);
     header += &data.array("Int64", "offsets", 1, offsets, ind);

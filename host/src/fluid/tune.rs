@@ -323,7 +323,7 @@ pub fn tune_cmd(a: &TuneArgs) -> Result<()> {
     let steps = a
         .steps
         .unwrap_or(if moving { STEPS_MOVING } else { STEPS_FIXED });
-    let ramp = scene.inlet_ramp_steps;
+    let ramp = scene.inlet.ramp_steps;
     let lattice = setup.lattice();
     let cells = lattice.cells();
     let start = Knobs::of(setup);

@@ -56,9 +56,36 @@ pub struct FlockSpec {
     pub avoid_rate: f64,
     #[serde(default)]
     pub coupling: Way,
+    /// Flock substeps per fluid step.
+    #[serde(default = "one")]
+    pub substeps: u32,
+    /// Name in output files (`NAME_STEP_<name>.npz`); default `boids`, `boids1`, ... by place.
+    #[serde(default)]
+    pub name: Option<String>,
     /// Colour in the views, `#rrggbb`.
     #[serde(default)]
     pub colour: Option<String>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// Where a scene's flocks live: the scene's units, the domain's extent `0..extent` (m) and the
+/// lattice coordinate of the physical origin (cell centres at whole coordinates).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Frame {
+    pub units: Units,
+    pub extent: [f64; 3],
+    pub origin: [f64; 3],
+}
+
+impl Frame {
+    /// Lattice coordinates of the physical point `p` (m).
+    pub fn cells(&self, p: [f64; 3]) -> Vec3 {
+        let c = |a: usize| (self.units.length_to_lattice(p[a]) + self.origin[a]) as f32;
+        Vec3::new(c(0), c(1), c(2))
+    }
 }
 
 /// A flock in lattice units, ready for [`super::CpuBoids`].
@@ -114,21 +141,23 @@ pub enum SpecError {
     Empty(usize),
     #[error("flock {0}: colour must be #rrggbb, got {1:?}")]
     Colour(usize, String),
+    #[error("flock {0}: substeps must be at least 1")]
+    NoSubsteps(usize),
+    #[error("flock {0}: name must be letters, digits, '-' or '_', got {1:?}")]
+    Name(usize, String),
 }
 
 impl FlockSpec {
-    /// Flock `index` of a scene checked and converted: the domain spans `0..extent` (m) in
-    /// `units`, `substeps` flock substeps per fluid step, `obstacles` the solids at the start,
-    /// `limit_mib` the host memory the boids may take.
+    /// Flock `index` of a scene checked and converted in `frame`, `obstacles` the solids at
+    /// the start, `limit_mib` the host memory the boids may take.
     pub fn lattice(
         &self,
         index: usize,
-        units: &Units,
-        extent: [f64; 3],
-        substeps: u32,
+        frame: &Frame,
         obstacles: &[Obstacle],
         limit_mib: u64,
     ) -> Result<LatticeFlock, SpecError> {
+        let (units, extent) = (&frame.units, frame.extent);
         let fine = |v: f64| v.is_finite() && v >= 0.0;
         for (name, v) in [
             ("tau_p", self.tau_p),
@@ -149,6 +178,15 @@ impl FlockSpec {
         }
         if self.count == 0 {
             return Err(SpecError::Empty(index));
+        }
+        if self.substeps == 0 {
+            return Err(SpecError::NoSubsteps(index));
+        }
+        if let Some(n) = &self.name {
+            let fine = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+            if n.is_empty() || !n.chars().all(fine) {
+                return Err(SpecError::Name(index, n.clone()));
+            }
         }
         if let Some(c) = &self.colour {
             let hex = c.strip_prefix('#').filter(|h| h.len() == 6);
@@ -177,7 +215,7 @@ impl FlockSpec {
         if (0..3).any(|a| lo[a] < 0.0 || hi[a] > extent[a]) {
             return Err(SpecError::SpawnOutside { index, extent });
         }
-        let dt = 1.0 / substeps.max(1) as f64;
+        let dt = 1.0 / self.substeps as f64;
         let tau_p = units.time_to_steps(self.tau_p);
         // The boid's mass against the air of one cell: the kernel's volume.
         let mass = self.mass / (units.rho0 * units.dx.powi(3));
@@ -199,11 +237,7 @@ impl FlockSpec {
         }
         // A spawn region wholly inside a solid: its centre and corners all inside one.
         let inside = |p: [f64; 3]| {
-            let x = Vec3::new(
-                units.length_to_lattice(p[0]) as f32,
-                units.length_to_lattice(p[1]) as f32,
-                units.length_to_lattice(p[2]) as f32,
-            );
+            let x = frame.cells(p);
             obstacles.iter().any(|o| o.sdf.distance(&o.state, x) < 0.0)
         };
         let probes = self.spawn.probes();
@@ -233,9 +267,9 @@ impl FlockSpec {
         })
     }
 
-    /// `self.count` starting positions in lattice units (cells), uniform in the spawn region,
-    /// the same for the same seed.
-    pub fn positions(&self, units: &Units) -> Vec<Vec3> {
+    /// `self.count` starting positions in lattice coordinates of `frame`, uniform in the spawn
+    /// region, the same for the same seed.
+    pub fn positions(&self, frame: &Frame) -> Vec<Vec3> {
         let mut state = self.seed ^ 0x9e37_79b9_7f4a_7c15;
         let mut next = move || {
             // SplitMix64.
@@ -245,13 +279,7 @@ impl FlockSpec {
             z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
             ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
         };
-        let cells = |p: [f64; 3]| {
-            Vec3::new(
-                units.length_to_lattice(p[0]) as f32,
-                units.length_to_lattice(p[1]) as f32,
-                units.length_to_lattice(p[2]) as f32,
-            )
-        };
+        let cells = |p: [f64; 3]| frame.cells(p);
         (0..self.count)
             .map(|_| match &self.spawn {
                 Spawn::Box { lo, hi } => cells([0, 1, 2].map(|a| lo[a] + next() * (hi[a] - lo[a]))),

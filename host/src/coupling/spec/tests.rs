@@ -24,6 +24,7 @@ avoid = 0.04
 avoid_rate = 20.0
 coupling = "two-way"
 colour = "#ffaa00"
+substeps = 4
 "##;
 
 fn spec() -> FlockSpec {
@@ -32,10 +33,18 @@ fn spec() -> FlockSpec {
 
 const EXTENT: [f64; 3] = [0.64, 0.32, 0.32];
 
+fn frame() -> Frame {
+    Frame {
+        units: units(),
+        extent: EXTENT,
+        origin: [0.0; 3],
+    }
+}
+
 #[test]
 fn a_flock_table_reads_and_converts_to_lattice_units() {
     let s = spec();
-    let f = s.lattice(0, &units(), EXTENT, 4, &[], 1024).unwrap();
+    let f = s.lattice(0, &frame(), &[], 1024).unwrap();
     // Rates per step: 1/s x 1 ms; radii in cells; the speed limit in cells per step.
     assert_eq!(f.rates.rule, [0.001, 0.01, 0.005]);
     assert_eq!(f.rates.distance, [5.0, 3.0, 5.0]);
@@ -45,17 +54,17 @@ fn a_flock_table_reads_and_converts_to_lattice_units() {
     assert!((f.mass - 1.0 / 1.2).abs() < 1e-9);
     assert!((f.avoidance.reach - 4.0).abs() < 1e-6 && (f.avoidance.rate - 0.02).abs() < 1e-7);
     assert_eq!(f.way, Way::TwoWay);
-    let p = s.positions(&units());
+    let p = s.positions(&frame());
     assert_eq!(p.len(), 1000);
     assert!(p
         .iter()
         .all(|q| (10.0..=30.0).contains(&q.x) && (10.0..=20.0).contains(&q.y)));
-    assert_eq!(p, s.positions(&units()), "the same seed, the same boids");
+    assert_eq!(p, s.positions(&frame()), "the same seed, the same boids");
     let other = FlockSpec {
         seed: 8,
         ..s.clone()
     };
-    assert_ne!(p, other.positions(&units()));
+    assert_ne!(p, other.positions(&frame()));
     let ball = FlockSpec {
         spawn: Spawn::Sphere {
             center: [0.3, 0.16, 0.16],
@@ -65,7 +74,7 @@ fn a_flock_table_reads_and_converts_to_lattice_units() {
     };
     let centre = Vec3::new(30.0, 16.0, 16.0);
     assert!(ball
-        .positions(&units())
+        .positions(&frame())
         .iter()
         .all(|q| murmur_common::math::length(*q - centre) <= 5.0 + 1e-4));
 }
@@ -75,9 +84,7 @@ fn unknown_keys_and_bad_flocks_are_refused_in_one_line() {
     let e = toml::from_str::<FlockSpec>(&format!("{TABLE}\nspeed = 3\n")).unwrap_err();
     assert!(e.to_string().contains("unknown field `speed`"), "{e}");
     let check = |s: FlockSpec, obstacles: &[Obstacle], want: &str| {
-        let e = s
-            .lattice(2, &units(), EXTENT, 4, obstacles, 1024)
-            .unwrap_err();
+        let e = s.lattice(2, &frame(), obstacles, 1024).unwrap_err();
         let line = e.to_string();
         assert!(
             line.starts_with("flock 2: ") && line.contains(want),
@@ -158,7 +165,7 @@ fn unknown_keys_and_bad_flocks_are_refused_in_one_line() {
         &[],
         "#rrggbb",
     );
-    let e = spec().lattice(2, &units(), EXTENT, 4, &[], 0).unwrap_err();
+    let e = spec().lattice(2, &frame(), &[], 0).unwrap_err();
     assert!(e.to_string().contains("MiB"), "{e}");
     // A solid holding the whole spawn box.
     let big = Obstacle {
@@ -181,5 +188,5 @@ fn unknown_keys_and_bad_flocks_are_refused_in_one_line() {
         coupling: Way::OneWay,
         ..spec()
     };
-    assert!(tracers.lattice(0, &units(), EXTENT, 1, &[], 1024).is_ok());
+    assert!(tracers.lattice(0, &frame(), &[], 1024).is_ok());
 }

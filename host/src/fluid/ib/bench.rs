@@ -250,7 +250,7 @@ pub fn ib_bench_cmd(a: &IbBenchArgs) -> Result<()> {
             spread,
             a.warmup,
             a.steps,
-            scene.inlet_ramp_steps,
+            scene.inlet.ramp_steps,
         )?;
         if spread.is_some() {
             match &first {

@@ -197,6 +197,9 @@ pub struct Solid {
     pub mass: Option<MassProperties>,
     /// Reference area for the force coefficients (cells^2).
     pub reference_area: f64,
+    /// The analytic shape in the body frame, for primitives (`None`: a mesh, or built from
+    /// samples alone); the coupled flock's signed distances read it.
+    pub shape: Option<super::shapes::Primitive>,
 }
 
 impl Solid {
@@ -266,6 +269,7 @@ impl Solid {
                 radius,
                 mass,
                 reference_area: 1.0,
+                shape: None,
             },
             samples,
         ))
@@ -274,7 +278,12 @@ impl Solid {
     /// The solid's state at step `step` (time `t = step` in steps): pose, velocity and angular
     /// velocity, rounded to `f32` once.
     pub fn state(&self, step: u64) -> SolidState {
-        let k = self.motion.at(step as f64);
+        self.state_at(step as f64)
+    }
+
+    /// The solid's state at time `t` (steps; between steps for the coupled flock's substeps).
+    pub fn state_at(&self, t: f64) -> SolidState {
+        let k = self.motion.at(t);
         let turn = quat_from_axis_angle(k.axis, k.angle);
         let q = quat_mul(turn, self.orientation);
         let r = quat_matrix(q);
@@ -536,6 +545,7 @@ mod tests {
             radius: 3.0,
             mass: None,
             reference_area: 1.0,
+            shape: None,
         };
         let s0 = solid.state(0);
         let s1 = solid.state(1);
@@ -570,6 +580,7 @@ mod tests {
                 inertia: [[2.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 2.0]],
             }),
             reference_area: 1.0,
+            shape: None,
         };
         let (f, t) = solid.inner_inertia(10, 1.0);
         assert!((f[0] - 4.0 * 0.1 / 50.0).abs() < 1e-12);

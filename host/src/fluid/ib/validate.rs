@@ -300,7 +300,7 @@ fn run_case(
         forces_every: 1000,
         health: scene.bounds(),
         progress: false,
-        inlet_ramp: scene.inlet_ramp_steps,
+        inlet: scene.inlet,
     };
     crate::fluid::driver::run(backend.as_mut(), opts, &mut None, &mut keep)?;
     let fields = keep

@@ -10,6 +10,7 @@ use super::driver::{self, BackendChoice, LastOutput, RunOptions};
 use super::multi::{self, GpuRank};
 use super::pieces::PieceSink;
 use super::resume::{Checkpoints, Identity};
+use super::riders::{OpenRider, Rider, RidingSink};
 use super::scene::{self, Scene, SceneFile};
 use super::sink::{self, Out, RunSink};
 use super::slab::state::CellBox;
@@ -33,8 +34,15 @@ enum World {
     Cpu(Arc<dyn Comm>),
 }
 
-/// `murmur fluid run`.
-pub fn run(a: &RunArgs) -> Result<()> {
+/// `murmur fluid run`; `rider` opens what rides the run from a layer above the fluid (the
+/// coupled flocks; [`super::riders::none`] for nothing).
+pub fn run(a: &RunArgs, rider: OpenRider) -> Result<()> {
+    if a.cpu_ranks.is_some() || a.world.gpus.is_some() {
+        // Ranks read the scene themselves; a scene with flocks stops here, once.
+        if SceneFile::load(&a.scene).is_ok_and(|f| !f.flocks.is_empty()) {
+            bail!("the scene's flocks run on one lattice for now: leave out --ranks and --gpus");
+        }
+    }
     if let Some(n) = a.cpu_ranks {
         return cpu_ranks(a, n);
     }
@@ -45,7 +53,7 @@ pub fn run(a: &RunArgs) -> Result<()> {
     // `--gpus 1`: one rank through the slab code, as the check and scaling commands run it.
     let ranked = crate::ranks::env::RankEnv::or_single(multi::rank_env(&a.world)?, &a.world)?;
     refuse_cpu_ranks(a, ranked.is_some())?;
-    run_in(a, ranked.map_or(World::One, World::Gpu))
+    run_in(a, ranked.map_or(World::One, World::Gpu), rider)
 }
 
 /// `--ranks N`: N CPU ranks, threads of this process joined by memory copies (the slabs and
@@ -57,11 +65,14 @@ fn cpu_ranks(a: &RunArgs, n: usize) -> Result<()> {
     if a.backend == BackendChoice::Cuda {
         bail!("--ranks N runs CPU ranks in this process: for GPUs use --gpus N");
     }
-    crate::ranks::local::run_ranks(n, |c| run_in(a, World::Cpu(Arc::new(c)))).map(drop)
+    crate::ranks::local::run_ranks(n, |c| {
+        run_in(a, World::Cpu(Arc::new(c)), super::riders::none)
+    })
+    .map(drop)
 }
 
 /// The run of this process (one lattice, or one rank).
-fn run_in(a: &RunArgs, world: World) -> Result<()> {
+fn run_in(a: &RunArgs, world: World, open_rider: OpenRider) -> Result<()> {
     // Rank 0 (or the only rank) prints and writes.
     let lead = match &world {
         World::One => true,
@@ -74,6 +85,7 @@ fn run_in(a: &RunArgs, world: World) -> Result<()> {
     };
     let flags = Partial::flags(a);
     let mut file = SceneFile::load(&a.scene)?;
+    refuse_riders(a, &file, &world)?;
     let overridden = a
         .overrides
         .apply(&mut file)
@@ -128,6 +140,10 @@ fn run_in(a: &RunArgs, world: World) -> Result<()> {
         }
         None => None,
     };
+    // What rides the run, opened on the fluid's state at the start and checked before any
+    // output or step.
+    let scene_now = opened.scene().clone();
+    let rider = open_rider(&a.scene, &scene_now, opened.backend_mut())?;
     if a.checkpoint.checkpoint_every > 0 || a.checkpoint.checkpoint_dir.is_some() {
         schedule.prepare()?;
     }
@@ -155,12 +171,15 @@ fn run_in(a: &RunArgs, world: World) -> Result<()> {
     if let Some(r) = &resumed {
         println!("{}", r.line(steps));
     }
+    for line in rider.iter().flat_map(|r| r.header()) {
+        println!("{line}");
+    }
     let units = opened.scene().units;
     let checkpoints = match ranks {
         Some(r) => Saving::Ranks(r),
         None => Saving::One(Checkpoints::new(schedule, identity, units)),
     };
-    finish(opened, out, opts, checkpoints, resumed)
+    finish(opened, out, opts, checkpoints, resumed, rider)
 }
 
 /// What a rank's [`resume::RankCheckpoints`] sink is made of.
@@ -194,6 +213,25 @@ enum Saving {
     One(Checkpoints),
     /// A rank of several: a sink around the rank's own.
     Ranks(RankCheckpointsSpec),
+}
+
+/// A scene with flocks (tables the fluid carries for the layer above) runs on one lattice and
+/// without checkpoints for now: refused in one line otherwise.
+fn refuse_riders(a: &RunArgs, file: &SceneFile, world: &World) -> Result<()> {
+    if file.flocks.is_empty() {
+        return Ok(());
+    }
+    if !matches!(world, World::One) {
+        bail!("the scene's flocks run on one lattice for now: leave out --ranks and --gpus");
+    }
+    let c = &a.checkpoint;
+    if c.checkpoint_every > 0 || c.checkpoint_dir.is_some() || c.resume.is_some() {
+        bail!(
+            "checkpoints do not hold the scene's flocks yet: leave out --checkpoint-every, \
+             --checkpoint-dir and --resume"
+        );
+    }
+    Ok(())
 }
 
 /// Several ranks run on GPUs only: refused with `--backend cpu` when `several` ranks would run.
@@ -393,7 +431,7 @@ fn options(a: &RunArgs, scene: &Scene, out: &Out, lead: bool, steps: u64) -> Run
         health: scene.bounds(),
         // Rank 0 (or the only rank) shows the progress.
         progress: lead && !a.quiet && std::io::stderr().is_terminal(),
-        inlet_ramp: scene.inlet_ramp_steps,
+        inlet: scene.inlet,
     }
 }
 
@@ -472,6 +510,7 @@ fn finish(
     opts: RunOptions,
     saving: Saving,
     resumed: Option<resume::Resumed>,
+    mut rider: Option<Box<dyn Rider>>,
 ) -> Result<()> {
     let scene = opened.scene();
     let csv = out.forces_csv(&scene.file.name);
@@ -509,12 +548,25 @@ fn finish(
     let first = backend.step_count();
     let mut stop = crate::stop::command_probe(comm.as_deref().map(|c| c as _), AGREE_EVERY);
     let mut manifests = Vec::new();
+    let mut ridden = Vec::new();
+    let (sink_out, sink_name) = (sink.out.clone(), sink.name.clone());
     let result = {
-        let inner: &mut dyn driver::Sink = match pieces.as_mut() {
+        let own: &mut dyn driver::Sink = match pieces.as_mut() {
             Some(p) => p,
             None => &mut sink,
         };
-        match ranks {
+        let mut riding: Option<RidingSink> = None;
+        let inner: &mut dyn driver::Sink = match rider.as_deref_mut() {
+            Some(r) => riding.insert(RidingSink {
+                inner: own,
+                rider: r,
+                out: sink_out,
+                name: sink_name,
+                written: Vec::new(),
+            }),
+            None => own,
+        };
+        let result = match ranks {
             Some(r) => {
                 let mut saving = r.sink(inner);
                 let result =
@@ -523,7 +575,11 @@ fn finish(
                 result
             }
             None => driver::run_until(backend, opts, &mut last_good, inner, &mut *stop),
+        };
+        if let Some(r) = riding {
+            ridden = r.written;
         }
+        result
     };
     drop(stop);
     // A checkpoint written beside the run is complete (or failed) before the run reports.
@@ -535,6 +591,7 @@ fn finish(
     if let Some(p) = pieces {
         sink.written.extend(p.written);
     }
+    sink.written.extend(ridden);
     if let Some(r) = &opened.rank {
         r.finish();
     }
@@ -573,6 +630,9 @@ fn finish(
     }
     for s in summaries? {
         println!("{s}");
+    }
+    for line in rider.iter().flat_map(|r| r.summary()) {
+        println!("{line}");
     }
     for p in sink.written.iter().rev().take(3) {
         println!("wrote {}", p.display());

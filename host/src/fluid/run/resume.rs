@@ -157,6 +157,10 @@ pub struct RankCheckpoints<'a> {
 }
 
 impl Sink for RankCheckpoints<'_> {
+    fn after_step(&mut self, backend: &mut dyn FluidBackend) -> Result<(), FluidError> {
+        self.inner.after_step(backend)
+    }
+
     fn fields(
         &mut self,
         step: u64,

@@ -81,6 +81,47 @@ impl SceneFile {
         ))
     }
 
+    /// The inlets' gust in lattice time (none when no inlet gusts); every gusting inlet must
+    /// have the same one.
+    pub fn gust(&self, units: &Units) -> Result<Option<crate::fluid::inlet::Gust>, FluidError> {
+        let f = &self.faces;
+        let faces = [&f.x_min, &f.x_max, &f.y_min, &f.y_max, &f.z_min, &f.z_max];
+        let mut found: Option<(usize, &super::file::GustConfig)> = None;
+        for (i, face) in faces.into_iter().enumerate() {
+            let FaceConfig::Inlet { gust: Some(g), .. } = face else {
+                continue;
+            };
+            let key = format!("faces.{}.gust", FACE_KEYS[i]);
+            let fine = |v: f64| v.is_finite() && v >= 0.0;
+            if !(fine(g.intensity) && g.intensity <= 1.0) {
+                return Err(invalid(format!(
+                    "{key}.intensity must be within 0..=1, got {}",
+                    g.intensity
+                )));
+            }
+            if !(fine(g.time_scale) && g.time_scale > 0.0) {
+                return Err(invalid(format!(
+                    "{key}.time_scale must be a time > 0 s, got {}",
+                    g.time_scale
+                )));
+            }
+            match found {
+                Some((other, h)) if h != g => {
+                    return Err(invalid(format!(
+                        "{key} differs from faces.{}.gust: every inlet gusts together",
+                        FACE_KEYS[other]
+                    )))
+                }
+                _ => found = Some((i, g)),
+            }
+        }
+        Ok(found.map(|(_, g)| crate::fluid::inlet::Gust {
+            intensity: g.intensity,
+            time_scale: units.time_to_steps(g.time_scale),
+            seed: g.seed,
+        }))
+    }
+
     #[doc(hidden)]
     /// The domain and its faces in lattice units, the warnings they raise, and the inlet ramp
     /// (seconds, 0 for none).
@@ -161,6 +202,7 @@ impl SceneFile {
                     velocity,
                     profile,
                     ramp: seconds,
+                    ..
                 } => {
                     let mut v = [0.0; 3];
                     v[axis] = inward * self.physical.velocity;
@@ -357,7 +399,10 @@ impl SceneFile {
             info: built.info,
             forces,
             health,
-            inlet_ramp_steps: units.time_to_steps(ramp),
+            inlet: crate::fluid::inlet::InletSchedule {
+                ramp_steps: units.time_to_steps(ramp),
+                gust: self.gust(&units)?,
+            },
         })
     }
 

@@ -55,6 +55,11 @@ pub struct SceneFile {
     /// The viewer's defaults (`murmur fluid view | render`; the command line overrides them).
     #[serde(default, skip_serializing_if = "ViewConfig::is_default")]
     pub view: ViewConfig,
+    /// Coupled flocks (`[[flocks]]`): read and checked by the coupling layer above the fluid
+    /// (`crate::coupling::scene`); the fluid carries the tables through unread (they count in
+    /// a checkpoint's identity).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flocks: Vec<toml::Table>,
     /// Folder of the scene file: mesh paths are relative to it (empty for a scene built in
     /// code: the working folder).
     #[serde(skip)]
@@ -123,6 +128,20 @@ pub struct DomainConfig {
     /// Fluid cells along x, y, z.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cells: Option<[u32; 3]>,
+}
+
+/// A gusting inflow: the inlet's speed times `1 + intensity x g(t)`, `g` a seeded random
+/// process with unit variance at knots `time_scale` apart, joined smoothly
+/// (`crate::fluid::inlet::Gust`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GustConfig {
+    /// RMS of the relative speed change (0.1: 10 %).
+    pub intensity: f64,
+    /// Seconds between independent values.
+    pub time_scale: f64,
+    #[serde(default)]
+    pub seed: u64,
 }
 
 /// The boundary of each face.
@@ -194,6 +213,10 @@ pub enum FaceConfig {
         /// scene has the same ramp.
         #[serde(default)]
         ramp: f64,
+        /// A gust on the inflow speed (none by default); every gusting inlet of a scene has
+        /// the same one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        gust: Option<GustConfig>,
     },
     /// Pressure outlet.
     Outlet {
@@ -694,8 +717,9 @@ impl SceneFile {
     }
 }
 
-/// One line from a TOML error: its message, the key path when known and the line.
-fn describe(text: &str, e: &toml::de::Error, path: Option<String>) -> String {
+/// One line from a TOML error: its message, the key path when known and the line (also for
+/// the tables a layer above the fluid reads from a scene file).
+pub fn describe(text: &str, e: &toml::de::Error, path: Option<String>) -> String {
     let message = e
         .message()
         .lines()

@@ -79,9 +79,9 @@ pub struct Scene {
     pub info: Vec<String>,
     pub forces: ForceSettings,
     pub health: Health,
-    /// Steps over which the inlets ramp up (0: none); the driver sets
-    /// `LbmParams::inlet_scale` from `murmur_common::lbm::boundary::inlet_scale` each step.
-    pub inlet_ramp_steps: f64,
+    /// What the inlets do over time (a ramp, a gust); the driver sets `LbmParams::inlet_scale`
+    /// from it before each step.
+    pub inlet: crate::fluid::inlet::InletSchedule,
 }
 
 /// How forces on the solids are reported (lattice units).
@@ -380,7 +380,7 @@ mod tests {
         assert!((total as f64 - 4.0 * std::f64::consts::PI * 144.0).abs() < 5.0);
         assert!(sphere.mass.is_some());
         assert_eq!(s.info.len(), 1);
-        assert!((s.inlet_ramp_steps - 0.05 / s.units.dt).abs() < 1e-9);
+        assert!((s.inlet.ramp_steps - 0.05 / s.units.dt).abs() < 1e-9);
         assert_eq!(s.forces.drag_axis, [1.0, 0.0, 0.0]);
         assert_eq!(s.health.max_mach, 0.5);
         // No voxel wall inside: the solid is the immersed boundary's.
@@ -477,6 +477,27 @@ mod tests {
         assert_eq!(p.faces[0].velocity, [0.1, 0.0, 0.0]);
         assert_eq!(p.faces[1].density, 1.001);
         assert_eq!(s.setup.lattice(), Lattice::new(34, 18, 16));
-        assert!((s.inlet_ramp_steps - 80.0).abs() < 1e-9);
+        assert!((s.inlet.ramp_steps - 80.0).abs() < 1e-9);
+        assert!(s.inlet.gust.is_none());
+    }
+
+    #[test]
+    fn a_gusting_inlet_reads_in_lattice_time_and_bad_gusts_are_refused() {
+        let gusty = |g: &str| {
+            scene(&format!(
+                "[faces]\nx_min = {{ type = \"inlet\", gust = {{ {g} }} }}\n\
+                 x_max = {{ type = \"outlet\" }}\n"
+            ))
+        };
+        let s = gusty("intensity = 0.1, time_scale = 0.5, seed = 3").unwrap();
+        let g = s.inlet.gust.unwrap();
+        // 0.5 s at dt = 1 / 160 s (u_lb 0.1 of 1 m/s over 1/16 m).
+        assert!((g.time_scale - 80.0).abs() < 1e-9 && g.intensity == 0.1 && g.seed == 3);
+        assert!(s.inlet.varies());
+        let err = |g: &str| gusty(g).unwrap_err();
+        assert!(err("intensity = 2.0, time_scale = 0.5").contains("within 0..=1"));
+        assert!(err("intensity = 0.1, time_scale = 0").contains("time_scale must be"));
+        assert!(err("intensity = 0.1").contains("missing field `time_scale`"));
+        assert!(err("intensity = 0.1, time_scale = 1, speed = 1").contains("unknown field"));
     }
 }

@@ -33,6 +33,7 @@ impl SceneFile {
             run: RunConfig::default(),
             smoke: SmokeConfig::default(),
             view: ViewConfig::default(),
+            flocks: Vec::new(),
             dir: Default::default(),
         }
     }
@@ -136,6 +137,7 @@ impl FaceConfig {
             velocity: None,
             profile: Profile::Uniform,
             ramp,
+            gust: None,
         }
     }
 

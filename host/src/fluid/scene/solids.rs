@@ -226,6 +226,7 @@ impl Builder<'_> {
         )
         .map_err(|e| e.to_string())?;
         solid.mass = body.mass;
+        solid.shape = body.primitive;
         solid.reference_area = self.reference_area(&body, quat_matrix(solid.orientation))?;
         Ok((solid, samples.summary()))
     }

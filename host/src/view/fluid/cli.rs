@@ -179,6 +179,13 @@ pub fn load_scene(
     let warnings = overrides.apply(&mut file).map_err(in_scene)?;
     let mut scene = file.build().map_err(in_scene)?;
     scene.warnings.splice(0..0, warnings);
+    if !scene.file.flocks.is_empty() {
+        scene.warnings.push(
+            "the views do not draw the scene's flocks yet (fluid run rides them and writes \
+             their files)"
+                .into(),
+        );
+    }
     Ok(scene)
 }
 

@@ -13,7 +13,6 @@ use crate::fluid::scene::Scene;
 use crate::fluid::{FluidBackend, FluidError, SmokeSetup};
 use crate::view::frames::{check_counts, check_output, FrameFiles, FrameTimes};
 use crate::view::ViewError;
-use murmur_common::lbm::boundary::inlet_scale;
 use murmur_common::lbm::health::Bounds;
 use murmur_common::render::fluid::ViewKind;
 use murmur_common::render::BACKGROUND;
@@ -90,12 +89,12 @@ impl Pane {
     }
 }
 
-/// How the panes step: the inlet ramp (steps), an extra factor on the inlet velocity, the
+/// How the panes step: the inlets' schedule (ramp, gust), an extra factor on the inlet velocity, the
 /// smoke, and the health check (`driver::check_health`, the run's): its bounds, every
 /// `check_every` steps (0: only after each frame's steps).
 #[derive(Clone, Debug)]
 pub struct Stepping {
-    pub ramp: f64,
+    pub inlet: crate::fluid::inlet::InletSchedule,
     pub inlet_factor: f32,
     pub smoke: SmokeSetup,
     pub health: Bounds,
@@ -105,7 +104,7 @@ pub struct Stepping {
 impl Stepping {
     pub fn of(scene: &Scene) -> Result<Stepping, FluidError> {
         Ok(Stepping {
-            ramp: scene.inlet_ramp_steps,
+            inlet: scene.inlet,
             inlet_factor: 1.0,
             smoke: super::smoke_setup(scene)?,
             health: scene.bounds(),
@@ -126,7 +125,7 @@ impl Stepping {
         let mut smoke = Duration::ZERO;
         for _ in 0..steps {
             let step = b.step_count() + 1;
-            b.set_inlet_scale(inlet_scale(step, self.ramp) as f32 * self.inlet_factor);
+            b.set_inlet_scale(self.inlet.scale(step) * self.inlet_factor);
             b.step()?;
             if !self.smoke.sources.is_empty() && step.is_multiple_of(self.smoke.every as u64) {
                 b.synchronize()?;

@@ -1,0 +1,402 @@
+//! A scene's flocks in `fluid run`: the `[[flocks]]` tables read from the scene file (unknown
+//! keys refused naming their path and line), checked and converted against the built scene
+//! (its units, box, faces and solids), and the rider that steps them after every fluid step and
+//! writes `NAME_STEP_<flock>.npz` (the flock's snapshot: `pos`, `vel`, `id` in SI units) and
+//! `.vtp` (points with velocity, for ParaView) beside the fields.
+
+use super::riding::{Riding, RidingFlock};
+use super::spec::{FlockSpec, Frame, Way, HOST_BYTES_PER_BOID};
+use super::CpuBoids;
+use crate::fluid::ib::shapes::Primitive;
+use crate::fluid::ib::solid::Solid;
+use crate::fluid::output::{write_points, PointArray};
+use crate::fluid::riders::Rider;
+use crate::fluid::scene::Scene;
+use crate::fluid::sink::Out;
+use crate::fluid::{FluidBackend, FluidError};
+use murmur_common::coupling::air_velocity;
+use murmur_common::coupling::sdf::{self, Obstacle, Sdf};
+use murmur_common::coupling::BoidBox;
+use murmur_common::lbm::boundary::CellKind;
+use murmur_common::lbm::ib::stencil::Domain;
+use murmur_common::Vec3;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The part of a scene file this layer reads.
+#[derive(Deserialize)]
+struct Flocks {
+    #[serde(default)]
+    flocks: Vec<FlockSpec>,
+}
+
+/// The flocks of the scene text `text`; an error is one line naming the key path and line
+/// (`unknown field `speed` ... at flocks[0] (line 40)`).
+pub fn read_flocks(text: &str) -> Result<Vec<FlockSpec>, String> {
+    let describe = crate::fluid::scene::file::describe;
+    let de = toml::Deserializer::parse(text).map_err(|e| describe(text, &e, None))?;
+    serde_path_to_error::deserialize::<_, Flocks>(de)
+        .map(|f| f.flocks)
+        .map_err(|e| {
+            let path = e.path().to_string();
+            describe(text, e.inner(), Some(path))
+        })
+}
+
+/// Where the flocks of `scene` live: its units, the fluid box's extent (m) and the lattice
+/// coordinate of the physical origin (0.5 past the wall layer, -0.5 on a periodic axis).
+pub fn frame(scene: &Scene) -> Frame {
+    let l = scene.setup.lattice();
+    let periodic = scene.setup.immersed.periodic;
+    let n = [l.nx, l.ny, l.nz];
+    let fluid = |a: usize| n[a] as f64 - if periodic[a] { 0.0 } else { 2.0 };
+    Frame {
+        units: scene.units,
+        extent: [0, 1, 2].map(|a| scene.units.length_to_si(fluid(a))),
+        origin: [0, 1, 2].map(|a| if periodic[a] { -0.5 } else { 0.5 }),
+    }
+}
+
+/// The boids' box of `scene`: the fluid box in lattice coordinates (its wall planes, one
+/// period of a periodic axis), wrapping across the periodic axes.
+pub fn bounds(scene: &Scene) -> BoidBox {
+    let f = frame(scene);
+    let hi = f.cells(f.extent).to_array();
+    use crate::fluid::scene::FaceConfig as F;
+    let faces = &scene.file.faces;
+    let pairs = [
+        (&faces.x_min, &faces.x_max),
+        (&faces.y_min, &faces.y_max),
+        (&faces.z_min, &faces.z_max),
+    ];
+    let through = |(lo, hi): (&F, &F)| {
+        matches!(
+            (lo, hi),
+            (F::Inlet { .. }, F::Outlet { .. }) | (F::Outlet { .. }, F::Inlet { .. })
+        )
+    };
+    let bits = |on: &dyn Fn(usize) -> bool| (0..3).filter(|&a| on(a)).map(|a| 1u32 << a).sum();
+    BoidBox {
+        lo: f.origin.map(|o| o as f32),
+        hi,
+        periodic: bits(&|a| scene.setup.immersed.periodic[a]),
+        through: bits(&|a| through(pairs[a])),
+    }
+}
+
+/// The signed-distance shape of a primitive (its lengths in cells, its own frame).
+pub fn sdf_of(p: &Primitive) -> Sdf {
+    let f = |v: f64| v as f32;
+    match *p {
+        Primitive::Sphere { radius } => Sdf {
+            kind: sdf::SPHERE,
+            a: f(radius),
+            ..Sdf::default()
+        },
+        Primitive::Cylinder {
+            radius,
+            length,
+            caps,
+        } => Sdf {
+            kind: sdf::CYLINDER,
+            a: f(radius),
+            b: f(0.5 * length),
+            caps: caps as u32,
+            ..Sdf::default()
+        },
+        Primitive::Box { half } => Sdf {
+            kind: sdf::BOX,
+            a: f(half[0]),
+            b: f(half[1]),
+            c: f(half[2]),
+            caps: 0,
+        },
+        Primitive::Torus { major, minor } => Sdf {
+            kind: sdf::TORUS,
+            a: f(major),
+            b: f(minor),
+            ..Sdf::default()
+        },
+        Primitive::Capsule { radius, length } => Sdf {
+            kind: sdf::CAPSULE,
+            a: f(radius),
+            b: f(0.5 * length),
+            ..Sdf::default()
+        },
+    }
+}
+
+/// The obstacles of `solids` at time `t` (fluid steps): each primitive with its state then.
+/// Solids from meshes have no analytic distance and are left out.
+pub fn obstacles(solids: &[Solid], t: f64) -> Vec<Obstacle> {
+    solids
+        .iter()
+        .filter_map(|s| {
+            s.shape.as_ref().map(|p| Obstacle {
+                sdf: sdf_of(p),
+                state: s.state_at(t),
+            })
+        })
+        .collect()
+}
+
+/// A scene's flocks riding its run (module docs).
+pub struct SceneFlocks {
+    ride: Riding,
+    names: Vec<String>,
+    counts: Vec<u64>,
+    solids: Vec<Solid>,
+    frame: Frame,
+    /// Time in the flocks' substeps and the fluid steps ridden.
+    busy: Duration,
+    steps: u64,
+    header: Vec<String>,
+}
+
+impl SceneFlocks {
+    /// The flocks of `specs` in `scene`, riding from the state `backend` holds now.
+    pub fn open(
+        specs: &[FlockSpec],
+        scene: &Scene,
+        backend: &mut dyn FluidBackend,
+    ) -> Result<SceneFlocks, FluidError> {
+        let frame = frame(scene);
+        let bounds = bounds(scene);
+        let solids = scene.setup.immersed.solids.clone();
+        let t0 = backend.step_count() as f64;
+        let start = obstacles(&solids, t0);
+        let invalid = |e: String| FluidError::Invalid(e);
+        // The boids' host memory against what is available, all flocks together.
+        let available = crate::preflight::available_memory()
+            .map_err(|e| invalid(e.to_string()))?
+            .unwrap_or(u64::MAX);
+        let mut left = available >> 20;
+        let mut names: Vec<String> = Vec::new();
+        let mut header = Vec::new();
+        let mut flocks = Vec::new();
+        let mut counts = Vec::new();
+        let fields = backend.fields()?;
+        let domain = Domain::new(scene.setup.lattice(), scene.setup.immersed.periodic);
+        let fluid: Vec<bool> = scene
+            .setup
+            .flags
+            .iter()
+            .map(|&b| CellKind::from_u8(b) == CellKind::Fluid)
+            .collect();
+        for (i, spec) in specs.iter().enumerate() {
+            let l = spec
+                .lattice(i, &frame, &start, left)
+                .map_err(|e| invalid(e.to_string()))?;
+            left -= (spec.count * HOST_BYTES_PER_BOID).div_ceil(1 << 20);
+            if l.way == Way::TwoWay {
+                return Err(invalid(format!(
+                    "flock {i}: two-way coupling does not run in `fluid run` yet: use \
+                     coupling = \"one-way\""
+                )));
+            }
+            let name = spec.name.clone().unwrap_or(match i {
+                0 => "boids".to_string(),
+                _ => format!("boids{i}"),
+            });
+            if names.contains(&name) {
+                return Err(invalid(format!(
+                    "flock {i}: the name {name:?} is taken by an earlier flock"
+                )));
+            }
+            let pos = spec.positions(&frame);
+            let count = pos.len();
+            let boids = CpuBoids::new(
+                pos,
+                vec![Vec3::ZERO; count],
+                l.rates,
+                1.0 / spec.substeps as f64,
+                l.tau_p,
+                bounds,
+            )
+            .and_then(|b| b.avoiding(l.avoidance))
+            .map_err(|e| invalid(format!("flock {i}: {e}")))?;
+            let mut boids = boids;
+            // A boid starts moving with the air where it is (at rest relative to it).
+            for (x, v) in boids.pos.iter_mut().zip(boids.vel.iter_mut()) {
+                let p = sdf_keep_out(&start, *x, &l.avoidance);
+                *x = p;
+                *v = air_velocity(&domain, p.to_array(), |c| fluid[c], |c| fields.u(c))
+                    .map_or(Vec3::ZERO, Vec3::from_array);
+            }
+            header.push(format!(
+                "flock {name}: {count} boids, {} substep(s) per step, tau_p {:.3} steps, {}, \
+                 {:.1} MiB on the host",
+                spec.substeps,
+                l.tau_p,
+                match l.way {
+                    Way::OneWay => "one-way",
+                    Way::TwoWay => "two-way",
+                },
+                (spec.count * HOST_BYTES_PER_BOID) as f64 / (1u64 << 20) as f64
+            ));
+            names.push(name);
+            counts.push(spec.count);
+            flocks.push(RidingFlock {
+                boids,
+                substeps: spec.substeps,
+            });
+        }
+        let meshes: Vec<&str> = solids
+            .iter()
+            .filter(|s| s.shape.is_none())
+            .map(|s| s.name.as_str())
+            .collect();
+        if !meshes.is_empty() {
+            header.push(format!(
+                "murmur: note: the flocks do not see the mesh solid(s) {} (no signed distance \
+                 for meshes yet)",
+                meshes.join(", ")
+            ));
+        }
+        let ride = Riding::of(&scene.setup, backend, flocks)?;
+        Ok(SceneFlocks {
+            ride,
+            names,
+            counts,
+            solids,
+            frame,
+            busy: Duration::ZERO,
+            steps: 0,
+            header,
+        })
+    }
+
+    /// The flocks riding, in scene order.
+    pub fn ride(&self) -> &Riding {
+        &self.ride
+    }
+
+    /// The file of flock `k` at output `step` in folder `dir` of scene `name`.
+    fn stem(&self, dir: &Path, name: &str, step: u64, k: usize) -> PathBuf {
+        dir.join(format!("{name}_{step:07}_{}", self.names[k]))
+    }
+}
+
+/// `x` put outside every obstacle in `start` (a spawn region may graze a solid).
+fn sdf_keep_out(start: &[Obstacle], x: Vec3, a: &murmur_common::coupling::sdf::Avoidance) -> Vec3 {
+    sdf::keep_out(start.len(), |i| start[i], x, a)
+}
+
+impl Rider for SceneFlocks {
+    fn after_step(&mut self, backend: &mut dyn FluidBackend) -> Result<(), FluidError> {
+        let t0 = Instant::now();
+        // The fluid has just stepped from `now - 1` to `now`.
+        let start = backend.step_count() as f64 - 1.0;
+        let solids = &self.solids;
+        self.ride.ride(backend, &|s| obstacles(solids, start + s))?;
+        self.busy += t0.elapsed();
+        self.steps += 1;
+        Ok(())
+    }
+
+    fn write(&mut self, out: &Out, name: &str, step: u64) -> Result<Vec<PathBuf>, FluidError> {
+        let units = self.frame.units;
+        let time = step as f64 * units.dt;
+        let mut written = Vec::new();
+        for (k, flock) in self.ride.flocks.iter().enumerate() {
+            let stem = match out {
+                Out::None => continue,
+                Out::Dir(d) => self.stem(d, name, step, k),
+                Out::File(p) => {
+                    let s = p.file_stem().and_then(|s| s.to_str()).unwrap_or(name);
+                    p.with_file_name(format!("{s}_{}", self.names[k]))
+                }
+            };
+            let npz = stem.with_extension("npz");
+            flock
+                .boids
+                .save(&npz, &units)
+                .map_err(|e| FluidError::Invalid(e.to_string()))?;
+            written.push(npz);
+            if let Out::Dir(_) = out {
+                let vtp = stem.with_extension("vtp");
+                write_boids_vtp(&vtp, &flock.boids, &self.frame, time)?;
+                written.push(vtp);
+            }
+        }
+        Ok(written)
+    }
+
+    fn header(&self) -> Vec<String> {
+        self.header.clone()
+    }
+
+    fn summary(&self) -> Vec<String> {
+        let boids: u64 = self.counts.iter().sum();
+        let ms = self.busy.as_secs_f64() * 1e3 / self.steps.max(1) as f64;
+        vec![format!(
+            "flocks: {boids} boids in {} flock(s), {ms:.3} ms per fluid step on the CPU \
+             (fields to the host, substeps)",
+            self.names.len()
+        )]
+    }
+}
+
+/// The boids as a `.vtp` point cloud (SI): positions, ground velocity, velocity relative to the
+/// air, speed and id.
+fn write_boids_vtp(
+    path: &Path,
+    boids: &CpuBoids,
+    frame: &Frame,
+    time: f64,
+) -> Result<(), FluidError> {
+    let u = &frame.units;
+    let o = frame.origin;
+    let points: Vec<f32> = boids
+        .pos
+        .iter()
+        .flat_map(|p| {
+            let p = p.to_array();
+            [0, 1, 2].map(|a| u.length_to_si(p[a] as f64 - o[a]) as f32)
+        })
+        .collect();
+    let si = |v: &[Vec3]| -> Vec<f32> {
+        v.iter()
+            .flat_map(|w| w.to_array().map(|c| u.velocity_to_si(c as f64) as f32))
+            .collect()
+    };
+    let velocity = si(&boids.vel);
+    let relative = si(&boids.rel);
+    let speed: Vec<f32> = velocity
+        .chunks(3)
+        .map(|v| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt())
+        .collect();
+    let id: Vec<u8> = boids.id.iter().flat_map(|i| i.to_le_bytes()).collect();
+    let arrays = [
+        PointArray::f32("velocity", 3, &velocity),
+        PointArray::f32("relative_velocity", 3, &relative),
+        PointArray::f32("speed", 1, &speed),
+        PointArray {
+            kind: "UInt32",
+            name: "id",
+            components: 1,
+            bytes: id,
+        },
+    ];
+    write_points(path, &points, &arrays, ("speed", "velocity"), time)
+}
+
+/// [`crate::fluid::riders::OpenRider`] of the coupled flocks: the flocks of the scene file at
+/// `path` riding `scene` on `backend`, or `None` when it has none.
+pub fn open_rider(
+    path: &Path,
+    scene: &Scene,
+    backend: &mut dyn FluidBackend,
+) -> Result<Option<Box<dyn Rider>>, FluidError> {
+    if scene.file.flocks.is_empty() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| FluidError::Invalid(format!("cannot read scene {}: {e}", path.display())))?;
+    let specs = read_flocks(&text)
+        .map_err(|e| FluidError::Invalid(format!("scene {}: {e}", path.display())))?;
+    let flocks = SceneFlocks::open(&specs, scene, backend)
+        .map_err(|e| FluidError::Invalid(format!("scene {}: {e}", path.display())))?;
+    Ok(Some(Box::new(flocks)))
+}

@@ -1,0 +1,98 @@
+//! What rides a scene run from a layer above the fluid (the coupled flocks): the fluid defines
+//! this hook and never knows what fills it. A rider is opened from the built scene and the
+//! opened backend, steps after every fluid step (before the step's health check and outputs),
+//! writes its own files beside the fields on output steps, and reports lines for the run's
+//! header and summary.
+
+use super::driver::Sink;
+use super::forces::state::SeriesState;
+use super::forces::ForceSample;
+use super::ib::plan::SampleSnapshot;
+use super::scene::Scene;
+use super::sink::Out;
+use super::{Fields, FluidBackend, FluidError};
+use std::path::{Path, PathBuf};
+
+/// Something that rides a scene run (module docs).
+pub trait Rider {
+    /// After each fluid step of `backend` (its step count is the step just taken).
+    fn after_step(&mut self, backend: &mut dyn FluidBackend) -> Result<(), FluidError>;
+    /// Writes the rider's state at output step `step` where `out` sends the fields of the
+    /// scene `name`; returns the files written.
+    fn write(&mut self, out: &Out, name: &str, step: u64) -> Result<Vec<PathBuf>, FluidError>;
+    /// Lines for the run's header.
+    fn header(&self) -> Vec<String>;
+    /// Lines for the run's summary (its figures after the run).
+    fn summary(&self) -> Vec<String>;
+}
+
+/// Opens what rides the run of `scene`, read from the scene file at `path` (`None`: nothing
+/// rides). Every refusal comes before any step.
+pub type OpenRider = fn(
+    path: &Path,
+    scene: &Scene,
+    backend: &mut dyn FluidBackend,
+) -> Result<Option<Box<dyn Rider>>, FluidError>;
+
+/// Opens nothing: a run without a layer above the fluid.
+pub fn none(
+    _: &Path,
+    _: &Scene,
+    _: &mut dyn FluidBackend,
+) -> Result<Option<Box<dyn Rider>>, FluidError> {
+    Ok(None)
+}
+
+/// A sink that steps a rider after every fluid step and writes its files on output steps,
+/// around the run's own sink.
+pub struct RidingSink<'a> {
+    pub inner: &'a mut dyn Sink,
+    pub rider: &'a mut dyn Rider,
+    pub out: Out,
+    pub name: String,
+    /// The rider's files, in order.
+    pub written: Vec<PathBuf>,
+}
+
+impl Sink for RidingSink<'_> {
+    fn after_step(&mut self, backend: &mut dyn FluidBackend) -> Result<(), FluidError> {
+        self.inner.after_step(backend)?;
+        self.rider.after_step(backend)
+    }
+
+    fn fields(
+        &mut self,
+        step: u64,
+        fields: &Fields,
+        samples: Option<&SampleSnapshot>,
+    ) -> Result<(), FluidError> {
+        self.inner.fields(step, fields, samples)?;
+        let files = self.rider.write(&self.out, &self.name, step)?;
+        self.written.extend(files);
+        Ok(())
+    }
+
+    fn wants_fields(&self) -> bool {
+        self.inner.wants_fields()
+    }
+
+    fn forces(&mut self, rows: &[ForceSample]) -> Result<(), FluidError> {
+        self.inner.forces(rows)
+    }
+
+    fn force_state(&self) -> Option<SeriesState> {
+        self.inner.force_state()
+    }
+
+    fn checkpoint_due(&self, step: u64) -> bool {
+        self.inner.checkpoint_due(step)
+    }
+
+    fn checkpoint(
+        &mut self,
+        backend: &mut dyn FluidBackend,
+        last_output: Option<u64>,
+    ) -> Result<(), FluidError> {
+        self.inner.checkpoint(backend, last_output)
+    }
+}
