@@ -110,7 +110,7 @@ fn rotating_torus() -> (Setup, f64) {
     scene::overrides::coarsen(&mut file, 4).unwrap();
     let s = file.build().unwrap();
     assert!(!s.setup.immersed.is_empty());
-    (s.setup, s.inlet_ramp_steps)
+    (s.setup, s.inlet.ramp_steps)
 }
 
 #[test]
