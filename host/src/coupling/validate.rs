@@ -186,10 +186,79 @@ pub fn taylor_green_case(open: &mut Opener, n: u32, steps: u64) -> Result<CaseRe
     })
 }
 
-/// Every case (the same sizes quick or not: they are small), `progress(case)` after each.
+/// The rotating torus of `assets/fluid/rotating-torus.toml` turned faster (5 rad/s, ramped over
+/// 0.05 s: its rim sweeps through the flock at about `U`) at `1 / coarsen` of its resolution,
+/// with `count` boids spawned in a ball about it that avoid it (one-way, 2 substeps), for
+/// `steps` steps: the boids inside the torus after any step (its signed distance at the step's
+/// end below 0), counted over all steps.
+pub fn torus_case(
+    open: &mut Opener,
+    coarsen: u32,
+    count: u64,
+    steps: u64,
+) -> Result<CaseResult, FluidError> {
+    use crate::fluid::riders::Rider;
+    let t0 = Instant::now();
+    let text = include_str!("../../../assets/fluid/rotating-torus.toml")
+        .replace(
+            "motion = { type = \"rotate\", axis = [0, 1, 0], rate = 2.5, ramp = 0.5 }",
+            "motion = { type = \"rotate\", axis = [0, 1, 0], rate = 5.0, ramp = 0.05 }",
+        )
+        .replace(
+            "x_min = { type = \"inlet\", ramp = 0.5 }",
+            "x_min = { type = \"inlet\" }",
+        );
+    let flock = format!(
+        "\n[[flocks]]\ncount = {count}\nspawn = {{ sphere = {{ center = [0.5, 0.4, 0.4], \
+         radius = 0.25 }} }}\nseed = 11\nrates = [2.0, 40.0, 8.0]\nradii = [0.02, 0.01, 0.02]\n\
+         max_speed = 0.3\ntau_p = 0.005\navoid = 0.05\navoid_rate = 40.0\nsubsteps = 2\n"
+    );
+    let mut file =
+        scene::SceneFile::parse(&format!("{text}{flock}")).map_err(FluidError::Invalid)?;
+    let overrides = scene::overrides::SceneOverrides {
+        coarsen: Some(coarsen),
+        check_every: None,
+    };
+    overrides.apply(&mut file)?;
+    let built = file.build()?;
+    let specs = super::scene::read_flocks(&flock).map_err(FluidError::Invalid)?;
+    let mut fluid = open(&built.setup)?;
+    let mut flocks = super::scene::SceneFlocks::open(&specs, &built, fluid.as_mut())?;
+    let solids = &built.setup.immersed.solids;
+    let mut inside = 0u64;
+    for step in 1..=steps {
+        if built.inlet.varies() {
+            fluid.set_inlet_scale(built.inlet.scale(step));
+        }
+        fluid.step()?;
+        flocks.after_step(fluid.as_mut())?;
+        let now = super::scene::obstacles(solids, step as f64);
+        let boids = &flocks.ride().flocks[0].boids;
+        inside += boids
+            .pos
+            .iter()
+            .filter(|&&p| now.iter().any(|o| o.sdf.distance(&o.state, p) < 0.0))
+            .count() as u64;
+    }
+    let l = built.setup.lattice();
+    Ok(CaseResult {
+        case: format!("torus avoidance, {count} boids"),
+        model: built.setup.model,
+        grid: format!("{}x{}x{}", l.nx, l.ny, l.nz),
+        steps,
+        metric: "boids inside the torus, all steps",
+        error: inside as f64,
+        target: 0.0,
+        seconds: t0.elapsed().as_secs_f64(),
+    })
+}
+
+/// Every case (the same sizes quick or not, but the torus's: 10,000 boids for 500 steps at a
+/// quarter of its resolution when quick, 100,000 for 2,000 at half), `progress(case)` after
+/// each.
 pub fn run_all(
     open: &mut Opener,
-    _quick: bool,
+    quick: bool,
     progress: &mut dyn FnMut(&CaseResult),
 ) -> Result<Vec<CaseResult>, FluidError> {
     let mut out = Vec::new();
@@ -198,6 +267,10 @@ pub fn run_all(
         inertial_case(open, 4)?,
         poiseuille_case(open, 64)?,
         taylor_green_case(open, 64, 4000)?,
+        match quick {
+            true => torus_case(open, 4, 10_000, 500)?,
+            false => torus_case(open, 2, 100_000, 2_000)?,
+        },
     ] {
         progress(&case);
         out.push(case);
