@@ -199,6 +199,33 @@ impl CpuBoids {
             });
     }
 
+    /// Puts back a flock's state as [`CpuBoids`] kept it (the same order: a run resumed from it
+    /// goes on bit for bit): positions, ground and relative velocities, ids.
+    pub fn restore(
+        &mut self,
+        pos: Vec<Vec3>,
+        vel: Vec<Vec3>,
+        rel: Vec<Vec3>,
+        id: Vec<u32>,
+    ) -> Result<(), BoidsError> {
+        let n = pos.len();
+        for len in [vel.len(), rel.len(), id.len()] {
+            if len != n {
+                return Err(BoidsError::Lengths(n, len));
+            }
+        }
+        let b = self.bounds;
+        if let Some(index) = pos.iter().position(|p| {
+            let p = p.to_array();
+            (0..3).any(|a| !(p[a] >= b.lo[a] && p[a] <= b.hi[a]))
+        }) {
+            let [x, y, z] = pos[index].to_array();
+            return Err(BoidsError::Outside { index, x, y, z });
+        }
+        (self.pos, self.vel, self.rel, self.id) = (pos, vel, rel, id);
+        Ok(())
+    }
+
     /// The boids in SI units (positions in m, ground velocities in m/s; lattice coordinates
     /// times `dx`), as the flock's snapshots hold them.
     pub fn state_si(&self, units: &murmur_common::lbm::Units) -> crate::flock::FlockState {

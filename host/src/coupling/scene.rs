@@ -10,6 +10,7 @@ use super::CpuBoids;
 use crate::fluid::ib::shapes::Primitive;
 use crate::fluid::ib::solid::Solid;
 use crate::fluid::output::{write_points, PointArray};
+use crate::fluid::resume::{ArrayValues, NamedArray};
 use crate::fluid::riders::Rider;
 use crate::fluid::scene::Scene;
 use crate::fluid::sink::Out;
@@ -278,6 +279,12 @@ impl SceneFlocks {
     }
 }
 
+/// The checkpoint member of flock `name`'s array `what` (`pos`, `vel`, `rel`: lattice units;
+/// `id`).
+fn member(name: &str, what: &str) -> String {
+    format!("flock_{name}_{what}")
+}
+
 /// `x` put outside every obstacle in `start` (a spawn region may graze a solid).
 fn sdf_keep_out(start: &[Obstacle], x: Vec3, a: &murmur_common::coupling::sdf::Avoidance) -> Vec3 {
     sdf::keep_out(start.len(), |i| start[i], x, a)
@@ -325,6 +332,62 @@ impl Rider for SceneFlocks {
 
     fn header(&self) -> Vec<String> {
         self.header.clone()
+    }
+
+    fn arrays(&self) -> Vec<NamedArray> {
+        let mut out = Vec::new();
+        for (name, flock) in self.names.iter().zip(&self.ride.flocks) {
+            let b = &flock.boids;
+            let n = b.pos.len() as u64;
+            let flat = |v: &[Vec3]| v.iter().flat_map(|p| p.to_array()).collect::<Vec<f32>>();
+            for (what, v) in [("pos", &b.pos), ("vel", &b.vel), ("rel", &b.rel)] {
+                out.push(NamedArray {
+                    name: member(name, what),
+                    shape: vec![n, 3],
+                    values: ArrayValues::F32(flat(v)),
+                });
+            }
+            out.push(NamedArray {
+                name: member(name, "id"),
+                shape: vec![n],
+                values: ArrayValues::U32(b.id.clone()),
+            });
+        }
+        out
+    }
+
+    fn restore(&mut self, path: &Path) -> Result<(), FluidError> {
+        let mut r = crate::checkpoint::CheckpointReader::open(path)?;
+        for k in 0..self.names.len() {
+            let name = &self.names[k];
+            let mut read3 = |what: &str| -> Result<Vec<Vec3>, FluidError> {
+                let v = r.read_vec::<f32>(&member(name, what)).map_err(|e| {
+                    FluidError::Invalid(format!(
+                        "the checkpoint {} holds no flock {name:?} ({e}): it was written \
+                         without the scene's flocks",
+                        path.display()
+                    ))
+                })?;
+                Ok(v.chunks_exact(3)
+                    .map(|c| Vec3::new(c[0], c[1], c[2]))
+                    .collect())
+            };
+            let (pos, vel, rel) = (read3("pos")?, read3("vel")?, read3("rel")?);
+            let id = r.read_vec::<u32>(&member(name, "id"))?;
+            if id.len() as u64 != self.counts[k] {
+                return Err(FluidError::Invalid(format!(
+                    "the checkpoint {} holds {} boids of flock {name:?}, the scene {}",
+                    path.display(),
+                    id.len(),
+                    self.counts[k]
+                )));
+            }
+            self.ride.flocks[k]
+                .boids
+                .restore(pos, vel, rel, id)
+                .map_err(|e| FluidError::Invalid(format!("flock {name:?}: {e}")))?;
+        }
+        Ok(())
     }
 
     fn summary(&self) -> Vec<String> {

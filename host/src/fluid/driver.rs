@@ -105,13 +105,16 @@ pub trait Sink {
     }
     /// Writes a checkpoint of `backend` (after the step `backend.step_count()`); `last_output`
     /// the last output written. Called when [`Sink::checkpoint_due`] says so, and when the stop
-    /// probe ends the run (a sink without checkpoints does nothing).
+    /// probe ends the run (a sink without checkpoints does nothing). `arrays`: what a rider
+    /// keeps beside the backend ([`super::riders::RidingSink`] adds them; the driver passes
+    /// none).
     fn checkpoint(
         &mut self,
         backend: &mut dyn FluidBackend,
         last_output: Option<u64>,
+        arrays: Vec<super::resume::NamedArray>,
     ) -> Result<(), FluidError> {
-        let _ = (backend, last_output);
+        let _ = (backend, last_output, arrays);
         Ok(())
     }
 }
@@ -321,7 +324,7 @@ pub fn run_until(
         }
         if save {
             let last = last_good.as_ref().map(|c| c.step);
-            sink.checkpoint(backend, last)
+            sink.checkpoint(backend, last, Vec::new())
                 .inspect_err(|_| bar.finish_and_clear())?;
         }
         bar.inc(1);

@@ -8,6 +8,7 @@ use super::driver::Sink;
 use super::forces::state::SeriesState;
 use super::forces::ForceSample;
 use super::ib::plan::SampleSnapshot;
+use super::resume::NamedArray;
 use super::scene::Scene;
 use super::sink::Out;
 use super::{Fields, FluidBackend, FluidError};
@@ -24,6 +25,11 @@ pub trait Rider {
     fn header(&self) -> Vec<String>;
     /// Lines for the run's summary (its figures after the run).
     fn summary(&self) -> Vec<String>;
+    /// What the run's checkpoints keep of the rider (member names of its own).
+    fn arrays(&self) -> Vec<NamedArray>;
+    /// Restores the rider from the checkpoint at `path` (after the backend: the fluid is at
+    /// the checkpoint's step).
+    fn restore(&mut self, path: &Path) -> Result<(), FluidError>;
 }
 
 /// Opens what rides the run of `scene`, read from the scene file at `path` (`None`: nothing
@@ -92,7 +98,9 @@ impl Sink for RidingSink<'_> {
         &mut self,
         backend: &mut dyn FluidBackend,
         last_output: Option<u64>,
+        mut arrays: Vec<NamedArray>,
     ) -> Result<(), FluidError> {
-        self.inner.checkpoint(backend, last_output)
+        arrays.extend(self.rider.arrays());
+        self.inner.checkpoint(backend, last_output, arrays)
     }
 }

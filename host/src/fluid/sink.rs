@@ -221,10 +221,11 @@ impl Sink for RunSink {
         &mut self,
         backend: &mut dyn FluidBackend,
         last_output: Option<u64>,
+        arrays: Vec<super::resume::NamedArray>,
     ) -> Result<(), FluidError> {
         let series = self.force_state();
         match self.checkpoints.as_mut() {
-            Some(c) => c.write(backend, &self.flags, series, last_output),
+            Some(c) => c.write(backend, &self.flags, series, last_output, arrays),
             None => Ok(()),
         }
     }

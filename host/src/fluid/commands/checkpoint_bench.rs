@@ -233,7 +233,7 @@ fn beside(
     let path = c.schedule.path(backend.step_count());
     backend.synchronize()?;
     let t0 = Instant::now();
-    let started = c.write(backend, &flags, None, None);
+    let started = c.write(backend, &flags, None, None, Vec::new());
     backend.synchronize()?;
     let pause = t0.elapsed().as_secs_f64();
     let mut steps = 0u64;

@@ -52,6 +52,25 @@ pub struct RunExtra {
     pub series: Option<SeriesState>,
     /// The last output step written (the health check's messages name it).
     pub last_output: Option<u64>,
+    /// Arrays of a layer above the fluid that rides the run (the coupled flocks' boids),
+    /// written as members of their own; that layer reads them back
+    /// ([`super::riders::Rider::restore`]).
+    pub arrays: Vec<NamedArray>,
+}
+
+/// A named array a rider keeps in the run's checkpoints: its member name, shape and values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NamedArray {
+    pub name: String,
+    pub shape: Vec<u64>,
+    pub values: ArrayValues,
+}
+
+/// The values of a [`NamedArray`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArrayValues {
+    F32(Vec<f32>),
+    U32(Vec<u32>),
 }
 
 /// What [`save`] needs besides the backend.
@@ -174,6 +193,12 @@ pub fn write_body(
     arrays::write_small(&mut w, small)?;
     if let Some(s) = &cx.extra.series {
         arrays::write_series(&mut w, s)?;
+    }
+    for a in &cx.extra.arrays {
+        match &a.values {
+            ArrayValues::F32(v) => w.write_slice(&a.name, &a.shape, v)?,
+            ArrayValues::U32(v) => w.write_slice(&a.name, &a.shape, v)?,
+        }
     }
     Ok(w.finish()?)
 }
@@ -327,6 +352,7 @@ impl FluidCheckpoint {
         Ok(RunExtra {
             series,
             last_output,
+            arrays: Vec::new(),
         })
     }
 }

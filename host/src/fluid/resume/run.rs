@@ -74,6 +74,7 @@ impl Checkpoints {
         flags: &Arc<[u8]>,
         series: Option<SeriesState>,
         last_output: Option<u64>,
+        arrays: Vec<super::NamedArray>,
     ) -> Result<(), FluidError> {
         self.settle()?;
         let t0 = Instant::now();
@@ -86,6 +87,7 @@ impl Checkpoints {
         let extra = RunExtra {
             series,
             last_output,
+            arrays,
         };
         let cx = SaveContext {
             identity: &self.identity,

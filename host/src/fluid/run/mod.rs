@@ -85,7 +85,7 @@ fn run_in(a: &RunArgs, world: World, open_rider: OpenRider) -> Result<()> {
     };
     let flags = Partial::flags(a);
     let mut file = SceneFile::load(&a.scene)?;
-    refuse_riders(a, &file, &world)?;
+    refuse_riders(&file, &world)?;
     let overridden = a
         .overrides
         .apply(&mut file)
@@ -143,7 +143,10 @@ fn run_in(a: &RunArgs, world: World, open_rider: OpenRider) -> Result<()> {
     // What rides the run, opened on the fluid's state at the start and checked before any
     // output or step.
     let scene_now = opened.scene().clone();
-    let rider = open_rider(&a.scene, &scene_now, opened.backend_mut())?;
+    let mut rider = open_rider(&a.scene, &scene_now, opened.backend_mut())?;
+    if let (Some(r), Some(from)) = (rider.as_mut(), &resumed) {
+        r.restore(&from.path)?;
+    }
     if a.checkpoint.checkpoint_every > 0 || a.checkpoint.checkpoint_dir.is_some() {
         schedule.prepare()?;
     }
@@ -215,21 +218,11 @@ enum Saving {
     Ranks(RankCheckpointsSpec),
 }
 
-/// A scene with flocks (tables the fluid carries for the layer above) runs on one lattice and
-/// without checkpoints for now: refused in one line otherwise.
-fn refuse_riders(a: &RunArgs, file: &SceneFile, world: &World) -> Result<()> {
-    if file.flocks.is_empty() {
-        return Ok(());
-    }
-    if !matches!(world, World::One) {
+/// A scene with flocks (tables the fluid carries for the layer above) runs on one lattice for
+/// now: refused in one line otherwise.
+fn refuse_riders(file: &SceneFile, world: &World) -> Result<()> {
+    if !file.flocks.is_empty() && !matches!(world, World::One) {
         bail!("the scene's flocks run on one lattice for now: leave out --ranks and --gpus");
-    }
-    let c = &a.checkpoint;
-    if c.checkpoint_every > 0 || c.checkpoint_dir.is_some() || c.resume.is_some() {
-        bail!(
-            "checkpoints do not hold the scene's flocks yet: leave out --checkpoint-every, \
-             --checkpoint-dir and --resume"
-        );
     }
     Ok(())
 }

@@ -190,13 +190,22 @@ impl Sink for RankCheckpoints<'_> {
         &mut self,
         backend: &mut dyn FluidBackend,
         last_output: Option<u64>,
+        arrays: Vec<super::super::resume::NamedArray>,
     ) -> Result<(), FluidError> {
+        if !arrays.is_empty() {
+            return Err(FluidError::Invalid(
+                "a checkpoint of several ranks holds no arrays of a rider (the flocks run on one \
+                 lattice)"
+                    .into(),
+            ));
+        }
         if self.written.is_empty() {
             self.schedule.prepare()?;
         }
         let extra = RunExtra {
             series: self.inner.force_state(),
             last_output,
+            arrays: Vec::new(),
         };
         let cx = SaveContext {
             identity: &self.identity,
