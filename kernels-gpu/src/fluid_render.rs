@@ -126,11 +126,16 @@ pub unsafe extern "ptx-kernel" fn fluid_splat(a: FluidSplat) {
     let Some(i) = index_below(a.n as u64) else {
         return;
     };
-    fluid::splat_solid(&a.view, a.pos.read(i), a.radius, |pixel, key| {
+    let write = |pixel: u32, key: u64| {
         // SAFETY: `pixel < width * height`, the frame's length; only atomics touch it here.
         let slot = AtomicU64::from_ptr(a.frame.at(pixel as usize));
         slot.fetch_min(key, Ordering::Relaxed);
-    });
+    };
+    if a.colours.is_empty() {
+        fluid::splat_solid(&a.view, a.pos.read(i), a.radius, write);
+    } else {
+        fluid::splat_point(&a.view, a.pos.read(i), a.radius, a.colours.read(i), write);
+    }
 }
 
 /// Stage `fluid_occupancy`: one warp per brick, its span's cells shared among the lanes.

@@ -130,8 +130,10 @@ pub struct SmokeLight {
     pub light: DevSliceMut<f32>,
 }
 
-/// `fluid_splat`: one thread per solid sample of `pos` (`n` of them, lattice coordinates); each
-/// pixel of its disc keeps the smaller depth+colour key, atomically (`fluid::splat_solid`).
+/// `fluid_splat`: one thread per point of `pos` (`n` of them, lattice coordinates): a solid's
+/// sample (`colours` empty: `fluid::splat_solid`) or a coloured point (a boid: `colours[i]`,
+/// `fluid::splat_point`); each pixel of its disc keeps the smaller depth+colour key,
+/// atomically.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct FluidSplat {
@@ -140,6 +142,8 @@ pub struct FluidSplat {
     pub radius: f32,
     pub view: View,
     pub pos: DevSlice<Vec3>,
+    /// Packed colours per point, or empty (the solids' colour).
+    pub colours: DevSlice<u32>,
     pub frame: DevSliceMut<u64>,
 }
 

@@ -501,6 +501,18 @@ pub fn key_depth(key: u64) -> f32 {
 /// in pixels: `radius` cells seen through the lens, capped like a boid's.
 #[inline(always)]
 pub fn solid_key(v: &View, p: Vec3, radius: f32) -> Option<(super::Projected, f32, u64)> {
+    point_key(v, p, radius, SOLID)
+}
+
+/// The key of a point of colour `base` at `p` drawn over the fluid (a solid's sample, a
+/// coupled flock's boid): as [`solid_key`], the colour dimmed with depth alike.
+#[inline(always)]
+pub fn point_key(
+    v: &View,
+    p: Vec3,
+    radius: f32,
+    base: [f32; 3],
+) -> Option<(super::Projected, f32, u64)> {
     let pr = v.project(p)?;
     let r = radius * v.focal_px / pr.depth;
     let r = if r > super::MAX_RADIUS_PX {
@@ -510,9 +522,9 @@ pub fn solid_key(v: &View, p: Vec3, radius: f32) -> Option<(super::Projected, f3
     };
     let f = 1.0 - 0.55 * clamp01((pr.depth - v.fade_start) * v.inv_fade_len);
     let colour = rgba(
-        unit_to_u8(SOLID[0] * f),
-        unit_to_u8(SOLID[1] * f),
-        unit_to_u8(SOLID[2] * f),
+        unit_to_u8(base[0] * f),
+        unit_to_u8(base[1] * f),
+        unit_to_u8(base[2] * f),
         255,
     );
     Some((
@@ -527,6 +539,15 @@ pub fn solid_key(v: &View, p: Vec3, radius: f32) -> Option<(super::Projected, f3
 #[inline(always)]
 pub fn splat_solid(v: &View, p: Vec3, radius: f32, write: impl FnMut(u32, u64)) {
     if let Some((pr, r, key)) = solid_key(v, p, radius) {
+        v.disc(&pr, r, key, write);
+    }
+}
+
+/// Splats one point of packed colour `colour` (`0xAABBGGRR`, as [`colour_map_rgba`]) at `p`:
+/// as [`splat_solid`].
+#[inline(always)]
+pub fn splat_point(v: &View, p: Vec3, radius: f32, colour: u32, write: impl FnMut(u32, u64)) {
+    if let Some((pr, r, key)) = point_key(v, p, radius, unpack(colour)) {
         v.disc(&pr, r, key, write);
     }
 }

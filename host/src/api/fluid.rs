@@ -389,7 +389,12 @@ impl Fluid {
             .backend
             .view_hooks()
             .ok_or_else(|| Error::new(ErrorKind::Device, "this backend does not draw frames"))?;
-        hooks.render_into(&frame, crate::view::fluid::SOLID_RADIUS, &mut rgba)?;
+        hooks.render_into(
+            &frame,
+            crate::view::fluid::SOLID_RADIUS,
+            crate::fluid::Points::NONE,
+            &mut rgba,
+        )?;
         image::RgbaImage::from_raw(width, height, rgba)
             .ok_or_else(|| Error::invalid("the frame's size does not match its pixels"))
     }

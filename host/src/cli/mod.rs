@@ -174,8 +174,8 @@ pub fn run_fluid(cmd: &FluidCmd) -> Result<()> {
         FluidCmd::BoundaryBench(a) => fluid::boundary_bench::boundary_bench_cmd(a),
         FluidCmd::Tune(a) => fluid::tune::tune_cmd(a),
         FluidCmd::Noise(a) => fluid::noise::noise_cmd(a),
-        FluidCmd::View(a) => fluid_view::view(a),
-        FluidCmd::Render(a) => fluid_view::render(a),
+        FluidCmd::View(a) => fluid_view::view(a, crate::coupling::scene::open_rider),
+        FluidCmd::Render(a) => fluid_view::render(a, crate::coupling::scene::open_rider),
     }
 }
 

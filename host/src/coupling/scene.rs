@@ -5,13 +5,13 @@
 //! `.vtp` (points with velocity, for ParaView) beside the fields.
 
 use super::riding::{Riding, RidingFlock};
-use super::spec::{FlockSpec, Frame, Way, HOST_BYTES_PER_BOID};
+use super::spec::{ColourBy, FlockSpec, Frame, Way, HOST_BYTES_PER_BOID};
 use super::CpuBoids;
 use crate::fluid::ib::shapes::Primitive;
 use crate::fluid::ib::solid::Solid;
 use crate::fluid::output::{write_points, PointArray};
 use crate::fluid::resume::{ArrayValues, NamedArray};
-use crate::fluid::riders::Rider;
+use crate::fluid::riders::{Drawn, Rider};
 use crate::fluid::scene::Scene;
 use crate::fluid::sink::Out;
 use crate::fluid::{FluidBackend, FluidError};
@@ -145,6 +145,8 @@ pub fn obstacles(solids: &[Solid], t: f64) -> Vec<Obstacle> {
 /// A scene's flocks riding its run (module docs).
 pub struct SceneFlocks {
     ride: Riding,
+    /// Per flock: its colour, what colours its boids and the speed at the map's top (lattice).
+    looks: Vec<(u32, ColourBy, f32)>,
     names: Vec<String>,
     counts: Vec<u64>,
     solids: Vec<Solid>,
@@ -177,6 +179,10 @@ impl SceneFlocks {
         let mut header = Vec::new();
         let mut flocks = Vec::new();
         let mut counts = Vec::new();
+        let mut looks = Vec::new();
+        let u_lb = scene
+            .units
+            .velocity_to_lattice(scene.file.physical.velocity) as f32;
         let fields = backend.fields()?;
         let domain = Domain::new(scene.setup.lattice(), scene.setup.immersed.periodic);
         let fluid: Vec<bool> = scene
@@ -238,6 +244,11 @@ impl SceneFlocks {
             ));
             names.push(name);
             counts.push(spec.count);
+            let top = match spec.colour_by {
+                ColourBy::Relative => l.rates.max_speed,
+                _ => 2.0 * u_lb,
+            };
+            looks.push((spec.packed_colour(), spec.colour_by, top));
             flocks.push(RidingFlock {
                 boids,
                 substeps: spec.substeps,
@@ -258,6 +269,7 @@ impl SceneFlocks {
         let ride = Riding::of(&scene.setup, backend, flocks)?;
         Ok(SceneFlocks {
             ride,
+            looks,
             names,
             counts,
             solids,
@@ -278,6 +290,9 @@ impl SceneFlocks {
         dir.join(format!("{name}_{step:07}_{}", self.names[k]))
     }
 }
+
+/// A boid's disc in the views, cells.
+pub const BOID_RADIUS: f32 = 0.3;
 
 /// The checkpoint member of flock `name`'s array `what` (`pos`, `vel`, `rel`: lattice units;
 /// `id`).
@@ -332,6 +347,33 @@ impl Rider for SceneFlocks {
 
     fn header(&self) -> Vec<String> {
         self.header.clone()
+    }
+
+    fn drawn(&self) -> Drawn {
+        use murmur_common::render::fluid::{colour_map_rgba, MAP_SEQUENTIAL};
+        let mut d = Drawn {
+            radius: BOID_RADIUS,
+            ..Drawn::default()
+        };
+        for (flock, &(colour, by, top)) in self.ride.flocks.iter().zip(&self.looks) {
+            let b = &flock.boids;
+            d.pos.extend(b.pos.iter().map(|p| p.to_array()));
+            let speed = |v: &Vec3| murmur_common::math::length(*v) / top;
+            match by {
+                ColourBy::Colour => d.colour.extend(std::iter::repeat_n(colour, b.pos.len())),
+                ColourBy::Speed => d.colour.extend(
+                    b.vel
+                        .iter()
+                        .map(|v| colour_map_rgba(MAP_SEQUENTIAL, speed(v))),
+                ),
+                ColourBy::Relative => d.colour.extend(
+                    b.rel
+                        .iter()
+                        .map(|v| colour_map_rgba(MAP_SEQUENTIAL, speed(v))),
+                ),
+            }
+        }
+        d
     }
 
     fn arrays(&self) -> Vec<NamedArray> {

@@ -486,6 +486,24 @@ impl dyn FluidBackend + '_ {
 }
 
 /// What the viewer asks of a backend beyond stepping it: live knobs, smoke, frames.
+/// Coloured points a frame draws over the fluid (a coupled flock's boids): positions (lattice
+/// coordinates), packed colours (`0xAABBGGRR`) and one disc radius (cells).
+#[derive(Clone, Copy, Debug)]
+pub struct Points<'a> {
+    pub pos: &'a [[f32; 3]],
+    pub colour: &'a [u32],
+    pub radius: f32,
+}
+
+impl Points<'_> {
+    /// No points.
+    pub const NONE: Points<'static> = Points {
+        pos: &[],
+        colour: &[],
+        radius: 0.0,
+    };
+}
+
 pub trait ViewHooks {
     /// Changes the collision model for the following steps (the viewer's panel).
     fn set_model(&mut self, model: CollisionModel);
@@ -501,11 +519,13 @@ pub trait ViewHooks {
     /// Draws `frame` of the state after the last step into `rgba` (`width * height * 4` bytes
     /// of the frame's view), the solids' samples as discs of `solid_radius` cells: on the GPU
     /// by the `fluid_*` kernels and one copy back, on the CPU by their twin
-    /// (`crate::raster::fluid`); the same bytes either way.
+    /// (`crate::raster::fluid`); the same bytes either way. `points` are drawn over the fluid
+    /// as the solids' samples are, each in its colour.
     fn render_into(
         &mut self,
         frame: &murmur_common::render::fluid::FluidFrame,
         solid_radius: f32,
+        points: Points,
         rgba: &mut [u8],
     ) -> Result<(), FluidError>;
     /// Per-frame GPU times of the stages of the frames drawn (`render_into`) since

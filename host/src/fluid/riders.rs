@@ -25,11 +25,35 @@ pub trait Rider {
     fn header(&self) -> Vec<String>;
     /// Lines for the run's summary (its figures after the run).
     fn summary(&self) -> Vec<String>;
+    /// What the views draw of the rider over the fluid.
+    fn drawn(&self) -> Drawn;
     /// What the run's checkpoints keep of the rider (member names of its own).
     fn arrays(&self) -> Vec<NamedArray>;
     /// Restores the rider from the checkpoint at `path` (after the backend: the fluid is at
     /// the checkpoint's step).
     fn restore(&mut self, path: &Path) -> Result<(), FluidError>;
+}
+
+/// Coloured points a rider shows in the views (owned; [`Drawn::points`] lends them to a frame).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Drawn {
+    /// Lattice coordinates.
+    pub pos: Vec<[f32; 3]>,
+    /// Packed colours (`0xAABBGGRR`).
+    pub colour: Vec<u32>,
+    /// Disc radius, cells.
+    pub radius: f32,
+}
+
+impl Drawn {
+    /// The points for one frame.
+    pub fn points(&self) -> super::Points<'_> {
+        super::Points {
+            pos: &self.pos,
+            colour: &self.colour,
+            radius: self.radius,
+        }
+    }
 }
 
 /// Opens what rides the run of `scene`, read from the scene file at `path` (`None`: nothing

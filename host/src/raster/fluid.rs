@@ -40,6 +40,8 @@ pub struct FrameInput<'a> {
     pub solids: &'a [[f32; 3]],
     /// Radius of a solid sample's disc, cells.
     pub solid_radius: f32,
+    /// Coloured points drawn over the fluid (a coupled flock's boids).
+    pub points: crate::fluid::Points<'a>,
 }
 
 /// Stage `fluid_derived`: `[|curl u|; n] ++ [Q; n]` of `fields` (lattice units) at the cells
@@ -251,6 +253,13 @@ impl CpuFluidRaster {
             .for_each(|k| k.store(EMPTY_KEY, Ordering::Relaxed));
         input.solids.par_iter().for_each(|p| {
             fluid::splat_solid(v, Vec3::from_array(*p), input.solid_radius, |pixel, key| {
+                keys[pixel as usize].fetch_min(key, Ordering::Relaxed);
+            })
+        });
+        let pts = &input.points;
+        (pts.pos, pts.colour).into_par_iter().for_each(|(p, &c)| {
+            let p = Vec3::from_array(*p);
+            fluid::splat_point(v, p, pts.radius, c, |pixel, key| {
                 keys[pixel as usize].fetch_min(key, Ordering::Relaxed);
             })
         });

@@ -201,6 +201,8 @@ pub struct DeviceInput<'a> {
     /// Solid sample positions (lattice coordinates), uploaded per frame.
     pub solids: &'a [[f32; 3]],
     pub solid_radius: f32,
+    /// Coloured points drawn over the fluid (a coupled flock's boids), uploaded per frame.
+    pub points: crate::fluid::Points<'a>,
 }
 
 impl CudaFluidRaster {
@@ -424,6 +426,24 @@ impl CudaFluidRaster {
                     radius: input.solid_radius,
                     view: frame.view,
                     pos: la.read_cast(buf),
+                    colours: DevSlice::empty(),
+                    frame: la.write(keys),
+                })
+            }?;
+        }
+        let pts = &input.points;
+        if !pts.pos.is_empty() {
+            let n = pts.pos.len();
+            let (pos, colours) = (gpu.upload(pts.pos)?, gpu.upload(pts.colour)?);
+            let shape = Shape::try_per_item(n as u64, BLOCK)?;
+            // SAFETY: one thread per point; pixels stay inside the frame.
+            unsafe {
+                gpu.launch().run(shape, &mut *keys, |la, keys| FluidSplat {
+                    n: n as u32,
+                    radius: pts.radius,
+                    view: frame.view,
+                    pos: la.read_cast(&pos),
+                    colours: la.read(&colours),
                     frame: la.write(keys),
                 })
             }?;

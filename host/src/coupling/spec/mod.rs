@@ -28,6 +28,19 @@ pub enum Way {
     TwoWay,
 }
 
+/// How the views colour a flock's boids.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum ColourBy {
+    /// The flock's `colour`.
+    #[default]
+    Colour,
+    /// Ground speed, 0 to twice the scene's `U`, on the sequential map.
+    Speed,
+    /// Speed relative to the air, 0 to `max_speed`, on the sequential map.
+    Relative,
+}
+
 /// A flock of a scene, SI units.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -62,9 +75,23 @@ pub struct FlockSpec {
     /// Name in output files (`NAME_STEP_<name>.npz`); default `boids`, `boids1`, ... by place.
     #[serde(default)]
     pub name: Option<String>,
-    /// Colour in the views, `#rrggbb`.
+    /// Colour in the views, `#rrggbb` (default `#ffcc33`).
     #[serde(default)]
     pub colour: Option<String>,
+    /// What the views colour the boids by.
+    #[serde(default)]
+    pub colour_by: ColourBy,
+}
+
+impl FlockSpec {
+    /// The flock's colour packed as the views take it (`0xAABBGGRR`); its `colour` checked by
+    /// [`FlockSpec::lattice`] first.
+    pub fn packed_colour(&self) -> u32 {
+        let hex = self.colour.as_deref().unwrap_or("#ffcc33");
+        let v = u32::from_str_radix(hex.trim_start_matches('#'), 16).unwrap_or(0xffcc33);
+        let (r, g, b) = (v >> 16 & 0xff, v >> 8 & 0xff, v & 0xff);
+        0xff00_0000 | b << 16 | g << 8 | r
+    }
 }
 
 fn one() -> u32 {

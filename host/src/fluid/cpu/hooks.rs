@@ -45,6 +45,7 @@ impl<S: Storage> ViewHooks for CpuFluid<S> {
         &mut self,
         frame: &murmur_common::render::fluid::FluidFrame,
         solid_radius: f32,
+        points: crate::fluid::Points,
         rgba: &mut [u8],
     ) -> Result<(), FluidError> {
         let fields = self.fields()?;
@@ -58,6 +59,7 @@ impl<S: Storage> ViewHooks for CpuFluid<S> {
             smoke: self.smoke.as_ref().map_or(&[][..], |s| &s.s[..]),
             solids: &solids,
             solid_radius,
+            points,
         };
         self.raster
             .draw(frame, &input, rgba)

@@ -61,6 +61,7 @@ where
         &mut self,
         frame: &murmur_common::render::fluid::FluidFrame,
         solid_radius: f32,
+        points: crate::fluid::Points,
         rgba: &mut [u8],
     ) -> Result<(), FluidError> {
         crate::raster::check_frame(&frame.view, rgba)
@@ -90,6 +91,7 @@ where
             step: self.step,
             solids: &solids,
             solid_radius,
+            points,
         };
         self.raster.draw(&self.gpu, frame, &input, rgba)?;
         Ok(())

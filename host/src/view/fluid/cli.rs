@@ -4,6 +4,7 @@
 use super::headless::{self, FluidRenderOptions, Pane, Stepping};
 use super::{check_range, parse_axis, window, Look};
 use crate::backend::BackendChoice;
+use crate::fluid::riders::OpenRider;
 use crate::fluid::scene::{Scene, SceneFile, SceneOverrides};
 use crate::fluid::FluidError;
 use crate::preflight;
@@ -179,18 +180,12 @@ pub fn load_scene(
     let warnings = overrides.apply(&mut file).map_err(in_scene)?;
     let mut scene = file.build().map_err(in_scene)?;
     scene.warnings.splice(0..0, warnings);
-    if !scene.file.flocks.is_empty() {
-        scene.warnings.push(
-            "the views do not draw the scene's flocks yet (fluid run rides them and writes \
-             their files)"
-                .into(),
-        );
-    }
     Ok(scene)
 }
 
-/// `murmur fluid render`.
-pub fn render(a: &FluidRenderArgs) -> Result<()> {
+/// `murmur fluid render`; `open_rider` opens what rides each pane's flow (the scene's flocks,
+/// drawn over it).
+pub fn render(a: &FluidRenderArgs, open_rider: OpenRider) -> Result<()> {
     preflight::check_output_dir(&a.out)?;
     if let Some(gif) = &a.gif {
         preflight::check_output_file(gif)?;
@@ -228,12 +223,18 @@ pub fn render(a: &FluidRenderArgs) -> Result<()> {
     for m in models {
         let mut setup_scene = scene.clone();
         setup_scene.setup.model = m;
-        let (b, line) = super::open(a.look.backend, &mut setup_scene, &a.scene)?;
+        let (mut b, line) = super::open(a.look.backend, &mut setup_scene, &a.scene)?;
         if what.is_empty() {
             what = b.describe();
             println!("{line}");
         }
-        panes.push(Pane::new(b, m.name().to_string()));
+        let rider = open_rider(&a.scene, &setup_scene, b.as_mut())?;
+        if panes.is_empty() {
+            for line in rider.iter().flat_map(|r| r.header()) {
+                println!("{line}");
+            }
+        }
+        panes.push(Pane::new(b, rider, m.name().to_string()));
     }
     let report = headless::render(&mut panes, &scene, &stepping, &opts)?;
     let l = scene.setup.lattice();
@@ -264,8 +265,8 @@ pub fn render(a: &FluidRenderArgs) -> Result<()> {
     Ok(())
 }
 
-/// `murmur fluid view`.
-pub fn view(a: &FluidViewArgs) -> Result<()> {
+/// `murmur fluid view`; `open_rider` as [`render`]'s.
+pub fn view(a: &FluidViewArgs, open_rider: OpenRider) -> Result<()> {
     crate::view::frames::check_size(a.width, a.height)?;
     window::check_display()?;
     let mut scene = load_scene(&a.scene, a.look.model, a.overrides)?;
@@ -276,10 +277,11 @@ pub fn view(a: &FluidViewArgs) -> Result<()> {
     let (mut backend, line) = super::open(a.look.backend, &mut scene, &a.scene)?;
     println!("{line}");
     if a.skip > 0 {
+        // The skipped steps leave the flocks out: the window opens them on the flow it shows.
         let stepping = Stepping::of(&scene)?;
         let bar = crate::backend::step_bar(a.skip, std::io::stderr().is_terminal());
         for _ in 0..a.skip {
-            stepping.advance(backend.as_mut(), 1, None)?;
+            stepping.advance(backend.as_mut(), None, 1, None)?;
             bar.inc(1);
         }
         bar.finish_and_clear();
@@ -306,6 +308,7 @@ pub fn view(a: &FluidViewArgs) -> Result<()> {
             scene_path: a.scene.clone(),
             reload,
             quit_after: a.quit_after,
+            open_rider,
         },
     )?;
     Ok(())

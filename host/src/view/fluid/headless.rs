@@ -9,6 +9,7 @@
 
 use super::{colour_bar, scaled, text, upscale, Look, SOLID_RADIUS};
 use crate::fluid::driver::check_health;
+use crate::fluid::riders::Rider;
 use crate::fluid::scene::Scene;
 use crate::fluid::{FluidBackend, FluidError, SmokeSetup};
 use crate::view::frames::{check_counts, check_output, FrameFiles, FrameTimes};
@@ -64,6 +65,8 @@ impl FluidRenderOptions {
 /// One simulation drawn into one pane of the frame.
 pub struct Pane {
     pub backend: Box<dyn FluidBackend>,
+    /// What rides the pane's flow (a scene's flocks), stepped with it and drawn over it.
+    pub rider: Option<Box<dyn Rider>>,
     /// Shown in the pane's corner (the model's name in a comparison).
     pub label: String,
     /// Why the pane stopped (its model gave up), if it did.
@@ -77,9 +80,14 @@ pub struct Pane {
 }
 
 impl Pane {
-    pub fn new(backend: Box<dyn FluidBackend>, label: String) -> Pane {
+    pub fn new(
+        backend: Box<dyn FluidBackend>,
+        rider: Option<Box<dyn Rider>>,
+        label: String,
+    ) -> Pane {
         Pane {
             backend,
+            rider,
             label,
             failed: None,
             last_frame: None,
@@ -119,6 +127,7 @@ impl Stepping {
     pub fn advance(
         &self,
         b: &mut dyn FluidBackend,
+        mut rider: Option<&mut (dyn Rider + '_)>,
         steps: u64,
         last_output: Option<u64>,
     ) -> Result<Duration, FluidError> {
@@ -127,6 +136,9 @@ impl Stepping {
             let step = b.step_count() + 1;
             b.set_inlet_scale(self.inlet.scale(step) * self.inlet_factor);
             b.step()?;
+            if let Some(r) = rider.as_deref_mut() {
+                r.after_step(b)?;
+            }
             if !self.smoke.sources.is_empty() && step.is_multiple_of(self.smoke.every as u64) {
                 b.synchronize()?;
                 let t = Instant::now();
@@ -146,10 +158,11 @@ impl Stepping {
     pub fn advance_checked(
         &self,
         b: &mut dyn FluidBackend,
+        rider: Option<&mut (dyn Rider + '_)>,
         steps: u64,
         last_output: Option<u64>,
     ) -> Result<Duration, FluidError> {
-        let smoke = self.advance(b, steps, last_output)?;
+        let smoke = self.advance(b, rider, steps, last_output)?;
         let step = b.step_count();
         if steps > 0 && !(self.check_every > 0 && step.is_multiple_of(self.check_every)) {
             check_health(b, &self.health, self.check_every, last_output)?;
@@ -168,7 +181,12 @@ impl Stepping {
         if p.failed.is_some() {
             return Ok(Duration::ZERO);
         }
-        match self.advance_checked(p.backend.as_mut(), steps, p.last_frame) {
+        match self.advance_checked(
+            p.backend.as_mut(),
+            p.rider.as_deref_mut(),
+            steps,
+            p.last_frame,
+        ) {
             Ok(d) => Ok(d),
             Err(e) if tolerate => {
                 let msg = e.breach().unwrap_or_else(|| e.to_string());
@@ -219,14 +237,17 @@ pub fn draw_panes(
         let (sw, sh) = scaled(width, height, downsample);
         let frame = frame_of(sw, sh);
         let t = Instant::now();
+        let drawn = p.rider.as_ref().map(|r| r.drawn()).unwrap_or_default();
         if downsample == 1 {
-            p.backend.view()?.render_into(&frame, SOLID_RADIUS, rgba)?;
+            p.backend
+                .view()?
+                .render_into(&frame, SOLID_RADIUS, drawn.points(), rgba)?;
             backend += t.elapsed();
         } else {
             p.small.resize((sw * sh * 4) as usize, 0);
             p.backend
                 .view()?
-                .render_into(&frame, SOLID_RADIUS, &mut p.small)?;
+                .render_into(&frame, SOLID_RADIUS, drawn.points(), &mut p.small)?;
             backend += t.elapsed();
             upscale(&p.small, sw, downsample, rgba, width, height);
         }
@@ -240,9 +261,10 @@ pub fn draw_panes(
             let frame = frame_of(sw, sh);
             p.small.resize((sw * sh * 4) as usize, 0);
             let t = Instant::now();
+            let drawn = p.rider.as_ref().map(|r| r.drawn()).unwrap_or_default();
             p.backend
                 .view()?
-                .render_into(&frame, SOLID_RADIUS, &mut p.small)?;
+                .render_into(&frame, SOLID_RADIUS, drawn.points(), &mut p.small)?;
             backend += t.elapsed();
             if downsample == 1 {
                 pane.copy_from_slice(&p.small);

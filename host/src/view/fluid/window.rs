@@ -11,6 +11,7 @@ use super::headless::Stepping;
 use super::panel::{Actions, Hud, Panel};
 use super::{colour_bar, cpu_downsample, scaled, upscale, Look, SOLID_RADIUS};
 use crate::backend::BackendChoice;
+use crate::fluid::riders::{OpenRider, Rider};
 use crate::fluid::scene::Scene;
 use crate::fluid::FluidBackend;
 use crate::view::gfx::{one_line, steps_this_frame, tick_fps, Gfx};
@@ -34,6 +35,8 @@ pub struct FluidWindowOptions {
     pub scene_path: PathBuf,
     pub reload: Reload,
     pub quit_after: Option<u64>,
+    /// Opens what rides the scene's flow (its flocks), at the start and at each reopen.
+    pub open_rider: OpenRider,
 }
 
 /// Fails early, with the headless alternative in the message, when there is no X11 display.
@@ -56,6 +59,7 @@ pub fn run(
 
 struct App {
     backend: Box<dyn FluidBackend>,
+    rider: Option<Box<dyn Rider>>,
     scene: Scene,
     stepping: Stepping,
     panel: Panel,
@@ -78,11 +82,12 @@ fn reynolds(scene: &Scene) -> f64 {
 
 impl App {
     fn new(
-        backend: Box<dyn FluidBackend>,
+        mut backend: Box<dyn FluidBackend>,
         scene: Scene,
         look: Look,
         opts: FluidWindowOptions,
     ) -> Result<App, ViewError> {
+        let rider = (opts.open_rider)(&opts.scene_path, &scene, backend.as_mut())?;
         let l = scene.setup.lattice();
         let re = reynolds(&scene);
         let panel = Panel {
@@ -106,6 +111,7 @@ impl App {
             stepping: Stepping::of(&scene)?,
             watch: FileWatch::new(opts.scene_path.clone()),
             backend,
+            rider,
             scene,
             panel,
             size: (opts.width, opts.height),
@@ -138,9 +144,12 @@ impl App {
             self.stepping.inlet_factor = self.panel.inlet_factor;
             let t0 = Instant::now();
             self.backend.reset_times();
-            let stepped = self
-                .stepping
-                .advance_checked(self.backend.as_mut(), steps as u64, None);
+            let stepped = self.stepping.advance_checked(
+                self.backend.as_mut(),
+                self.rider.as_deref_mut(),
+                steps as u64,
+                None,
+            );
             match stepped {
                 Ok(smoke) => {
                     self.hud.gpu_ms_per_step = self.backend.gpu_ms_per_step();
@@ -178,15 +187,19 @@ impl App {
         let frame = self.panel.look.frame(&cam, l, range, BACKGROUND);
         let t1 = Instant::now();
         let buffer = gfx.pixels.frame_mut();
+        let drawn = self.rider.as_ref().map(|r| r.drawn()).unwrap_or_default();
         if k == 1 && buffer.len() == (w * h * 4) as usize {
             self.backend
                 .view()?
-                .render_into(&frame, SOLID_RADIUS, buffer)?;
+                .render_into(&frame, SOLID_RADIUS, drawn.points(), buffer)?;
         } else {
             self.small.resize((sw * sh * 4) as usize, 0);
-            self.backend
-                .view()?
-                .render_into(&frame, SOLID_RADIUS, &mut self.small)?;
+            self.backend.view()?.render_into(
+                &frame,
+                SOLID_RADIUS,
+                drawn.points(),
+                &mut self.small,
+            )?;
             upscale(&self.small, sw, k, buffer, w, h);
         }
         if self.panel.look.kind != ViewKind::Smoke {
@@ -247,8 +260,9 @@ impl App {
             None => (self.scene.clone(), self.panel.look),
         };
         scene.setup.model = self.panel.model;
-        let (backend, _) = super::open(self.opts.backend, &mut scene, &self.opts.scene_path)?;
+        let (mut backend, _) = super::open(self.opts.backend, &mut scene, &self.opts.scene_path)?;
         let stepping = Stepping::of(&scene)?;
+        self.rider = (self.opts.open_rider)(&self.opts.scene_path, &scene, backend.as_mut())?;
         let l = scene.setup.lattice();
         let reframe = l != self.scene.setup.lattice() || look.kind != self.panel.look.kind;
         self.backend = backend;
