@@ -236,3 +236,37 @@ fn bad_flocks_and_what_does_not_hold_them_yet_are_refused_in_one_line() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn fluid_render_draws_the_flock_in_its_colour() {
+    let dir = support::tmp("coupling-render", "");
+    let flock = format!("{FLOCK}\ncolour = \"#ff00ff\"");
+    let path = write_scene(&dir, "flock.toml", &flock);
+    let out = dir.join("frames");
+    let (ok, stdout, stderr) = murmur(&[
+        "fluid",
+        "render",
+        &path,
+        "--backend",
+        "cpu",
+        "--frames",
+        "1",
+        "--width",
+        "240",
+        "--height",
+        "120",
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(ok, "{stdout}{stderr}");
+    assert!(stdout.contains("flock boids: 400 boids"), "{stdout}");
+    let frame = image::open(out.join("frame_00000.png")).unwrap().to_rgba8();
+    // Magenta (dimmed with depth at most): no field colour map has it.
+    let magenta = frame
+        .pixels()
+        .filter(|p| p[0] > 100 && p[2] > 100 && p[1] < 40 && p[0].abs_diff(p[2]) < 30)
+        .count();
+    assert!(magenta > 100, "{magenta} boid pixels");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -84,6 +84,7 @@ fn a_slice_of_a_linear_field_is_the_colour_maps_gradient() {
         smoke: &[],
         solids: &[],
         solid_radius: 0.5,
+        points: murmur::internals::fluid::Points::NONE,
     };
     CpuFluidRaster::default()
         .draw(&frame, &input, &mut rgba)
@@ -151,6 +152,7 @@ fn slices_of_walls_are_grey_and_other_axes_work() {
         smoke: &[],
         solids: &[],
         solid_radius: 0.5,
+        points: murmur::internals::fluid::Points::NONE,
     };
     let mut r = CpuFluidRaster::default();
     r.draw(&frame, &input, &mut rgba).unwrap();
@@ -240,6 +242,7 @@ fn slices_read_only_their_planes() {
                         smoke: &[],
                         solids: &[],
                         solid_radius: 0.5,
+                        points: murmur::internals::fluid::Points::NONE,
                     };
                     CpuFluidRaster::default()
                         .draw(&frame, &input, &mut rgba)
@@ -305,6 +308,7 @@ fn marches_skip_only_what_they_would_not_draw() {
                 smoke: &smoke,
                 solids: &[[12.0, 13.0, 10.0], [20.0, 5.0, 3.0]],
                 solid_radius: 0.8,
+                points: murmur::internals::fluid::Points::NONE,
             };
             let draw = |no_skipping: bool| {
                 let mut rgba = vec![0u8; (W * H * 4) as usize];
@@ -419,6 +423,16 @@ fn gpu_frames_equal_cpu_frames() {
         (ViewKind::Volume, Quantity::Speed, 2, None, None),
         (ViewKind::Smoke, Quantity::Smoke, 2, None, None),
     ];
+    // 2,000 points spread through the box, each its own colour.
+    let boids: Vec<[f32; 3]> = (0..2000u32)
+        .map(|i| {
+            let f = |k: u32| ((i.wrapping_mul(2654435761).rotate_left(k) % 1000) as f32) / 1000.0;
+            [f(0) * l.nx as f32, f(11) * l.ny as f32, f(22) * l.nz as f32]
+        })
+        .collect();
+    let colours: Vec<u32> = (0..2000u32)
+        .map(|i| 0xff00_0000 | i.wrapping_mul(0x9e37_79b9) >> 8)
+        .collect();
     for round in 0..2 {
         if round == 1 {
             for b in [&mut cpu, &mut cuda] {
@@ -442,15 +456,24 @@ fn gpu_frames_equal_cpu_frames() {
             let frame = look.frame(&cam, l, range, BACKGROUND);
             let mut a = vec![0u8; (W * H * 4) as usize];
             let mut b = a.clone();
+            // Coloured points over the fluid (a flock's boids), in every other look.
+            let points = match round {
+                0 => murmur::internals::fluid::Points::NONE,
+                _ => murmur::internals::fluid::Points {
+                    pos: &boids,
+                    colour: &colours,
+                    radius: 0.3,
+                },
+            };
             cpu.view()
                 .unwrap()
-                .render_into(&frame, 0.5, &mut a)
+                .render_into(&frame, 0.5, points, &mut a)
                 .unwrap();
             for pass in 0..2 {
                 b.fill(0);
                 cuda.view()
                     .unwrap()
-                    .render_into(&frame, 0.5, &mut b)
+                    .render_into(&frame, 0.5, points, &mut b)
                     .unwrap();
                 assert!(
                     a == b,
