@@ -131,7 +131,7 @@ mod tests {
                 ]
             }
         };
-        let fluid = |c: usize| c / 8 % 6 != 0;
+        let fluid = |c: usize| !(c / 8).is_multiple_of(6);
         for x in [[2.25f32, 3.5, 1.75], [7.6, 0.8, 4.9], [0.1, 2.0, 0.0]] {
             let t = 0.375;
             let got = air_between(&d, Vec3::from_array(x), t, fluid, field(1.0), field(2.0));
