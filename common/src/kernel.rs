@@ -295,6 +295,7 @@ macro_rules! kernel_table {
     };
 }
 
+use crate::coupling::abi as coupling;
 use crate::flock::abi as flock;
 use crate::lbm::abi as lbm;
 use crate::render::abi as render;
@@ -345,6 +346,11 @@ crate::lbm_variants!(kernel_table {
         render::FluidSplat => "fluid_splat",
         render::FluidOccupancy => "fluid_occupancy",
         render::FluidShade => "fluid_shade",
+        coupling::CouplingKeys => "coupling_keys",
+        coupling::CouplingStarts => "coupling_starts",
+        coupling::CouplingGather => "coupling_gather",
+        coupling::CouplingRules => "coupling_rules",
+        coupling::CouplingMove => "coupling_move",
     ],
 });
 

@@ -45,4 +45,6 @@ mod device_repr {
     unsafe impl ValidAsZeroBits for Body {}
     unsafe impl DeviceRepr for crate::render::smoke::SmokeSource {}
     unsafe impl ValidAsZeroBits for crate::render::smoke::SmokeSource {}
+    unsafe impl DeviceRepr for crate::coupling::sdf::Obstacle {}
+    unsafe impl ValidAsZeroBits for crate::coupling::sdf::Obstacle {}
 }

@@ -9,6 +9,7 @@
 #![allow(internal_features, clippy::missing_safety_doc)]
 
 pub mod check;
+pub mod coupling;
 pub mod flock;
 pub mod fluid_render;
 pub mod lbm;

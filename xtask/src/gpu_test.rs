@@ -22,6 +22,7 @@ const GPU_TESTS: &[&str] = &[
     "fluid_checkpoint",
     "fluid_checkpoint_ranks",
     "fluid_graph",
+    "coupling_gpu",
 ];
 
 pub fn gpu_test(run_here: bool) -> Result<()> {

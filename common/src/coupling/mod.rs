@@ -37,8 +37,10 @@
 //!   distance and normal ([`sdf`]), and a boid a moving solid swept over is projected back
 //!   outside along the normal.
 
+pub mod abi;
 pub mod grid;
 pub mod sdf;
+pub mod substep;
 
 use crate::flock::params::FlockParams;
 use crate::lbm::ib::band::{from_fixed, to_fixed};

@@ -6,14 +6,15 @@
 //! (neither imports it): the air comes in as a function and the math is
 //! `murmur_common::coupling`'s, which the kernels will share.
 
-use murmur_common::coupling::grid::{box_grid_sums, BoxGrid};
-use murmur_common::coupling::sdf::{keep_out, steer, Avoidance, Obstacle};
+use murmur_common::coupling::grid::BoxGrid;
+use murmur_common::coupling::sdf::{Avoidance, Obstacle};
+use murmur_common::coupling::substep::{move_boid, rules_velocity};
 use murmur_common::coupling::{BoidBox, Motion, Rates};
 use murmur_common::flock::params::FlockParams;
-use murmur_common::flock::rules::{clamp_speed, new_velocity};
 use murmur_common::Vec3;
 use rayon::prelude::*;
 
+pub mod cuda;
 pub mod riding;
 pub mod scene;
 pub mod spec;
@@ -129,21 +130,7 @@ impl CpuBoids {
     /// The flock with avoidance `a` (the fourth rule and the projection; by default nothing
     /// steers and boids are put right on the surface).
     pub fn avoiding(mut self, a: Avoidance) -> Result<CpuBoids, BoidsError> {
-        let most = (0..3)
-            .map(|k| self.bounds.hi[k] - self.bounds.lo[k])
-            .fold(f32::INFINITY, f32::min);
-        let fine = |v: f32| v.is_finite() && v >= 0.0;
-        let step = a.h > 0.0 && a.h.is_finite();
-        if !(fine(a.reach) && a.reach <= most && fine(a.rate) && fine(a.margin) && step) {
-            return Err(BoidsError::Avoidance {
-                reach: a.reach,
-                most,
-                rate: a.rate,
-                margin: a.margin,
-                h: a.h,
-            });
-        }
-        self.avoidance = a;
+        self.avoidance = checked_avoidance(&self.bounds, a)?;
         Ok(self)
     }
 
@@ -167,35 +154,29 @@ impl CpuBoids {
         self.sort();
         let (p, g, starts) = (&self.params, &self.grid, &self.starts);
         let (pos, rel) = (&self.pos, &self.rel);
-        let (a, n, dt) = (&self.avoidance, obstacles.len(), self.params.dt);
+        let (a, n) = (&self.avoidance, obstacles.len());
         let obstacle = |i: usize| obstacles[i];
         // The new relative velocities into the spare (every boid reads the old ones).
         self.spare.resize(pos.len(), Vec3::ZERO);
         self.spare.par_iter_mut().enumerate().for_each(|(i, w)| {
-            let sums = box_grid_sums(
+            *w = rules_velocity(
                 p,
                 g,
+                a,
+                n,
+                obstacle,
                 pos[i],
                 rel[i],
                 |k| starts[k as usize],
                 |k| (pos[k as usize], rel[k as usize]),
             );
-            *w = new_velocity(p, rel[i], &sums);
-            if n > 0 {
-                *w = clamp_speed(*w + steer(n, obstacle, pos[i], a, dt), p.max_speed);
-            }
         });
         std::mem::swap(&mut self.rel, &mut self.spare);
         let (motion, bounds) = (self.motion, self.bounds);
         (&mut self.pos, &mut self.vel, &mut self.rel)
             .into_par_iter()
             .for_each(|(x, v, w)| {
-                let (moved, ground) = motion.advance(*x, *v, *w, &air);
-                (*x, *v) = bounds.confine(moved, ground);
-                *w = bounds.confine(moved, *w).1;
-                if n > 0 {
-                    *x = keep_out(n, obstacle, *x, a);
-                }
+                (*x, *v, *w) = move_boid(&motion, &bounds, a, n, obstacle, *x, *v, *w, &air);
             });
     }
 
@@ -229,16 +210,7 @@ impl CpuBoids {
     /// The boids in SI units (positions in m, ground velocities in m/s; lattice coordinates
     /// times `dx`), as the flock's snapshots hold them.
     pub fn state_si(&self, units: &murmur_common::lbm::Units) -> crate::flock::FlockState {
-        let si = |v: &[Vec3], f: &dyn Fn(f64) -> f64| -> Vec<Vec3> {
-            v.iter()
-                .map(|p| Vec3::from_array(p.to_array().map(|c| f(c as f64) as f32)))
-                .collect()
-        };
-        crate::flock::FlockState {
-            pos: si(&self.pos, &|c| units.length_to_si(c)),
-            vel: si(&self.vel, &|c| units.velocity_to_si(c)),
-            id: self.id.clone(),
-        }
+        state_si(&self.pos, &self.vel, &self.id, units)
     }
 
     /// Writes the boids to `path` as a flock snapshot (`pos`, `vel`, `id`, ordered by id; SI
@@ -287,6 +259,46 @@ impl CpuBoids {
         self.spare_id.clear();
         self.spare_id.extend(order.iter().map(|&i| self.id[i]));
         std::mem::swap(&mut self.id, &mut self.spare_id);
+    }
+}
+
+/// `a` when it suits a flock in `bounds` (the avoidance distance within `0..=` the box's
+/// smallest extent, rate and margin finite and `>= 0`, the normal step finite and `> 0`).
+fn checked_avoidance(bounds: &BoidBox, a: Avoidance) -> Result<Avoidance, BoidsError> {
+    let most = (0..3)
+        .map(|k| bounds.hi[k] - bounds.lo[k])
+        .fold(f32::INFINITY, f32::min);
+    let fine = |v: f32| v.is_finite() && v >= 0.0;
+    let step = a.h > 0.0 && a.h.is_finite();
+    if !(fine(a.reach) && a.reach <= most && fine(a.rate) && fine(a.margin) && step) {
+        return Err(BoidsError::Avoidance {
+            reach: a.reach,
+            most,
+            rate: a.rate,
+            margin: a.margin,
+            h: a.h,
+        });
+    }
+    Ok(a)
+}
+
+/// Boids in SI units (positions in m, ground velocities in m/s; lattice coordinates times
+/// `dx`), ids as given.
+fn state_si(
+    pos: &[Vec3],
+    vel: &[Vec3],
+    id: &[u32],
+    units: &murmur_common::lbm::Units,
+) -> crate::flock::FlockState {
+    let si = |v: &[Vec3], f: &dyn Fn(f64) -> f64| -> Vec<Vec3> {
+        v.iter()
+            .map(|p| Vec3::from_array(p.to_array().map(|c| f(c as f64) as f32)))
+            .collect()
+    };
+    crate::flock::FlockState {
+        pos: si(pos, &|c| units.length_to_si(c)),
+        vel: si(vel, &|c| units.velocity_to_si(c)),
+        id: id.to_vec(),
     }
 }
 

@@ -1,5 +1,6 @@
 use super::*;
 use murmur_common::coupling::grid::box_naive_sums;
+use murmur_common::flock::rules::new_velocity;
 use murmur_common::math::length;
 
 fn rates() -> Rates {

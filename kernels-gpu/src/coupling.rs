@@ -1,0 +1,122 @@
+//! The coupled flock's kernels, one per stage of a substep, each taking its argument struct
+//! from `murmur_common::coupling::abi` (where the buffers are described). All the math is
+//! `murmur_common::coupling` (`substep`, `grid`, `sdf`), the functions the CPU reference calls.
+//!
+//! A substep: `coupling_keys`, the device radix sort of (key, index) pairs, `coupling_starts`,
+//! `coupling_gather` (the boids into cell order), `coupling_rules` (new relative velocities
+//! into the second buffer), `coupling_move` (in place, each thread its own boid).
+
+use crate::thread::index_below;
+use murmur_common::coupling::abi::{
+    CouplingGather, CouplingKeys, CouplingMove, CouplingRules, CouplingStarts, DeviceAir,
+};
+use murmur_common::coupling::sdf::Obstacle;
+use murmur_common::coupling::substep::{air_between, move_boid, rules_velocity};
+use murmur_common::flock::fill_cell_start;
+use murmur_common::{DevSlice, Vec3};
+
+/// Stage `coupling_keys`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn coupling_keys(a: CouplingKeys) {
+    let Some(i) = index_below(a.n as u64) else {
+        return;
+    };
+    a.keys.write(i, a.grid.key(a.grid.cell_of(a.pos.read(i))));
+    a.values.write(i, i as u32);
+}
+
+/// Stage `coupling_starts`: sorted entry `i` writes the starts it owns (every key in
+/// `0..=cell_count` is written by exactly one entry).
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn coupling_starts(a: CouplingStarts) {
+    let Some(i) = index_below(a.n as u64) else {
+        return;
+    };
+    fill_cell_start(
+        i as u32,
+        a.n,
+        a.cell_count,
+        |k| a.keys.read(k as usize),
+        |key, v| a.starts.write(key as usize, v),
+    );
+}
+
+/// Stage `coupling_gather`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn coupling_gather(a: CouplingGather) {
+    let Some(i) = index_below(a.n as u64) else {
+        return;
+    };
+    let j = a.values.read(i) as usize;
+    a.pos_out.write(i, a.pos_in.read(j));
+    a.vel_out.write(i, a.vel_in.read(j));
+    a.rel_out.write(i, a.rel_in.read(j));
+    a.id_out.write(i, a.id_in.read(j));
+}
+
+/// Obstacle `i` of the list.
+#[inline(always)]
+unsafe fn obstacle(list: DevSlice<Obstacle>, i: usize) -> Obstacle {
+    list.read(i)
+}
+
+/// Stage `coupling_rules`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn coupling_rules(a: CouplingRules) {
+    let Some(i) = index_below(a.n as u64) else {
+        return;
+    };
+    let w = rules_velocity(
+        &a.params,
+        &a.grid,
+        &a.avoidance,
+        a.obstacles.len() as usize,
+        |o| obstacle(a.obstacles, o),
+        a.pos.read(i),
+        a.rel.read(i),
+        |k| a.starts.read(k as usize),
+        |k| (a.pos.read(k as usize), a.rel.read(k as usize)),
+    );
+    a.rel_out.write(i, w);
+}
+
+/// The air at `x` a fraction `s` into the substep (`None` without fields or fluid nodes near).
+#[inline(always)]
+unsafe fn air_at(air: &DeviceAir, x: Vec3, s: f32) -> Option<Vec3> {
+    if air.before.is_empty() {
+        return None;
+    }
+    let n = air.domain.lattice.cells();
+    let u =
+        |f: DevSlice<f32>| move |c: usize| [f.read(n + c), f.read(2 * n + c), f.read(3 * n + c)];
+    air_between(
+        &air.domain,
+        x,
+        air.time.at(s),
+        |c| air.fluid.read(c) != 0,
+        u(air.before),
+        u(air.after),
+    )
+}
+
+/// Stage `coupling_move`.
+#[no_mangle]
+pub unsafe extern "ptx-kernel" fn coupling_move(a: CouplingMove) {
+    let Some(i) = index_below(a.n as u64) else {
+        return;
+    };
+    let (x, v, w) = move_boid(
+        &a.motion,
+        &a.bounds,
+        &a.avoidance,
+        a.obstacles.len() as usize,
+        |o| obstacle(a.obstacles, o),
+        a.pos.read(i),
+        a.vel.read(i),
+        a.rel.read(i),
+        |x, s| air_at(&a.air, x, s),
+    );
+    a.pos.write(i, x);
+    a.vel.write(i, v);
+    a.rel.write(i, w);
+}
