@@ -171,6 +171,7 @@ pub fn run_fluid(cmd: &FluidCmd) -> Result<()> {
         FluidCmd::Case(a) => fluid::commands::case::case(a),
         FluidCmd::CheckpointBench(a) => fluid::commands::checkpoint_bench::checkpoint_bench(a),
         FluidCmd::IbBench(a) => fluid::ib::bench::ib_bench_cmd(a),
+        FluidCmd::CouplingBench(a) => crate::coupling::bench::bench_cmd(a),
         FluidCmd::BoundaryBench(a) => fluid::boundary_bench::boundary_bench_cmd(a),
         FluidCmd::Tune(a) => fluid::tune::tune_cmd(a),
         FluidCmd::Noise(a) => fluid::noise::noise_cmd(a),
@@ -204,6 +205,9 @@ pub enum FluidCmd {
     /// restored from the disk (its pages dropped from the page cache), the container alone on
     /// the same bytes, the cost per step at an interval, and the peak resident memory.
     CheckpointBench(fluid::commands::checkpoint_bench::CheckpointBenchArgs),
+    /// What a coupled flock costs a fluid step: a periodic box and boids through it, the
+    /// fluid's step alone, the flock's alone and the two coupled (one-way), and the ratio.
+    CouplingBench(crate::coupling::bench::CouplingBenchArgs),
     /// The immersed boundary's spreading methods (scatter, binned scatter, gather, block gather) timed stage by
     /// stage on one scene, against the same grid without its solids.
     IbBench(fluid::ib::bench::IbBenchArgs),

@@ -14,7 +14,9 @@ use murmur_common::flock::params::FlockParams;
 use murmur_common::Vec3;
 use rayon::prelude::*;
 
+pub mod bench;
 pub mod cuda;
+pub mod gpu_ride;
 pub mod riding;
 pub mod scene;
 pub mod spec;

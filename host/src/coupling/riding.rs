@@ -65,6 +65,18 @@ impl Riding {
         })
     }
 
+    /// The fields at the start of the next fluid step (the air the next ride starts from).
+    pub fn before(&self) -> &Fields {
+        &self.before
+    }
+
+    /// The flocks' substeps in the air held at `fields` (before and after alike): the flock's
+    /// step alone, for the coupling bench.
+    pub fn substeps_in(&mut self, fields: &Fields, obstacles: &dyn Fn(f64) -> Vec<Obstacle>) {
+        let (domain, mask) = (&self.domain, &self.fluid);
+        substeps(&mut self.flocks, domain, mask, fields, fields, obstacles);
+    }
+
     /// The first flock (a ride of one).
     pub fn boids(&self) -> &CpuBoids {
         &self.flocks[0].boids
@@ -88,23 +100,43 @@ impl Riding {
         obstacles: &dyn Fn(f64) -> Vec<Obstacle>,
     ) -> Result<(), FluidError> {
         let after = fluid.fields()?;
-        let (before, domain, flags) = (&self.before, &self.domain, &self.fluid);
-        for flock in &mut self.flocks {
-            let n = flock.substeps;
-            for k in 0..n {
-                let air = |x: Vec3, s: f32| {
-                    let t = (k as f32 + s) / n as f32;
-                    let at = |f: &Fields| {
-                        air_velocity(domain, x.to_array(), |c| flags[c], |c| f.u(c))
-                            .map(Vec3::from_array)
-                    };
-                    Some(at(before)? * (1.0 - t) + at(&after)? * t)
-                };
-                let solids = obstacles((k + 1) as f64 / n as f64);
-                flock.boids.substep_among(air, &solids);
-            }
-        }
-        self.before = after;
+        let before = std::mem::replace(&mut self.before, after);
+        let (domain, mask) = (&self.domain, &self.fluid);
+        substeps(
+            &mut self.flocks,
+            domain,
+            mask,
+            &before,
+            &self.before,
+            obstacles,
+        );
         Ok(())
+    }
+}
+
+/// The substeps of `flocks` over one fluid step from the fields `before` to `after` (the air
+/// over the nodes `fluid` marks), among `obstacles(s)` a fraction `s` into the step.
+fn substeps(
+    flocks: &mut [RidingFlock],
+    domain: &Domain,
+    fluid: &[bool],
+    before: &Fields,
+    after: &Fields,
+    obstacles: &dyn Fn(f64) -> Vec<Obstacle>,
+) {
+    for flock in flocks {
+        let n = flock.substeps;
+        for k in 0..n {
+            let air = |x: Vec3, s: f32| {
+                let t = (k as f32 + s) / n as f32;
+                let at = |f: &Fields| {
+                    air_velocity(domain, x.to_array(), |c| fluid[c], |c| f.u(c))
+                        .map(Vec3::from_array)
+                };
+                Some(at(before)? * (1.0 - t) + at(after)? * t)
+            };
+            let solids = obstacles((k + 1) as f64 / n as f64);
+            flock.boids.substep_among(air, &solids);
+        }
     }
 }

@@ -4,6 +4,8 @@
 //! writes `NAME_STEP_<flock>.npz` (the flock's snapshot: `pos`, `vel`, `id` in SI units) and
 //! `.vtp` (points with velocity, for ParaView) beside the fields.
 
+use super::cuda::BoidArrays;
+use super::gpu_ride::GpuRide;
 use super::riding::{Riding, RidingFlock};
 use super::spec::{ColourBy, FlockSpec, Frame, Way, HOST_BYTES_PER_BOID};
 use super::CpuBoids;
@@ -145,11 +147,14 @@ pub fn obstacles(solids: &[Solid], t: f64) -> Vec<Obstacle> {
 /// A scene's flocks riding its run (module docs).
 pub struct SceneFlocks {
     ride: Riding,
+    /// Where the flocks step: decided at the first step (on the fluid's GPU when it has one).
+    gpu: Place,
     /// Per flock: its colour, what colours its boids and the speed at the map's top (lattice).
     looks: Vec<(u32, ColourBy, f32)>,
     names: Vec<String>,
     counts: Vec<u64>,
     solids: Vec<Solid>,
+    setup: crate::fluid::Setup,
     frame: Frame,
     /// Time in the flocks' substeps and the fluid steps ridden.
     busy: Duration,
@@ -269,10 +274,12 @@ impl SceneFlocks {
         let ride = Riding::of(&scene.setup, backend, flocks)?;
         Ok(SceneFlocks {
             ride,
+            gpu: Place::Undecided,
             looks,
             names,
             counts,
             solids,
+            setup: scene.setup.clone(),
             frame,
             busy: Duration::ZERO,
             steps: 0,
@@ -280,9 +287,25 @@ impl SceneFlocks {
         })
     }
 
-    /// The flocks riding, in scene order.
-    pub fn ride(&self) -> &Riding {
-        &self.ride
+    /// Flock `k`'s boids in the order it keeps them (from the GPU when they ride there).
+    pub fn state(&self, k: usize) -> Result<BoidArrays, FluidError> {
+        match &self.gpu {
+            Place::Gpu(g) => g.state(k),
+            _ => {
+                let b = &self.ride.flocks[k].boids;
+                Ok(BoidArrays {
+                    pos: b.pos.clone(),
+                    vel: b.vel.clone(),
+                    rel: b.rel.clone(),
+                    id: b.id.clone(),
+                })
+            }
+        }
+    }
+
+    /// Whether the flocks ride on the fluid's GPU (decided at the first step).
+    pub fn on_gpu(&self) -> bool {
+        matches!(self.gpu, Place::Gpu(_))
     }
 
     /// The file of flock `k` at output `step` in folder `dir` of scene `name`.
@@ -293,6 +316,14 @@ impl SceneFlocks {
 
 /// A boid's disc in the views, cells.
 pub const BOID_RADIUS: f32 = 0.3;
+
+/// Where a scene's flocks step.
+enum Place {
+    /// Not yet stepped: the CPU ride holds them.
+    Undecided,
+    Cpu,
+    Gpu(GpuRide),
+}
 
 /// The checkpoint member of flock `name`'s array `what` (`pos`, `vel`, `rel`: lattice units;
 /// `id`).
@@ -311,7 +342,20 @@ impl Rider for SceneFlocks {
         // The fluid has just stepped from `now - 1` to `now`.
         let start = backend.step_count() as f64 - 1.0;
         let solids = &self.solids;
-        self.ride.ride(backend, &|s| obstacles(solids, start + s))?;
+        if let Place::Undecided = self.gpu {
+            let setup = &self.setup;
+            self.gpu = match GpuRide::open(setup, backend, &self.ride.flocks, self.ride.before())? {
+                Some(g) => Place::Gpu(g),
+                None => Place::Cpu,
+            };
+        }
+        match &mut self.gpu {
+            Place::Gpu(g) => {
+                g.ride(backend, &|s| obstacles(solids, start + s))?;
+                g.synchronize()?;
+            }
+            _ => self.ride.ride(backend, &|s| obstacles(solids, start + s))?,
+        }
         self.busy += t0.elapsed();
         self.steps += 1;
         Ok(())
@@ -321,7 +365,7 @@ impl Rider for SceneFlocks {
         let units = self.frame.units;
         let time = step as f64 * units.dt;
         let mut written = Vec::new();
-        for (k, flock) in self.ride.flocks.iter().enumerate() {
+        for k in 0..self.names.len() {
             let stem = match out {
                 Out::None => continue,
                 Out::Dir(d) => self.stem(d, name, step, k),
@@ -330,15 +374,24 @@ impl Rider for SceneFlocks {
                     p.with_file_name(format!("{s}_{}", self.names[k]))
                 }
             };
+            let b = self.state(k)?;
             let npz = stem.with_extension("npz");
-            flock
-                .boids
-                .save(&npz, &units)
+            let si = |v: &[Vec3], f: &dyn Fn(f64) -> f64| -> Vec<Vec3> {
+                v.iter()
+                    .map(|p| Vec3::from_array(p.to_array().map(|c| f(c as f64) as f32)))
+                    .collect()
+            };
+            let state = crate::flock::FlockState {
+                pos: si(&b.pos, &|c| units.length_to_si(c)),
+                vel: si(&b.vel, &|c| units.velocity_to_si(c)),
+                id: b.id.clone(),
+            };
+            crate::flock::snapshot::save(&npz, &state)
                 .map_err(|e| FluidError::Invalid(e.to_string()))?;
             written.push(npz);
             if let Out::Dir(_) = out {
                 let vtp = stem.with_extension("vtp");
-                write_boids_vtp(&vtp, &flock.boids, &self.frame, time)?;
+                write_boids_vtp(&vtp, &b, &self.frame, time)?;
                 written.push(vtp);
             }
         }
@@ -349,14 +402,14 @@ impl Rider for SceneFlocks {
         self.header.clone()
     }
 
-    fn drawn(&self) -> Drawn {
+    fn drawn(&self) -> Result<Drawn, FluidError> {
         use murmur_common::render::fluid::{colour_map_rgba, MAP_SEQUENTIAL};
         let mut d = Drawn {
             radius: BOID_RADIUS,
             ..Drawn::default()
         };
-        for (flock, &(colour, by, top)) in self.ride.flocks.iter().zip(&self.looks) {
-            let b = &flock.boids;
+        for (k, &(colour, by, top)) in self.looks.iter().enumerate() {
+            let b = &self.state(k)?;
             d.pos.extend(b.pos.iter().map(|p| p.to_array()));
             let speed = |v: &Vec3| murmur_common::math::length(*v) / top;
             match by {
@@ -373,13 +426,13 @@ impl Rider for SceneFlocks {
                 ),
             }
         }
-        d
+        Ok(d)
     }
 
-    fn arrays(&self) -> Vec<NamedArray> {
+    fn arrays(&self) -> Result<Vec<NamedArray>, FluidError> {
         let mut out = Vec::new();
-        for (name, flock) in self.names.iter().zip(&self.ride.flocks) {
-            let b = &flock.boids;
+        for (k, name) in self.names.iter().enumerate() {
+            let b = &self.state(k)?;
             let n = b.pos.len() as u64;
             let flat = |v: &[Vec3]| v.iter().flat_map(|p| p.to_array()).collect::<Vec<f32>>();
             for (what, v) in [("pos", &b.pos), ("vel", &b.vel), ("rel", &b.rel)] {
@@ -395,10 +448,15 @@ impl Rider for SceneFlocks {
                 values: ArrayValues::U32(b.id.clone()),
             });
         }
-        out
+        Ok(out)
     }
 
     fn restore(&mut self, path: &Path) -> Result<(), FluidError> {
+        if !matches!(self.gpu, Place::Undecided) {
+            return Err(FluidError::Invalid(
+                "the flocks restore before their first step".into(),
+            ));
+        }
         let mut r = crate::checkpoint::CheckpointReader::open(path)?;
         for k in 0..self.names.len() {
             let name = &self.names[k];
@@ -436,9 +494,12 @@ impl Rider for SceneFlocks {
         let boids: u64 = self.counts.iter().sum();
         let ms = self.busy.as_secs_f64() * 1e3 / self.steps.max(1) as f64;
         vec![format!(
-            "flocks: {boids} boids in {} flock(s), {ms:.3} ms per fluid step on the CPU \
-             (fields to the host, substeps)",
-            self.names.len()
+            "flocks: {boids} boids in {} flock(s), {ms:.3} ms per fluid step {}",
+            self.names.len(),
+            match self.gpu {
+                Place::Gpu(_) => "on the fluid's GPU (its fields copied on the device, substeps)",
+                _ => "on the CPU (fields to the host, substeps)",
+            }
         )]
     }
 }
@@ -447,7 +508,7 @@ impl Rider for SceneFlocks {
 /// air, speed and id.
 fn write_boids_vtp(
     path: &Path,
-    boids: &CpuBoids,
+    boids: &BoidArrays,
     frame: &Frame,
     time: f64,
 ) -> Result<(), FluidError> {

@@ -233,7 +233,7 @@ pub fn torus_case(
         fluid.step()?;
         flocks.after_step(fluid.as_mut())?;
         let now = super::scene::obstacles(solids, step as f64);
-        let boids = &flocks.ride().flocks[0].boids;
+        let boids = flocks.state(0)?;
         inside += boids
             .pos
             .iter()

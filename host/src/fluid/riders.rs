@@ -26,9 +26,9 @@ pub trait Rider {
     /// Lines for the run's summary (its figures after the run).
     fn summary(&self) -> Vec<String>;
     /// What the views draw of the rider over the fluid.
-    fn drawn(&self) -> Drawn;
+    fn drawn(&self) -> Result<Drawn, FluidError>;
     /// What the run's checkpoints keep of the rider (member names of its own).
-    fn arrays(&self) -> Vec<NamedArray>;
+    fn arrays(&self) -> Result<Vec<NamedArray>, FluidError>;
     /// Restores the rider from the checkpoint at `path` (after the backend: the fluid is at
     /// the checkpoint's step).
     fn restore(&mut self, path: &Path) -> Result<(), FluidError>;
@@ -124,7 +124,7 @@ impl Sink for RidingSink<'_> {
         last_output: Option<u64>,
         mut arrays: Vec<NamedArray>,
     ) -> Result<(), FluidError> {
-        arrays.extend(self.rider.arrays());
+        arrays.extend(self.rider.arrays()?);
         self.inner.checkpoint(backend, last_output, arrays)
     }
 }

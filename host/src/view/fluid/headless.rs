@@ -237,7 +237,10 @@ pub fn draw_panes(
         let (sw, sh) = scaled(width, height, downsample);
         let frame = frame_of(sw, sh);
         let t = Instant::now();
-        let drawn = p.rider.as_ref().map(|r| r.drawn()).unwrap_or_default();
+        let drawn = match p.rider.as_ref() {
+            Some(r) => r.drawn()?,
+            None => Default::default(),
+        };
         if downsample == 1 {
             p.backend
                 .view()?
@@ -261,7 +264,10 @@ pub fn draw_panes(
             let frame = frame_of(sw, sh);
             p.small.resize((sw * sh * 4) as usize, 0);
             let t = Instant::now();
-            let drawn = p.rider.as_ref().map(|r| r.drawn()).unwrap_or_default();
+            let drawn = match p.rider.as_ref() {
+                Some(r) => r.drawn()?,
+                None => Default::default(),
+            };
             p.backend
                 .view()?
                 .render_into(&frame, SOLID_RADIUS, drawn.points(), &mut p.small)?;

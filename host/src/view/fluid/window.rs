@@ -187,7 +187,10 @@ impl App {
         let frame = self.panel.look.frame(&cam, l, range, BACKGROUND);
         let t1 = Instant::now();
         let buffer = gfx.pixels.frame_mut();
-        let drawn = self.rider.as_ref().map(|r| r.drawn()).unwrap_or_default();
+        let drawn = match self.rider.as_ref() {
+            Some(r) => r.drawn()?,
+            None => Default::default(),
+        };
         if k == 1 && buffer.len() == (w * h * 4) as usize {
             self.backend
                 .view()?

@@ -1,0 +1,191 @@
+//! `murmur fluid coupling-bench`: what a coupled flock costs a fluid step. A periodic box of
+//! `size^3` cells (a Taylor-Green flow, BGK) and `boids` boids spread through it (rules on,
+//! one-way, one substep per step), timed three ways on one backend: the fluid's steps alone,
+//! the flock's substeps alone (in the air of the first step, held), and the coupled steps (the
+//! fluid's step, its fields to the flock's air, the substep). The ratio is the coupled step
+//! over the sum of the two alone (1 when coupling costs nothing beyond its parts).
+
+use super::gpu_ride::GpuRide;
+use super::riding::{Riding, RidingFlock};
+use super::CpuBoids;
+use crate::backend::BackendChoice;
+use crate::fluid::{scene, FluidError};
+use anyhow::Result;
+use murmur_common::coupling::{BoidBox, Rates};
+use murmur_common::lbm::CollisionModel;
+use murmur_common::Vec3;
+use std::time::Instant;
+
+/// `murmur fluid coupling-bench`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct CouplingBenchArgs {
+    /// Cells along each axis of the periodic box.
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(16..=1024))]
+    pub size: u32,
+    /// Boids, spread uniformly through the box.
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub boids: u64,
+    /// Timed steps of each of the three.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
+    pub steps: u64,
+    /// Untimed steps before each.
+    #[arg(long, default_value_t = 10)]
+    pub warmup: u64,
+    /// Where the fluid and the flock run (the flock on the fluid's GPU with CUDA).
+    #[arg(long, default_value = "cuda")]
+    pub backend: BackendChoice,
+}
+
+/// The bench's figures (ms per step, wall clock with the device idle at both ends).
+#[derive(Clone, Copy, Debug)]
+pub struct CouplingFigures {
+    pub fluid_ms: f64,
+    pub flock_ms: f64,
+    pub coupled_ms: f64,
+}
+
+impl CouplingFigures {
+    /// The coupled step over the fluid's and the flock's steps alone.
+    pub fn ratio(&self) -> f64 {
+        self.coupled_ms / (self.fluid_ms + self.flock_ms)
+    }
+}
+
+/// The flock of the bench: `n` boids in the box of `size` cells, positions from a fixed
+/// sequence, rules with radii of a few cells.
+fn flock(size: u32, n: u64) -> Result<CpuBoids, FluidError> {
+    let s = size as f32;
+    let at = |i: u64, k: u32| murmur_common::rng::uniform(0x5eed + k as u64, i) * s;
+    let pos: Vec<Vec3> = (0..n)
+        .map(|i| Vec3::new(at(i, 0), at(i, 1), at(i, 2)))
+        .collect();
+    let rates = Rates {
+        rule: [0.01, 0.1, 0.05],
+        distance: [2.0, 1.0, 2.0],
+        max_speed: 0.02,
+    };
+    let b = BoidBox {
+        lo: [-0.5; 3],
+        hi: [s - 0.5; 3],
+        periodic: 0b111,
+        through: 0,
+    };
+    let pos = pos
+        .into_iter()
+        .map(|p| p - Vec3::splat(0.5))
+        .collect::<Vec<_>>();
+    CpuBoids::new(pos, vec![Vec3::ZERO; n as usize], rates, 1.0, 0.0, b)
+        .map_err(|e| FluidError::Invalid(e.to_string()))
+}
+
+/// Runs the bench (the module docs).
+pub fn bench(a: &CouplingBenchArgs) -> Result<CouplingFigures, FluidError> {
+    let setup = scene::taylor_green(a.size, a.size, 0.05, 0.01, CollisionModel::Bgk)?;
+    let (mut fluid, note) = crate::fluid::driver::open_backend(a.backend, &setup)?;
+    if let Some(n) = note {
+        eprintln!("murmur: {n}");
+    }
+    println!(
+        "coupling bench: {0}^3 cells (BGK, periodic), {1} boids, one-way, 1 substep, {2}, {3} \
+         timed steps",
+        a.size,
+        a.boids,
+        fluid.describe(),
+        a.steps
+    );
+    let boids = flock(a.size, a.boids)?;
+    let mut ride = Riding::of(
+        &setup,
+        fluid.as_mut(),
+        vec![RidingFlock { boids, substeps: 1 }],
+    )?;
+    let mut gpu = GpuRide::open(&setup, fluid.as_mut(), &ride.flocks, ride.before())?;
+    // Each figure: `go(false)` one step, `go(true)` waits for the device.
+    let timed = |go: &mut dyn FnMut(bool) -> Result<(), FluidError>| -> Result<f64, FluidError> {
+        for _ in 0..a.warmup {
+            go(false)?;
+        }
+        go(true)?;
+        let t0 = Instant::now();
+        for _ in 0..a.steps {
+            go(false)?;
+        }
+        go(true)?;
+        Ok(t0.elapsed().as_secs_f64() * 1e3 / a.steps as f64)
+    };
+    let none = |_: f64| Vec::new();
+    // The flock alone first, in the air of the fluid's state now (the same fields twice).
+    let held = ride.before().clone();
+    let flock_ms = match gpu.as_mut() {
+        Some(g) => {
+            g.hold(&held)?;
+            timed(&mut |sync| match sync {
+                true => g.synchronize(),
+                false => g.substeps(&none),
+            })?
+        }
+        None => timed(&mut |sync| match sync {
+            true => Ok(()),
+            false => {
+                ride.substeps_in(&held, &none);
+                Ok(())
+            }
+        })?,
+    };
+    let fluid_ms = timed(&mut |sync| match sync {
+        true => fluid.synchronize(),
+        false => fluid.step(),
+    })?;
+    let coupled_ms = match gpu.as_mut() {
+        Some(g) => {
+            g.restart(&fluid.fields()?)?;
+            timed(&mut |sync| match sync {
+                true => fluid.synchronize().and_then(|_| g.synchronize()),
+                false => {
+                    fluid.step()?;
+                    g.ride(fluid.as_mut(), &none)
+                }
+            })?
+        }
+        None => timed(&mut |sync| match sync {
+            true => fluid.synchronize(),
+            false => {
+                fluid.step()?;
+                ride.ride(fluid.as_mut(), &none)
+            }
+        })?,
+    };
+    Ok(CouplingFigures {
+        fluid_ms,
+        flock_ms,
+        coupled_ms,
+    })
+}
+
+/// `murmur fluid coupling-bench`: the three figures and the ratio.
+pub fn bench_cmd(a: &CouplingBenchArgs) -> Result<()> {
+    let f = bench(a)?;
+    let cells = (a.size as f64).powi(3);
+    println!(
+        "fluid step alone:  {:.4} ms ({:.0} MLUPs/s)",
+        f.fluid_ms,
+        cells / f.fluid_ms / 1e3
+    );
+    println!(
+        "flock step alone:  {:.4} ms ({:.1} ns per boid)",
+        f.flock_ms,
+        f.flock_ms * 1e6 / a.boids as f64
+    );
+    println!("coupled step:      {:.4} ms", f.coupled_ms);
+    println!(
+        "ratio coupled / (fluid + flock): {:.3} (target <= 1.25)",
+        f.ratio()
+    );
+    println!(
+        "memory: {} B per boid on the GPU (the flock), {} B per cell for its air (two fields \
+         and the fluid mask)",
+        super::cuda::BYTES_PER_BOID,
+        super::cuda::AirFields::bytes(1)
+    );
+    Ok(())
+}

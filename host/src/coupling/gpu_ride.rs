@@ -1,0 +1,117 @@
+//! A scene's flocks on the GPU of a CUDA fluid: each flock a [`CudaBoids`], the air the
+//! fluid's own device fields copied on the device after each step (no trip to the host), the
+//! substeps' kernels queued on the flock's stream. The CPU reference ([`super::riding`]) and
+//! this ride take the same functions in the same order.
+
+use super::cuda::{Air, AirFields, BoidArrays, CudaBoids, Level};
+use super::riding::RidingFlock;
+use crate::fluid::{Fields, FluidBackend, FluidError, Setup};
+use crate::gpu::Gpu;
+use murmur_common::coupling::sdf::Obstacle;
+use murmur_common::coupling::substep::SubstepTime;
+
+/// The flocks of a scene on the fluid's GPU.
+pub struct GpuRide {
+    pub flocks: Vec<(CudaBoids, u32)>,
+    air: AirFields,
+}
+
+fn err(e: impl std::fmt::Display) -> FluidError {
+    FluidError::Invalid(e.to_string())
+}
+
+impl GpuRide {
+    /// The CPU flocks `flocks` moved to the GPU of `backend`'s device fields, their air before
+    /// the step `backend` has just taken being `before` (the CPU ride's); `None` when the fluid
+    /// keeps no fields on a GPU (the CPU backend).
+    pub fn open(
+        setup: &Setup,
+        backend: &mut dyn FluidBackend,
+        flocks: &[RidingFlock],
+        before: &Fields,
+    ) -> Result<Option<GpuRide>, FluidError> {
+        let Some(raw) = backend.device_fields()? else {
+            return Ok(None);
+        };
+        // A handle of the fluid's GPU per flock; the air on the first flock's stream.
+        let flocks = flocks
+            .iter()
+            .map(|f| {
+                let gpu = Gpu::open_device(raw.device()).map_err(err)?;
+                Ok((CudaBoids::from_cpu(gpu, &f.boids).map_err(err)?, f.substeps))
+            })
+            .collect::<Result<Vec<_>, FluidError>>()?;
+        let Some((first, _)) = flocks.first() else {
+            return Ok(None);
+        };
+        let mut air = AirFields::for_setup(first.gpu(), setup).map_err(err)?;
+        air.upload(Level::Before, before).map_err(err)?;
+        Ok(Some(GpuRide { flocks, air }))
+    }
+
+    /// The flocks' substeps over the fluid step `backend` has just taken; `obstacles(s)` as
+    /// [`super::riding::Riding::ride`]'s.
+    pub fn ride(
+        &mut self,
+        backend: &mut dyn FluidBackend,
+        obstacles: &dyn Fn(f64) -> Vec<Obstacle>,
+    ) -> Result<(), FluidError> {
+        let Some(raw) = backend.device_fields()? else {
+            return Err(err("the fluid's fields left the GPU"));
+        };
+        self.air.copy_from(Level::After, &raw).map_err(err)?;
+        for (boids, n) in &mut self.flocks {
+            for k in 0..*n {
+                let air = Air {
+                    fields: &self.air,
+                    time: SubstepTime { k, n: *n },
+                };
+                let solids = obstacles((k + 1) as f64 / *n as f64);
+                boids.substep_among(Some(air), &solids).map_err(err)?;
+            }
+        }
+        self.air.advance();
+        Ok(())
+    }
+
+    /// The substeps of every flock in the air as it stands (no new fields): the flock's step
+    /// alone, for the coupling bench.
+    pub fn substeps(&mut self, obstacles: &dyn Fn(f64) -> Vec<Obstacle>) -> Result<(), FluidError> {
+        for (boids, n) in &mut self.flocks {
+            for k in 0..*n {
+                let air = Air {
+                    fields: &self.air,
+                    time: SubstepTime { k, n: *n },
+                };
+                let solids = obstacles((k + 1) as f64 / *n as f64);
+                boids.substep_among(Some(air), &solids).map_err(err)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Holds the air at `fields` (before and after the step alike).
+    pub fn hold(&mut self, fields: &Fields) -> Result<(), FluidError> {
+        self.air.upload(Level::Before, fields).map_err(err)?;
+        self.air.upload(Level::After, fields).map_err(err)
+    }
+
+    /// Starts the ride again from the fluid's `fields` (the air before its next step).
+    pub fn restart(&mut self, fields: &Fields) -> Result<(), FluidError> {
+        // The after level is filled by the next ride's copy.
+        self.air.upload(Level::Before, fields).map_err(err)
+    }
+
+    /// Flock `k`'s boids copied back in its order.
+    pub fn state(&self, k: usize) -> Result<BoidArrays, FluidError> {
+        self.flocks[k].0.download().map_err(err)
+    }
+
+    /// Waits for the flocks' queued work (for timing).
+    pub fn synchronize(&self) -> Result<(), FluidError> {
+        match self.flocks.first() {
+            Some((b, _)) => b.gpu().stream.synchronize().map_err(err),
+            None => Ok(()),
+        }
+    }
+}
