@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The coupled flock and the gusting inlet on one GPU machine, from the repository root:
-#   bash scripts/gpu-coupling.sh [checks] [rides] [gust]
+#   bash scripts/gpu-coupling.sh [checks] [rides] [bench] [gust]
 # - checks: the GPU tests of dist/gpu/tests (TESTS="...": which; default the coupled flock's
 #   CUDA parity and the immersed boundary's spreading, graph and parity tests);
 # - rides: `fluid run assets/fluid/flock-sphere.toml` on the CPU and on CUDA, 60 steps: the
-#   fluid backends agree bit for bit, so the boids' files must be the same bytes; then 2,000
-#   steps on CUDA with the figures;
+#   fluid backends agree bit for bit (the fields' files compared byte for byte), the flocks
+#   (CPU on the CPU fluid, CUDA on the CUDA fluid) within 1e-5 m; then 2,000 steps on CUDA;
+# - bench: `fluid coupling-bench`, 1M boids in 256^3 and 10M in 512^3;
 # - gust: the sphere scene with a gusting inlet, CPU against CUDA (plain and as a CUDA graph),
 #   the final fields compared byte for byte.
 # Needs dist/new/murmur.xz (PTX embedded) and, for checks, dist/gpu/tests/*.xz.
@@ -28,12 +29,25 @@ if want rides; then
     rm -rf "$T/ride-$b"
     timeout 300 "$B" fluid run assets/fluid/flock-sphere.toml --backend $b --steps 60 --out "$T/ride-$b" --quiet 2>&1 | grep -v "^  " || status=1
   done
-  section "the boids of both rides"
-  for f in flock-sphere_0000060_boids.npz flock-sphere_0000060.npz; do
-    if cmp "$T/ride-cpu/$f" "$T/ride-cuda/$f"; then echo "$f: the same bytes"; else echo "$f: DIFFERENT"; status=1; fi
-  done
+  section "the boids of both rides (CPU flock on the CPU fluid, CUDA flock on the CUDA fluid)"
+  cmp "$T/ride-cpu/flock-sphere_0000060.npz" "$T/ride-cuda/flock-sphere_0000060.npz" && echo "fields: the same bytes" || { echo "fields: DIFFERENT"; status=1; }
+  python3 - "$T/ride-cpu/flock-sphere_0000060_boids.npz" "$T/ride-cuda/flock-sphere_0000060_boids.npz" <<'PY' || status=1
+import sys, numpy as np
+a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
+assert (a["id"] == b["id"]).all()
+dp = np.abs(a["pos"] - b["pos"]).max(); dv = np.abs(a["vel"] - b["vel"]).max()
+print(f"boids: max |pos| difference {dp:.3e} m, max |vel| difference {dv:.3e} m/s, identical bytes: {(a['pos'] == b['pos']).all() and (a['vel'] == b['vel']).all()}")
+sys.exit(0 if dp < 1e-5 and dv < 1e-4 else 1)
+PY
   section "fluid run flock-sphere.toml --backend cuda --steps 2000"
   timeout 400 "$B" fluid run assets/fluid/flock-sphere.toml --backend cuda --steps 2000 --out "$T/ride-long" --quiet 2>&1 | grep -v "^  " || status=1
+fi
+
+if want bench; then
+  for args in "--size 256 --boids 1000000" "--size 512 --boids 10000000"; do
+    section "fluid coupling-bench $args"
+    timeout 300 "$B" fluid coupling-bench $args --steps 100 2>&1 || status=1
+  done
 fi
 
 if want gust; then

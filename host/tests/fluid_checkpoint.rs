@@ -411,7 +411,7 @@ fn a_full_disk_keeps_the_previous_checkpoint() {
         c.schedule.prepare().unwrap();
         b.step().unwrap();
         b.step().unwrap();
-        c.write(b.as_mut(), &flags, None, None).unwrap();
+        c.write(b.as_mut(), &flags, None, None, Vec::new()).unwrap();
         c.settle().unwrap();
         assert_eq!(c.beside_count, usize::from(beside));
         let first = c.last().unwrap().to_path_buf();
@@ -420,7 +420,7 @@ fn a_full_disk_keeps_the_previous_checkpoint() {
             b.step().unwrap();
             b.step().unwrap();
             let e = c
-                .write(b.as_mut(), &flags, None, None)
+                .write(b.as_mut(), &flags, None, None, Vec::new())
                 .and_then(|_| c.settle())
                 .unwrap_err()
                 .to_string();
@@ -477,7 +477,8 @@ fn a_checkpoint_beside_the_run_holds_the_bytes_of_one_between_steps() {
             for _ in 0..3 {
                 b.step().unwrap();
             }
-            c.write(b.as_mut(), &flags, None, Some(3)).unwrap();
+            c.write(b.as_mut(), &flags, None, Some(3), Vec::new())
+                .unwrap();
             // The run goes on while the copy is written.
             for _ in 0..4 {
                 b.step().unwrap();

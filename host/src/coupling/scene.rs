@@ -322,7 +322,7 @@ enum Place {
     /// Not yet stepped: the CPU ride holds them.
     Undecided,
     Cpu,
-    Gpu(GpuRide),
+    Gpu(Box<GpuRide>),
 }
 
 /// The checkpoint member of flock `name`'s array `what` (`pos`, `vel`, `rel`: lattice units;
@@ -345,7 +345,7 @@ impl Rider for SceneFlocks {
         if let Place::Undecided = self.gpu {
             let setup = &self.setup;
             self.gpu = match GpuRide::open(setup, backend, &self.ride.flocks, self.ride.before())? {
-                Some(g) => Place::Gpu(g),
+                Some(g) => Place::Gpu(Box::new(g)),
                 None => Place::Cpu,
             };
         }
