@@ -61,12 +61,16 @@ pub fn message(e: &clap::Error, root: &Command, args: &[OsString]) -> String {
         ErrorKind::ValueValidation => {
             let arg = find_arg(cmd, &flag);
             let v = value.clone().unwrap_or_default();
-            if let Some(what) = arg.and_then(|a| expects(a, &v)) {
-                return format!("{flag}: expected {what}, got {}", got());
-            }
             let source = std::error::Error::source(e)
                 .map(|s| s.to_string())
                 .unwrap_or_default();
+            // A ranged parser's own words ("8 is not in 16..=1024") say more than the type's.
+            if source.contains(" is not in ") {
+                return format!("{flag}: {source}");
+            }
+            if let Some(what) = arg.and_then(|a| expects(a, &v)) {
+                return format!("{flag}: expected {what}, got {}", got());
+            }
             if source.is_empty() {
                 format!("{flag}: invalid value {}", got())
             } else if source.contains(&v) || source.starts_with("expected") {
