@@ -64,8 +64,11 @@ pub fn message(e: &clap::Error, root: &Command, args: &[OsString]) -> String {
             let source = std::error::Error::source(e)
                 .map(|s| s.to_string())
                 .unwrap_or_default();
-            // A ranged parser's own words ("8 is not in 16..=1024") say more than the type's.
-            if source.contains(" is not in ") {
+            // A narrower range than the type's ("8 is not in 16..=1024") in the parser's words;
+            // the type's own range keeps the words below.
+            let upper = source.rsplit("..=").next().unwrap_or_default();
+            let type_max = ["255", "65535", "4294967295", "18446744073709551615"];
+            if source.contains(" is not in ") && !type_max.contains(&upper) {
                 return format!("{flag}: {source}");
             }
             if let Some(what) = arg.and_then(|a| expects(a, &v)) {
