@@ -60,16 +60,7 @@ impl GpuRide {
             return Err(err("the fluid's fields left the GPU"));
         };
         self.air.copy_from(Level::After, &raw).map_err(err)?;
-        for (boids, n) in &mut self.flocks {
-            for k in 0..*n {
-                let air = Air {
-                    fields: &self.air,
-                    time: SubstepTime { k, n: *n },
-                };
-                let solids = obstacles((k + 1) as f64 / *n as f64);
-                boids.substep_among(Some(air), &solids).map_err(err)?;
-            }
-        }
+        self.substeps(obstacles)?;
         self.air.advance();
         Ok(())
     }

@@ -286,7 +286,7 @@ fn checked_avoidance(bounds: &BoidBox, a: Avoidance) -> Result<Avoidance, BoidsE
 
 /// Boids in SI units (positions in m, ground velocities in m/s; lattice coordinates times
 /// `dx`), ids as given.
-fn state_si(
+pub(crate) fn state_si(
     pos: &[Vec3],
     vel: &[Vec3],
     id: &[u32],

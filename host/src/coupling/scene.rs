@@ -376,16 +376,10 @@ impl Rider for SceneFlocks {
             };
             let b = self.state(k)?;
             let npz = stem.with_extension("npz");
-            let si = |v: &[Vec3], f: &dyn Fn(f64) -> f64| -> Vec<Vec3> {
-                v.iter()
-                    .map(|p| Vec3::from_array(p.to_array().map(|c| f(c as f64) as f32)))
-                    .collect()
-            };
-            let state = crate::flock::FlockState {
-                pos: si(&b.pos, &|c| units.length_to_si(c)),
-                vel: si(&b.vel, &|c| units.velocity_to_si(c)),
-                id: b.id.clone(),
-            };
+            // Metres from the domain's origin, as the scene's positions and the .vtp.
+            let origin = Vec3::from_array(self.frame.origin.map(|o| o as f32));
+            let from_origin: Vec<Vec3> = b.pos.iter().map(|&p| p - origin).collect();
+            let state = super::state_si(&from_origin, &b.vel, &b.id, &units);
             crate::flock::snapshot::save(&npz, &state)
                 .map_err(|e| FluidError::Invalid(e.to_string()))?;
             written.push(npz);
