@@ -160,6 +160,55 @@ fn a_run_resumed_from_a_checkpoint_goes_on_with_its_boids_bit_for_bit() {
 }
 
 #[test]
+fn a_two_way_flock_pushes_the_air_and_resumes_bit_for_bit() {
+    let dir = support::tmp("coupling-two-way", "");
+    // A tenth of a cell's air per boid: a mass loading of about 0.2 where they start.
+    let two_way = format!("{FLOCK}\nmass = 1e-7\ncoupling = \"two-way\"");
+    let path = write_scene(&dir, "two-way.toml", &two_way);
+    let one = write_scene(&dir, "one-way.toml", FLOCK);
+    let go = |scene: &str, extra: &[&str]| {
+        let args = ["fluid", "run", scene, "--backend", "cpu", "--quiet"];
+        let (ok, stdout, stderr) = murmur(&[&args[..], extra].concat());
+        assert!(ok, "{extra:?}: {stdout}{stderr}");
+        stdout
+    };
+    let (whole, first, ck) = (dir.join("whole"), dir.join("first"), dir.join("ck"));
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    go(&path, &["--steps", "40", "--out", &s(&whole)]);
+    go(
+        &path,
+        &[
+            "--steps",
+            "20",
+            "--out",
+            &s(&first),
+            "--checkpoint-every",
+            "20",
+            "--checkpoint-dir",
+            &s(&ck),
+        ],
+    );
+    let resumed = dir.join("resumed");
+    go(
+        &path,
+        &["--steps", "40", "--out", &s(&resumed), "--resume", &s(&ck)],
+    );
+    for name in ["flock-test_0000040_boids.npz", "flock-test_0000040.npz"] {
+        let same =
+            std::fs::read(whole.join(name)).unwrap() == std::fs::read(resumed.join(name)).unwrap();
+        assert!(same, "{name} differs after the resume");
+    }
+    // The boids push the air: the fluid differs from the one-way run's.
+    let oneway = dir.join("one");
+    go(&one, &["--steps", "40", "--out", &s(&oneway)]);
+    let fields = "flock-test_0000040.npz";
+    let same =
+        std::fs::read(whole.join(fields)).unwrap() == std::fs::read(oneway.join(fields)).unwrap();
+    assert!(!same, "two-way left the fluid as one-way does");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_flock_leaving_through_the_outlet_comes_back_in_at_the_inlet() {
     let dir = support::tmp("coupling-through", "");
     // Tracers (no rules to speak of, no inertia) started next to the outlet.
@@ -226,8 +275,16 @@ fn bad_flocks_and_what_does_not_hold_them_yet_are_refused_in_one_line() {
         "spawn = { sphere = { center = [0.1, 0.06, 0.06], radius = 0.01 } }",
     );
     run("inside.toml", &inside, &[], "inside a solid");
-    let two_way = format!("{FLOCK}\nmass = 1e-6\ncoupling = \"two-way\"");
-    run("two-way.toml", &two_way, &[], "two-way");
+    let tracers = FLOCK.replace("tau_p = 0.002", "tau_p = 0.0");
+    let two_way = format!("{tracers}\nmass = 1e-6\ncoupling = \"two-way\"");
+    run(
+        "two-way.toml",
+        &two_way,
+        &[],
+        "two-way coupling needs tau_p > 0",
+    );
+    let heavy = format!("{FLOCK}\nmass = 1.0\ncoupling = \"two-way\"");
+    run("heavy.toml", &heavy, &[], "unstable");
     run(
         "ranks.toml",
         FLOCK,

@@ -11,7 +11,7 @@ use murmur_common::coupling::abi::{
     CouplingGather, CouplingKeys, CouplingMove, CouplingRules, CouplingStarts, DeviceAir,
 };
 use murmur_common::coupling::sdf::Obstacle;
-use murmur_common::coupling::substep::{air_between, move_boid, rules_velocity};
+use murmur_common::coupling::substep::{add_push, air_between, move_boid, rules_velocity};
 use murmur_common::flock::fill_cell_start;
 use murmur_common::{DevSlice, Vec3};
 
@@ -52,6 +52,11 @@ pub unsafe extern "ptx-kernel" fn coupling_gather(a: CouplingGather) {
     a.vel_out.write(i, a.vel_in.read(j));
     a.rel_out.write(i, a.rel_in.read(j));
     a.id_out.write(i, a.id_in.read(j));
+    if !a.push_in.is_empty() {
+        for c in 0..3 {
+            a.push_out.write(3 * i + c, a.push_in.read(3 * j + c));
+        }
+    }
 }
 
 /// Obstacle `i` of the list.
@@ -105,12 +110,13 @@ pub unsafe extern "ptx-kernel" fn coupling_move(a: CouplingMove) {
     let Some(i) = index_below(a.n as u64) else {
         return;
     };
-    let (x, v, w) = move_boid(
+    let (x, v, w, push) = move_boid(
         &a.motion,
         &a.bounds,
         &a.avoidance,
         a.obstacles.len() as usize,
         |o| obstacle(a.obstacles, o),
+        a.mass,
         a.pos.read(i),
         a.vel.read(i),
         a.rel.read(i),
@@ -119,4 +125,11 @@ pub unsafe extern "ptx-kernel" fn coupling_move(a: CouplingMove) {
     a.pos.write(i, x);
     a.vel.write(i, v);
     a.rel.write(i, w);
+    if a.mass > 0.0 {
+        let acc = [0, 1, 2].map(|c| a.push.read(3 * i + c));
+        let sum = add_push(acc, push);
+        for (c, &v) in sum.iter().enumerate() {
+            a.push.write(3 * i + c, v);
+        }
+    }
 }

@@ -13,6 +13,7 @@ pub mod coupling;
 pub mod flock;
 pub mod fluid_render;
 pub mod lbm;
+pub mod push;
 pub mod render;
 pub mod sort;
 pub mod thread;

@@ -4,7 +4,7 @@
 //! Device layout per boid: position, ground velocity and relative velocity ([`Vec3`], 12 bytes
 //! each) and id (`u32`), each twice (the gather permutes into the second copy, the rules write
 //! the new relative velocities there); a cell key and a sorted index (`u32` each) and the radix
-//! sort's two spare words. Per grid cell plus one: `starts`, the first sorted entry of each cell
+//! sort's two spare words; two-way, three fixed-point impulse sums (twice, as the position). Per grid cell plus one: `starts`, the first sorted entry of each cell
 //! (the last entry is the boid count). The air: two velocity fields in the fluid's `Fields`
 //! layout (`[rho; n] ++ [ux; n] ++ [uy; n] ++ [uz; n]`, f32) and a byte per cell (1: fluid).
 //! Obstacles: a list of [`Obstacle`]s.
@@ -56,6 +56,9 @@ pub struct CouplingGather {
     pub vel_out: DevSliceMut<Vec3>,
     pub rel_out: DevSliceMut<Vec3>,
     pub id_out: DevSliceMut<u32>,
+    /// Two-way: the boids' impulse sums over the fluid step, three per boid (empty one-way).
+    pub push_in: DevSlice<u64>,
+    pub push_out: DevSliceMut<u64>,
 }
 
 /// `coupling_rules`: `rel_out[i]` = the new relative velocity of sorted boid `i < n`
@@ -89,11 +92,14 @@ pub struct DeviceAir {
 }
 
 /// `coupling_move`: boid `i < n` moved in the air ([`super::substep::move_boid`]), each thread
-/// reading and writing its own entry of `pos`, `vel` and `rel` only.
+/// reading and writing its own entry of `pos`, `vel`, `rel` and `push` only. Two-way (`mass >
+/// 0`): the move's impulse on the air joins the boid's sum in `push` (three per boid).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct CouplingMove {
     pub n: u32,
+    /// The boid's mass (lattice units; 0: one-way).
+    pub mass: f32,
     pub motion: Motion,
     pub bounds: BoidBox,
     pub avoidance: Avoidance,
@@ -102,4 +108,5 @@ pub struct CouplingMove {
     pub pos: DevSliceMut<Vec3>,
     pub vel: DevSliceMut<Vec3>,
     pub rel: DevSliceMut<Vec3>,
+    pub push: DevSliceMut<u64>,
 }

@@ -45,6 +45,7 @@ pub mod substep;
 use crate::flock::params::FlockParams;
 use crate::lbm::ib::band::{from_fixed, to_fixed};
 use crate::lbm::ib::forcing::interpolate;
+use crate::lbm::ib::push::spread_exact;
 use crate::lbm::ib::stencil::{Domain, Stencil};
 use crate::math::{floor_i32, Vec3};
 
@@ -201,45 +202,19 @@ impl Impulse {
     }
 }
 
-/// Spreads `impulse` over `stencil` (renormalised: its weights sum to 1): `add(cell, terms)` for
-/// each present node, the terms `to_fixed(w_i J)` for every node but the last present one,
-/// which takes what is left, so that the terms sum to `impulse.total` exactly (wrapping). An
-/// empty stencil adds nothing and returns false (the caller keeps the boid's momentum then).
+/// Spreads `impulse` over `stencil` (renormalised: its weights sum to 1) as the fluid's pushes
+/// do ([`spread_exact`]): `add(cell, terms)` for each present node, the terms summing to
+/// `impulse.total` exactly (wrapping). An empty stencil adds nothing and returns false.
 #[inline(always)]
-// The unrolled loop's last copy updates `left` after its last use.
-#[allow(unused_assignments)]
 pub fn push_back(
     stencil: &Stencil,
     impulse: &Impulse,
     mut add: impl FnMut(usize, [u64; 3]),
 ) -> bool {
-    let j = [
-        from_fixed(impulse.total[0]),
-        from_fixed(impulse.total[1]),
-        from_fixed(impulse.total[2]),
-    ];
     if stencil.count() == 0 {
         return false;
     }
-    // Node by node (unrolled: the stencil stays in registers on the GPU); the last present
-    // node is the one with no present node above it.
-    let mut left = impulse.total;
-    unroll!(i in [0, 1, 2, 3, 4, 5, 6, 7] => {
-        if stencil.is_present(i) {
-            if stencil.present_mask() >> i >> 1 == 0 {
-                add(stencil.cell(i), left);
-            } else {
-                let w = stencil.weight(i);
-                let t = [to_fixed(w * j[0]), to_fixed(w * j[1]), to_fixed(w * j[2])];
-                left = [
-                    left[0].wrapping_sub(t[0]),
-                    left[1].wrapping_sub(t[1]),
-                    left[2].wrapping_sub(t[2]),
-                ];
-                add(stencil.cell(i), t);
-            }
-        }
-    });
+    spread_exact(stencil, impulse.total, |k, t| add(stencil.cell(k), t));
     true
 }
 

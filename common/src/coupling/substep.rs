@@ -7,7 +7,7 @@
 
 use super::grid::{box_grid_sums, BoxGrid};
 use super::sdf::{keep_out, steer, Avoidance, Obstacle};
-use super::{BoidBox, Motion};
+use super::{BoidBox, Impulse, Motion};
 use crate::flock::params::FlockParams;
 use crate::flock::rules::{clamp_speed, new_velocity};
 use crate::lbm::ib::forcing::interpolate;
@@ -79,9 +79,12 @@ pub fn rules_velocity(
 }
 
 /// The move of a boid at `x` with ground velocity `v` and relative velocity `w` (after the
-/// rules) in the air `air(x, s)` ([`Motion::advance`]), brought back into the box (a wall
-/// reflects the position and both velocities' components, [`BoidBox::confine`]) and, when
-/// there are obstacles, put outside each it ends in ([`keep_out`]): the new `(x, v, w)`.
+/// rules) in the air `air(x, s)` ([`Motion::advance`]); with a `mass > 0` (two-way coupling) the
+/// change of its ground velocity becomes the impulse on the air, quantised, and the boid keeps
+/// the quantised change ([`Impulse`]); then it is brought back into the box (a wall reflects the
+/// position and both velocities' components, [`BoidBox::confine`]) and, when there are
+/// obstacles, put outside each it ends in ([`keep_out`]): the new `(x, v, w)` and the impulse on
+/// the air (zero one-way).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub fn move_boid(
@@ -90,18 +93,36 @@ pub fn move_boid(
     a: &Avoidance,
     n: usize,
     obstacle: impl Fn(usize) -> Obstacle,
+    mass: f32,
     x: Vec3,
     v: Vec3,
     w: Vec3,
     air: impl Fn(Vec3, f32) -> Option<Vec3>,
-) -> (Vec3, Vec3, Vec3) {
-    let (moved, ground) = motion.advance(x, v, w, air);
+) -> (Vec3, Vec3, Vec3, [u64; 3]) {
+    let (moved, mut ground) = motion.advance(x, v, w, air);
+    let mut push = [0u64; 3];
+    if mass > 0.0 {
+        let imp = Impulse::of(mass, ground - v);
+        ground = v + imp.realised(mass);
+        push = imp.total;
+    }
     let (mut x, v) = bounds.confine(moved, ground);
     let w = bounds.confine(moved, w).1;
     if n > 0 {
         x = keep_out(n, obstacle, x, a);
     }
-    (x, v, w)
+    (x, v, w, push)
+}
+
+/// `acc + push`, per component, wrapping (the fixed-point sums of a boid's impulses over a
+/// fluid step).
+#[inline(always)]
+pub fn add_push(acc: [u64; 3], push: [u64; 3]) -> [u64; 3] {
+    [
+        acc[0].wrapping_add(push[0]),
+        acc[1].wrapping_add(push[1]),
+        acc[2].wrapping_add(push[2]),
+    ]
 }
 
 #[cfg(test)]
@@ -171,12 +192,13 @@ mod tests {
         // Into the wall at x = 0: reflected, both velocities' x reversed.
         let air = |_: Vec3, _: f32| Some(Vec3::new(-0.3, 0.0, 0.0));
         let none = |_: usize| Obstacle::default();
-        let (x, v, w) = move_boid(
+        let (x, v, w, push) = move_boid(
             &m,
             &b,
             &a,
             0,
             none,
+            0.0,
             Vec3::new(0.1, 5.0, 5.0),
             Vec3::ZERO,
             Vec3::new(-0.1, 0.0, 0.0),
@@ -184,6 +206,7 @@ mod tests {
         );
         assert!((x.x - 0.3).abs() < 1e-6, "{x:?}");
         assert!((v.x - 0.4).abs() < 1e-6 && w.x == 0.1, "{v:?} {w:?}");
+        assert_eq!(push, [0; 3], "one-way pushes nothing");
         // Into a sphere: put outside it.
         let sphere = Obstacle {
             sdf: crate::coupling::sdf::Sdf {
@@ -198,12 +221,13 @@ mod tests {
             },
         };
         let still = |_: Vec3, _: f32| Some(Vec3::ZERO);
-        let (x, _, _) = move_boid(
+        let (x, _, _, _) = move_boid(
             &m,
             &b,
             &a,
             1,
             |_| sphere,
+            0.0,
             Vec3::new(12.0, 10.0, 10.0),
             Vec3::ZERO,
             Vec3::new(0.5, 0.0, 0.0),

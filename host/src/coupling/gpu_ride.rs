@@ -60,9 +60,45 @@ impl GpuRide {
             return Err(err("the fluid's fields left the GPU"));
         };
         self.air.copy_from(Level::After, &raw).map_err(err)?;
+        // The step just taken applied the pending pushes (the flocks' streams wait for it
+        // before they write their impulses and positions again).
+        for (boids, _) in self.flocks.iter_mut().filter(|(b, _)| b.mass() > 0.0) {
+            let stream = &boids.gpu().stream;
+            if !std::sync::Arc::ptr_eq(stream, &raw.stream) {
+                stream.join(&raw.stream).map_err(err)?;
+            }
+            boids.clear_pushes().map_err(err)?;
+        }
         self.substeps(obstacles)?;
         self.air.advance();
-        Ok(())
+        self.push(backend)
+    }
+
+    /// Hands the two-way flocks' impulses to `backend` for its next step: one flock's copied
+    /// on the device, several through the host.
+    pub fn push(&self, backend: &mut dyn FluidBackend) -> Result<(), FluidError> {
+        let two: Vec<&CudaBoids> = self
+            .flocks
+            .iter()
+            .map(|(b, _)| b)
+            .filter(|b| b.mass() > 0.0 && !b.is_empty())
+            .collect();
+        match two.as_slice() {
+            [] => Ok(()),
+            [one] => match one.push_buffers() {
+                Some((pos, total)) => backend.push_device(&pos, &total),
+                None => Ok(()),
+            },
+            several => {
+                let (mut pos, mut total) = (Vec::new(), Vec::new());
+                for b in several {
+                    let a = b.download().map_err(err)?;
+                    pos.extend(a.pos.iter().map(|p| p.to_array()));
+                    total.extend(a.push);
+                }
+                backend.push(&pos, &total)
+            }
+        }
     }
 
     /// The substeps of every flock in the air as it stands (no new fields): the flock's step

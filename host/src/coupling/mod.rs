@@ -8,7 +8,7 @@
 
 use murmur_common::coupling::grid::BoxGrid;
 use murmur_common::coupling::sdf::{Avoidance, Obstacle};
-use murmur_common::coupling::substep::{move_boid, rules_velocity};
+use murmur_common::coupling::substep::{add_push, move_boid, rules_velocity};
 use murmur_common::coupling::{BoidBox, Motion, Rates};
 use murmur_common::flock::params::FlockParams;
 use murmur_common::Vec3;
@@ -41,6 +41,8 @@ pub enum BoidsError {
     Times { dt: f64, tau_p: f64 },
     #[error("{0} positions but {1} velocities")]
     Lengths(usize, usize),
+    #[error("a two-way flock's boid mass must be a finite number > 0, got {0}")]
+    Mass(f32),
     #[error(
         "the flock's avoidance distance {reach} is not within 0..={most} cells (the box's \
          smallest extent), or its rate {rate}, margin {margin} or normal step {h} is not a \
@@ -62,6 +64,11 @@ pub struct CpuBoids {
     pub vel: Vec<Vec3>,
     pub rel: Vec<Vec3>,
     pub id: Vec<u32>,
+    /// Two-way: each boid's impulses on the air since the last [`CpuBoids::take_pushes`]
+    /// (fixed point; empty one-way).
+    pub push: Vec<[u64; 3]>,
+    /// Mass of a boid (lattice units; 0: one-way).
+    mass: f32,
     params: FlockParams,
     motion: Motion,
     bounds: BoidBox,
@@ -73,6 +80,7 @@ pub struct CpuBoids {
     order: Vec<usize>,
     spare: Vec<Vec3>,
     spare_id: Vec<u32>,
+    spare_push: Vec<[u64; 3]>,
     avoidance: Avoidance,
 }
 
@@ -125,8 +133,69 @@ impl CpuBoids {
             order: Vec::new(),
             spare: Vec::new(),
             spare_id: Vec::new(),
+            spare_push: Vec::new(),
+            push: Vec::new(),
+            mass: 0.0,
             avoidance: Avoidance::default(),
         })
+    }
+
+    /// The flock pushing back on the air, each boid of `mass` (lattice units, `> 0`).
+    pub fn two_way(mut self, mass: f32) -> Result<CpuBoids, BoidsError> {
+        if !(mass > 0.0 && mass.is_finite()) {
+            return Err(BoidsError::Mass(mass));
+        }
+        self.mass = mass;
+        self.push = vec![[0; 3]; self.pos.len()];
+        Ok(self)
+    }
+
+    /// Mass of a boid (0: one-way).
+    pub fn mass(&self) -> f32 {
+        self.mass
+    }
+
+    /// The boids' impulses on the air over the last fluid step, as the fluid takes them
+    /// ([`crate::fluid::FluidBackend::push`]): positions and three fixed-point totals per
+    /// boid. They stay pending (in checkpoints too) until [`CpuBoids::clear_pushes`].
+    pub fn pushes(&self) -> (Vec<[f32; 3]>, Vec<u64>) {
+        let pos = self.pos.iter().map(|p| p.to_array()).collect();
+        let total = self.push.iter().flatten().copied().collect();
+        (pos, total)
+    }
+
+    /// The pending impulses applied (the fluid took its step): the sums start from zero.
+    pub fn clear_pushes(&mut self) {
+        self.push.iter_mut().for_each(|p| *p = [0; 3]);
+    }
+
+    /// Puts back the pending impulses a checkpoint kept (in the boids' order).
+    pub fn restore_pushes(&mut self, push: Vec<[u64; 3]>) -> Result<(), BoidsError> {
+        if push.len() != self.pos.len() || self.push.is_empty() {
+            return Err(BoidsError::Lengths(self.pos.len(), push.len()));
+        }
+        self.push = push;
+        Ok(())
+    }
+
+    /// The pending impulses, summed (lattice momentum).
+    pub fn pending_push(&self) -> [f64; 3] {
+        let mut sum = [0u64; 3];
+        for p in &self.push {
+            sum = add_push(sum, *p);
+        }
+        sum.map(|v| murmur_common::lbm::ib::band::from_fixed(v) as f64)
+    }
+
+    /// The boids' momentum `sum m v` (lattice units; 0 one-way).
+    pub fn momentum(&self) -> [f64; 3] {
+        let mut m = [0.0f64; 3];
+        for v in &self.vel {
+            for (c, x) in v.to_array().iter().enumerate() {
+                m[c] += self.mass as f64 * *x as f64;
+            }
+        }
+        m
     }
 
     /// The flock with avoidance `a` (the fourth rule and the projection; by default nothing
@@ -174,11 +243,24 @@ impl CpuBoids {
             );
         });
         std::mem::swap(&mut self.rel, &mut self.spare);
-        let (motion, bounds) = (self.motion, self.bounds);
-        (&mut self.pos, &mut self.vel, &mut self.rel)
+        let (motion, bounds, mass) = (self.motion, self.bounds, self.mass);
+        let one_way = self.push.is_empty();
+        if one_way {
+            self.spare_push.clear();
+            self.spare_push.resize(self.pos.len(), [0; 3]);
+        }
+        let push = if one_way {
+            &mut self.spare_push
+        } else {
+            &mut self.push
+        };
+        (&mut self.pos, &mut self.vel, &mut self.rel, push)
             .into_par_iter()
-            .for_each(|(x, v, w)| {
-                (*x, *v, *w) = move_boid(&motion, &bounds, a, n, obstacle, *x, *v, *w, &air);
+            .for_each(|(x, v, w, acc)| {
+                let pushed;
+                (*x, *v, *w, pushed) =
+                    move_boid(&motion, &bounds, a, n, obstacle, mass, *x, *v, *w, &air);
+                *acc = add_push(*acc, pushed);
             });
     }
 
@@ -261,6 +343,11 @@ impl CpuBoids {
         self.spare_id.clear();
         self.spare_id.extend(order.iter().map(|&i| self.id[i]));
         std::mem::swap(&mut self.id, &mut self.spare_id);
+        if !self.push.is_empty() {
+            self.spare_push.clear();
+            self.spare_push.extend(order.iter().map(|&i| self.push[i]));
+            std::mem::swap(&mut self.push, &mut self.spare_push);
+        }
     }
 }
 

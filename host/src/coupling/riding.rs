@@ -1,10 +1,11 @@
-//! Coupled flocks riding a fluid run, one-way: after each fluid step each flock takes its
+//! Coupled flocks riding a fluid run: after each fluid step each flock takes its
 //! substeps in the air of that step, the fluid's velocity interpolated in space by the
 //! immersed boundary's 2 x 2 x 2 hat kernel over the fluid nodes
 //! ([`murmur_common::coupling::air_velocity`]) and linearly in time between the fields before
 //! and after the step, among the obstacles as they stand at the end of each substep. Any fluid
 //! backend: the fields come to the host once per fluid step (the CPU reference of the
-//! coupling, not its fast path).
+//! coupling, not its fast path). Two-way flocks then hand their impulses on the air to the
+//! fluid for its next step ([`Riding::push`]).
 
 use super::CpuBoids;
 use crate::fluid::{Fields, FluidBackend, FluidError, Setup};
@@ -52,6 +53,17 @@ impl Riding {
             return Err(FluidError::Invalid(
                 "a flock takes at least one substep per fluid step".into(),
             ));
+        }
+        let pushes: usize = flocks
+            .iter()
+            .filter(|f| f.boids.mass() > 0.0)
+            .map(|f| f.boids.pos.len())
+            .sum();
+        if pushes > 0 {
+            let most = u32::try_from(pushes).map_err(|_| {
+                FluidError::Invalid(format!("{pushes} two-way boids: at most {} push", u32::MAX))
+            })?;
+            fluid.enable_pushes(most)?;
         }
         Ok(Riding {
             flocks,
@@ -102,6 +114,10 @@ impl Riding {
         let after = fluid.fields()?;
         let before = std::mem::replace(&mut self.before, after);
         let (domain, mask) = (&self.domain, &self.fluid);
+        // The step just taken applied the pending pushes.
+        for f in &mut self.flocks {
+            f.boids.clear_pushes();
+        }
         substeps(
             &mut self.flocks,
             domain,
@@ -110,7 +126,35 @@ impl Riding {
             &self.before,
             obstacles,
         );
-        Ok(())
+        self.push(fluid)
+    }
+
+    /// Hands the two-way flocks' pending impulses to `fluid` for its next step (after a ride,
+    /// or after a restore).
+    pub fn push(&self, fluid: &mut dyn FluidBackend) -> Result<(), FluidError> {
+        let (mut pos, mut total) = (Vec::new(), Vec::new());
+        for f in self.flocks.iter().filter(|f| f.boids.mass() > 0.0) {
+            let (p, t) = f.boids.pushes();
+            pos.extend(p);
+            total.extend(t);
+        }
+        if pos.is_empty() {
+            return Ok(());
+        }
+        fluid.push(&pos, &total)
+    }
+
+    /// The flocks' momentum at the present time level: `sum m v` of the two-way boids plus
+    /// the impulses the fluid has not applied yet (lattice units).
+    pub fn momentum(&self) -> [f64; 3] {
+        let mut m = [0.0f64; 3];
+        for f in &self.flocks {
+            let (b, p) = (f.boids.momentum(), f.boids.pending_push());
+            for c in 0..3 {
+                m[c] += b[c] + p[c];
+            }
+        }
+        m
     }
 }
 

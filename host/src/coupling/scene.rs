@@ -201,12 +201,6 @@ impl SceneFlocks {
                 .lattice(i, &frame, &start, left)
                 .map_err(|e| invalid(e.to_string()))?;
             left -= (spec.count * HOST_BYTES_PER_BOID).div_ceil(1 << 20);
-            if l.way == Way::TwoWay {
-                return Err(invalid(format!(
-                    "flock {i}: two-way coupling does not run in `fluid run` yet: use \
-                     coupling = \"one-way\""
-                )));
-            }
             let name = spec.name.clone().unwrap_or(match i {
                 0 => "boids".to_string(),
                 _ => format!("boids{i}"),
@@ -227,6 +221,10 @@ impl SceneFlocks {
                 bounds,
             )
             .and_then(|b| b.avoiding(l.avoidance))
+            .and_then(|b| match l.way {
+                Way::TwoWay => b.two_way(l.mass as f32),
+                Way::OneWay => Ok(b),
+            })
             .map_err(|e| invalid(format!("flock {i}: {e}")))?;
             let mut boids = boids;
             // A boid starts moving with the air where it is (at rest relative to it).
@@ -298,6 +296,7 @@ impl SceneFlocks {
                     vel: b.vel.clone(),
                     rel: b.rel.clone(),
                     id: b.id.clone(),
+                    push: b.push.iter().flatten().copied().collect(),
                 })
             }
         }
@@ -441,11 +440,19 @@ impl Rider for SceneFlocks {
                 shape: vec![n],
                 values: ArrayValues::U32(b.id.clone()),
             });
+            // A two-way flock's impulses the fluid's next step applies.
+            if !b.push.is_empty() {
+                out.push(NamedArray {
+                    name: member(name, "push"),
+                    shape: vec![n, 3],
+                    values: ArrayValues::U64(b.push.clone()),
+                });
+            }
         }
         Ok(out)
     }
 
-    fn restore(&mut self, path: &Path) -> Result<(), FluidError> {
+    fn restore(&mut self, path: &Path, backend: &mut dyn FluidBackend) -> Result<(), FluidError> {
         if !matches!(self.gpu, Place::Undecided) {
             return Err(FluidError::Invalid(
                 "the flocks restore before their first step".into(),
@@ -476,12 +483,20 @@ impl Rider for SceneFlocks {
                     self.counts[k]
                 )));
             }
-            self.ride.flocks[k]
-                .boids
+            let boids = &mut self.ride.flocks[k].boids;
+            boids
                 .restore(pos, vel, rel, id)
                 .map_err(|e| FluidError::Invalid(format!("flock {name:?}: {e}")))?;
+            if boids.mass() > 0.0 {
+                let push = r.read_vec::<u64>(&member(name, "push"))?;
+                let push = push.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect();
+                boids
+                    .restore_pushes(push)
+                    .map_err(|e| FluidError::Invalid(format!("flock {name:?}: {e}")))?;
+            }
         }
-        Ok(())
+        // The impulses pending at the checkpoint go to the fluid's next step.
+        self.ride.push(backend)
     }
 
     fn summary(&self) -> Vec<String> {

@@ -397,6 +397,42 @@ pub trait FluidBackend {
     fn samples(&mut self) -> Result<Option<ib::plan::SampleSnapshot>, FluidError>;
     /// How full the immersed boundary's band was at the last step (`None` without solids, and
     /// by default).
+    /// Makes room for up to `most` pushes per step (impulses from a layer above the fluid,
+    /// [`murmur_common::lbm::ib::push`]): the band grows, and the step gains the pushes'
+    /// stages. Before the first push.
+    fn enable_pushes(&mut self, most: u32) -> Result<(), FluidError> {
+        let _ = most;
+        Err(FluidError::Invalid(format!(
+            "the {} backend takes no pushes",
+            self.describe()
+        )))
+    }
+
+    /// The pushes the next step applies: per push its position (lattice coordinates) and
+    /// three fixed-point totals of momentum (`total[3 i + c]`); at most the room made by
+    /// [`FluidBackend::enable_pushes`]. A step without a call applies none.
+    fn push(&mut self, pos: &[[f32; 3]], total: &[u64]) -> Result<(), FluidError> {
+        let _ = (pos, total);
+        Err(FluidError::Invalid(format!(
+            "the {} backend takes no pushes",
+            self.describe()
+        )))
+    }
+
+    /// [`FluidBackend::push`] from device buffers on this backend's GPU: positions (12 bytes
+    /// per push) and totals (24 bytes per push), copied on the device.
+    fn push_device(
+        &mut self,
+        pos: &crate::gpu::exposed::RawBuffer,
+        total: &crate::gpu::exposed::RawBuffer,
+    ) -> Result<(), FluidError> {
+        let _ = (pos, total);
+        Err(FluidError::Invalid(format!(
+            "the {} backend takes no pushes from a GPU",
+            self.describe()
+        )))
+    }
+
     fn band(&mut self) -> Result<Option<ib::plan::BandStats>, FluidError> {
         Ok(None)
     }

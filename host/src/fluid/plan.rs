@@ -14,6 +14,7 @@
 //! lane: [`Planned::timed`] names it.
 
 use murmur_common::lbm::abi::{IbBin, IbClear, IbForce, IbGather, IbMark, IbPlace, IbUpdate};
+use murmur_common::lbm::ib::push::{PushApply, PushPoints, PushSpread};
 use murmur_common::Kernel;
 
 /// Where an entry runs.
@@ -69,6 +70,12 @@ pub enum FluidStage {
     IbGather,
     /// Immersed boundary, scatter: band cells' velocities updated by the spread force.
     IbUpdate,
+    /// Pushes from a layer above the fluid: the bricks of their stencils claimed.
+    PushMark,
+    /// Pushes: their impulses spread into the band's sums.
+    PushSpread,
+    /// Pushes: the band's sums into its force.
+    PushApply,
     /// The outlet layer's interior cells, over its box in these layers (timed with the next
     /// `StreamCollide`).
     Sponge(Layers),
@@ -101,6 +108,9 @@ impl FluidStage {
             FluidStage::IbForce { .. } => IbForce::NAME,
             FluidStage::IbGather => IbGather::NAME,
             FluidStage::IbUpdate => IbUpdate::NAME,
+            FluidStage::PushMark => PushPoints::NAME,
+            FluidStage::PushSpread => PushSpread::NAME,
+            FluidStage::PushApply => PushApply::NAME,
             FluidStage::Sponge(_) => "stream_collide_sponge",
             FluidStage::StreamCollide(_) => "stream_collide",
             FluidStage::Boundary => "boundary",
@@ -113,7 +123,7 @@ impl FluidStage {
     }
 
     /// The stages a bench or a table reports, in step order: every name a timing can carry.
-    pub const TIMED: [FluidStage; 13] = [
+    pub const TIMED: [FluidStage; 16] = [
         FluidStage::IbClear,
         FluidStage::IbMark,
         FluidStage::IbBin,
@@ -124,6 +134,9 @@ impl FluidStage {
         FluidStage::IbForce { pass: 0 },
         FluidStage::IbUpdate,
         FluidStage::IbGather,
+        FluidStage::PushMark,
+        FluidStage::PushSpread,
+        FluidStage::PushApply,
         FluidStage::StreamCollide(Layers::ALL),
         FluidStage::Boundary,
         FluidStage::Join(Lane::Exchange),
@@ -156,6 +169,9 @@ impl FluidStage {
                 | FluidStage::IbForce { .. }
                 | FluidStage::IbGather
                 | FluidStage::IbUpdate
+                | FluidStage::PushMark
+                | FluidStage::PushSpread
+                | FluidStage::PushApply
         )
     }
 }
@@ -206,6 +222,10 @@ pub enum BoundaryLane {
 /// The immersed boundary's shape of a step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IbShape {
+    /// Solids' samples force the band (their stages run).
+    pub samples: bool,
+    /// Pushes from a layer above the fluid join the band (their stages run).
+    pub pushes: bool,
     /// Multi-direct forcing passes.
     pub passes: u32,
     /// Samples sorted into bins every step (`IbBin`, `IbScan`, `IbPlace`): the gather's and the
@@ -284,23 +304,34 @@ impl FluidPlan {
 
     fn immersed(&mut self, ib: IbShape, slab: bool) {
         self.compute(FluidStage::IbClear);
-        self.compute(FluidStage::IbMark);
-        if ib.bins {
-            self.compute(FluidStage::IbBin);
-            self.compute(FluidStage::IbScan);
-            self.compute(FluidStage::IbPlace);
+        if ib.samples {
+            self.compute(FluidStage::IbMark);
         }
-        self.compute(FluidStage::IbVelocity);
-        for pass in 0..ib.passes {
-            if slab {
-                self.compute(FluidStage::IbBandHalo);
+        if ib.pushes {
+            self.compute(FluidStage::PushMark);
+        }
+        if ib.samples {
+            if ib.bins {
+                self.compute(FluidStage::IbBin);
+                self.compute(FluidStage::IbScan);
+                self.compute(FluidStage::IbPlace);
             }
-            self.compute(FluidStage::IbForce { pass });
-            self.compute(if ib.gather {
-                FluidStage::IbGather
-            } else {
-                FluidStage::IbUpdate
-            });
+            self.compute(FluidStage::IbVelocity);
+            for pass in 0..ib.passes {
+                if slab {
+                    self.compute(FluidStage::IbBandHalo);
+                }
+                self.compute(FluidStage::IbForce { pass });
+                self.compute(if ib.gather {
+                    FluidStage::IbGather
+                } else {
+                    FluidStage::IbUpdate
+                });
+            }
+        }
+        if ib.pushes {
+            self.compute(FluidStage::PushSpread);
+            self.compute(FluidStage::PushApply);
         }
     }
 
@@ -449,6 +480,8 @@ mod tests {
     fn solids_come_first_with_their_passes() {
         let mut i = inputs(Target::Cuda);
         i.ib = Some(IbShape {
+            samples: true,
+            pushes: false,
             passes: 2,
             bins: false,
             gather: false,
@@ -467,6 +500,8 @@ mod tests {
             ]
         );
         i.ib = Some(IbShape {
+            samples: true,
+            pushes: false,
             passes: 1,
             bins: true,
             gather: true,
@@ -498,6 +533,8 @@ mod tests {
         assert_eq!(passes, [0]);
         // The binned scatter: the bins of the gather, the update of the scatter.
         i.ib = Some(IbShape {
+            samples: true,
+            pushes: false,
             passes: 2,
             bins: true,
             gather: false,
@@ -584,6 +621,8 @@ mod tests {
         i.slab = Some(SlabShape { axis: 0, owned: 8 });
         i.boundary = BoundaryLane::After;
         i.ib = Some(IbShape {
+            samples: true,
+            pushes: false,
             passes: 1,
             bins: false,
             gather: false,
@@ -628,6 +667,44 @@ mod tests {
     }
 
     #[test]
+    fn pushes_join_the_band_after_the_samples_or_alone() {
+        let mut i = inputs(Target::Cpu);
+        let shape = |samples, pushes| IbShape {
+            samples,
+            pushes,
+            passes: 1,
+            bins: false,
+            gather: false,
+        };
+        i.ib = Some(shape(false, true));
+        assert_eq!(
+            FluidPlan::new(&i).names(),
+            [
+                "ib_clear",
+                "push_mark",
+                "push_spread",
+                "push_apply",
+                "stream_collide"
+            ]
+        );
+        i.ib = Some(shape(true, true));
+        assert_eq!(
+            FluidPlan::new(&i).names(),
+            [
+                "ib_clear",
+                "ib_mark",
+                "push_mark",
+                "ib_velocity",
+                "ib_force",
+                "ib_update",
+                "push_spread",
+                "push_apply",
+                "stream_collide"
+            ]
+        );
+    }
+
+    #[test]
     fn every_timed_name_is_listed() {
         let all: Vec<&str> = FluidStage::TIMED.iter().map(|s| s.name()).collect();
         for target in [Target::Cpu, Target::Cuda] {
@@ -642,6 +719,8 @@ mod tests {
                         let plan = FluidPlan::new(&PlanInputs {
                             target,
                             ib: Some(IbShape {
+                                samples: true,
+                                pushes: bins,
                                 passes: 2,
                                 bins,
                                 gather,

@@ -30,8 +30,8 @@ pub trait Rider {
     /// What the run's checkpoints keep of the rider (member names of its own).
     fn arrays(&self) -> Result<Vec<NamedArray>, FluidError>;
     /// Restores the rider from the checkpoint at `path` (after the backend: the fluid is at
-    /// the checkpoint's step).
-    fn restore(&mut self, path: &Path) -> Result<(), FluidError>;
+    /// the checkpoint's step), handing `backend` what its next step takes from the rider.
+    fn restore(&mut self, path: &Path, backend: &mut dyn FluidBackend) -> Result<(), FluidError>;
 }
 
 /// Coloured points a rider shows in the views (owned; [`Drawn::points`] lends them to a frame).

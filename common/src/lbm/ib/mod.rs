@@ -76,6 +76,7 @@ pub mod band;
 pub mod binned;
 pub mod forcing;
 pub mod gather;
+pub mod push;
 pub mod solid;
 pub mod stages;
 pub mod stencil;

@@ -37,8 +37,12 @@ use murmur_common::Vec3;
 pub const BLOCK: u32 = 256;
 
 /// Device bytes per boid besides the sort's: position, ground and relative velocity (12 B
-/// each) and id (4 B), twice; a cell key and a sorted index (4 B each).
+/// each) and id (4 B), twice; a cell key and a sorted index (4 B each). A two-way flock adds
+/// [`PUSH_BYTES_PER_BOID`].
 pub const BYTES_PER_BOID: u64 = 2 * (3 * 12 + 4) + 2 * 4;
+
+/// Device bytes per boid of a two-way flock's impulse sums (three `u64`, twice).
+pub const PUSH_BYTES_PER_BOID: u64 = 2 * 24;
 
 /// Why a CUDA flock cannot be set up or step, one line each.
 #[derive(Debug, thiserror::Error)]
@@ -85,6 +89,8 @@ pub struct BoidArrays {
     pub vel: Vec<Vec3>,
     pub rel: Vec<Vec3>,
     pub id: Vec<u32>,
+    /// Two-way: the pending impulse sums, three per boid (empty one-way).
+    pub push: Vec<u64>,
 }
 
 /// One copy of the boids' arrays on the device (vectors as `[f32; 3]`: glam's `Vec3` cannot
@@ -94,15 +100,18 @@ struct Arrays {
     vel: CudaSlice<[f32; 3]>,
     rel: CudaSlice<[f32; 3]>,
     id: CudaSlice<u32>,
+    /// Two-way: three impulse sums per boid (one word when one-way: never read).
+    push: CudaSlice<u64>,
 }
 
 impl Arrays {
-    fn zeros(gpu: &Gpu, n: usize) -> Result<Arrays, GpuError> {
+    fn zeros(gpu: &Gpu, n: usize, two_way: bool) -> Result<Arrays, GpuError> {
         Ok(Arrays {
             pos: gpu.zeros(n)?,
             vel: gpu.zeros(n)?,
             rel: gpu.zeros(n)?,
             id: gpu.zeros(n)?,
+            push: gpu.zeros(if two_way { 3 * n } else { 1 })?,
         })
     }
 }
@@ -117,6 +126,8 @@ pub struct CudaBoids {
     bounds: BoidBox,
     grid: BoxGrid,
     avoidance: Avoidance,
+    /// Mass of a boid (lattice units; 0: one-way).
+    mass: f32,
     /// The boids (after a substep: in the cell order of its sort).
     state: Arrays,
     /// What the gather permutes into and the rules write the new relative velocities to.
@@ -194,11 +205,17 @@ impl CudaBoids {
         let cells = cpu.grid.cell_count();
         gpu.check_fits(
             &format!("a coupled flock of {n} boids over {cells} grid cells"),
-            device_bytes(n, cells),
+            device_bytes(n, cells)
+                + if cpu.mass > 0.0 {
+                    n as u64 * PUSH_BYTES_PER_BOID
+                } else {
+                    0
+                },
         )?;
         let z = n as usize;
         let vecs = |v: &[Vec3]| v.iter().map(|p| p.to_array()).collect::<Vec<_>>();
-        let mut state = Arrays::zeros(&gpu, z)?;
+        let two_way = cpu.mass > 0.0;
+        let mut state = Arrays::zeros(&gpu, z, two_way)?;
         let s = &gpu.stream;
         if z > 0 {
             s.memcpy_htod(&vecs(&cpu.pos), &mut state.pos)
@@ -208,6 +225,11 @@ impl CudaBoids {
             s.memcpy_htod(&vecs(&cpu.rel), &mut state.rel)
                 .ctx("uploading relative velocities")?;
             s.memcpy_htod(&cpu.id, &mut state.id).ctx("uploading ids")?;
+            if two_way {
+                let push: Vec<u64> = cpu.push.iter().flatten().copied().collect();
+                s.memcpy_htod(&push, &mut state.push)
+                    .ctx("uploading the pending impulses")?;
+            }
         }
         Ok(CudaBoids {
             n,
@@ -216,8 +238,9 @@ impl CudaBoids {
             bounds: cpu.bounds,
             grid: cpu.grid,
             avoidance: cpu.avoidance,
+            mass: cpu.mass,
             state,
-            spare: Arrays::zeros(&gpu, z)?,
+            spare: Arrays::zeros(&gpu, z, two_way)?,
             keys: gpu.zeros(z)?,
             values: gpu.zeros(z)?,
             sort: RadixSort::new(&gpu, n)?,
@@ -292,12 +315,52 @@ impl CudaBoids {
                 .collect())
         };
         let id = self.gpu.download(&self.state.id)?;
+        let push = if self.mass > 0.0 {
+            self.gpu.download(&self.state.push)?[..3 * self.len()].to_vec()
+        } else {
+            Vec::new()
+        };
         Ok(BoidArrays {
             pos: vecs(&self.state.pos)?,
             vel: vecs(&self.state.vel)?,
             rel: vecs(&self.state.rel)?,
             id: id[..self.len()].to_vec(),
+            push,
         })
+    }
+
+    /// Mass of a boid (0: one-way).
+    pub fn mass(&self) -> f32 {
+        self.mass
+    }
+
+    /// The pending impulses applied (the fluid took its step): the sums start from zero.
+    pub fn clear_pushes(&mut self) -> Result<(), CudaBoidsError> {
+        if self.mass > 0.0 {
+            self.gpu
+                .stream
+                .memset_zeros(&mut self.state.push)
+                .ctx("clearing the impulses")?;
+        }
+        Ok(())
+    }
+
+    /// The device views of the boids' positions and pending impulse sums, for the fluid's
+    /// pushes (two-way flocks only).
+    pub fn push_buffers(
+        &self,
+    ) -> Option<(
+        crate::gpu::exposed::RawBuffer,
+        crate::gpu::exposed::RawBuffer,
+    )> {
+        if self.mass <= 0.0 || self.n == 0 {
+            return None;
+        }
+        let s = &self.gpu.stream;
+        Some((
+            crate::gpu::exposed::RawBuffer::of(&self.state.pos, s),
+            crate::gpu::exposed::RawBuffer::of(&self.state.push, s),
+        ))
     }
 
     /// The boids in SI units ([`CpuBoids::state_si`]), copied back.
@@ -395,24 +458,43 @@ impl CudaBoids {
     fn gather(&mut self) -> Result<(), GpuError> {
         let shape = self.per_boid()?;
         let (n, values, from) = (self.n, &self.values, &self.state);
+        let two_way = self.mass > 0.0;
         let to = &mut self.spare;
-        let buffers = (&mut to.pos, &mut to.vel, &mut to.rel, &mut to.id);
+        let buffers = (
+            &mut to.pos,
+            &mut to.vel,
+            &mut to.rel,
+            &mut to.id,
+            &mut to.push,
+        );
         // SAFETY: values holds a permutation of 0..n; every array n entries; one thread per
         // boid.
         unsafe {
             self.gpu
                 .launch()
-                .run(shape, buffers, |l, (pos, vel, rel, id)| CouplingGather {
-                    n,
-                    values: l.read(values),
-                    pos_in: l.read_cast(&from.pos),
-                    vel_in: l.read_cast(&from.vel),
-                    rel_in: l.read_cast(&from.rel),
-                    id_in: l.read(&from.id),
-                    pos_out: l.write_cast(pos),
-                    vel_out: l.write_cast(vel),
-                    rel_out: l.write_cast(rel),
-                    id_out: l.write(id),
+                .run(shape, buffers, |l, (pos, vel, rel, id, push)| {
+                    CouplingGather {
+                        n,
+                        values: l.read(values),
+                        pos_in: l.read_cast(&from.pos),
+                        vel_in: l.read_cast(&from.vel),
+                        rel_in: l.read_cast(&from.rel),
+                        id_in: l.read(&from.id),
+                        pos_out: l.write_cast(pos),
+                        vel_out: l.write_cast(vel),
+                        rel_out: l.write_cast(rel),
+                        id_out: l.write(id),
+                        push_in: if two_way {
+                            l.read(&from.push)
+                        } else {
+                            DevSlice::empty()
+                        },
+                        push_out: if two_way {
+                            l.write(push)
+                        } else {
+                            murmur_common::DevSliceMut::empty()
+                        },
+                    }
                 })
         }?;
         std::mem::swap(&mut self.state, &mut self.spare);
@@ -450,42 +532,47 @@ impl CudaBoids {
     fn advance(&mut self, air: Option<Air<'_>>, obstacles: usize) -> Result<(), GpuError> {
         let shape = self.per_boid()?;
         let (n, motion, bounds, avoidance) = (self.n, self.motion, self.bounds, self.avoidance);
+        let mass = self.mass;
         let list = &self.obstacles;
         let s = &mut self.state;
-        let buffers = (&mut s.pos, &mut s.vel, &mut s.rel);
+        let buffers = (&mut s.pos, &mut s.vel, &mut s.rel, &mut s.push);
         // SAFETY: every array holds n boids, each thread reads and writes its own entry only;
         // the air's fields hold 4 values per cell of its domain and its mask a byte per cell
         // (checked when they were filled), or are empty; one thread per boid.
         unsafe {
-            self.gpu.launch().run(shape, buffers, |l, (pos, vel, rel)| {
-                let air = match air {
-                    Some(a) => DeviceAir {
-                        domain: a.fields.domain,
-                        time: a.time,
-                        fluid: l.read(&a.fields.fluid),
-                        before: l.read(&a.fields.fields[0]),
-                        after: l.read(&a.fields.fields[1]),
-                    },
-                    None => DeviceAir {
-                        domain: Domain::default(),
-                        time: SubstepTime { k: 0, n: 1 },
-                        fluid: DevSlice::empty(),
-                        before: DevSlice::empty(),
-                        after: DevSlice::empty(),
-                    },
-                };
-                CouplingMove {
-                    n,
-                    motion,
-                    bounds,
-                    avoidance,
-                    air,
-                    obstacles: l.read(list).prefix(obstacles as u64),
-                    pos: l.write_cast(pos),
-                    vel: l.write_cast(vel),
-                    rel: l.write_cast(rel),
-                }
-            })
+            self.gpu
+                .launch()
+                .run(shape, buffers, |l, (pos, vel, rel, push)| {
+                    let air = match air {
+                        Some(a) => DeviceAir {
+                            domain: a.fields.domain,
+                            time: a.time,
+                            fluid: l.read(&a.fields.fluid),
+                            before: l.read(&a.fields.fields[0]),
+                            after: l.read(&a.fields.fields[1]),
+                        },
+                        None => DeviceAir {
+                            domain: Domain::default(),
+                            time: SubstepTime { k: 0, n: 1 },
+                            fluid: DevSlice::empty(),
+                            before: DevSlice::empty(),
+                            after: DevSlice::empty(),
+                        },
+                    };
+                    CouplingMove {
+                        n,
+                        mass,
+                        motion,
+                        bounds,
+                        avoidance,
+                        air,
+                        obstacles: l.read(list).prefix(obstacles as u64),
+                        pos: l.write_cast(pos),
+                        vel: l.write_cast(vel),
+                        rel: l.write_cast(rel),
+                        push: l.write(push),
+                    }
+                })
         }
     }
 }

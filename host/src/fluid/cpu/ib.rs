@@ -5,7 +5,7 @@
 
 use super::{view, view_mut, Shared, CHUNK};
 use crate::fluid::forces::ForceSample;
-use crate::fluid::ib::plan::{IbPlan, RecordRing};
+use crate::fluid::ib::plan::{band_forces, band_of, BandForce, IbPlan, RecordRing};
 use crate::fluid::ib::spread::IbSpread;
 use crate::fluid::FluidError;
 use murmur_common::lbm::abi::{
@@ -15,9 +15,11 @@ use murmur_common::lbm::abi::{
 use murmur_common::lbm::ib::band::{
     counter, pass_len, pool_len, BandMut, BandRef, BRICK_CELLS, EMPTY,
 };
+use murmur_common::lbm::ib::push::{self, PushApply, PushPoints, Pushes};
 use murmur_common::lbm::ib::stages::{self as immersed, record_fixed, record_index};
 use murmur_common::lbm::ib::{binned, gather};
 use murmur_common::lbm::{LbmParams, Populations, Storage};
+use murmur_common::Vec3;
 use murmur_common::{DevSlice, DevSliceMut};
 use rayon::prelude::*;
 
@@ -40,6 +42,9 @@ pub(super) struct CpuIb {
     /// The step being taken: its record slot and the solids' states.
     slot: usize,
     solids: Solids,
+    /// The pushes the next step applies (positions, three fixed-point totals each).
+    push_pos: Vec<Vec3>,
+    push_total: Vec<u64>,
 }
 
 /// The gather's buffers: per sample its bin, rank, place in the sorted list, stored position
@@ -91,8 +96,119 @@ impl CpuIb {
             taken: Vec::new(),
             slot: 0,
             solids: Solids::default(),
+            push_pos: Vec::new(),
+            push_total: Vec::new(),
             plan,
         }
+    }
+
+    /// Room for `most` pushes per step: the band's pool grows (it is rebuilt every step, so
+    /// nothing is lost between steps).
+    pub(super) fn enable_pushes(&mut self, most: u32) {
+        let plan = std::mem::replace(
+            &mut self.plan,
+            IbPlan::pushes_only(murmur_common::lbm::Lattice::new(0, 0, 0), [false; 3]),
+        );
+        self.plan = plan.with_pushes(most);
+        self.brick_of = vec![0; self.plan.capacity as usize];
+        self.pool = vec![0.0; pool_len(self.plan.capacity)];
+        self.pass = vec![0; pass_len(self.plan.capacity)];
+        self.gather = GatherBufs::new(&self.plan);
+    }
+
+    /// The band's force of the last step, per cell where it is not zero.
+    pub(super) fn band_forces(&self) -> Vec<BandForce> {
+        band_forces(
+            &self.plan.bricks,
+            self.plan.capacity,
+            &self.counter,
+            &self.brick_of,
+            &self.pool,
+        )
+    }
+
+    /// The band as a step that left `forces` would (for the fields until the next step).
+    pub(super) fn set_band(&mut self, forces: &[BandForce]) -> Result<(), FluidError> {
+        let Some((table, brick_of, pool, counter)) =
+            band_of(&self.plan.bricks, self.plan.capacity, forces)
+        else {
+            return Err(super::band_overflow(self.plan.capacity));
+        };
+        (self.table, self.brick_of, self.pool, self.counter) = (table, brick_of, pool, counter);
+        Ok(())
+    }
+
+    /// The pushes of the next step (`total`: three per push).
+    pub(super) fn set_pushes(&mut self, pos: &[[f32; 3]], total: &[u64]) -> Result<(), FluidError> {
+        if total.len() != 3 * pos.len() || pos.len() > self.plan.pushes as usize {
+            return Err(FluidError::Invalid(format!(
+                "{} pushes with {} totals for room of {}",
+                pos.len(),
+                total.len(),
+                self.plan.pushes
+            )));
+        }
+        self.push_pos.clear();
+        self.push_pos
+            .extend(pos.iter().map(|&p| Vec3::from_array(p)));
+        self.push_total.clear();
+        self.push_total.extend_from_slice(total);
+        Ok(())
+    }
+
+    fn push_points(&mut self, flags: DevSlice<u8>) -> PushPoints {
+        PushPoints {
+            domain: self.plan.domain,
+            flags,
+            pushes: Pushes {
+                pos: view(&self.push_pos),
+                total: view(&self.push_total),
+            },
+            band: self.band(),
+        }
+    }
+
+    /// Stage `push_mark`.
+    pub(super) fn push_mark(&mut self, flags: DevSlice<u8>) {
+        let a = self.push_points(flags);
+        for i in 0..self.push_pos.len() {
+            // SAFETY: `i` indexes the pushes; the table was cleared this step.
+            unsafe { push::mark(&a, i) };
+        }
+    }
+
+    /// Stage `push_spread` (pushes in order: plain additions are the atomic ones).
+    pub(super) fn push_spread(&mut self, flags: DevSlice<u8>) {
+        let a = self.push_points(flags);
+        for i in 0..self.push_pos.len() {
+            // SAFETY: as `push_mark`, after it this step; one push at a time.
+            unsafe {
+                push::spread(&a, i, |k, t| {
+                    let p = a.band.pass.at(k);
+                    *p = (*p).wrapping_add(t);
+                })
+            };
+        }
+    }
+
+    /// Stage `push_apply`; the pushes are spent.
+    pub(super) fn push_apply(&mut self) {
+        let items = self.used_cells();
+        let a = Shared(PushApply {
+            band: self.band(),
+            add: self.plan.has_samples() as u32,
+            _pad: 0,
+        });
+        (0..items)
+            .into_par_iter()
+            .with_min_len(CHUNK)
+            .for_each(|i| {
+                let a = &a;
+                // SAFETY: each band cell writes only its own values.
+                unsafe { push::apply(&a.0, i) };
+            });
+        self.push_pos.clear();
+        self.push_total.clear();
     }
 
     fn band(&mut self) -> BandMut {

@@ -45,6 +45,11 @@ pub struct CpuFluid<S: Storage> {
     /// Steps done.
     step: u64,
     ib: Option<CpuIb>,
+    /// The axes the immersed boundary's stencils wrap across (the scene's periodic faces).
+    periodic: [bool; 3],
+    /// The band's force a restore put back, until the next step (a band made for pushes after
+    /// the restore takes it).
+    kept_band: Vec<super::ib::plan::BandForce>,
     /// The slab exchange of a rank among several (None: the whole lattice).
     halo: Option<super::slab::CpuHalo>,
     /// A slab's faces packed by `halo_send` for `halo_receive`.
@@ -102,6 +107,8 @@ fn cpu_plan(ib: Option<&CpuIb>, slab: Option<SlabShape>) -> FluidPlan {
     FluidPlan::new(&PlanInputs {
         target: Target::Cpu,
         ib: ib.map(|ib| IbShape {
+            samples: ib.plan.has_samples(),
+            pushes: ib.plan.pushes > 0,
             passes: ib.plan.passes,
             bins: ib.plan.bins.is_some(),
             gather: ib.plan.spread.gathers(),
@@ -166,6 +173,8 @@ impl<S: Storage> CpuFluid<S> {
             step: 0,
             plan: cpu_plan(ib.as_ref(), None),
             ib,
+            periodic: setup.immersed.periodic,
+            kept_band: Vec::new(),
             halo: None,
             packed: None,
             stale_ghosts: false,
@@ -271,6 +280,9 @@ impl<S: Storage> CpuFluid<S> {
                     FluidStage::IbForce { pass } => ib.force(flags, pass),
                     FluidStage::IbGather => ib.gather(),
                     FluidStage::IbUpdate => ib.update(),
+                    FluidStage::PushMark => ib.push_mark(flags),
+                    FluidStage::PushSpread => ib.push_spread(flags),
+                    FluidStage::PushApply => ib.push_apply(),
                     _ => unreachable!("every lattice stage is matched above"),
                 }
             }
@@ -407,6 +419,7 @@ impl<S: Storage> FluidBackend for CpuFluid<S> {
             halo.exchange(&self.now(), &mut self.f)?;
         }
         self.stale_ghosts = false;
+        self.kept_band.clear();
         let step = self.step + 1;
         let mut times = std::mem::take(&mut self.times);
         let ran = self.walk(step, &mut times);
@@ -440,7 +453,34 @@ impl<S: Storage> FluidBackend for CpuFluid<S> {
         Ok(self
             .ib
             .as_ref()
+            .filter(|ib| ib.plan.has_samples())
             .map(|ib| ib.plan.snapshot(self.step, &ib.sample_force)))
+    }
+
+    fn enable_pushes(&mut self, most: u32) -> Result<(), FluidError> {
+        if self.halo.is_some() {
+            return Err(FluidError::Invalid(
+                "pushes on one rank of several are not supported".into(),
+            ));
+        }
+        let lattice = self.params.lattice;
+        let periodic = self.periodic;
+        let ib = self
+            .ib
+            .get_or_insert_with(|| CpuIb::new(IbPlan::pushes_only(lattice, periodic)));
+        ib.enable_pushes(most);
+        ib.set_band(&self.kept_band)?;
+        self.plan = cpu_plan(self.ib.as_ref(), None);
+        Ok(())
+    }
+
+    fn push(&mut self, pos: &[[f32; 3]], total: &[u64]) -> Result<(), FluidError> {
+        match self.ib.as_mut().filter(|ib| ib.plan.pushes > 0) {
+            Some(ib) => ib.set_pushes(pos, total),
+            None => Err(FluidError::Invalid(
+                "this fluid takes no pushes (enable_pushes first)".into(),
+            )),
+        }
     }
 
     fn band(&mut self) -> Result<Option<super::ib::plan::BandStats>, FluidError> {

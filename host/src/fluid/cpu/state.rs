@@ -76,7 +76,8 @@ impl<S: Storage> CpuFluid<S> {
                 .collect()
         };
         let step = self.step;
-        let immersed = match self.ib.as_mut() {
+        // A band for pushes alone holds no state between steps.
+        let immersed = match self.ib.as_mut().filter(|ib| ib.plan.has_samples()) {
             Some(ib) => Some(ib.capture(step, self.halo.as_ref())?),
             None => None,
         };
@@ -90,6 +91,10 @@ impl<S: Storage> CpuFluid<S> {
             rates: self.params.rates,
             outlet_u,
             immersed,
+            band: match (&self.ib, &self.halo) {
+                (Some(ib), None) => ib.band_forces(),
+                _ => Vec::new(),
+            },
         })
     }
 
@@ -107,7 +112,11 @@ impl<S: Storage> CpuFluid<S> {
             state::outlet_cells(self.params.lattice, &self.flags)
         };
         state::check_outlet_cells(&s.outlet_u, &cells)?;
-        let solids = self.ib.as_ref().map(|ib| ib.solid_states(s.step));
+        let solids = self
+            .ib
+            .as_ref()
+            .filter(|ib| ib.plan.has_samples())
+            .map(|ib| ib.solid_states(s.step));
         let samples = self.ib.as_ref().map_or(0, |ib| ib.plan.body.len());
         state::check_immersed(
             s.immersed.as_ref(),
@@ -119,6 +128,12 @@ impl<S: Storage> CpuFluid<S> {
         }
         if let (Some(ib), Some(captured)) = (self.ib.as_mut(), s.immersed.as_ref()) {
             ib.restore(captured);
+        }
+        // The band's force for the fields; a band for pushes alone is made later (when what
+        // pushes opens), which puts it back then.
+        self.kept_band = s.band.clone();
+        if let Some(ib) = self.ib.as_mut() {
+            ib.set_band(&s.band)?;
         }
         self.step = s.step;
         self.params.inlet_scale = s.inlet_scale;

@@ -65,11 +65,14 @@ pub(super) struct GraphKey {
 pub(super) struct IbKey {
     pub slot: u64,
     pub solids: Solids,
+    /// Pushes the step applies (their launches' sizes).
+    pub pushes: u32,
 }
 
 impl PartialEq for IbKey {
     fn eq(&self, other: &IbKey) -> bool {
         self.slot == other.slot
+            && self.pushes == other.pushes
             && self
                 .solids
                 .states
@@ -256,7 +259,10 @@ where
             model: self.model,
             odd: step & 1 == 1,
             swapped: self.swapped,
-            ib: self.ib.as_ref().map(|ib| ib.graph_key()),
+            ib: self.ib.as_ref().map(|ib| super::graph::IbKey {
+                pushes: self.pushes.as_ref().map_or(0, |p| p.count()),
+                ..ib.graph_key()
+            }),
         }
     }
 
@@ -311,8 +317,20 @@ mod tests {
         let mut solids = Solids::default();
         solids.states[1].center = [3.0, 4.5, 0.0];
         solids.states[1].rotation[2] = [0.0, 0.0, 1.0];
-        let a = IbKey { slot: 7, solids };
-        assert_eq!(a, IbKey { slot: 7, solids });
+        let a = IbKey {
+            slot: 7,
+            solids,
+            pushes: 0,
+        };
+        assert_eq!(
+            a,
+            IbKey {
+                slot: 7,
+                solids,
+                pushes: 0
+            }
+        );
+        assert_ne!(a, IbKey { pushes: 3, ..a });
         assert_ne!(a, IbKey { slot: 8, ..a });
         let mut b = a;
         b.solids.states[1].omega[2] = 1e-9;

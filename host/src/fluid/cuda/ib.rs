@@ -5,11 +5,11 @@
 use super::BLOCK_SIZE;
 use crate::fluid::cpu::band_overflow;
 use crate::fluid::forces::ForceSample;
-use crate::fluid::ib::plan::{IbPlan, RecordRing, RING_STEPS};
+use crate::fluid::ib::plan::{band_forces, band_of, BandForce, IbPlan, RecordRing, RING_STEPS};
 use crate::fluid::ib::spread::IbSpread;
 use crate::fluid::FluidError;
 use crate::gpu::scan::CellScan;
-use crate::gpu::{Gpu, Shape, Views};
+use crate::gpu::{DriverContext, Gpu, Shape, Views};
 use cudarc::driver::CudaSlice;
 use murmur_common::lbm::abi::{
     Bins, ForceShared, GatherShared, IbBin, IbClear, IbForce, IbForceBins, IbGather, IbMark,
@@ -31,7 +31,7 @@ pub(super) struct CudaIb {
     body: CudaSlice<[f32; 4]>,
     solid_of: CudaSlice<u32>,
     pub(super) sample_force: CudaSlice<f32>,
-    band: BandBuffers,
+    pub(super) band: BandBuffers,
     /// [`RING_STEPS`] force records.
     ring: CudaSlice<u64>,
     records: RecordRing,
@@ -85,6 +85,19 @@ pub(crate) struct BandBuffers {
 }
 
 impl BandBuffers {
+    fn new(gpu: &Gpu, plan: &IbPlan) -> Result<BandBuffers, FluidError> {
+        Ok(BandBuffers {
+            bricks: plan.bricks,
+            capacity: plan.capacity,
+            table: gpu.zeros(plan.bricks.count())?,
+            brick_of: gpu.zeros(plan.capacity as usize)?,
+            pool: gpu.zeros(pool_len(plan.capacity))?,
+            pass: gpu.zeros(pass_len(plan.capacity))?,
+            counter: gpu.zeros(counter::WORDS)?,
+            reach: gpu.zeros(plan.bricks.count())?,
+        })
+    }
+
     /// The band's views in a launch, written.
     pub(crate) fn views<'b>(&'b mut self, l: &mut Views<'b>) -> BandMut {
         BandMut {
@@ -144,6 +157,18 @@ impl CudaGather {
     }
 }
 
+/// `data` on the device, or one zero element when it is empty (no zero-sized allocations).
+fn upload_or_one<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
+    gpu: &Gpu,
+    data: &[T],
+) -> Result<CudaSlice<T>, FluidError> {
+    Ok(if data.is_empty() {
+        gpu.zeros(1)?
+    } else {
+        gpu.upload(data)?
+    })
+}
+
 /// The lattice buffers an immersed-boundary stage reads.
 pub(super) struct LatticeRef<'a, S: Storage> {
     pub p: &'a LbmParams,
@@ -171,25 +196,69 @@ impl CudaIb {
                 )?),
                 None => None,
             },
-            body: gpu.upload(&plan.body)?,
-            solid_of: gpu.upload(&plan.solid_of)?,
+            body: upload_or_one(gpu, &plan.body)?,
+            solid_of: upload_or_one(gpu, &plan.solid_of)?,
             sample_force: gpu.zeros(3 * plan.body.len())?,
-            band: BandBuffers {
-                bricks: plan.bricks,
-                capacity: plan.capacity,
-                table: gpu.zeros(plan.bricks.count())?,
-                brick_of: gpu.zeros(plan.capacity as usize)?,
-                pool: gpu.zeros(pool_len(plan.capacity))?,
-                pass: gpu.zeros(pass_len(plan.capacity))?,
-                counter: gpu.zeros(counter::WORDS)?,
-                reach: gpu.zeros(plan.bricks.count())?,
-            },
+            band: BandBuffers::new(gpu, &plan)?,
             ring: gpu.zeros(RING_STEPS * RECORD_FLOATS)?,
             records: RecordRing::default(),
             taken: Vec::new(),
             now: Now::default(),
             plan,
         })
+    }
+
+    /// Room for `most` pushes per step: the band's pool grows (it is rebuilt every step, so
+    /// nothing is lost between steps), and the gather's bins with it.
+    pub(super) fn enable_pushes(&mut self, gpu: &Gpu, most: u32) -> Result<(), FluidError> {
+        let plan = self.plan.clone().with_pushes(most);
+        gpu.check_fits(
+            "the band grown for pushes",
+            plan.bytes().saturating_sub(self.plan.bytes()),
+        )?;
+        self.band = BandBuffers::new(gpu, &plan)?;
+        if let Some(b) = plan.bins {
+            self.gather = Some(CudaGather::new(
+                gpu,
+                b,
+                plan.body.len(),
+                plan.spread.gathers(),
+            )?);
+        }
+        self.plan = plan;
+        Ok(())
+    }
+
+    /// The band's force of the last step, per cell where it is not zero (waits for the
+    /// queued steps).
+    pub(super) fn band_forces(&self, gpu: &Gpu) -> Result<Vec<BandForce>, FluidError> {
+        Ok(band_forces(
+            &self.plan.bricks,
+            self.plan.capacity,
+            &gpu.download(&self.band.counter)?,
+            &gpu.download(&self.band.brick_of)?,
+            &gpu.download(&self.band.pool)?,
+        ))
+    }
+
+    /// The band as a step that left `forces` would (for the fields until the next step).
+    pub(super) fn set_band(&mut self, gpu: &Gpu, forces: &[BandForce]) -> Result<(), FluidError> {
+        let Some((table, brick_of, pool, counter)) =
+            band_of(&self.plan.bricks, self.plan.capacity, forces)
+        else {
+            return Err(band_overflow(self.plan.capacity));
+        };
+        let b = &mut self.band;
+        let s = &gpu.stream;
+        s.memcpy_htod(&table, &mut b.table)
+            .ctx("restoring the band")?;
+        s.memcpy_htod(&brick_of, &mut b.brick_of.slice_mut(..brick_of.len()))
+            .ctx("restoring the band")?;
+        s.memcpy_htod(&pool, &mut b.pool.slice_mut(..pool.len()))
+            .ctx("restoring the band")?;
+        s.memcpy_htod(&counter, &mut b.counter)
+            .ctx("restoring the band")?;
+        Ok(())
     }
 
     /// Reads the ring's pending records (waits for the queued steps); on a slab, summed over
@@ -273,6 +342,7 @@ impl CudaIb {
         super::graph::IbKey {
             slot: self.now.slot,
             solids: self.now.solids,
+            pushes: 0,
         }
     }
 
@@ -284,7 +354,7 @@ impl CudaIb {
     /// cells of the slots in use (a count on the device), so the grid is what the GPU holds at
     /// once ([`BAND_THREADS_PER_SM`] threads per SM), or the whole pool if that is smaller, not one
     /// thread per cell of a pool sized for the solids' bounding boxes.
-    fn band_shape(&self, gpu: &Gpu) -> Shape {
+    pub(super) fn band_shape(&self, gpu: &Gpu) -> Shape {
         let resident = BAND_THREADS_PER_SM * gpu.sm_count as u64;
         Shape::per_item(self.plan.band_items().min(resident), BLOCK_SIZE)
     }

@@ -10,6 +10,7 @@ mod graph;
 mod hooks;
 mod ib;
 mod lattice;
+mod push;
 mod state;
 
 pub(crate) use self::ib::BandBuffers;
@@ -67,6 +68,13 @@ pub struct CudaFluid<S: Storage> {
     /// Steps done.
     step: u64,
     ib: Option<CudaIb>,
+    /// Pushes from a layer above the fluid (with room made: [`FluidBackend::enable_pushes`]).
+    pushes: Option<push::CudaPushes>,
+    /// The axes the immersed boundary's stencils wrap across (the scene's periodic faces).
+    periodic: [bool; 3],
+    /// The band's force a restore put back, until the next step (a band made for pushes after
+    /// the restore takes it).
+    kept_band: Vec<crate::fluid::ib::plan::BandForce>,
     /// The slab exchange of a rank among several (None: the whole lattice).
     halo: Option<super::slab::CudaHalo<S>>,
     /// A restore wrote a slab's owned cells: the next step exchanges the ghost layers first.
@@ -109,6 +117,8 @@ impl<S: Storage> CudaFluid<S> {
         PlanInputs {
             target: super::plan::Target::Cuda,
             ib: self.ib.as_ref().map(|ib| IbShape {
+                samples: ib.plan.has_samples(),
+                pushes: self.pushes.is_some(),
                 passes: ib.plan.passes,
                 bins: ib.plan.bins.is_some(),
                 gather: ib.plan.spread.gathers(),
@@ -193,6 +203,9 @@ where
         let mut fluid = CudaFluid {
             step: 0,
             ib,
+            pushes: None,
+            periodic: setup.immersed.periodic,
+            kept_band: Vec::new(),
             smoke: None,
             raster: Default::default(),
             gpu,
@@ -333,6 +346,21 @@ where
             FluidStage::IbForce { pass } => ib.force(gpu, flags, pass),
             FluidStage::IbGather => ib.gather(gpu),
             FluidStage::IbUpdate => ib.update(gpu),
+            FluidStage::PushMark | FluidStage::PushSpread | FluidStage::PushApply => {
+                let Some(pushes) = self.pushes.as_mut() else {
+                    return Ok(());
+                };
+                let domain = ib.plan.domain;
+                match stage {
+                    FluidStage::PushMark => pushes.mark(gpu, domain, flags, &mut ib.band),
+                    FluidStage::PushSpread => pushes.spread(gpu, domain, flags, &mut ib.band),
+                    _ => {
+                        let shape = ib.band_shape(gpu);
+                        let add = ib.plan.has_samples();
+                        pushes.apply(gpu, shape, add, &mut ib.band)
+                    }
+                }
+            }
             _ => unreachable!("lattice stages run in run_entry"),
         }
     }
@@ -414,6 +442,7 @@ where
         if std::mem::take(&mut self.stale_ghosts) {
             self.exchange_ghosts()?;
         }
+        self.kept_band.clear();
         let step = self.step + 1;
         if self.graph && self.halo.is_none() {
             with_model!(self.model, M => self.graphed_step::<M>(step))?;
@@ -451,8 +480,52 @@ where
         Ok(std::mem::take(&mut ib.taken))
     }
 
+    fn enable_pushes(&mut self, most: u32) -> Result<(), FluidError> {
+        if self.halo.is_some() {
+            return Err(FluidError::Invalid(
+                "pushes on one rank of several are not supported".into(),
+            ));
+        }
+        match self.ib.as_mut() {
+            Some(ib) => ib.enable_pushes(&self.gpu, most)?,
+            None => {
+                let plan =
+                    IbPlan::pushes_only(self.params.lattice, self.periodic).with_pushes(most);
+                self.ib = Some(CudaIb::new(&self.gpu, plan)?);
+            }
+        }
+        if let Some(ib) = self.ib.as_mut() {
+            ib.set_band(&self.gpu, &self.kept_band)?;
+        }
+        self.pushes = Some(push::CudaPushes::new(&self.gpu, most)?);
+        self.plan = FluidPlan::new(&self.plan_inputs());
+        Ok(())
+    }
+
+    fn push(&mut self, pos: &[[f32; 3]], total: &[u64]) -> Result<(), FluidError> {
+        match self.pushes.as_mut() {
+            Some(p) => p.upload(&self.gpu, pos, total),
+            None => Err(FluidError::Invalid(
+                "this fluid takes no pushes (enable_pushes first)".into(),
+            )),
+        }
+    }
+
+    fn push_device(
+        &mut self,
+        pos: &crate::gpu::exposed::RawBuffer,
+        total: &crate::gpu::exposed::RawBuffer,
+    ) -> Result<(), FluidError> {
+        match self.pushes.as_mut() {
+            Some(p) => p.copy_from(&self.gpu, pos, total),
+            None => Err(FluidError::Invalid(
+                "this fluid takes no pushes (enable_pushes first)".into(),
+            )),
+        }
+    }
+
     fn samples(&mut self) -> Result<Option<SampleSnapshot>, FluidError> {
-        let Some(ib) = self.ib.as_ref() else {
+        let Some(ib) = self.ib.as_ref().filter(|ib| ib.plan.has_samples()) else {
             return Ok(None);
         };
         let force = self.gpu.download(&ib.sample_force)?;

@@ -153,7 +153,8 @@ where
         }
         let step = self.step;
         let comm = self.comm();
-        let immersed = match self.ib.as_mut() {
+        // A band for pushes alone holds no state between steps.
+        let immersed = match self.ib.as_mut().filter(|ib| ib.plan.has_samples()) {
             // The pending records are summed over a slab's ranks (collective).
             Some(ib) => Some(ib.capture(&self.gpu, step, comm.as_deref())?),
             None => None,
@@ -168,6 +169,10 @@ where
             rates: self.params.rates,
             outlet_u,
             immersed,
+            band: match (&self.ib, &self.halo) {
+                (Some(ib), None) => ib.band_forces(&self.gpu)?,
+                _ => Vec::new(),
+            },
         })
     }
 
@@ -182,7 +187,11 @@ where
         let entries = self.outlet_entries()?;
         let cells = entries.as_ref().map_or(&[][..], |(_, c)| &c[..]);
         state::check_outlet_cells(&s.outlet_u, cells)?;
-        let solids = self.ib.as_ref().map(|ib| ib.solid_states(s.step));
+        let solids = self
+            .ib
+            .as_ref()
+            .filter(|ib| ib.plan.has_samples())
+            .map(|ib| ib.solid_states(s.step));
         let samples = self.ib.as_ref().map_or(0, |ib| ib.plan.body.len());
         state::check_immersed(
             s.immersed.as_ref(),
@@ -202,6 +211,12 @@ where
         }
         if let (Some(ib), Some(captured)) = (self.ib.as_mut(), s.immersed.as_ref()) {
             ib.restore(&self.gpu, captured)?;
+        }
+        // The band's force for the fields; a band for pushes alone is made later (when what
+        // pushes opens), which puts it back then.
+        self.kept_band = s.band.clone();
+        if let Some(ib) = self.ib.as_mut() {
+            ib.set_band(&self.gpu, &s.band)?;
         }
         self.gpu.synchronize()?;
         self.step = s.step;

@@ -84,6 +84,75 @@ impl BandStats {
     }
 }
 
+/// One band cell's force of the last step (lattice units), kept across a checkpoint.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BandForce {
+    pub cell: u32,
+    pub force: [f32; 3],
+}
+
+/// The band's cells with a non-zero force, ascending, from its buffers (`counter`'s slots in
+/// use, `brick_of`, the pool).
+pub fn band_forces(
+    bricks: &Bricks,
+    capacity: u32,
+    counter: &[u32],
+    brick_of: &[u32],
+    pool: &[f32],
+) -> Vec<BandForce> {
+    use murmur_common::lbm::ib::band::{counter as words, pool_index, slot};
+    let used = counter[words::USED].min(capacity);
+    let mut out = Vec::new();
+    for s in 0..used {
+        let brick = brick_of[s as usize] as usize;
+        for local in 0..BRICK_CELLS {
+            let Some(cell) = bricks.cell(brick, local) else {
+                continue;
+            };
+            let force = [0, 1, 2].map(|c| pool[pool_index(s, slot::FORCE + c, local)]);
+            if force != [0.0; 3] {
+                out.push(BandForce {
+                    cell: cell as u32,
+                    force,
+                });
+            }
+        }
+    }
+    out.sort_by_key(|b| b.cell);
+    out
+}
+
+/// A band's host buffers: its table, the brick of each slot, the pool and the counter.
+pub type BandBufs = (Vec<u32>, Vec<u32>, Vec<f32>, Vec<u32>);
+
+/// The band buffers that hold `forces`, as a step would have left them for the fields to read;
+/// `None` when they need more than `capacity` slots.
+pub fn band_of(bricks: &Bricks, capacity: u32, forces: &[BandForce]) -> Option<BandBufs> {
+    use murmur_common::lbm::ib::band::{counter as words, pool_index, slot, EMPTY};
+    let mut table = vec![EMPTY; bricks.count()];
+    let mut brick_of = vec![0u32; capacity as usize];
+    let mut pool = vec![0.0f32; pool_len(capacity)];
+    let mut used = 0u32;
+    for b in forces {
+        let (brick, local) = bricks.locate_cell(b.cell as usize);
+        if table[brick] == EMPTY {
+            if used >= capacity {
+                return None;
+            }
+            table[brick] = used;
+            brick_of[used as usize] = brick as u32;
+            used += 1;
+        }
+        let s = table[brick];
+        for c in 0..3 {
+            pool[pool_index(s, slot::FORCE + c, local)] = b.force[c];
+        }
+    }
+    let mut counter = vec![0u32; words::WORDS];
+    counter[words::USED] = used;
+    Some((table, brick_of, pool, counter))
+}
+
 /// The immersed boundary of a backend, ready to run.
 #[derive(Clone, Debug)]
 pub struct IbPlan {
@@ -102,6 +171,10 @@ pub struct IbPlan {
     /// Per solid, the largest `|body_j|` of its samples along each body axis: the half sides
     /// of a box about the centre holding them.
     pub half: Vec<[f32; 3]>,
+    /// The most pushes a step takes (0: none; [`IbPlan::with_pushes`]).
+    pub pushes: u32,
+    /// Band slots the samples need (the capacity without pushes).
+    pub sample_capacity: u32,
 }
 
 impl IbPlan {
@@ -148,7 +221,45 @@ impl IbPlan {
             } else {
                 immersed.passes
             },
+            pushes: 0,
+            sample_capacity: capacity,
         })
+    }
+
+    /// A band for pushes alone on `lattice` (no solids), stencils wrapping across `periodic`.
+    pub fn pushes_only(lattice: Lattice, periodic: [bool; 3]) -> IbPlan {
+        IbPlan {
+            solids: Vec::new(),
+            body: Vec::new(),
+            solid_of: Vec::new(),
+            domain: Domain::new(lattice, periodic),
+            bricks: Bricks::new(lattice),
+            capacity: 0,
+            passes: 0,
+            spread: IbSpread::default(),
+            bins: None,
+            half: Vec::new(),
+            pushes: 0,
+            sample_capacity: 0,
+        }
+    }
+
+    /// The plan with room for `most` pushes per step
+    /// ([`murmur_common::lbm::ib::push`]): the band grows by the 8 bricks a push's stencil may
+    /// reach, up to every brick of the lattice.
+    pub fn with_pushes(mut self, most: u32) -> IbPlan {
+        let grown = self.sample_capacity as u64 + most as u64 * 8;
+        self.capacity = grown.min(self.bricks.count() as u64) as u32;
+        self.pushes = most;
+        if self.bins.is_some() {
+            self.bins = self.spread.bins(self.domain.lattice, self.capacity);
+        }
+        self
+    }
+
+    /// Whether solids' samples run their stages.
+    pub fn has_samples(&self) -> bool {
+        !self.body.is_empty()
     }
 
     /// Bytes of device memory the plan needs: samples, their forces, the band.
@@ -158,7 +269,9 @@ impl IbPlan {
             + self.capacity as u64 * 4
             + pool_len(self.capacity) as u64 * 4
             + pass_len(self.capacity) as u64 * 8;
-        samples + band + self.gather_bytes() + (RING_STEPS * RECORD_FLOATS * 8) as u64
+        // A push: its position and three fixed-point totals.
+        let pushes = self.pushes as u64 * (12 + 24);
+        samples + pushes + band + self.gather_bytes() + (RING_STEPS * RECORD_FLOATS * 8) as u64
     }
 
     /// Bytes of the bins' buffers: per sample its key, rank, place in the sorted list and,

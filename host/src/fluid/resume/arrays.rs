@@ -151,6 +151,13 @@ pub(super) fn write_small(w: &mut CheckpointWriter, s: &SmallState) -> Result<()
         w.write_slice("outlet_cells", &[k], &cells)?;
         w.write_slice("outlet_u", &[k, 3], &u)?;
     }
+    if !s.band.is_empty() {
+        let k = s.band.len() as u64;
+        let cells: Vec<u32> = s.band.iter().map(|b| b.cell).collect();
+        let force: Vec<f32> = s.band.iter().flat_map(|b| b.force).collect();
+        w.write_slice("band_cells", &[k], &cells)?;
+        w.write_slice("band_force", &[k, 3], &force)?;
+    }
     if let Some(ib) = &s.immersed {
         let solids: Vec<f32> = ib
             .solids
@@ -330,6 +337,28 @@ pub(super) fn read_small(r: &mut CheckpointReader) -> Result<SmallState, FluidEr
             })
         }
     };
+    // Checkpoints before the band's force was kept hold none (their fields near solids,
+    // until the next step, lack the last step's half force).
+    let band = match optional::<u32>(r, "band_cells")? {
+        None => Vec::new(),
+        Some(cells) => {
+            let force: Vec<f32> = r.read_vec("band_force")?;
+            if force.len() != 3 * cells.len() {
+                return Err(bad(
+                    r,
+                    "band_force does not hold three values per band cell",
+                ));
+            }
+            cells
+                .iter()
+                .zip(force.chunks_exact(3))
+                .map(|(&cell, f)| crate::fluid::ib::plan::BandForce {
+                    cell,
+                    force: [f[0], f[1], f[2]],
+                })
+                .collect()
+        }
+    };
     Ok(SmallState {
         lattice: Lattice::new(nx, ny, nz),
         model,
@@ -340,6 +369,7 @@ pub(super) fn read_small(r: &mut CheckpointReader) -> Result<SmallState, FluidEr
         rates,
         outlet_u,
         immersed,
+        band,
     })
 }
 

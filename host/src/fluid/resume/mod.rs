@@ -71,6 +71,7 @@ pub struct NamedArray {
 pub enum ArrayValues {
     F32(Vec<f32>),
     U32(Vec<u32>),
+    U64(Vec<u64>),
 }
 
 /// What [`save`] needs besides the backend.
@@ -198,6 +199,7 @@ pub fn write_body(
         match &a.values {
             ArrayValues::F32(v) => w.write_slice(&a.name, &a.shape, v)?,
             ArrayValues::U32(v) => w.write_slice(&a.name, &a.shape, v)?,
+            ArrayValues::U64(v) => w.write_slice(&a.name, &a.shape, v)?,
         }
     }
     Ok(w.finish()?)

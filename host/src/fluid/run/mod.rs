@@ -145,7 +145,7 @@ fn run_in(a: &RunArgs, world: World, open_rider: OpenRider) -> Result<()> {
     let scene_now = opened.scene().clone();
     let mut rider = open_rider(&a.scene, &scene_now, opened.backend_mut())?;
     if let (Some(r), Some(from)) = (rider.as_mut(), &resumed) {
-        r.restore(&from.path)?;
+        r.restore(&from.path, opened.backend_mut())?;
     }
     if a.checkpoint.checkpoint_every > 0 || a.checkpoint.checkpoint_dir.is_some() {
         schedule.prepare()?;

@@ -182,6 +182,9 @@ pub fn split_small(whole: &SmallState, plan: &SlabPlan, rank: usize) -> SmallSta
             })
             .copied()
             .collect(),
+        // A slab keeps no band across a checkpoint (its fields near solids lack the last
+        // step's half force until the next step).
+        band: Vec::new(),
         ..whole.clone()
     }
 }

@@ -98,6 +98,10 @@ pub struct SmallState {
     pub outlet_u: Vec<OutletVelocity>,
     /// The immersed boundary's state (`None` without solids).
     pub immersed: Option<ImmersedState>,
+    /// The band's force of the last step (solids' and pushes'), per cell where it is not zero
+    /// (ascending cells): what the fields read until the next step rebuilds the band. Empty
+    /// without a band, and on a slab.
+    pub band: Vec<crate::fluid::ib::plan::BandForce>,
 }
 
 /// The last collision velocity of one fluid cell next to an outlet.
