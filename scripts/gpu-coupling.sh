@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # The coupled flock and the gusting inlet on one GPU machine, from the repository root:
-#   bash scripts/gpu-coupling.sh [checks] [rides] [bench] [gust]
+#   bash scripts/gpu-coupling.sh [checks] [rides] [bench] [gust] [twoway] [tower]
 # - checks: the GPU tests of dist/gpu/tests (TESTS="...": which; default the coupled flock's
 #   CUDA parity and the immersed boundary's spreading, graph and parity tests);
 # - rides: `fluid run assets/fluid/flock-sphere.toml` on the CPU and on CUDA, 60 steps: the
 #   fluid backends agree bit for bit (the fields' files compared byte for byte), the flocks
 #   (CPU on the CPU fluid, CUDA on the CUDA fluid) within 1e-5 m; then 2,000 steps on CUDA;
-# - bench: `fluid coupling-bench`, 1M boids in 256^3 and 10M in 512^3;
+# - bench: `fluid coupling-bench`, two-way, 1M boids in 256^3 and 10M in 512^3, and one-way at
+#   256^3;
+# - twoway: flock-tower.toml with 20,000 boids at a quarter of its resolution, 150 steps on the
+#   CPU, on CUDA and on CUDA as a graph: the fields and the boids compared byte for byte;
+# - tower: the showcase flock-tower.toml at full size, 600 steps on CUDA, then its GIF
+#   ($OUT/flock-tower.gif: 100 frames 60 steps apart after 1,500);
 # - gust: the sphere scene with a gusting inlet, CPU against CUDA (plain and as a CUDA graph),
 #   the final fields compared byte for byte.
 # Needs dist/new/murmur.xz (PTX embedded) and, for checks, dist/gpu/tests/*.xz.
@@ -44,7 +49,7 @@ PY
 fi
 
 if want bench; then
-  for args in "--size 256 --boids 1000000" "--size 512 --boids 10000000"; do
+  for args in "--size 256 --boids 1000000" "--size 512 --boids 10000000" "--size 256 --boids 1000000 --coupling one-way"; do
     section "fluid coupling-bench $args"
     timeout 300 "$B" fluid coupling-bench $args --steps 100 2>&1 || status=1
   done
@@ -62,6 +67,32 @@ if want gust; then
   for tag in cuda cuda--graph; do
     if cmp "$T/gust-cpu.npz" "$T/gust-$tag.npz"; then echo "gust $tag: the same bytes as cpu"; else echo "gust $tag: DIFFERENT from cpu"; status=1; fi
   done
+fi
+if want twoway; then
+  sed 's/^count = 200000/count = 20000/' assets/fluid/flock-tower.toml > "$T/tower-20k.toml"
+  grep -q "^count = 20000$" "$T/tower-20k.toml" || { echo "tower-20k.toml: no count line"; status=1; }
+  for run in "cpu" "cuda" "cuda --graph"; do
+    tag=${run// /}
+    section "fluid run tower-20k.toml --backend $run --coarsen 4 --steps 150"
+    rm -rf "$T/tw-$tag"
+    timeout 300 "$B" fluid run "$T/tower-20k.toml" --backend $run --coarsen 4 --steps 150 --out "$T/tw-$tag" --quiet 2>&1 | grep -v "^  " || status=1
+  done
+  for tag in cuda cuda--graph; do
+    for f in flock-tower_0000150.npz flock-tower_0000150_starlings.npz; do
+      if cmp "$T/tw-cpu/$f" "$T/tw-$tag/$f"; then echo "two-way $tag $f: the same bytes as cpu"; else echo "two-way $tag $f: DIFFERENT from cpu"; status=1; fi
+    done
+  done
+fi
+
+if want tower; then
+  section "fluid run flock-tower.toml --backend cuda --steps 600"
+  timeout 300 "$B" fluid run assets/fluid/flock-tower.toml --backend cuda --steps 600 --out "$T/tower" --quiet 2>&1 | grep -v "^  " || status=1
+  section "fluid render flock-tower.toml --gif"
+  rm -rf "$T/tower-frames"
+  timeout 400 "$B" fluid render assets/fluid/flock-tower.toml --backend cuda --frames 100 --every 60 --skip 1500 \
+    --width 800 --height 300 --out "$T/tower-frames" --gif "$O/flock-tower.gif" --quiet 2>&1 | grep -v "^  " || status=1
+  cp "$T/tower-frames/frame_00099.png" "$O/flock-tower-last.png" 2>/dev/null || true
+  ls -la "$O"/flock-tower* || status=1
 fi
 section "done (status $status)"
 exit $status

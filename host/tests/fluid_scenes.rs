@@ -11,12 +11,13 @@ use support::murmur_text as murmur;
 /// Every scene of `assets/fluid/` and the `--coarsen K` it runs at here: scenes of up to about
 /// 1M cells at full size (K = 1), larger ones at `1/K` of their resolution with the same tau
 /// (the table of `docs/fluid/scenes.md`).
-const SCENES: [(&str, u32); 16] = [
+const SCENES: [(&str, u32); 17] = [
     ("cavity-re100", 1),
     ("cavity-re1000", 1),
     ("cylinder-2d", 1),
     ("dfg-cylinder-3d", 2),
     ("flock-sphere", 1),
+    ("flock-tower", 2),
     ("obstacle", 1),
     ("poiseuille", 1),
     ("rotating-torus", 2),

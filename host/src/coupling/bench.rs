@@ -1,9 +1,10 @@
 //! `murmur fluid coupling-bench`: what a coupled flock costs a fluid step. A periodic box of
 //! `size^3` cells (a Taylor-Green flow, BGK) and `boids` boids spread through it (rules on,
-//! one-way, one substep per step), timed three ways on one backend: the fluid's steps alone,
-//! the flock's substeps alone (in the air of the first step, held), and the coupled steps (the
-//! fluid's step, its fields to the flock's air, the substep). The ratio is the coupled step
-//! over the sum of the two alone (1 when coupling costs nothing beyond its parts).
+//! two-way by default, one substep per step), timed three ways on one backend: the fluid's
+//! steps alone (no band), the flock's substeps alone (in the air of the first step, held), and
+//! the coupled steps (the fluid's step with the boids' pushes, its fields to the flock's air,
+//! the substep, the pushes to the fluid). The ratio is the coupled step over the sum of the two
+//! alone (1 when coupling costs nothing beyond its parts).
 
 use super::gpu_ride::GpuRide;
 use super::riding::{Riding, RidingFlock};
@@ -34,6 +35,10 @@ pub struct CouplingBenchArgs {
     /// Where the fluid and the flock run (the flock on the fluid's GPU with CUDA).
     #[arg(long, default_value = "cuda")]
     pub backend: BackendChoice,
+    /// Whether the boids push back on the air (two-way: mass 0.2 of a cell's air, response
+    /// time 4 steps) or only ride it (one-way: tracers that obey the rules).
+    #[arg(long, value_enum, default_value = "two-way")]
+    pub coupling: super::spec::Way,
 }
 
 /// The bench's figures (ms per step, wall clock with the device idle at both ends).
@@ -52,8 +57,9 @@ impl CouplingFigures {
 }
 
 /// The flock of the bench: `n` boids in the box of `size` cells, positions from a fixed
-/// sequence, rules with radii of a few cells.
-fn flock(size: u32, n: u64) -> Result<CpuBoids, FluidError> {
+/// sequence, rules with radii of a few cells; two-way, boids of mass 0.2 (a cell's air is 1)
+/// with a response time of 4 steps.
+fn flock(size: u32, n: u64, way: super::spec::Way) -> Result<CpuBoids, FluidError> {
     let s = size as f32;
     let at = |i: u64, k: u32| murmur_common::rng::uniform(0x5eed + k as u64, i) * s;
     let pos: Vec<Vec3> = (0..n)
@@ -74,8 +80,35 @@ fn flock(size: u32, n: u64) -> Result<CpuBoids, FluidError> {
         .into_iter()
         .map(|p| p - Vec3::splat(0.5))
         .collect::<Vec<_>>();
-    CpuBoids::new(pos, vec![Vec3::ZERO; n as usize], rates, 1.0, 0.0, b)
-        .map_err(|e| FluidError::Invalid(e.to_string()))
+    let err = |e: super::BoidsError| FluidError::Invalid(e.to_string());
+    match way {
+        super::spec::Way::OneWay => {
+            CpuBoids::new(pos, vec![Vec3::ZERO; n as usize], rates, 1.0, 0.0, b).map_err(err)
+        }
+        super::spec::Way::TwoWay => {
+            CpuBoids::new(pos, vec![Vec3::ZERO; n as usize], rates, 1.0, 4.0, b)
+                .and_then(|f| f.two_way(0.2))
+                .map_err(err)
+        }
+    }
+}
+
+/// Milliseconds per step of `go` (`go(false)` one step, `go(true)` waits for the device):
+/// `a.warmup` steps, then `a.steps` timed.
+fn timed(
+    a: &CouplingBenchArgs,
+    go: &mut dyn FnMut(bool) -> Result<(), FluidError>,
+) -> Result<f64, FluidError> {
+    for _ in 0..a.warmup {
+        go(false)?;
+    }
+    go(true)?;
+    let t0 = Instant::now();
+    for _ in 0..a.steps {
+        go(false)?;
+    }
+    go(true)?;
+    Ok(t0.elapsed().as_secs_f64() * 1e3 / a.steps as f64)
 }
 
 /// Runs the bench (the module docs).
@@ -86,45 +119,41 @@ pub fn bench(a: &CouplingBenchArgs) -> Result<CouplingFigures, FluidError> {
         eprintln!("murmur: {n}");
     }
     println!(
-        "coupling bench: {0}^3 cells (BGK, periodic), {1} boids, one-way, 1 substep, {2}, {3} \
+        "coupling bench: {0}^3 cells (BGK, periodic), {1} boids, {2}, 1 substep, {3}, {4} \
          timed steps",
         a.size,
         a.boids,
+        match a.coupling {
+            super::spec::Way::OneWay => "one-way",
+            super::spec::Way::TwoWay => "two-way",
+        },
         fluid.describe(),
         a.steps
     );
-    let boids = flock(a.size, a.boids)?;
+    // The fluid alone first, before the flock's pushes give it a band.
+    let fluid_ms = timed(a, &mut |sync| match sync {
+        true => fluid.synchronize(),
+        false => fluid.step(),
+    })?;
+    let boids = flock(a.size, a.boids, a.coupling)?;
     let mut ride = Riding::of(
         &setup,
         fluid.as_mut(),
         vec![RidingFlock { boids, substeps: 1 }],
     )?;
     let mut gpu = GpuRide::open(&setup, fluid.as_mut(), &ride.flocks, ride.before())?;
-    // Each figure: `go(false)` one step, `go(true)` waits for the device.
-    let timed = |go: &mut dyn FnMut(bool) -> Result<(), FluidError>| -> Result<f64, FluidError> {
-        for _ in 0..a.warmup {
-            go(false)?;
-        }
-        go(true)?;
-        let t0 = Instant::now();
-        for _ in 0..a.steps {
-            go(false)?;
-        }
-        go(true)?;
-        Ok(t0.elapsed().as_secs_f64() * 1e3 / a.steps as f64)
-    };
     let none = |_: f64| Vec::new();
     // The flock alone first, in the air of the fluid's state now (the same fields twice).
     let held = ride.before().clone();
     let flock_ms = match gpu.as_mut() {
         Some(g) => {
             g.hold(&held)?;
-            timed(&mut |sync| match sync {
+            timed(a, &mut |sync| match sync {
                 true => g.synchronize(),
                 false => g.substeps(&none),
             })?
         }
-        None => timed(&mut |sync| match sync {
+        None => timed(a, &mut |sync| match sync {
             true => Ok(()),
             false => {
                 ride.substeps_in(&held, &none);
@@ -132,14 +161,10 @@ pub fn bench(a: &CouplingBenchArgs) -> Result<CouplingFigures, FluidError> {
             }
         })?,
     };
-    let fluid_ms = timed(&mut |sync| match sync {
-        true => fluid.synchronize(),
-        false => fluid.step(),
-    })?;
     let coupled_ms = match gpu.as_mut() {
         Some(g) => {
             g.restart(&fluid.fields()?)?;
-            timed(&mut |sync| match sync {
+            timed(a, &mut |sync| match sync {
                 true => fluid.synchronize().and_then(|_| g.synchronize()),
                 false => {
                     fluid.step()?;
@@ -147,7 +172,7 @@ pub fn bench(a: &CouplingBenchArgs) -> Result<CouplingFigures, FluidError> {
                 }
             })?
         }
-        None => timed(&mut |sync| match sync {
+        None => timed(a, &mut |sync| match sync {
             true => fluid.synchronize(),
             false => {
                 fluid.step()?;
@@ -182,10 +207,17 @@ pub fn bench_cmd(a: &CouplingBenchArgs) -> Result<()> {
         f.ratio()
     );
     println!(
-        "memory: {} B per boid on the GPU (the flock), {} B per cell for its air (two fields \
-         and the fluid mask)",
+        "memory: {} B per boid on the GPU (the flock; {} more two-way, its impulse sums), {} B \
+         per cell for its air (two fields and the fluid mask); two-way, the fluid's pushes {} B \
+         per boid and its band {} B per cell it covers (up to every cell) plus {:.2} B per cell \
+         for the band's table",
         super::cuda::BYTES_PER_BOID,
-        super::cuda::AirFields::bytes(1)
+        super::cuda::PUSH_BYTES_PER_BOID,
+        super::cuda::AirFields::bytes(1),
+        12 + 24,
+        murmur_common::lbm::ib::band::slot::FLOATS * 4
+            + murmur_common::lbm::ib::band::slot::PASS_VALUES * 8,
+        (4.0 + 8.0) / murmur_common::lbm::ib::band::BRICK_CELLS as f64
     );
     Ok(())
 }

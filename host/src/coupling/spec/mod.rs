@@ -20,7 +20,7 @@ pub enum Spawn {
 }
 
 /// One-way (the air moves the boids) or two-way (the boids push back).
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Way {
     #[default]
