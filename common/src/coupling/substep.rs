@@ -175,6 +175,40 @@ mod tests {
     }
 
     #[test]
+    fn a_two_way_boid_keeps_the_change_its_impulse_carries() {
+        let m = Motion::new(0.5, 3.0);
+        let b = BoidBox {
+            lo: [0.0; 3],
+            hi: [16.0; 3],
+            periodic: 0b111,
+            through: 0,
+        };
+        let air = |_: Vec3, _: f32| Some(Vec3::new(0.04, -0.01, 0.02));
+        let none = |_: usize| Obstacle::default();
+        let (x0, v0, w0) = (
+            Vec3::new(3.2, 4.7, 8.1),
+            Vec3::new(0.01, 0.0, 0.0),
+            Vec3::new(0.0, 0.02, 0.0),
+        );
+        let mass = 0.37f32;
+        let a = Avoidance::default();
+        let (x1, v1, _, push) = move_boid(&m, &b, &a, 0, none, mass, x0, v0, w0, air);
+        let (x2, v2, _, none_pushed) = move_boid(&m, &b, &a, 0, none, 0.0, x0, v0, w0, air);
+        assert_eq!(none_pushed, [0; 3], "one-way pushes nothing");
+        assert_eq!(x1, x2, "pushing back leaves the position's update alone");
+        // The boid's change is the quantised impulse's, within rounding of the one-way move.
+        let dv = v1 - v0;
+        for c in 0..3 {
+            let air_gets = crate::lbm::ib::band::from_fixed(push[c]);
+            let boid = mass * dv.to_array()[c];
+            assert!((air_gets + boid).abs() < 1e-9, "{c}: {air_gets} {boid}");
+            assert!((v1.to_array()[c] - v2.to_array()[c]).abs() < 1e-7);
+        }
+        assert_ne!(push, [0; 3], "the drag changed the boid's velocity");
+        assert_eq!(add_push(push, push.map(|p| p.wrapping_neg())), [0; 3]);
+    }
+
+    #[test]
     fn a_boid_moved_into_a_wall_and_an_obstacle_comes_back() {
         let m = Motion::new(1.0, 0.0);
         let b = BoidBox {
