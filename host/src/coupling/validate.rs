@@ -350,7 +350,7 @@ pub fn momentum_case(
         model: setup.model,
         grid: format!("{n}x{n}x{n}"),
         steps,
-        metric: "max |P(t) - P(0)| / |P(0)|",
+        metric: "max change of the total momentum, of its start",
         error: worst,
         target: TARGET_MOMENTUM,
         seconds: t0.elapsed().as_secs_f64(),

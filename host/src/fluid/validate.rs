@@ -369,6 +369,15 @@ pub fn run_all(
     Ok(out)
 }
 
+/// An error as the tables print it: five decimals, or three significant digits below 1e-3.
+pub fn shown(error: f64) -> String {
+    if error != 0.0 && error.abs() < 1e-3 {
+        format!("{error:.2e}")
+    } else {
+        format!("{error:.5}")
+    }
+}
+
 /// The results as a Markdown table.
 pub fn table(results: &[CaseResult]) -> String {
     let mut s = String::from(
@@ -377,13 +386,13 @@ pub fn table(results: &[CaseResult]) -> String {
     );
     for r in results {
         s += &format!(
-            "| {} | {} | {} | {} | {} | {:.5} | {} | {} | {:.1} s |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {:.1} s |\n",
             r.case,
             r.model.name(),
             r.grid,
             r.steps,
             r.metric,
-            r.error,
+            shown(r.error),
             r.target,
             if r.passed() { "yes" } else { "NO" },
             r.seconds

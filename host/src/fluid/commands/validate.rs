@@ -50,10 +50,10 @@ pub fn validate(a: &ValidateArgs, more: &[MoreCases]) -> Result<()> {
         let mut results =
             validate::run_all(&mut open as &mut Opener, &models(&a.models), sizes, |r| {
                 eprintln!(
-                    "  {} / {}: error {:.5} (target {}) in {:.1} s",
+                    "  {} / {}: error {} (target {}) in {:.1} s",
                     r.case,
                     r.model.name(),
-                    r.error,
+                    validate::shown(r.error),
                     r.target,
                     r.seconds
                 )
@@ -65,8 +65,11 @@ pub fn validate(a: &ValidateArgs, more: &[MoreCases]) -> Result<()> {
                 a.quick,
                 |r| {
                     eprintln!(
-                        "  {}: error {:.5} (target {}) in {:.1} s",
-                        r.case, r.error, r.target, r.seconds
+                        "  {}: error {} (target {}) in {:.1} s",
+                        r.case,
+                        validate::shown(r.error),
+                        r.target,
+                        r.seconds
                     )
                 },
             )?);
@@ -76,8 +79,11 @@ pub fn validate(a: &ValidateArgs, more: &[MoreCases]) -> Result<()> {
                 eprintln!("{heading}:");
                 results.extend(cases(&mut open as &mut Opener, a.quick, &mut |r| {
                     eprintln!(
-                        "  {}: error {:.5} (target {}) in {:.1} s",
-                        r.case, r.error, r.target, r.seconds
+                        "  {}: error {} (target {}) in {:.1} s",
+                        r.case,
+                        validate::shown(r.error),
+                        r.target,
+                        r.seconds
                     )
                 })?);
             }
@@ -86,7 +92,7 @@ pub fn validate(a: &ValidateArgs, more: &[MoreCases]) -> Result<()> {
         for r in results.iter().filter(|r| !r.passed()) {
             if exempt(&r.case, storage) {
                 exempted.push(format!(
-                    "{} / {} at {}: error {:.5} (target {})",
+                    "{} / {} at {}: error {} (target {})",
                     r.case,
                     r.model.name(),
                     storage.name(),
