@@ -199,7 +199,17 @@ fn resumes_across_rank_counts(
                 got.populations == reference.populations,
                 "{name}: {n} ranks' populations differ from one lattice's"
             );
-            assert_eq!(got.small, reference.small, "{name}: {n} ranks' small state");
+            // Ranks keep no band across a checkpoint (one lattice keeps its last force for the
+            // fields until the next step): the rest of the small state is one lattice's.
+            let no_band = |s: &SmallState| SmallState {
+                band: Vec::new(),
+                ..s.clone()
+            };
+            assert_eq!(
+                no_band(&got.small),
+                no_band(&reference.small),
+                "{name}: {n} ranks' small state"
+            );
             // Every rank took the same force rows, one lattice's.
             for p in &parts {
                 assert_eq!(p.forces, single_forces, "{name}: forces taken on {n} ranks");
