@@ -198,8 +198,8 @@ mod tests {
         assert_eq!(x1, x2, "pushing back leaves the position's update alone");
         // The boid's change is the quantised impulse's, within rounding of the one-way move.
         let dv = v1 - v0;
-        for c in 0..3 {
-            let air_gets = crate::lbm::ib::band::from_fixed(push[c]);
+        for (c, &pushed) in push.iter().enumerate() {
+            let air_gets = crate::lbm::ib::band::from_fixed(pushed);
             let boid = mass * dv.to_array()[c];
             assert!((air_gets + boid).abs() < 1e-9, "{c}: {air_gets} {boid}");
             assert!((v1.to_array()[c] - v2.to_array()[c]).abs() < 1e-7);
