@@ -105,11 +105,7 @@ impl CpuIb {
     /// Room for `most` pushes per step: the band's pool grows (it is rebuilt every step, so
     /// nothing is lost between steps).
     pub(super) fn enable_pushes(&mut self, most: u32) {
-        let plan = std::mem::replace(
-            &mut self.plan,
-            IbPlan::pushes_only(murmur_common::lbm::Lattice::new(0, 0, 0), [false; 3]),
-        );
-        self.plan = plan.with_pushes(most);
+        self.plan = self.plan.clone().with_pushes(most);
         self.brick_of = vec![0; self.plan.capacity as usize];
         self.pool = vec![0.0; pool_len(self.plan.capacity)];
         self.pass = vec![0; pass_len(self.plan.capacity)];

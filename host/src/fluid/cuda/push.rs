@@ -7,7 +7,7 @@ use super::ib::BandBuffers;
 use super::BLOCK_SIZE;
 use crate::fluid::FluidError;
 use crate::gpu::exposed::RawBuffer;
-use crate::gpu::{DriverContext, Gpu, Shape};
+use crate::gpu::{DriverContext, Gpu, Shape, Views};
 use cudarc::driver::CudaSlice;
 use murmur_common::lbm::ib::push::{PushApply, PushPoints, PushSpread, Pushes};
 use murmur_common::lbm::ib::stencil::Domain;
@@ -124,6 +124,27 @@ impl CudaPushes {
         Ok(())
     }
 
+    /// The views of `push_mark` and `push_spread` in a launch: the pushes of the next step and
+    /// the band they join.
+    fn points<'b>(
+        &'b self,
+        l: &mut Views<'b>,
+        domain: Domain,
+        flags: &'b CudaSlice<u8>,
+        band: &'b mut BandBuffers,
+    ) -> PushPoints {
+        let n = self.count as u64;
+        PushPoints {
+            domain,
+            flags: l.read(flags),
+            pushes: Pushes {
+                pos: l.read_cast(&self.pos).prefix(n),
+                total: l.read(&self.total).prefix(3 * n),
+            },
+            band: band.views(l),
+        }
+    }
+
     /// Stage `push_mark`.
     pub(super) fn mark(
         &mut self,
@@ -136,18 +157,10 @@ impl CudaPushes {
             return Ok(());
         }
         let shape = Shape::per_item(self.count as u64, BLOCK_SIZE);
-        let (pos, total, n) = (&self.pos, &self.total, self.count as u64);
         // SAFETY: one thread per push; claims are atomic.
         unsafe {
-            gpu.launch().run(shape, band, |l, band| PushPoints {
-                domain,
-                flags: l.read(flags),
-                pushes: Pushes {
-                    pos: l.read_cast(pos).prefix(n),
-                    total: l.read(total).prefix(3 * n),
-                },
-                band: band.views(l),
-            })
+            gpu.launch()
+                .run(shape, band, |l, band| self.points(l, domain, flags, band))
         }?;
         Ok(())
     }
@@ -164,19 +177,10 @@ impl CudaPushes {
             return Ok(());
         }
         let shape = Shape::per_item(self.count as u64, BLOCK_SIZE);
-        let (pos, total, n) = (&self.pos, &self.total, self.count as u64);
         // SAFETY: one thread per push; the band's sums take atomic adds.
         unsafe {
             gpu.launch().run(shape, band, |l, band| PushSpread {
-                points: PushPoints {
-                    domain,
-                    flags: l.read(flags),
-                    pushes: Pushes {
-                        pos: l.read_cast(pos).prefix(n),
-                        total: l.read(total).prefix(3 * n),
-                    },
-                    band: band.views(l),
-                },
+                points: self.points(l, domain, flags, band),
             })
         }?;
         Ok(())
