@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The coupled flock and the gusting inlet on one GPU machine, from the repository root:
-#   bash scripts/gpu-coupling.sh [checks] [rides] [bench] [gust] [twoway] [tower]
+#   bash scripts/gpu-coupling.sh [checks] [rides] [bench] [gust] [twoway] [tower] [mesh] [torus]
 # - checks: the GPU tests of dist/gpu/tests (TESTS="...": which; default the coupled flock's
 #   CUDA parity and the immersed boundary's spreading, graph and parity tests);
 # - rides: `fluid run assets/fluid/flock-sphere.toml` on the CPU and on CUDA, 60 steps: the
@@ -12,6 +12,9 @@
 #   CPU, on CUDA and on CUDA as a graph: the fields and the boids compared byte for byte;
 # - tower: the showcase flock-tower.toml at full size, 600 steps on CUDA, then its GIF
 #   ($OUT/flock-tower.gif: 100 frames 60 steps apart after 1,500);
+# - mesh: trefoil.toml with its knot turning and a flock of 20,000 around it at half its
+#   resolution, 60 steps on the CPU and on CUDA: the fields the same bytes, the boids within 1e-5 m;
+# - torus: `fluid flock-case torus` at full resolution, 1M boids for 10,000 steps on CUDA;
 # - gust: the sphere scene with a gusting inlet, CPU against CUDA (plain and as a CUDA graph),
 #   the final fields compared byte for byte.
 # Needs dist/new/murmur.xz (PTX embedded) and, for checks, dist/gpu/tests/*.xz.
@@ -93,6 +96,44 @@ if want tower; then
     --width 800 --height 300 --out "$T/tower-frames" --gif "$O/flock-tower.gif" --quiet 2>&1 | grep -v "^  " || status=1
   cp "$T/tower-frames/frame_00099.png" "$O/flock-tower-last.png" 2>/dev/null || true
   ls -la "$O"/flock-tower* || status=1
+fi
+if want mesh; then
+  sed 's/^reference_area = 0.07 .*/reference_area = 0.07\nmotion = { type = "rotate", axis = [1, 0, 0], rate = 3.0 }/' \
+    assets/fluid/trefoil.toml > assets/fluid/knot-flock.toml
+  cat >> assets/fluid/knot-flock.toml <<'TOML'
+
+[[flocks]]
+count = 20000
+spawn = { box = { lo = [0.2, 0.05, 0.05], hi = [0.5, 0.45, 0.45] } }
+seed = 3
+rates = [2.0, 40.0, 8.0]
+radii = [0.02, 0.01, 0.02]
+max_speed = 0.3
+tau_p = 0.005
+avoid = 0.05
+avoid_rate = 40.0
+substeps = 2
+TOML
+  grep -q 'rate = 3.0' assets/fluid/knot-flock.toml || { echo "knot-flock.toml: no motion line"; status=1; }
+  for b in cpu cuda; do
+    section "fluid run knot-flock.toml --backend $b --coarsen 2 --steps 60"
+    rm -rf "$T/knot-$b"
+    timeout 300 "$B" fluid run assets/fluid/knot-flock.toml --backend $b --coarsen 2 --steps 60 --out "$T/knot-$b" 2>&1 | grep -E "flock|mesh|signed|error|murmur:" | grep -v "^  " || true
+  done
+  cmp "$T/knot-cpu/trefoil_0000060.npz" "$T/knot-cuda/trefoil_0000060.npz" && echo "fields: the same bytes" || { echo "fields: DIFFERENT"; status=1; }
+  python3 - "$T/knot-cpu/trefoil_0000060_boids.npz" "$T/knot-cuda/trefoil_0000060_boids.npz" <<'PY' || status=1
+import sys, numpy as np
+a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
+assert (a["id"] == b["id"]).all()
+dp = np.abs(a["pos"] - b["pos"]).max(); dv = np.abs(a["vel"] - b["vel"]).max()
+print(f"boids: max |pos| difference {dp:.3e} m, max |vel| difference {dv:.3e} m/s")
+sys.exit(0 if dp < 1e-5 and dv < 1e-4 else 1)
+PY
+fi
+
+if want torus; then
+  section "fluid flock-case torus --coarsen 1 --boids 1000000 --steps 10000 --backend cuda"
+  timeout 580 "$B" fluid flock-case torus --coarsen 1 --boids 1000000 --steps 10000 --backend cuda 2>&1 | tr '\r' '\n' | grep -v "step [0-9]*/" || status=1
 fi
 section "done (status $status)"
 exit $status

@@ -51,5 +51,5 @@ fn tracers_in_a_decaying_taylor_green_vortex_stay_on_their_streamlines() {
 #[test]
 fn avoiding_boids_never_end_a_step_inside_the_rotating_torus() {
     let mut open = cpu;
-    check(torus_case(&mut open as &mut Opener, 4, 10_000, 500).unwrap());
+    check(torus_case(&mut open as &mut Opener, 4, 10_000, 500, false).unwrap());
 }

@@ -10,7 +10,7 @@ use crate::thread::index_below;
 use murmur_common::coupling::abi::{
     CouplingGather, CouplingKeys, CouplingMove, CouplingRules, CouplingStarts, DeviceAir,
 };
-use murmur_common::coupling::sdf::Obstacle;
+use murmur_common::coupling::sdf::{Obstacle, Obstacles};
 use murmur_common::coupling::substep::{add_push, air_between, move_boid, rules_velocity};
 use murmur_common::flock::fill_cell_start;
 use murmur_common::{DevSlice, Vec3};
@@ -59,10 +59,28 @@ pub unsafe extern "ptx-kernel" fn coupling_gather(a: CouplingGather) {
     }
 }
 
-/// Obstacle `i` of the list.
-#[inline(always)]
-unsafe fn obstacle(list: DevSlice<Obstacle>, i: usize) -> Obstacle {
-    list.read(i)
+/// A kernel's obstacles: the list and the grids' samples of its arguments.
+#[derive(Clone, Copy)]
+struct DeviceObstacles {
+    list: DevSlice<Obstacle>,
+    samples: DevSlice<f32>,
+}
+
+impl Obstacles for DeviceObstacles {
+    #[inline(always)]
+    fn count(&self) -> usize {
+        self.list.len() as usize
+    }
+    #[inline(always)]
+    fn obstacle(&self, i: usize) -> Obstacle {
+        // SAFETY: `i < count()`, the list's length, as the host uploaded it.
+        unsafe { self.list.read(i) }
+    }
+    #[inline(always)]
+    fn sample(&self, k: u32) -> f32 {
+        // SAFETY: a grid's indices lie in `samples` (built with it on the host).
+        unsafe { self.samples.read(k as usize) }
+    }
 }
 
 /// Stage `coupling_rules`.
@@ -75,8 +93,10 @@ pub unsafe extern "ptx-kernel" fn coupling_rules(a: CouplingRules) {
         &a.params,
         &a.grid,
         &a.avoidance,
-        a.obstacles.len() as usize,
-        |o| obstacle(a.obstacles, o),
+        &DeviceObstacles {
+            list: a.obstacles,
+            samples: a.samples,
+        },
         a.pos.read(i),
         a.rel.read(i),
         |k| a.starts.read(k as usize),
@@ -114,8 +134,10 @@ pub unsafe extern "ptx-kernel" fn coupling_move(a: CouplingMove) {
         &a.motion,
         &a.bounds,
         &a.avoidance,
-        a.obstacles.len() as usize,
-        |o| obstacle(a.obstacles, o),
+        &DeviceObstacles {
+            list: a.obstacles,
+            samples: a.samples,
+        },
         a.mass,
         a.pos.read(i),
         a.vel.read(i),

@@ -7,7 +7,7 @@
 //! sort's two spare words; two-way, three fixed-point impulse sums (twice, as the position). Per grid cell plus one: `starts`, the first sorted entry of each cell
 //! (the last entry is the boid count). The air: two velocity fields in the fluid's `Fields`
 //! layout (`[rho; n] ++ [ux; n] ++ [uy; n] ++ [uz; n]`, f32) and a byte per cell (1: fluid).
-//! Obstacles: a list of [`Obstacle`]s.
+//! Obstacles: a list of [`Obstacle`]s and the samples of their sampled distances (meshes').
 
 use super::grid::BoxGrid;
 use super::sdf::{Avoidance, Obstacle};
@@ -63,7 +63,8 @@ pub struct CouplingGather {
 
 /// `coupling_rules`: `rel_out[i]` = the new relative velocity of sorted boid `i < n`
 /// ([`super::substep::rules_velocity`]) from the old `pos` and `rel` of its neighbours (cell
-/// `key` holds entries `starts[key]..starts[key + 1]`) and the `obstacles`.
+/// `key` holds entries `starts[key]..starts[key + 1]`) and the `obstacles` (their grids'
+/// samples in `samples`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct CouplingRules {
@@ -75,6 +76,7 @@ pub struct CouplingRules {
     pub pos: DevSlice<Vec3>,
     pub rel: DevSlice<Vec3>,
     pub obstacles: DevSlice<Obstacle>,
+    pub samples: DevSlice<f32>,
     pub rel_out: DevSliceMut<Vec3>,
 }
 
@@ -105,6 +107,7 @@ pub struct CouplingMove {
     pub avoidance: Avoidance,
     pub air: DeviceAir,
     pub obstacles: DevSlice<Obstacle>,
+    pub samples: DevSlice<f32>,
     pub pos: DevSliceMut<Vec3>,
     pub vel: DevSliceMut<Vec3>,
     pub rel: DevSliceMut<Vec3>,

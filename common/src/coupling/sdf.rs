@@ -1,7 +1,8 @@
 //! Signed distances to the solids, for the boids' avoidance rule and the projection that puts a
 //! boid a moving solid swept over back outside. Primitives analytically, in the solid's own
-//! frame (the round ones about its z axis, as the scene's shapes), moved with the solid's state;
-//! lengths in cells, negative inside.
+//! frame (the round ones about its z axis, as the scene's shapes), meshes sampled on a grid in
+//! that frame ([`SdfGrid`], its samples in one list beside the obstacles: [`Obstacles`]), moved
+//! with the solid's state; lengths in cells, negative inside.
 
 use crate::lbm::ib::solid::SolidState;
 use crate::math::{length, sqrt, Vec3};
@@ -17,6 +18,63 @@ pub const BOX: u32 = 2;
 pub const TORUS: u32 = 3;
 /// [`Sdf::kind`]: a capsule of radius `a` whose straight part runs from `-b` to `b` along z.
 pub const CAPSULE: u32 = 4;
+/// [`Sdf::kind`]: a distance sampled on the grid [`Sdf::grid`] (a mesh's).
+pub const GRID: u32 = 5;
+
+/// A signed distance sampled at the nodes of a regular grid in the body frame: `dims` nodes
+/// (at least 2 along each axis) from `lo`, `h` cells apart; node `(i, j, k)`'s value is sample
+/// `offset + i + dims[0] (j + dims[1] k)` of the obstacles' list. Between nodes the values are
+/// interpolated trilinearly; outside the grid's box, the value at the nearest point of the box
+/// plus the distance to it. `#[repr(C)]`: part of [`Sdf`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SdfGrid {
+    pub offset: u32,
+    pub dims: [u32; 3],
+    pub lo: [f32; 3],
+    pub h: f32,
+}
+
+impl SdfGrid {
+    /// The number of samples.
+    pub fn len(&self) -> usize {
+        self.dims[0] as usize * self.dims[1] as usize * self.dims[2] as usize
+    }
+
+    /// Whether the grid has no samples.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The distance at body-frame point `p`, the grid's samples read by `samples(k)`.
+    #[inline(always)]
+    pub fn at(&self, p: Vec3, samples: &impl Fn(u32) -> f32) -> f32 {
+        let q = [p.x, p.y, p.z];
+        let mut base = [0u32; 3];
+        let mut frac = [0f32; 3];
+        let mut out2 = 0.0;
+        for a in 0..3 {
+            let top = (self.dims[a] - 1) as f32;
+            let t = (q[a] - self.lo[a]) / self.h;
+            let c = t.clamp(0.0, top);
+            let off = (t - c) * self.h;
+            out2 += off * off;
+            let i = (c as u32).min(self.dims[a] - 2);
+            base[a] = i;
+            frac[a] = c - i as f32;
+        }
+        let (nx, nxy) = (self.dims[0], self.dims[0] * self.dims[1]);
+        let at = |i: u32, j: u32, k: u32| samples(self.offset + i + nx * j + nxy * k);
+        let lerp = |a: f32, b: f32, t: f32| a + (b - a) * t;
+        let [i, j, k] = base;
+        let [fx, fy, fz] = frac;
+        let c00 = lerp(at(i, j, k), at(i + 1, j, k), fx);
+        let c10 = lerp(at(i, j + 1, k), at(i + 1, j + 1, k), fx);
+        let c01 = lerp(at(i, j, k + 1), at(i + 1, j, k + 1), fx);
+        let c11 = lerp(at(i, j + 1, k + 1), at(i + 1, j + 1, k + 1), fx);
+        lerp(lerp(c00, c10, fy), lerp(c01, c11, fy), fz) + sqrt(out2)
+    }
+}
 
 /// A primitive's shape in its own frame. `#[repr(C)]`: kernels take it in their arguments.
 #[repr(C)]
@@ -28,12 +86,21 @@ pub struct Sdf {
     pub c: f32,
     /// Cylinders: 1 with end caps.
     pub caps: u32,
+    /// [`GRID`]: the samples' grid.
+    pub grid: SdfGrid,
+}
+
+/// The samples of an obstacle list without sampled distances (every kind but [`GRID`]).
+#[inline(always)]
+pub fn no_samples(_: u32) -> f32 {
+    f32::INFINITY
 }
 
 impl Sdf {
-    /// The signed distance of body-frame point `p` (cells).
+    /// The signed distance of body-frame point `p` (cells); a [`GRID`]'s samples read by
+    /// `samples(k)`.
     #[inline(always)]
-    pub fn local(&self, p: Vec3) -> f32 {
+    pub fn local(&self, p: Vec3, samples: &impl Fn(u32) -> f32) -> f32 {
         match self.kind {
             SPHERE => length(p) - self.a,
             CYLINDER => {
@@ -55,6 +122,7 @@ impl Sdf {
                 let ring = sqrt(p.x * p.x + p.y * p.y) - self.a;
                 sqrt(ring * ring + p.z * p.z) - self.b
             }
+            GRID => self.grid.at(p, samples),
             _ => {
                 let z = p.z - p.z.clamp(-self.b, self.b);
                 length(Vec3::new(p.x, p.y, z)) - self.a
@@ -64,20 +132,27 @@ impl Sdf {
 
     /// The signed distance of world point `x` from the solid in `state`.
     #[inline(always)]
-    pub fn distance(&self, state: &SolidState, x: Vec3) -> f32 {
-        self.local(body_frame(state, x))
+    pub fn distance(&self, state: &SolidState, x: Vec3, samples: &impl Fn(u32) -> f32) -> f32 {
+        self.local(body_frame(state, x), samples)
     }
 
     /// The distance and the outward unit normal at world point `x` (central differences of
     /// step `h` cells in the body frame, turned into the world frame); the normal is zero where
     /// the differences vanish (the centre of a sphere).
     #[inline(always)]
-    pub fn distance_normal(&self, state: &SolidState, x: Vec3, h: f32) -> (f32, Vec3) {
+    pub fn distance_normal(
+        &self,
+        state: &SolidState,
+        x: Vec3,
+        h: f32,
+        samples: &impl Fn(u32) -> f32,
+    ) -> (f32, Vec3) {
         let p = body_frame(state, x);
+        let d = |q: Vec3| self.local(q, samples);
         let g = Vec3::new(
-            self.local(p + Vec3::X * h) - self.local(p - Vec3::X * h),
-            self.local(p + Vec3::Y * h) - self.local(p - Vec3::Y * h),
-            self.local(p + Vec3::Z * h) - self.local(p - Vec3::Z * h),
+            d(p + Vec3::X * h) - d(p - Vec3::X * h),
+            d(p + Vec3::Y * h) - d(p - Vec3::Y * h),
+            d(p + Vec3::Z * h) - d(p - Vec3::Z * h),
         );
         let r = &state.rotation;
         let world = Vec3::new(
@@ -87,7 +162,7 @@ impl Sdf {
         );
         let n = length(world);
         let normal = if n > 0.0 { world / n } else { Vec3::ZERO };
-        (self.local(p), normal)
+        (d(p), normal)
     }
 }
 
@@ -141,6 +216,58 @@ pub struct Obstacle {
     pub state: SolidState,
 }
 
+/// The solids a boid avoids at the time of a substep: how many, each one, and the samples of
+/// the sampled distances ([`GRID`]).
+pub trait Obstacles {
+    /// The number of obstacles.
+    fn count(&self) -> usize;
+    /// Obstacle `i < count()`.
+    fn obstacle(&self, i: usize) -> Obstacle;
+    /// Sample `k` of the grids' samples.
+    fn sample(&self, k: u32) -> f32;
+
+    /// The signed distance of world point `x` from obstacle `o` (one of these).
+    #[inline(always)]
+    fn distance(&self, o: &Obstacle, x: Vec3) -> f32 {
+        o.sdf.distance(&o.state, x, &|k| self.sample(k))
+    }
+
+    /// The distance and outward normal at `x` of obstacle `o` ([`Sdf::distance_normal`]).
+    #[inline(always)]
+    fn distance_normal(&self, o: &Obstacle, x: Vec3, h: f32) -> (f32, Vec3) {
+        o.sdf.distance_normal(&o.state, x, h, &|k| self.sample(k))
+    }
+}
+
+/// Obstacles in host memory: the list and the grids' samples.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ObstacleList<'a> {
+    pub list: &'a [Obstacle],
+    pub samples: &'a [f32],
+}
+
+impl ObstacleList<'_> {
+    /// Whether world point `x` lies inside any of the obstacles.
+    pub fn inside(&self, x: Vec3) -> bool {
+        self.list.iter().any(|o| self.distance(o, x) < 0.0)
+    }
+}
+
+impl Obstacles for ObstacleList<'_> {
+    #[inline(always)]
+    fn count(&self) -> usize {
+        self.list.len()
+    }
+    #[inline(always)]
+    fn obstacle(&self, i: usize) -> Obstacle {
+        self.list[i]
+    }
+    #[inline(always)]
+    fn sample(&self, k: u32) -> f32 {
+        self.samples[k as usize]
+    }
+}
+
 /// How a coupled flock keeps off its obstacles. `#[repr(C)]`: part of kernel arguments.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -156,36 +283,30 @@ pub struct Avoidance {
 }
 
 /// The fourth rule: the velocity change of a boid at `x` over a substep of `dt` fluid steps,
-/// [`avoid`] summed over the `n` obstacles `obstacle(i)`.
+/// [`avoid`] summed over the `obstacles`.
 #[inline(always)]
-pub fn steer(
-    n: usize,
-    obstacle: impl Fn(usize) -> Obstacle,
-    x: Vec3,
-    a: &Avoidance,
-    dt: f32,
-) -> Vec3 {
+pub fn steer(obstacles: &impl Obstacles, x: Vec3, a: &Avoidance, dt: f32) -> Vec3 {
     let mut dv = Vec3::ZERO;
-    for i in 0..n {
-        let o = obstacle(i);
+    for i in 0..obstacles.count() {
+        let o = obstacles.obstacle(i);
         // The distance alone decides whether the rule acts; the normal only then.
-        if o.sdf.distance(&o.state, x) < a.reach {
-            let (d, normal) = o.sdf.distance_normal(&o.state, x, a.h);
+        if obstacles.distance(&o, x) < a.reach {
+            let (d, normal) = obstacles.distance_normal(&o, x, a.h);
             dv += avoid(d, normal, a.reach, a.rate * dt);
         }
     }
     dv
 }
 
-/// A boid at `x` after its move, put outside each of the `n` obstacles it lies in
+/// A boid at `x` after its move, put outside each of the `obstacles` it lies in
 /// ([`project_out`] to `a.margin` off the surface, obstacle by obstacle).
 #[inline(always)]
-pub fn keep_out(n: usize, obstacle: impl Fn(usize) -> Obstacle, x: Vec3, a: &Avoidance) -> Vec3 {
+pub fn keep_out(obstacles: &impl Obstacles, x: Vec3, a: &Avoidance) -> Vec3 {
     let mut y = x;
-    for i in 0..n {
-        let o = obstacle(i);
-        if o.sdf.distance(&o.state, y) < 0.0 {
-            let (d, normal) = o.sdf.distance_normal(&o.state, y, a.h);
+    for i in 0..obstacles.count() {
+        let o = obstacles.obstacle(i);
+        if obstacles.distance(&o, y) < 0.0 {
+            let (d, normal) = obstacles.distance_normal(&o, y, a.h);
             y = project_out(y, d, normal, a.margin);
         }
     }
@@ -210,13 +331,16 @@ mod tests {
             b,
             c,
             caps,
+            ..Sdf::default()
         }
     }
+
+    const NONE: &dyn Fn(u32) -> f32 = &no_samples;
 
     #[test]
     fn distances_of_the_primitives() {
         let s = at_origin();
-        let d = |sdf: Sdf, p: [f32; 3]| sdf.distance(&s, Vec3::from_array(p));
+        let d = |sdf: Sdf, p: [f32; 3]| sdf.distance(&s, Vec3::from_array(p), &NONE);
         let close = |a: f32, b: f32| (a - b).abs() < 1e-5;
         let sphere = shape(SPHERE, 3.0, 0.0, 0.0, 0);
         assert!(close(d(sphere, [5.0, 0.0, 0.0]), 2.0) && close(d(sphere, [0.0, 1.0, 0.0]), -2.0));
@@ -250,14 +374,14 @@ mod tests {
             ..SolidState::default()
         };
         let cube = shape(BOX, 1.0, 5.0, 1.0, 0);
-        assert!((cube.distance(&s, Vec3::new(16.0, 20.0, 30.0)) - 1.0).abs() < 1e-5);
-        assert!((cube.distance(&s, Vec3::new(10.0, 22.0, 30.0)) - 1.0).abs() < 1e-5);
-        let (d, n) = cube.distance_normal(&s, Vec3::new(10.0, 22.0, 30.0), 1e-2);
+        assert!((cube.distance(&s, Vec3::new(16.0, 20.0, 30.0), &NONE) - 1.0).abs() < 1e-5);
+        assert!((cube.distance(&s, Vec3::new(10.0, 22.0, 30.0), &NONE) - 1.0).abs() < 1e-5);
+        let (d, n) = cube.distance_normal(&s, Vec3::new(10.0, 22.0, 30.0), 1e-2, &NONE);
         assert!(
             (d - 1.0).abs() < 1e-5 && length(n - Vec3::Y) < 1e-4,
             "{d} {n:?}"
         );
-        let (_, n) = cube.distance_normal(&s, Vec3::new(16.0, 20.0, 30.0), 1e-2);
+        let (_, n) = cube.distance_normal(&s, Vec3::new(16.0, 20.0, 30.0), 1e-2, &NONE);
         assert!(length(n - Vec3::X) < 1e-4, "{n:?}");
     }
 
@@ -271,9 +395,9 @@ mod tests {
         let sphere = shape(SPHERE, 3.0, 0.0, 0.0, 0);
         for p in [[1.0, 0.5, -0.2], [0.0, 2.9, 0.0], [-2.0, -1.0, 1.5]] {
             let x = Vec3::from_array(p);
-            let (d, n) = sphere.distance_normal(&s, x, 1e-3);
+            let (d, n) = sphere.distance_normal(&s, x, 1e-3, &NONE);
             let y = project_out(x, d, n, 0.01);
-            let after = sphere.distance(&s, y);
+            let after = sphere.distance(&s, y, &NONE);
             assert!(after > 0.0 && (after - 0.01).abs() < 1e-3, "{p:?}: {after}");
         }
         let outside = Vec3::new(5.0, 0.0, 0.0);
@@ -289,7 +413,11 @@ mod tests {
                 ..at_origin()
             },
         };
-        let two = [sphere(0.0), sphere(10.0)];
+        let list = [sphere(0.0), sphere(10.0)];
+        let two = ObstacleList {
+            list: &list,
+            samples: &[],
+        };
         let a = Avoidance {
             reach: 3.0,
             rate: 0.1,
@@ -297,16 +425,68 @@ mod tests {
             h: 1e-3,
         };
         // Midway, 2 cells from both surfaces: equal and opposite pushes.
-        let mid = steer(2, |i| two[i], Vec3::new(5.0, 0.0, 0.0), &a, 1.0);
+        let mid = steer(&two, Vec3::new(5.0, 0.0, 0.0), &a, 1.0);
         assert!(length(mid) < 1e-5, "{mid:?}");
         // 1 cell off the first sphere only: (1 - 1/3) of the rate, outward.
-        let near = steer(2, |i| two[i], Vec3::new(-4.0, 0.0, 0.0), &a, 2.0);
+        let near = steer(&two, Vec3::new(-4.0, 0.0, 0.0), &a, 2.0);
         assert!(
             length(near - Vec3::new(-0.2 * 2.0 / 3.0, 0.0, 0.0)) < 1e-5,
             "{near:?}"
         );
-        let out = keep_out(2, |i| two[i], Vec3::new(9.0, 0.5, 0.0), &a);
-        let d = two[1].sdf.distance(&two[1].state, out);
+        let out = keep_out(&two, Vec3::new(9.0, 0.5, 0.0), &a);
+        let d = two.distance(&list[1], out);
         assert!((d - 0.01).abs() < 1e-3, "{d}");
+    }
+
+    #[test]
+    fn a_sampled_sphere_reads_as_the_analytic_one() {
+        // The sphere of radius 4 sampled every half cell over [-6, 6]^3, from sample 3 on.
+        let sphere = shape(SPHERE, 4.0, 0.0, 0.0, 0);
+        let grid = SdfGrid {
+            offset: 3,
+            dims: [25; 3],
+            lo: [-6.0; 3],
+            h: 0.5,
+        };
+        let mut samples = std::vec![f32::NAN; 3];
+        for k in 0..25 {
+            for j in 0..25 {
+                for i in 0..25 {
+                    let p = Vec3::new(i as f32, j as f32, k as f32) * 0.5 - Vec3::splat(6.0);
+                    samples.push(sphere.local(p, &NONE));
+                }
+            }
+        }
+        let sampled = Sdf {
+            kind: GRID,
+            grid,
+            ..Sdf::default()
+        };
+        let read = |k: u32| samples[k as usize];
+        let s = at_origin();
+        for p in [
+            [4.3, 0.2, -0.1],
+            [0.0, -3.7, 0.4],
+            [1.0, 1.0, 1.0],
+            [2.9, 2.9, 0.0],
+        ] {
+            let x = Vec3::from_array(p);
+            let (d, n) = sampled.distance_normal(&s, x, 0.25, &read);
+            let exact = sphere.distance(&s, x, &NONE);
+            assert!((d - exact).abs() < 0.05, "{p:?}: {d} against {exact}");
+            assert!(length(n - x / length(x)) < 0.05, "{p:?}: {n:?}");
+        }
+        // Outside the grid's box: the border's value plus the distance to the box.
+        let far = sampled.distance(&s, Vec3::new(10.0, 0.0, 0.0), &read);
+        assert!((far - (2.0 + 4.0)).abs() < 1e-4, "{far}");
+        let list = [Obstacle {
+            sdf: sampled,
+            state: s,
+        }];
+        let o = ObstacleList {
+            list: &list,
+            samples: &samples,
+        };
+        assert!(o.inside(Vec3::new(3.5, 0.0, 0.0)) && !o.inside(Vec3::new(4.5, 0.0, 0.0)));
     }
 }

@@ -6,7 +6,7 @@
 //! ([`move_boid`]).
 
 use super::grid::{box_grid_sums, BoxGrid};
-use super::sdf::{keep_out, steer, Avoidance, Obstacle};
+use super::sdf::{keep_out, steer, Avoidance, Obstacles};
 use super::{BoidBox, Impulse, Motion};
 use crate::flock::params::FlockParams;
 use crate::flock::rules::{clamp_speed, new_velocity};
@@ -54,16 +54,15 @@ pub fn air_between(
 
 /// The new velocity relative to the air of the boid at `pos` with relative velocity `rel`: the
 /// rules over its neighbours in the grid ([`box_grid_sums`]; `cell_start` and `boid` read the
-/// boids sorted by cell), then, when there are obstacles (`n > 0`, `obstacle(i)`), the
-/// avoidance rule added and the speed limit applied again.
+/// boids sorted by cell), then, when there are `obstacles`, the avoidance rule added and the
+/// speed limit applied again.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub fn rules_velocity(
     p: &FlockParams,
     grid: &BoxGrid,
     a: &Avoidance,
-    n: usize,
-    obstacle: impl Fn(usize) -> Obstacle,
+    obstacles: &impl Obstacles,
     pos: Vec3,
     rel: Vec3,
     cell_start: impl Fn(u32) -> u32,
@@ -71,8 +70,8 @@ pub fn rules_velocity(
 ) -> Vec3 {
     let sums = box_grid_sums(p, grid, pos, rel, cell_start, boid);
     let w = new_velocity(p, rel, &sums);
-    if n > 0 {
-        clamp_speed(w + steer(n, obstacle, pos, a, p.dt), p.max_speed)
+    if obstacles.count() > 0 {
+        clamp_speed(w + steer(obstacles, pos, a, p.dt), p.max_speed)
     } else {
         w
     }
@@ -91,8 +90,7 @@ pub fn move_boid(
     motion: &Motion,
     bounds: &BoidBox,
     a: &Avoidance,
-    n: usize,
-    obstacle: impl Fn(usize) -> Obstacle,
+    obstacles: &impl Obstacles,
     mass: f32,
     x: Vec3,
     v: Vec3,
@@ -108,8 +106,8 @@ pub fn move_boid(
     }
     let (mut x, v) = bounds.confine(moved, ground);
     let w = bounds.confine(moved, w).1;
-    if n > 0 {
-        x = keep_out(n, obstacle, x, a);
+    if obstacles.count() > 0 {
+        x = keep_out(obstacles, x, a);
     }
     (x, v, w, push)
 }
@@ -129,6 +127,7 @@ pub fn add_push(acc: [u64; 3], push: [u64; 3]) -> [u64; 3] {
 mod tests {
     use super::*;
     use crate::coupling::air_velocity;
+    use crate::coupling::sdf::{Obstacle, ObstacleList};
     use crate::lbm::layout::Lattice;
 
     #[test]
@@ -184,7 +183,7 @@ mod tests {
             through: 0,
         };
         let air = |_: Vec3, _: f32| Some(Vec3::new(0.04, -0.01, 0.02));
-        let none = |_: usize| Obstacle::default();
+        let none = &ObstacleList::default();
         let (x0, v0, w0) = (
             Vec3::new(3.2, 4.7, 8.1),
             Vec3::new(0.01, 0.0, 0.0),
@@ -192,8 +191,8 @@ mod tests {
         );
         let mass = 0.37f32;
         let a = Avoidance::default();
-        let (x1, v1, _, push) = move_boid(&m, &b, &a, 0, none, mass, x0, v0, w0, air);
-        let (x2, v2, _, none_pushed) = move_boid(&m, &b, &a, 0, none, 0.0, x0, v0, w0, air);
+        let (x1, v1, _, push) = move_boid(&m, &b, &a, none, mass, x0, v0, w0, air);
+        let (x2, v2, _, none_pushed) = move_boid(&m, &b, &a, none, 0.0, x0, v0, w0, air);
         assert_eq!(none_pushed, [0; 3], "one-way pushes nothing");
         assert_eq!(x1, x2, "pushing back leaves the position's update alone");
         // The boid's change is the quantised impulse's, within rounding of the one-way move.
@@ -225,12 +224,11 @@ mod tests {
         };
         // Into the wall at x = 0: reflected, both velocities' x reversed.
         let air = |_: Vec3, _: f32| Some(Vec3::new(-0.3, 0.0, 0.0));
-        let none = |_: usize| Obstacle::default();
+        let none = &ObstacleList::default();
         let (x, v, w, push) = move_boid(
             &m,
             &b,
             &a,
-            0,
             none,
             0.0,
             Vec3::new(0.1, 5.0, 5.0),
@@ -255,19 +253,23 @@ mod tests {
             },
         };
         let still = |_: Vec3, _: f32| Some(Vec3::ZERO);
+        let one = [sphere];
+        let list = ObstacleList {
+            list: &one,
+            samples: &[],
+        };
         let (x, _, _, _) = move_boid(
             &m,
             &b,
             &a,
-            1,
-            |_| sphere,
+            &list,
             0.0,
             Vec3::new(12.0, 10.0, 10.0),
             Vec3::ZERO,
             Vec3::new(0.5, 0.0, 0.0),
             still,
         );
-        let d = sphere.sdf.distance(&sphere.state, x);
+        let d = list.distance(&sphere, x);
         assert!((d - 0.01).abs() < 1e-3, "{x:?} {d}");
     }
 }

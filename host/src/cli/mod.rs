@@ -172,6 +172,7 @@ pub fn run_fluid(cmd: &FluidCmd) -> Result<()> {
         FluidCmd::CheckpointBench(a) => fluid::commands::checkpoint_bench::checkpoint_bench(a),
         FluidCmd::IbBench(a) => fluid::ib::bench::ib_bench_cmd(a),
         FluidCmd::CouplingBench(a) => crate::coupling::bench::bench_cmd(a),
+        FluidCmd::FlockCase(a) => crate::coupling::case::flock_case(a),
         FluidCmd::BoundaryBench(a) => fluid::boundary_bench::boundary_bench_cmd(a),
         FluidCmd::Tune(a) => fluid::tune::tune_cmd(a),
         FluidCmd::Noise(a) => fluid::noise::noise_cmd(a),
@@ -206,8 +207,12 @@ pub enum FluidCmd {
     /// the same bytes, the cost per step at an interval, and the peak resident memory.
     CheckpointBench(fluid::commands::checkpoint_bench::CheckpointBenchArgs),
     /// What a coupled flock costs a fluid step: a periodic box and boids through it, the
-    /// fluid's step alone, the flock's alone and the two coupled (one-way), and the ratio.
+    /// fluid's step alone, the flock's alone and the two coupled (two-way by default), the
+    /// ratio, and where the coupled step's time goes.
     CouplingBench(crate::coupling::bench::CouplingBenchArgs),
+    /// One of the coupled flock's validation cases (the rows of `fluid validate`) at a size of
+    /// your choosing, e.g. `flock-case torus --coarsen 1 --boids 1000000 --steps 10000`.
+    FlockCase(crate::coupling::case::FlockCaseArgs),
     /// The immersed boundary's spreading methods (scatter, binned scatter, gather, block gather) timed stage by
     /// stage on one scene, against the same grid without its solids.
     IbBench(fluid::ib::bench::IbBenchArgs),

@@ -42,11 +42,16 @@ pub struct CouplingBenchArgs {
 }
 
 /// The bench's figures (ms per step, wall clock with the device idle at both ends).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct CouplingFigures {
     pub fluid_ms: f64,
     pub flock_ms: f64,
     pub coupled_ms: f64,
+    /// The fluid's steps each followed by the flock's air (its fields computed and copied to
+    /// the flock's buffer): what the air alone costs beside `fluid_ms` (`None` on the CPU).
+    pub fluid_air_ms: Option<f64>,
+    /// The fluid's own stages in the coupled steps (mean ms per step; their events, on the GPU).
+    pub fluid_stages: Vec<(&'static str, f64)>,
 }
 
 impl CouplingFigures {
@@ -93,21 +98,33 @@ fn flock(size: u32, n: u64, way: super::spec::Way) -> Result<CpuBoids, FluidErro
     }
 }
 
-/// Milliseconds per step of `go` (`go(false)` one step, `go(true)` waits for the device):
-/// `a.warmup` steps, then `a.steps` timed.
+/// What [`timed`] asks of its step function.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Do {
+    /// One step.
+    Step,
+    /// Wait for the device.
+    Wait,
+    /// The warm-up is done (and waited for): reset any timers.
+    Warmed,
+}
+
+/// Milliseconds per step of `go` (`go(Do::Step)` one step): `a.warmup` steps, then `a.steps`
+/// timed.
 fn timed(
     a: &CouplingBenchArgs,
-    go: &mut dyn FnMut(bool) -> Result<(), FluidError>,
+    go: &mut dyn FnMut(Do) -> Result<(), FluidError>,
 ) -> Result<f64, FluidError> {
     for _ in 0..a.warmup {
-        go(false)?;
+        go(Do::Step)?;
     }
-    go(true)?;
+    go(Do::Wait)?;
+    go(Do::Warmed)?;
     let t0 = Instant::now();
     for _ in 0..a.steps {
-        go(false)?;
+        go(Do::Step)?;
     }
-    go(true)?;
+    go(Do::Wait)?;
     Ok(t0.elapsed().as_secs_f64() * 1e3 / a.steps as f64)
 }
 
@@ -131,9 +148,10 @@ pub fn bench(a: &CouplingBenchArgs) -> Result<CouplingFigures, FluidError> {
         a.steps
     );
     // The fluid alone first, before the flock's pushes give it a band.
-    let fluid_ms = timed(a, &mut |sync| match sync {
-        true => fluid.synchronize(),
-        false => fluid.step(),
+    let fluid_ms = timed(a, &mut |d| match d {
+        Do::Step => fluid.step(),
+        Do::Wait => fluid.synchronize(),
+        Do::Warmed => Ok(()),
     })?;
     let boids = flock(a.size, a.boids, a.coupling)?;
     let mut ride = Riding::of(
@@ -148,35 +166,55 @@ pub fn bench(a: &CouplingBenchArgs) -> Result<CouplingFigures, FluidError> {
     let flock_ms = match gpu.as_mut() {
         Some(g) => {
             g.hold(&held)?;
-            timed(a, &mut |sync| match sync {
-                true => g.synchronize(),
-                false => g.substeps(&none),
+            timed(a, &mut |d| match d {
+                Do::Step => g.substeps(&none),
+                Do::Wait => g.synchronize(),
+                Do::Warmed => Ok(()),
             })?
         }
-        None => timed(a, &mut |sync| match sync {
-            true => Ok(()),
-            false => {
+        None => timed(a, &mut |d| {
+            if d == Do::Step {
                 ride.substeps_in(&held, &none);
-                Ok(())
             }
+            Ok(())
         })?,
+    };
+    // The fluid with the air fetched after each step (no flock moves, no pushes).
+    let fluid_air_ms = match gpu.as_mut() {
+        Some(g) => Some(timed(a, &mut |d| match d {
+            Do::Step => {
+                fluid.step()?;
+                g.fetch_air(fluid.as_mut()).map(|_| ())
+            }
+            Do::Wait => fluid.synchronize().and_then(|_| g.synchronize()),
+            Do::Warmed => Ok(()),
+        })?),
+        None => None,
     };
     let coupled_ms = match gpu.as_mut() {
         Some(g) => {
             g.restart(&fluid.fields()?)?;
-            timed(a, &mut |sync| match sync {
-                true => fluid.synchronize().and_then(|_| g.synchronize()),
-                false => {
+            timed(a, &mut |d| match d {
+                Do::Step => {
                     fluid.step()?;
                     g.ride(fluid.as_mut(), &none)
                 }
+                Do::Wait => fluid.synchronize().and_then(|_| g.synchronize()),
+                Do::Warmed => {
+                    fluid.reset_times();
+                    Ok(())
+                }
             })?
         }
-        None => timed(a, &mut |sync| match sync {
-            true => fluid.synchronize(),
-            false => {
+        None => timed(a, &mut |d| match d {
+            Do::Step => {
                 fluid.step()?;
                 ride.ride(fluid.as_mut(), &none)
+            }
+            Do::Wait => fluid.synchronize(),
+            Do::Warmed => {
+                fluid.reset_times();
+                Ok(())
             }
         })?,
     };
@@ -184,6 +222,8 @@ pub fn bench(a: &CouplingBenchArgs) -> Result<CouplingFigures, FluidError> {
         fluid_ms,
         flock_ms,
         coupled_ms,
+        fluid_air_ms,
+        fluid_stages: fluid.times()?.mean_ms(),
     })
 }
 
@@ -201,7 +241,21 @@ pub fn bench_cmd(a: &CouplingBenchArgs) -> Result<()> {
         f.flock_ms,
         f.flock_ms * 1e6 / a.boids as f64
     );
+    if let Some(air) = f.fluid_air_ms {
+        println!(
+            "fluid step + air:  {:.4} ms (the air: {:.4} ms, the fields of every cell computed \
+             and copied to the flock)",
+            air,
+            air - f.fluid_ms
+        );
+    }
     println!("coupled step:      {:.4} ms", f.coupled_ms);
+    let stages: Vec<String> = f
+        .fluid_stages
+        .iter()
+        .map(|(n, ms)| format!("{n} {ms:.4}"))
+        .collect();
+    println!("  its fluid stages (ms): {}", stages.join(", "));
     println!(
         "ratio coupled / (fluid + flock): {:.3} (target <= 1.25)",
         f.ratio()

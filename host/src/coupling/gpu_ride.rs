@@ -56,10 +56,7 @@ impl GpuRide {
         backend: &mut dyn FluidBackend,
         obstacles: &dyn Fn(f64) -> Vec<Obstacle>,
     ) -> Result<(), FluidError> {
-        let Some(raw) = backend.device_fields()? else {
-            return Err(err("the fluid's fields left the GPU"));
-        };
-        self.air.copy_from(Level::After, &raw).map_err(err)?;
+        let raw = self.fetch_air(backend)?;
         // The step just taken applied the pending pushes (the flocks' streams wait for it
         // before they write their impulses and positions again).
         for (boids, _) in self.flocks.iter_mut().filter(|(b, _)| b.mass() > 0.0) {
@@ -72,6 +69,19 @@ impl GpuRide {
         self.substeps(obstacles)?;
         self.air.advance();
         self.push(backend)
+    }
+
+    /// The air after the step `backend` has just taken: its fields computed and copied into
+    /// the flocks' after level. Returns the fluid's fields buffer.
+    pub fn fetch_air(
+        &mut self,
+        backend: &mut dyn FluidBackend,
+    ) -> Result<crate::gpu::exposed::RawBuffer, FluidError> {
+        let Some(raw) = backend.device_fields()? else {
+            return Err(err("the fluid's fields left the GPU"));
+        };
+        self.air.copy_from(Level::After, &raw).map_err(err)?;
+        Ok(raw)
     }
 
     /// Hands the two-way flocks' impulses to `backend` for its next step: one flock's copied

@@ -7,7 +7,7 @@
 //! `murmur_common::coupling`'s, which the kernels will share.
 
 use murmur_common::coupling::grid::BoxGrid;
-use murmur_common::coupling::sdf::{Avoidance, Obstacle};
+use murmur_common::coupling::sdf::{Avoidance, Obstacle, ObstacleList};
 use murmur_common::coupling::substep::{add_push, move_boid, rules_velocity};
 use murmur_common::coupling::{BoidBox, Motion, Rates};
 use murmur_common::flock::params::FlockParams;
@@ -15,7 +15,9 @@ use murmur_common::Vec3;
 use rayon::prelude::*;
 
 pub mod bench;
+pub mod case;
 pub mod cuda;
+pub mod distance;
 pub mod gpu_ride;
 pub mod riding;
 pub mod scene;
@@ -82,6 +84,9 @@ pub struct CpuBoids {
     spare_id: Vec<u32>,
     spare_push: Vec<[u64; 3]>,
     avoidance: Avoidance,
+    /// The samples of the sampled distances ([`murmur_common::coupling::sdf::GRID`]) of the obstacles the flock avoids
+    /// (the scene's mesh solids): set once, read by every substep.
+    samples: std::sync::Arc<[f32]>,
 }
 
 impl CpuBoids {
@@ -137,6 +142,7 @@ impl CpuBoids {
             push: Vec::new(),
             mass: 0.0,
             avoidance: Avoidance::default(),
+            samples: std::sync::Arc::from(Vec::new()),
         })
     }
 
@@ -205,6 +211,17 @@ impl CpuBoids {
         Ok(self)
     }
 
+    /// The flock seeing obstacles whose sampled distances ([`murmur_common::coupling::sdf::GRID`]) read `samples`.
+    pub fn seeing(mut self, samples: std::sync::Arc<[f32]>) -> CpuBoids {
+        self.samples = samples;
+        self
+    }
+
+    /// The samples of the obstacles' sampled distances ([`CpuBoids::seeing`]).
+    pub fn samples(&self) -> &[f32] {
+        &self.samples
+    }
+
     /// One substep among no obstacles ([`CpuBoids::substep_among`]).
     pub fn substep(&mut self, air: impl Fn(Vec3, f32) -> Option<Vec3> + Sync) {
         self.substep_among(air, &[]);
@@ -225,8 +242,11 @@ impl CpuBoids {
         self.sort();
         let (p, g, starts) = (&self.params, &self.grid, &self.starts);
         let (pos, rel) = (&self.pos, &self.rel);
-        let (a, n) = (&self.avoidance, obstacles.len());
-        let obstacle = |i: usize| obstacles[i];
+        let a = &self.avoidance;
+        let obstacles = &ObstacleList {
+            list: obstacles,
+            samples: &self.samples,
+        };
         // The new relative velocities into the spare (every boid reads the old ones).
         self.spare.resize(pos.len(), Vec3::ZERO);
         self.spare.par_iter_mut().enumerate().for_each(|(i, w)| {
@@ -234,8 +254,7 @@ impl CpuBoids {
                 p,
                 g,
                 a,
-                n,
-                obstacle,
+                obstacles,
                 pos[i],
                 rel[i],
                 |k| starts[k as usize],
@@ -259,7 +278,7 @@ impl CpuBoids {
             .for_each(|(x, v, w, acc)| {
                 let pushed;
                 (*x, *v, *w, pushed) =
-                    move_boid(&motion, &bounds, a, n, obstacle, mass, *x, *v, *w, &air);
+                    move_boid(&motion, &bounds, a, obstacles, mass, *x, *v, *w, &air);
                 *acc = add_push(*acc, pushed);
             });
     }

@@ -5,11 +5,11 @@
 //! `.vtp` (points with velocity, for ParaView) beside the fields.
 
 use super::cuda::BoidArrays;
+use super::distance::SolidDistances;
 use super::gpu_ride::GpuRide;
 use super::riding::{Riding, RidingFlock};
 use super::spec::{ColourBy, FlockSpec, Frame, Way, HOST_BYTES_PER_BOID};
 use super::CpuBoids;
-use crate::fluid::ib::shapes::Primitive;
 use crate::fluid::ib::solid::Solid;
 use crate::fluid::output::{write_points, PointArray};
 use crate::fluid::resume::{ArrayValues, NamedArray};
@@ -18,7 +18,7 @@ use crate::fluid::scene::Scene;
 use crate::fluid::sink::Out;
 use crate::fluid::{FluidBackend, FluidError};
 use murmur_common::coupling::air_velocity;
-use murmur_common::coupling::sdf::{self, Obstacle, Sdf};
+use murmur_common::coupling::sdf;
 use murmur_common::coupling::BoidBox;
 use murmur_common::lbm::boundary::CellKind;
 use murmur_common::lbm::ib::stencil::Domain;
@@ -88,62 +88,6 @@ pub fn bounds(scene: &Scene) -> BoidBox {
     }
 }
 
-/// The signed-distance shape of a primitive (its lengths in cells, its own frame).
-pub fn sdf_of(p: &Primitive) -> Sdf {
-    let f = |v: f64| v as f32;
-    match *p {
-        Primitive::Sphere { radius } => Sdf {
-            kind: sdf::SPHERE,
-            a: f(radius),
-            ..Sdf::default()
-        },
-        Primitive::Cylinder {
-            radius,
-            length,
-            caps,
-        } => Sdf {
-            kind: sdf::CYLINDER,
-            a: f(radius),
-            b: f(0.5 * length),
-            caps: caps as u32,
-            ..Sdf::default()
-        },
-        Primitive::Box { half } => Sdf {
-            kind: sdf::BOX,
-            a: f(half[0]),
-            b: f(half[1]),
-            c: f(half[2]),
-            caps: 0,
-        },
-        Primitive::Torus { major, minor } => Sdf {
-            kind: sdf::TORUS,
-            a: f(major),
-            b: f(minor),
-            ..Sdf::default()
-        },
-        Primitive::Capsule { radius, length } => Sdf {
-            kind: sdf::CAPSULE,
-            a: f(radius),
-            b: f(0.5 * length),
-            ..Sdf::default()
-        },
-    }
-}
-
-/// The obstacles of `solids` at time `t` (fluid steps): each primitive with its state then.
-/// Solids from meshes have no analytic distance and are left out.
-pub fn obstacles(solids: &[Solid], t: f64) -> Vec<Obstacle> {
-    solids
-        .iter()
-        .filter_map(|s| {
-            s.shape.as_ref().map(|p| Obstacle {
-                sdf: sdf_of(p),
-                state: s.state_at(t),
-            })
-        })
-        .collect()
-}
-
 /// A scene's flocks riding its run (module docs).
 pub struct SceneFlocks {
     ride: Riding,
@@ -154,6 +98,8 @@ pub struct SceneFlocks {
     names: Vec<String>,
     counts: Vec<u64>,
     solids: Vec<Solid>,
+    /// The solids' signed distances the flocks steer by.
+    distances: SolidDistances,
     setup: crate::fluid::Setup,
     frame: Frame,
     /// Time in the flocks' substeps and the fluid steps ridden.
@@ -173,7 +119,17 @@ impl SceneFlocks {
         let bounds = bounds(scene);
         let solids = scene.setup.immersed.solids.clone();
         let t0 = backend.step_count() as f64;
-        let start = obstacles(&solids, t0);
+        // The meshes' grids reach as far as the farthest-seeing flock (within the domain).
+        let most = frame.extent.iter().copied().fold(0.0, f64::max);
+        let reach = specs
+            .iter()
+            .map(|s| s.avoid)
+            .filter(|a| a.is_finite())
+            .fold(0.0, f64::max)
+            .min(most);
+        let distances = SolidDistances::of(&solids, scene.units.length_to_lattice(reach));
+        let start_list = distances.obstacles(&solids, t0);
+        let start = distances.list(&start_list);
         let invalid = |e: String| FluidError::Invalid(e);
         // The boids' host memory against what is available, all flocks together.
         let available = crate::preflight::available_memory()
@@ -225,11 +181,13 @@ impl SceneFlocks {
                 Way::TwoWay => b.two_way(l.mass as f32),
                 Way::OneWay => Ok(b),
             })
-            .map_err(|e| invalid(format!("flock {i}: {e}")))?;
+            .map_err(|e| invalid(format!("flock {i}: {e}")))?
+            .seeing(distances.samples.clone());
             let mut boids = boids;
             // A boid starts moving with the air where it is (at rest relative to it).
             for (x, v) in boids.pos.iter_mut().zip(boids.vel.iter_mut()) {
-                let p = sdf_keep_out(&start, *x, &l.avoidance);
+                // A spawn region may graze a solid.
+                let p = sdf::keep_out(&start, *x, &l.avoidance);
                 *x = p;
                 *v = air_velocity(&domain, p.to_array(), |c| fluid[c], |c| fields.u(c))
                     .map_or(Vec3::ZERO, Vec3::from_array);
@@ -257,17 +215,19 @@ impl SceneFlocks {
                 substeps: spec.substeps,
             });
         }
-        let meshes: Vec<&str> = solids
-            .iter()
-            .filter(|s| s.shape.is_none())
-            .map(|s| s.name.as_str())
-            .collect();
-        if !meshes.is_empty() {
-            header.push(format!(
-                "murmur: note: the flocks do not see the mesh solid(s) {} (no signed distance \
-                 for meshes yet)",
-                meshes.join(", ")
-            ));
+        for (s, sdf) in solids.iter().zip(&distances.shapes) {
+            if let Some(g) = sdf.filter(|d| d.kind == sdf::GRID).map(|d| d.grid) {
+                header.push(format!(
+                    "flocks: the signed distance of mesh solid {} sampled on {}x{}x{} nodes {:.3} \
+                     cells apart ({:.1} MiB)",
+                    s.name,
+                    g.dims[0],
+                    g.dims[1],
+                    g.dims[2],
+                    g.h,
+                    g.len() as f64 * 4.0 / (1 << 20) as f64
+                ));
+            }
         }
         let ride = Riding::of(&scene.setup, backend, flocks)?;
         Ok(SceneFlocks {
@@ -277,6 +237,7 @@ impl SceneFlocks {
             names,
             counts,
             solids,
+            distances,
             setup: scene.setup.clone(),
             frame,
             busy: Duration::ZERO,
@@ -330,17 +291,12 @@ fn member(name: &str, what: &str) -> String {
     format!("flock_{name}_{what}")
 }
 
-/// `x` put outside every obstacle in `start` (a spawn region may graze a solid).
-fn sdf_keep_out(start: &[Obstacle], x: Vec3, a: &murmur_common::coupling::sdf::Avoidance) -> Vec3 {
-    sdf::keep_out(start.len(), |i| start[i], x, a)
-}
-
 impl Rider for SceneFlocks {
     fn after_step(&mut self, backend: &mut dyn FluidBackend) -> Result<(), FluidError> {
         let t0 = Instant::now();
         // The fluid has just stepped from `now - 1` to `now`.
         let start = backend.step_count() as f64 - 1.0;
-        let solids = &self.solids;
+        let (solids, distances) = (&self.solids, &self.distances);
         if let Place::Undecided = self.gpu {
             let setup = &self.setup;
             self.gpu = match GpuRide::open(setup, backend, &self.ride.flocks, self.ride.before())? {
@@ -350,10 +306,12 @@ impl Rider for SceneFlocks {
         }
         match &mut self.gpu {
             Place::Gpu(g) => {
-                g.ride(backend, &|s| obstacles(solids, start + s))?;
+                g.ride(backend, &|s| distances.obstacles(solids, start + s))?;
                 g.synchronize()?;
             }
-            _ => self.ride.ride(backend, &|s| obstacles(solids, start + s))?,
+            _ => self
+                .ride
+                .ride(backend, &|s| distances.obstacles(solids, start + s))?,
         }
         self.busy += t0.elapsed();
         self.steps += 1;

@@ -1,5 +1,6 @@
 use super::*;
 use murmur_common::coupling::grid::box_naive_sums;
+use murmur_common::coupling::sdf::no_samples;
 use murmur_common::flock::rules::new_velocity;
 use murmur_common::math::length;
 
@@ -173,7 +174,7 @@ fn deepest(boids: &CpuBoids, o: &Obstacle) -> f32 {
     boids
         .pos
         .iter()
-        .map(|&p| o.sdf.distance(&o.state, p))
+        .map(|&p| o.sdf.distance(&o.state, p, &no_samples))
         .fold(f32::INFINITY, f32::min)
 }
 
@@ -186,7 +187,12 @@ fn no_boid_ends_a_substep_inside_a_sphere_that_sweeps_through_the_flock() {
         through: 0,
     };
     let (pos, rel) = start(&b, 800);
-    let keep = |p: &Vec3| sphere_at(8.0).sdf.distance(&sphere_at(8.0).state, *p) > 0.5;
+    let keep = |p: &Vec3| {
+        sphere_at(8.0)
+            .sdf
+            .distance(&sphere_at(8.0).state, *p, &no_samples)
+            > 0.5
+    };
     let (pos, rel): (Vec<Vec3>, Vec<Vec3>) =
         pos.into_iter().zip(rel).filter(|(p, _)| keep(p)).unzip();
     let avoid = Avoidance {
@@ -212,7 +218,7 @@ fn no_boid_ends_a_substep_inside_a_sphere_that_sweeps_through_the_flock() {
         swept += plain
             .pos
             .iter()
-            .filter(|&&p| o.sdf.distance(&o.state, p) < 0.0)
+            .filter(|&&p| o.sdf.distance(&o.state, p, &no_samples) < 0.0)
             .count();
     }
     assert!(

@@ -193,14 +193,16 @@ pub fn taylor_green_case(open: &mut Opener, n: u32, steps: u64) -> Result<CaseRe
 /// 0.05 s: its rim sweeps through the flock at about `U`) at `1 / coarsen` of its resolution,
 /// with `count` boids spawned in a ball about it that avoid it (one-way, 2 substeps), for
 /// `steps` steps: the boids inside the torus after any step (its signed distance at the step's
-/// end below 0), counted over all steps.
+/// end below 0), counted over all steps; a progress bar over the steps when `show`.
 pub fn torus_case(
     open: &mut Opener,
     coarsen: u32,
     count: u64,
     steps: u64,
+    show: bool,
 ) -> Result<CaseResult, FluidError> {
     use crate::fluid::riders::Rider;
+    use rayon::prelude::*;
     let t0 = Instant::now();
     let text = include_str!("../../../assets/fluid/rotating-torus.toml")
         .replace(
@@ -228,21 +230,22 @@ pub fn torus_case(
     let mut fluid = open(&built.setup)?;
     let mut flocks = super::scene::SceneFlocks::open(&specs, &built, fluid.as_mut())?;
     let solids = &built.setup.immersed.solids;
+    let distances = super::distance::SolidDistances::of(solids, 0.0);
     let mut inside = 0u64;
+    let bar = crate::backend::progress_bar(steps, "step", show);
     for step in 1..=steps {
         if built.inlet.varies() {
             fluid.set_inlet_scale(built.inlet.scale(step));
         }
         fluid.step()?;
         flocks.after_step(fluid.as_mut())?;
-        let now = super::scene::obstacles(solids, step as f64);
+        let now = distances.obstacles(solids, step as f64);
+        let now = distances.list(&now);
         let boids = flocks.state(0)?;
-        inside += boids
-            .pos
-            .iter()
-            .filter(|&&p| now.iter().any(|o| o.sdf.distance(&o.state, p) < 0.0))
-            .count() as u64;
+        inside += boids.pos.par_iter().filter(|&&p| now.inside(p)).count() as u64;
+        bar.inc(1);
     }
+    bar.finish_and_clear();
     let l = built.setup.lattice();
     Ok(CaseResult {
         case: format!("torus avoidance, {count} boids"),
@@ -388,8 +391,8 @@ pub fn run_all(
         taylor_green_case(open, 64, 4000)?,
         momentum_case(open, 16, 1000, 1000)?,
         match quick {
-            true => torus_case(open, 4, 10_000, 500)?,
-            false => torus_case(open, 2, 100_000, 2_000)?,
+            true => torus_case(open, 4, 10_000, 500, false)?,
+            false => torus_case(open, 2, 100_000, 2_000, false)?,
         },
     ] {
         progress(&case);

@@ -140,6 +140,9 @@ pub struct CudaBoids {
     starts: CudaSlice<u32>,
     /// The obstacles of the current substep (grown as needed).
     obstacles: CudaSlice<Obstacle>,
+    /// The samples of their sampled distances ([`CpuBoids::seeing`]; one unused value when
+    /// there are none).
+    samples: CudaSlice<f32>,
 }
 
 /// Bits of the largest key of a grid of `cells` cells (at least 1): the sort's width.
@@ -246,6 +249,10 @@ impl CudaBoids {
             sort: RadixSort::new(&gpu, n)?,
             starts: gpu.zeros(cells as usize + 1)?,
             obstacles: gpu.zeros(1)?,
+            samples: match cpu.samples() {
+                [] => gpu.zeros(1)?,
+                samples => gpu.upload(samples)?,
+            },
             gpu,
         })
     }
@@ -507,6 +514,7 @@ impl CudaBoids {
         let shape = self.per_boid()?;
         let (n, grid, params, avoidance) = (self.n, self.grid, self.params, self.avoidance);
         let (starts, state, list) = (&self.starts, &self.state, &self.obstacles);
+        let samples = &self.samples;
         // SAFETY: the state holds n boids in cell order, starts its cells' entries, the list
         // `obstacles` obstacles; rel_out n entries; one thread per boid.
         unsafe {
@@ -521,6 +529,7 @@ impl CudaBoids {
                     pos: l.read_cast(&state.pos),
                     rel: l.read_cast(&state.rel),
                     obstacles: l.read(list).prefix(obstacles as u64),
+                    samples: l.read(samples),
                     rel_out: l.write_cast(rel_out),
                 })
         }?;
@@ -533,7 +542,7 @@ impl CudaBoids {
         let shape = self.per_boid()?;
         let (n, motion, bounds, avoidance) = (self.n, self.motion, self.bounds, self.avoidance);
         let mass = self.mass;
-        let list = &self.obstacles;
+        let (list, samples) = (&self.obstacles, &self.samples);
         let s = &mut self.state;
         let buffers = (&mut s.pos, &mut s.vel, &mut s.rel, &mut s.push);
         // SAFETY: every array holds n boids, each thread reads and writes its own entry only;
@@ -567,6 +576,7 @@ impl CudaBoids {
                         avoidance,
                         air,
                         obstacles: l.read(list).prefix(obstacles as u64),
+                        samples: l.read(samples),
                         pos: l.write_cast(pos),
                         vel: l.write_cast(vel),
                         rel: l.write_cast(rel),

@@ -3,7 +3,7 @@
 //! cells, `tau_p` in fluid steps, the mass in the fluid's density scale (cells^3 of the reference
 //! density). Every refusal is one line, before any step.
 
-use murmur_common::coupling::sdf::{Avoidance, Obstacle};
+use murmur_common::coupling::sdf::{Avoidance, ObstacleList};
 use murmur_common::coupling::{two_way_stable, Rates};
 use murmur_common::lbm::Units;
 use murmur_common::Vec3;
@@ -181,7 +181,7 @@ impl FlockSpec {
         &self,
         index: usize,
         frame: &Frame,
-        obstacles: &[Obstacle],
+        obstacles: &ObstacleList,
         limit_mib: u64,
     ) -> Result<LatticeFlock, SpecError> {
         let (units, extent) = (&frame.units, frame.extent);
@@ -265,7 +265,7 @@ impl FlockSpec {
         // A spawn region wholly inside a solid: its centre and corners all inside one.
         let inside = |p: [f64; 3]| {
             let x = frame.cells(p);
-            obstacles.iter().any(|o| o.sdf.distance(&o.state, x) < 0.0)
+            obstacles.inside(x)
         };
         let probes = self.spawn.probes();
         if probes.iter().all(|&p| inside(p)) {

@@ -1,5 +1,5 @@
 use super::*;
-use murmur_common::coupling::sdf::{Sdf, SPHERE};
+use murmur_common::coupling::sdf::{Obstacle, Sdf, SPHERE};
 use murmur_common::lbm::ib::solid::SolidState;
 
 /// 1 cm cells, 1 ms steps, air.
@@ -44,7 +44,9 @@ fn frame() -> Frame {
 #[test]
 fn a_flock_table_reads_and_converts_to_lattice_units() {
     let s = spec();
-    let f = s.lattice(0, &frame(), &[], 1024).unwrap();
+    let f = s
+        .lattice(0, &frame(), &ObstacleList::default(), 1024)
+        .unwrap();
     // Rates per step: 1/s x 1 ms; radii in cells; the speed limit in cells per step.
     assert_eq!(f.rates.rule, [0.001, 0.01, 0.005]);
     assert_eq!(f.rates.distance, [5.0, 3.0, 5.0]);
@@ -84,7 +86,11 @@ fn unknown_keys_and_bad_flocks_are_refused_in_one_line() {
     let e = toml::from_str::<FlockSpec>(&format!("{TABLE}\nspeed = 3\n")).unwrap_err();
     assert!(e.to_string().contains("unknown field `speed`"), "{e}");
     let check = |s: FlockSpec, obstacles: &[Obstacle], want: &str| {
-        let e = s.lattice(2, &frame(), obstacles, 1024).unwrap_err();
+        let list = ObstacleList {
+            list: obstacles,
+            samples: &[],
+        };
+        let e = s.lattice(2, &frame(), &list, 1024).unwrap_err();
         let line = e.to_string();
         assert!(
             line.starts_with("flock 2: ") && line.contains(want),
@@ -165,7 +171,9 @@ fn unknown_keys_and_bad_flocks_are_refused_in_one_line() {
         &[],
         "#rrggbb",
     );
-    let e = spec().lattice(2, &frame(), &[], 0).unwrap_err();
+    let e = spec()
+        .lattice(2, &frame(), &ObstacleList::default(), 0)
+        .unwrap_err();
     assert!(e.to_string().contains("MiB"), "{e}");
     // A solid holding the whole spawn box.
     let big = Obstacle {
@@ -188,5 +196,7 @@ fn unknown_keys_and_bad_flocks_are_refused_in_one_line() {
         coupling: Way::OneWay,
         ..spec()
     };
-    assert!(tracers.lattice(0, &frame(), &[], 1024).is_ok());
+    assert!(tracers
+        .lattice(0, &frame(), &ObstacleList::default(), 1024)
+        .is_ok());
 }

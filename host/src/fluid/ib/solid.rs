@@ -200,6 +200,9 @@ pub struct Solid {
     /// The analytic shape in the body frame, for primitives (`None`: a mesh, or built from
     /// samples alone); the coupled flock's signed distances read it.
     pub shape: Option<super::shapes::Primitive>,
+    /// The surface in the body frame (cells) of a solid from a mesh file (`None`: a primitive,
+    /// or built from samples alone); the coupled flock samples its signed distance.
+    pub surface: Option<std::sync::Arc<super::TriangleMesh>>,
 }
 
 impl Solid {
@@ -270,6 +273,7 @@ impl Solid {
                 mass,
                 reference_area: 1.0,
                 shape: None,
+                surface: None,
             },
             samples,
         ))
@@ -546,6 +550,7 @@ mod tests {
             mass: None,
             reference_area: 1.0,
             shape: None,
+            surface: None,
         };
         let s0 = solid.state(0);
         let s1 = solid.state(1);
@@ -581,6 +586,7 @@ mod tests {
             }),
             reference_area: 1.0,
             shape: None,
+            surface: None,
         };
         let (f, t) = solid.inner_inertia(10, 1.0);
         assert!((f[0] - 4.0 * 0.1 / 50.0).abs() < 1e-12);

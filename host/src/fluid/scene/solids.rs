@@ -227,6 +227,9 @@ impl Builder<'_> {
         .map_err(|e| e.to_string())?;
         solid.mass = body.mass;
         solid.shape = body.primitive;
+        if solid.shape.is_none() {
+            solid.surface = Some(std::sync::Arc::new(own));
+        }
         solid.reference_area = self.reference_area(&body, quat_matrix(solid.orientation))?;
         Ok((solid, samples.summary()))
     }
