@@ -335,7 +335,6 @@ crate::lbm_variants!(kernel_table {
         lbm::BandUnpack => "ib_band_unpack",
         crate::lbm::ib::push::PushPoints => "push_mark",
         crate::lbm::ib::push::PushSpread => "push_spread",
-        crate::lbm::ib::push::PushApply => "push_apply",
         crate::flock::slab::InitSlab => "slab_init",
         crate::flock::slab::RouteSlab => "slab_route",
         crate::flock::slab::ScatterSlab => "slab_scatter",

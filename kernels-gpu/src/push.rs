@@ -1,9 +1,9 @@
 //! The fluid's pushes (impulses from a layer above it, `murmur_common::lbm::ib::push`): mark
-//! their stencils' bricks, spread their totals into the band with atomic fixed-point adds, and
-//! apply the sums to the band's force.
+//! their stencils' bricks and spread their totals into the band's sums with atomic fixed-point
+//! adds (the stream-collide step reads the sums as part of the band's force).
 
-use crate::thread::{grid_stride, index_below, red_add_u64};
-use murmur_common::lbm::ib::push::{self, PushApply, PushPoints, PushSpread};
+use crate::thread::{index_below, red_add_u64};
+use murmur_common::lbm::ib::push::{self, PushPoints, PushSpread};
 
 /// Stage `push_mark`: one thread per push claims the bricks of its fluid stencil nodes.
 #[no_mangle]
@@ -24,12 +24,4 @@ pub unsafe extern "ptx-kernel" fn push_spread(a: PushSpread) {
     };
     let pass = a.band.pass;
     push::spread(a, i, |k, t| red_add_u64(pass.at(k), t));
-}
-
-/// Stage `push_apply`: each band cell in use takes its `pass` sums into its force.
-#[no_mangle]
-pub unsafe extern "ptx-kernel" fn push_apply(a: PushApply) {
-    for i in grid_stride(a.band.used_cells()) {
-        push::apply(&a, i);
-    }
 }

@@ -14,7 +14,7 @@
 //! lane: [`Planned::timed`] names it.
 
 use murmur_common::lbm::abi::{IbBin, IbClear, IbForce, IbGather, IbMark, IbPlace, IbUpdate};
-use murmur_common::lbm::ib::push::{PushApply, PushPoints, PushSpread};
+use murmur_common::lbm::ib::push::{PushPoints, PushSpread};
 use murmur_common::Kernel;
 
 /// Where an entry runs.
@@ -72,10 +72,9 @@ pub enum FluidStage {
     IbUpdate,
     /// Pushes from a layer above the fluid: the bricks of their stencils claimed.
     PushMark,
-    /// Pushes: their impulses spread into the band's sums.
+    /// Pushes: their impulses spread into the band's sums (which the stream-collide step adds
+    /// to the band's force).
     PushSpread,
-    /// Pushes: the band's sums into its force.
-    PushApply,
     /// The outlet layer's interior cells, over its box in these layers (timed with the next
     /// `StreamCollide`).
     Sponge(Layers),
@@ -110,7 +109,6 @@ impl FluidStage {
             FluidStage::IbUpdate => IbUpdate::NAME,
             FluidStage::PushMark => PushPoints::NAME,
             FluidStage::PushSpread => PushSpread::NAME,
-            FluidStage::PushApply => PushApply::NAME,
             FluidStage::Sponge(_) => "stream_collide_sponge",
             FluidStage::StreamCollide(_) => "stream_collide",
             FluidStage::Boundary => "boundary",
@@ -123,7 +121,7 @@ impl FluidStage {
     }
 
     /// The stages a bench or a table reports, in step order: every name a timing can carry.
-    pub const TIMED: [FluidStage; 16] = [
+    pub const TIMED: [FluidStage; 15] = [
         FluidStage::IbClear,
         FluidStage::IbMark,
         FluidStage::IbBin,
@@ -136,7 +134,6 @@ impl FluidStage {
         FluidStage::IbGather,
         FluidStage::PushMark,
         FluidStage::PushSpread,
-        FluidStage::PushApply,
         FluidStage::StreamCollide(Layers::ALL),
         FluidStage::Boundary,
         FluidStage::Join(Lane::Exchange),
@@ -171,7 +168,6 @@ impl FluidStage {
                 | FluidStage::IbUpdate
                 | FluidStage::PushMark
                 | FluidStage::PushSpread
-                | FluidStage::PushApply
         )
     }
 }
@@ -331,7 +327,6 @@ impl FluidPlan {
         }
         if ib.pushes {
             self.compute(FluidStage::PushSpread);
-            self.compute(FluidStage::PushApply);
         }
     }
 
@@ -679,13 +674,7 @@ mod tests {
         i.ib = Some(shape(false, true));
         assert_eq!(
             FluidPlan::new(&i).names(),
-            [
-                "ib_clear",
-                "push_mark",
-                "push_spread",
-                "push_apply",
-                "stream_collide"
-            ]
+            ["ib_clear", "push_mark", "push_spread", "stream_collide"]
         );
         i.ib = Some(shape(true, true));
         assert_eq!(
@@ -698,7 +687,6 @@ mod tests {
                 "ib_force",
                 "ib_update",
                 "push_spread",
-                "push_apply",
                 "stream_collide"
             ]
         );

@@ -179,16 +179,22 @@ pub struct BandMut {
     pub reach: DevSliceMut<u64>,
 }
 
-/// The band as the stream-collide step reads it: the force density of band cells.
+/// The band as the stream-collide step reads it: the force density of band cells, the pool's
+/// force values (the samples' force, or a restored band's) plus the pushes' fixed-point sums.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct BandRef {
     pub bricks: Bricks,
     /// 0: there is no band (no solids); the step adds no immersed-boundary force.
     pub active: u32,
-    pub _pad: u32,
+    /// 1: the pool's force values hold the band's force (the samples ran this step, or the
+    /// band was restored); 0: they are stale and only the pushes count.
+    pub forces: u32,
     pub table: DevSlice<u32>,
     pub pool: DevSlice<f32>,
+    /// The pushes' sums of the step ([`slot::PASS_VALUES`] per cell, the `pass` buffer's
+    /// layout: [`pass_index`]; empty without pushes).
+    pub pushes: DevSlice<u64>,
 }
 
 impl BandRef {
@@ -199,35 +205,58 @@ impl BandRef {
             dims: [0; 3],
         },
         active: 0,
-        _pad: 0,
+        forces: 0,
         table: DevSlice::empty(),
         pool: DevSlice::empty(),
+        pushes: DevSlice::empty(),
     };
 
-    /// The read view of an active band over `table` and `pool`.
+    /// The read view of an active band over `table` and `pool` (its force values hold the
+    /// force; no pushes).
     #[inline(always)]
     pub const fn new(bricks: Bricks, table: DevSlice<u32>, pool: DevSlice<f32>) -> Self {
         BandRef {
             bricks,
             active: 1,
-            _pad: 0,
+            forces: 1,
             table,
             pool,
+            pushes: DevSlice::empty(),
         }
     }
 
-    /// The immersed-boundary force density at `cell`, if the cell is in the band.
+    /// The view with the pushes' sums `pass` added to the force, the pool's force values read
+    /// only when `forces`.
+    #[inline(always)]
+    pub const fn with_pushes(mut self, pass: DevSlice<u64>, forces: bool) -> Self {
+        self.pushes = pass;
+        self.forces = forces as u32;
+        self
+    }
+
+    /// The immersed-boundary force density at `cell`, if the cell is in the band: the pool's
+    /// force (0 where it is stale) plus the pushes' sums, each `force + from_fixed(sum)`.
     ///
     /// # Safety
-    /// `table` holds `bricks.count()` entries whose slots index `pool`; `cell < cells`.
+    /// `table` holds `bricks.count()` entries whose slots index `pool` (and `pushes` when not
+    /// empty); `cell < cells`.
     #[inline(always)]
     pub unsafe fn force(&self, cell: usize) -> Option<[f32; 3]> {
         let (s, local) = slot_in(&self.bricks, self.table, cell)?;
-        Some([
-            self.pool.read(pool_index(s, slot::FORCE, local)),
-            self.pool.read(pool_index(s, slot::FORCE + 1, local)),
-            self.pool.read(pool_index(s, slot::FORCE + 2, local)),
-        ])
+        let mut f = [0.0f32; 3];
+        if self.forces != 0 {
+            f = [
+                self.pool.read(pool_index(s, slot::FORCE, local)),
+                self.pool.read(pool_index(s, slot::FORCE + 1, local)),
+                self.pool.read(pool_index(s, slot::FORCE + 2, local)),
+            ];
+        }
+        if !self.pushes.is_empty() {
+            for (c, v) in f.iter_mut().enumerate() {
+                *v += from_fixed(self.pushes.read(pass_index(s, c, local)));
+            }
+        }
+        Some(f)
     }
 }
 

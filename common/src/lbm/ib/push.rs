@@ -3,22 +3,24 @@
 //! boundary's kernel into the band's force of the next step, where the stream-collide step adds
 //! it as Guo forcing. The fluid does not know what pushes.
 //!
-//! Three stages, per push or per band cell, in the immersed boundary's step:
+//! Two stages, per push, in the immersed boundary's step:
 //!
-//! 1. [`mark`] (per push, after the samples' `ib_mark`): the bricks of the push's fluid stencil
-//!    nodes join the band (without marking the nodes reached: they pull no populations);
-//! 2. [`spread`] (per push, after the samples' last pass): the push's total, spread over its
-//!    stencil renormalised over the fluid nodes, into the band's `pass` sums so that the nodes'
-//!    terms add up to the total exactly ([`spread_exact`]);
-//! 3. [`apply`] (per band cell): the `pass` sums into the step's force (added to the samples'
-//!    force, or set where no samples ran), the sums zeroed.
+//! 1. [`mark`] (after the samples' `ib_mark`): the bricks of the push's fluid stencil nodes join
+//!    the band (without marking the nodes reached: they pull no populations);
+//! 2. [`spread`] (after the samples' last pass): the push's total, spread over its stencil
+//!    renormalised over the fluid nodes, into the band's `pass` sums so that the nodes' terms
+//!    add up to the total exactly ([`spread_exact`]).
+//!
+//! The stream-collide step reads the sums as part of the band's force
+//! ([`super::band::BandRef::force`]: the samples' force plus the sums); `ib_clear` zeroes them
+//! at the start of the next step.
 //!
 //! Integer sums: the band cells' forces, and so the fluid's momentum, do not depend on the
 //! order pushes add in; the momentum the fluid gains in the step is the pushes' totals exactly
 //! (up to the float rounding of the force and of the collision). A push with no fluid node in
 //! its stencil adds nothing.
 
-use super::band::{claim_brick_at, from_fixed, pass_index, slot, to_fixed, BandMut, BRICK_CELLS};
+use super::band::{claim_brick_at, from_fixed, pass_index, to_fixed, BandMut};
 use super::stencil::{Domain, Stencil};
 use crate::kernel::DevSlice;
 use crate::lbm::boundary::{FLUID, KIND_MASK};
@@ -63,17 +65,6 @@ pub struct PushPoints {
 #[derive(Clone, Copy, Debug)]
 pub struct PushSpread {
     pub points: PushPoints,
-}
-
-/// `push_apply`: one thread per band cell of the slots in use; `add` 1 where the samples'
-/// stages ran this step (their force is kept and the pushes' added), 0 where none did (the
-/// pushes' force is the cell's).
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct PushApply {
-    pub band: BandMut,
-    pub add: u32,
-    pub _pad: u32,
 }
 
 /// The stencil of push `i`, renormalised over the fluid nodes (`None`: no fluid node near).
@@ -129,32 +120,6 @@ pub unsafe fn spread(a: &PushPoints, i: usize, mut add: impl FnMut(usize, u64)) 
             }
         }
     });
-}
-
-/// Stage `push_apply`, element `i` of the band's cells (slot `i / 64`, cell `i % 64`): the
-/// `pass` sums into the step's force, zeroed after.
-///
-/// # Safety
-/// The band's buffers as documented on [`BandMut`]; each `i` is handled once.
-#[inline(always)]
-pub unsafe fn apply(a: &PushApply, i: usize) {
-    let band = &a.band;
-    let s = (i / BRICK_CELLS) as u32;
-    if s >= band.used() {
-        return;
-    }
-    let local = i % BRICK_CELLS;
-    for c in 0..3 {
-        let k = pass_index(s, c, local);
-        let f = from_fixed(band.pass.read(k));
-        band.pass.write(k, 0);
-        let before = if a.add != 0 {
-            band.get(s, slot::FORCE + c, local)
-        } else {
-            0.0
-        };
-        band.set(s, slot::FORCE + c, local, before + f);
-    }
 }
 
 /// Spreads a fixed-point `total` over `stencil` (its weights summing to 1): `add(k, terms)` for

@@ -15,7 +15,7 @@ use murmur_common::lbm::abi::{
 use murmur_common::lbm::ib::band::{
     counter, pass_len, pool_len, BandMut, BandRef, BRICK_CELLS, EMPTY,
 };
-use murmur_common::lbm::ib::push::{self, PushApply, PushPoints, Pushes};
+use murmur_common::lbm::ib::push::{self, PushPoints, Pushes};
 use murmur_common::lbm::ib::stages::{self as immersed, record_fixed, record_index};
 use murmur_common::lbm::ib::{binned, gather};
 use murmur_common::lbm::{LbmParams, Populations, Storage};
@@ -45,6 +45,8 @@ pub(super) struct CpuIb {
     /// The pushes the next step applies (positions, three fixed-point totals each).
     push_pos: Vec<Vec3>,
     push_total: Vec<u64>,
+    /// The band was restored ([`CpuIb::set_band`]) and no step has run since.
+    restored: bool,
 }
 
 /// The gather's buffers: per sample its bin, rank, place in the sorted list, stored position
@@ -98,6 +100,7 @@ impl CpuIb {
             solids: Solids::default(),
             push_pos: Vec::new(),
             push_total: Vec::new(),
+            restored: false,
             plan,
         }
     }
@@ -119,7 +122,8 @@ impl CpuIb {
             self.plan.capacity,
             &self.counter,
             &self.brick_of,
-            &self.pool,
+            self.pool_forces().then_some(&self.pool[..]),
+            (self.plan.pushes > 0).then_some(&self.pass[..]),
         )
     }
 
@@ -131,6 +135,8 @@ impl CpuIb {
             return Err(super::band_overflow(self.plan.capacity));
         };
         (self.table, self.brick_of, self.pool, self.counter) = (table, brick_of, pool, counter);
+        self.pass.iter_mut().for_each(|v| *v = 0);
+        self.restored = true;
         Ok(())
     }
 
@@ -185,24 +191,7 @@ impl CpuIb {
                 })
             };
         }
-    }
-
-    /// Stage `push_apply`; the pushes are spent.
-    pub(super) fn push_apply(&mut self) {
-        let items = self.used_cells();
-        let a = Shared(PushApply {
-            band: self.band(),
-            add: self.plan.has_samples() as u32,
-            _pad: 0,
-        });
-        (0..items)
-            .into_par_iter()
-            .with_min_len(CHUNK)
-            .for_each(|i| {
-                let a = &a;
-                // SAFETY: each band cell writes only its own values.
-                unsafe { push::apply(&a.0, i) };
-            });
+        // The pushes are spent: the band's sums hold them for the stream-collide step.
         self.push_pos.clear();
         self.push_total.clear();
     }
@@ -234,7 +223,17 @@ impl CpuIb {
     }
 
     pub(super) fn band_ref(&self) -> BandRef {
-        BandRef::new(self.plan.bricks, view(&self.table), view(&self.pool))
+        let band = BandRef::new(self.plan.bricks, view(&self.table), view(&self.pool));
+        match self.plan.pushes {
+            0 => band,
+            _ => band.with_pushes(view(&self.pass), self.pool_forces()),
+        }
+    }
+
+    /// Whether the pool's force values hold the band's force: the samples ran, or the band
+    /// was restored ([`CpuIb::set_band`]) and no step has run since.
+    fn pool_forces(&self) -> bool {
+        self.plan.has_samples() || self.restored
     }
 
     /// Decodes the pending force records into `taken`; on a slab, summed over every rank
@@ -301,6 +300,11 @@ impl CpuIb {
             // SAFETY: the buffers are the plan's sizes; one call per element.
             unsafe { immersed::clear(&a, i) };
         }
+        // The last step's pushes' sums (the samples' passes zero theirs as they go).
+        if self.plan.pushes > 0 {
+            self.pass.par_iter_mut().for_each(|v| *v = 0);
+        }
+        self.restored = false;
     }
 
     /// Stage `ib_mark`.

@@ -282,7 +282,6 @@ impl<S: Storage> CpuFluid<S> {
                     FluidStage::IbUpdate => ib.update(),
                     FluidStage::PushMark => ib.push_mark(flags),
                     FluidStage::PushSpread => ib.push_spread(flags),
-                    FluidStage::PushApply => ib.push_apply(),
                     _ => unreachable!("every lattice stage is matched above"),
                 }
             }

@@ -41,6 +41,8 @@ pub(super) struct CudaIb {
     gather: Option<CudaGather>,
     /// The step being taken: its record slot and the solids' states.
     now: Now,
+    /// The band was restored ([`CudaIb::set_band`]) and no step has run since.
+    restored: bool,
 }
 
 /// The arguments of `ib_gather` (the block gather stores its samples in bin order: no list).
@@ -202,6 +204,7 @@ impl CudaIb {
             band: BandBuffers::new(gpu, &plan)?,
             ring: gpu.zeros(RING_STEPS * RECORD_FLOATS)?,
             records: RecordRing::default(),
+            restored: false,
             taken: Vec::new(),
             now: Now::default(),
             plan,
@@ -232,13 +235,28 @@ impl CudaIb {
     /// The band's force of the last step, per cell where it is not zero (waits for the
     /// queued steps).
     pub(super) fn band_forces(&self, gpu: &Gpu) -> Result<Vec<BandForce>, FluidError> {
+        let pool = match self.pool_forces() {
+            true => Some(gpu.download(&self.band.pool)?),
+            false => None,
+        };
+        let pass = match self.plan.pushes {
+            0 => None,
+            _ => Some(gpu.download(&self.band.pass)?),
+        };
         Ok(band_forces(
             &self.plan.bricks,
             self.plan.capacity,
             &gpu.download(&self.band.counter)?,
             &gpu.download(&self.band.brick_of)?,
-            &gpu.download(&self.band.pool)?,
+            pool.as_deref(),
+            pass.as_deref(),
         ))
+    }
+
+    /// Whether the pool's force values hold the band's force: the samples ran, or the band
+    /// was restored and no step has run since.
+    fn pool_forces(&self) -> bool {
+        self.plan.has_samples() || self.restored
     }
 
     /// The band as a step that left `forces` would (for the fields until the next step).
@@ -258,6 +276,8 @@ impl CudaIb {
             .ctx("restoring the band")?;
         s.memcpy_htod(&counter, &mut b.counter)
             .ctx("restoring the band")?;
+        s.memset_zeros(&mut b.pass).ctx("restoring the band")?;
+        self.restored = true;
         Ok(())
     }
 
@@ -306,11 +326,15 @@ impl CudaIb {
 
     /// The band's force for the lattice kernels in a launch, read.
     pub(super) fn band_ref<'b>(&'b self, l: &mut Views<'b>) -> BandRef {
-        BandRef::new(
+        let band = BandRef::new(
             self.plan.bricks,
             l.read(&self.band.table),
             l.read(&self.band.pool),
-        )
+        );
+        match self.plan.pushes {
+            0 => band,
+            _ => band.with_pushes(l.read(&self.band.pass), self.pool_forces()),
+        }
     }
 
     /// Step `step` begins: a full ring is drained first (summed over `comm`'s ranks on a slab),
@@ -381,6 +405,13 @@ impl CudaIb {
                 },
             )
         }?;
+        // The last step's pushes' sums (the samples' passes zero theirs as they go).
+        if self.plan.pushes > 0 {
+            gpu.stream
+                .memset_zeros(&mut self.band.pass)
+                .ctx("clearing the pushes' sums")?;
+        }
+        self.restored = false;
         Ok(())
     }
 

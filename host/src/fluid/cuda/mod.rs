@@ -346,19 +346,14 @@ where
             FluidStage::IbForce { pass } => ib.force(gpu, flags, pass),
             FluidStage::IbGather => ib.gather(gpu),
             FluidStage::IbUpdate => ib.update(gpu),
-            FluidStage::PushMark | FluidStage::PushSpread | FluidStage::PushApply => {
+            FluidStage::PushMark | FluidStage::PushSpread => {
                 let Some(pushes) = self.pushes.as_mut() else {
                     return Ok(());
                 };
                 let domain = ib.plan.domain;
                 match stage {
                     FluidStage::PushMark => pushes.mark(gpu, domain, flags, &mut ib.band),
-                    FluidStage::PushSpread => pushes.spread(gpu, domain, flags, &mut ib.band),
-                    _ => {
-                        let shape = ib.band_shape(gpu);
-                        let add = ib.plan.has_samples();
-                        pushes.apply(gpu, shape, add, &mut ib.band)
-                    }
+                    _ => pushes.spread(gpu, domain, flags, &mut ib.band),
                 }
             }
             _ => unreachable!("lattice stages run in run_entry"),

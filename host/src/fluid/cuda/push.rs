@@ -9,7 +9,7 @@ use crate::fluid::FluidError;
 use crate::gpu::exposed::RawBuffer;
 use crate::gpu::{DriverContext, Gpu, Shape, Views};
 use cudarc::driver::CudaSlice;
-use murmur_common::lbm::ib::push::{PushApply, PushPoints, PushSpread, Pushes};
+use murmur_common::lbm::ib::push::{PushPoints, PushSpread, Pushes};
 use murmur_common::lbm::ib::stencil::Domain;
 
 /// `raw` copied to the start of `buf` on `stream` (after it joined the writer's stream).
@@ -183,25 +183,7 @@ impl CudaPushes {
                 points: self.points(l, domain, flags, band),
             })
         }?;
-        Ok(())
-    }
-
-    /// Stage `push_apply` (`add`: the samples' stages ran this step); the pushes are spent.
-    pub(super) fn apply(
-        &mut self,
-        gpu: &Gpu,
-        shape: Shape,
-        add: bool,
-        band: &mut BandBuffers,
-    ) -> Result<(), FluidError> {
-        // SAFETY: each band cell handled by one thread (grid-stride).
-        unsafe {
-            gpu.launch().run(shape, band, |l, band| PushApply {
-                band: band.views(l),
-                add: add as u32,
-                _pad: 0,
-            })
-        }?;
+        // The pushes are spent: the band's sums hold them for the stream-collide step.
         self.count = 0;
         Ok(())
     }

@@ -92,15 +92,19 @@ pub struct BandForce {
 }
 
 /// The band's cells with a non-zero force, ascending, from its buffers (`counter`'s slots in
-/// use, `brick_of`, the pool).
+/// use, `brick_of`, the pool's force values where they hold the force, the pushes' sums where
+/// there are pushes), each as the stream-collide step reads it.
 pub fn band_forces(
     bricks: &Bricks,
     capacity: u32,
     counter: &[u32],
     brick_of: &[u32],
-    pool: &[f32],
+    pool: Option<&[f32]>,
+    pass: Option<&[u64]>,
 ) -> Vec<BandForce> {
-    use murmur_common::lbm::ib::band::{counter as words, pool_index, slot};
+    use murmur_common::lbm::ib::band::{
+        counter as words, from_fixed, pass_index, pool_index, slot,
+    };
     let used = counter[words::USED].min(capacity);
     let mut out = Vec::new();
     for s in 0..used {
@@ -109,7 +113,16 @@ pub fn band_forces(
             let Some(cell) = bricks.cell(brick, local) else {
                 continue;
             };
-            let force = [0, 1, 2].map(|c| pool[pool_index(s, slot::FORCE + c, local)]);
+            // As the stream-collide step reads it (`BandRef::force`).
+            let mut force = [0.0f32; 3];
+            if let Some(pool) = pool {
+                force = [0, 1, 2].map(|c| pool[pool_index(s, slot::FORCE + c, local)]);
+            }
+            if let Some(pass) = pass {
+                for (c, f) in force.iter_mut().enumerate() {
+                    *f += from_fixed(pass[pass_index(s, c, local)]);
+                }
+            }
             if force != [0.0; 3] {
                 out.push(BandForce {
                     cell: cell as u32,
