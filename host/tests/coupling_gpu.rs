@@ -3,8 +3,10 @@
 //! avoid, a Taylor-Green vortex with a shear across walls that changes over the fluid step, a
 //! periodic axis and a wall axis; after 1 and 10 substeps, within the flock's parity tolerance
 //! (`ONE_STEP_TOLERANCE`). Two CUDA runs are bit-identical, and the air copied from a device
-//! buffer (a CUDA fluid's `device_fields`) rides as the uploaded one does. `#[ignore]`d: they
-//! need a CUDA GPU and the kernels' PTX, and run with `cargo xtask gpu-test`.
+//! buffer (a CUDA fluid's `device_fields`) rides as the uploaded one does; a CUDA fluid's fields
+//! computed straight into another handle's buffer (`fields_into`, as the ride fills its air) are
+//! the bits of its own fields. `#[ignore]`d: they need a CUDA GPU and the kernels' PTX, and run
+//! with `cargo xtask gpu-test`.
 
 use murmur::internals::coupling::cuda::{Air, AirFields, BoidArrays, CudaBoids, Level};
 use murmur::internals::coupling::CpuBoids;
@@ -330,4 +332,33 @@ fn air_copied_from_a_device_buffer_rides_as_the_uploaded_air() {
         time,
     }));
     assert!(refused.is_err());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: cargo xtask gpu-test"]
+fn fields_computed_into_another_buffer_are_the_fluids_own() {
+    use murmur::internals::backend::BackendChoice;
+    use murmur::internals::fluid::{driver::open_backend, scene};
+    use murmur_common::lbm::CollisionModel;
+    let setup = scene::taylor_green(24, 24, 0.05, 0.02, CollisionModel::AcmMrt).unwrap();
+    let (mut fluid, _) = open_backend(BackendChoice::Cuda, &setup).unwrap();
+    for _ in 0..7 {
+        fluid.step().unwrap();
+    }
+    // Another handle of the GPU (as a flock's), its buffer written by the fluid's stream.
+    let other = gpu();
+    let mut dst = other.zeros::<f32>(4 * setup.lattice().cells()).unwrap();
+    assert!(fluid.fields_into(&mut dst).unwrap().is_some());
+    other
+        .stream
+        .join(&fluid.device_fields().unwrap().unwrap().stream)
+        .unwrap();
+    let into = other.download(&dst).unwrap();
+    let own = fluid.fields().unwrap();
+    assert_eq!(
+        into.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        own.data.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    );
+    let mut wrong = other.zeros::<f32>(5).unwrap();
+    assert!(fluid.fields_into(&mut wrong).is_err());
 }

@@ -47,8 +47,8 @@ pub struct CouplingFigures {
     pub fluid_ms: f64,
     pub flock_ms: f64,
     pub coupled_ms: f64,
-    /// The fluid's steps each followed by the flock's air (its fields computed and copied to
-    /// the flock's buffer): what the air alone costs beside `fluid_ms` (`None` on the CPU).
+    /// The fluid's steps each followed by the flock's air (its fields computed into the
+    /// flock's buffer): what the air alone costs beside `fluid_ms` (`None` on the CPU).
     pub fluid_air_ms: Option<f64>,
     /// The fluid's own stages in the coupled steps (mean ms per step; their events, on the GPU).
     pub fluid_stages: Vec<(&'static str, f64)>,
@@ -244,7 +244,7 @@ pub fn bench_cmd(a: &CouplingBenchArgs) -> Result<()> {
     if let Some(air) = f.fluid_air_ms {
         println!(
             "fluid step + air:  {:.4} ms (the air: {:.4} ms, the fields of every cell computed \
-             and copied to the flock)",
+             into the flock's air)",
             air,
             air - f.fluid_ms
         );

@@ -1,5 +1,6 @@
 //! A scene's flocks on the GPU of a CUDA fluid: each flock a [`CudaBoids`], the air the
-//! fluid's own device fields copied on the device after each step (no trip to the host), the
+//! fluid's fields computed straight into the flocks' buffer after each step (no copy, no trip to
+//! the host), the
 //! substeps' kernels queued on the flock's stream. The CPU reference ([`super::riding`]) and
 //! this ride take the same functions in the same order.
 
@@ -56,13 +57,13 @@ impl GpuRide {
         backend: &mut dyn FluidBackend,
         obstacles: &dyn Fn(f64) -> Vec<Obstacle>,
     ) -> Result<(), FluidError> {
-        let raw = self.fetch_air(backend)?;
+        let fluid = self.fetch_air(backend)?;
         // The step just taken applied the pending pushes (the flocks' streams wait for it
         // before they write their impulses and positions again).
         for (boids, _) in self.flocks.iter_mut().filter(|(b, _)| b.mass() > 0.0) {
             let stream = &boids.gpu().stream;
-            if !std::sync::Arc::ptr_eq(stream, &raw.stream) {
-                stream.join(&raw.stream).map_err(err)?;
+            if !std::sync::Arc::ptr_eq(stream, &fluid) {
+                stream.join(&fluid).map_err(err)?;
             }
             boids.clear_pushes().map_err(err)?;
         }
@@ -71,17 +72,17 @@ impl GpuRide {
         self.push(backend)
     }
 
-    /// The air after the step `backend` has just taken: its fields computed and copied into
-    /// the flocks' after level. Returns the fluid's fields buffer.
+    /// The air after the step `backend` has just taken: its fields computed straight into
+    /// the flocks' after level (no copy). Returns the fluid's stream, which queued the write.
     pub fn fetch_air(
         &mut self,
         backend: &mut dyn FluidBackend,
-    ) -> Result<crate::gpu::exposed::RawBuffer, FluidError> {
-        let Some(raw) = backend.device_fields()? else {
+    ) -> Result<std::sync::Arc<cudarc::driver::CudaStream>, FluidError> {
+        let Some(fluid) = backend.fields_into(self.air.level_mut(Level::After))? else {
             return Err(err("the fluid's fields left the GPU"));
         };
-        self.air.copy_from(Level::After, &raw).map_err(err)?;
-        Ok(raw)
+        self.air.written(Level::After, &fluid).map_err(err)?;
+        Ok(fluid)
     }
 
     /// Hands the two-way flocks' impulses to `backend` for its next step: one flock's copied

@@ -464,7 +464,8 @@ impl Rider for SceneFlocks {
             "flocks: {boids} boids in {} flock(s), {ms:.3} ms per fluid step {}",
             self.names.len(),
             match self.gpu {
-                Place::Gpu(_) => "on the fluid's GPU (its fields copied on the device, substeps)",
+                Place::Gpu(_) =>
+                    "on the fluid's GPU (its fields computed into the flocks' air, substeps)",
                 _ => "on the CPU (fields to the host, substeps)",
             }
         )]

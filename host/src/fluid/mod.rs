@@ -382,6 +382,18 @@ pub trait FluidBackend {
     fn device_fields(&mut self) -> Result<Option<crate::gpu::exposed::RawBuffer>, FluidError> {
         Ok(None)
     }
+    /// [`FluidBackend::fields`] computed on the GPU where the lattice lives straight into
+    /// `dst` (another layer's buffer on the same device, 4 values per cell), the backend's own
+    /// fields left alone. The write waits for the work queued so far on `dst`'s own stream (its
+    /// readers); returns the stream the write is queued on (a reader orders its work after
+    /// it), or None where the lattice is not on a GPU.
+    fn fields_into(
+        &mut self,
+        dst: &mut cudarc::driver::CudaSlice<f32>,
+    ) -> Result<Option<std::sync::Arc<cudarc::driver::CudaStream>>, FluidError> {
+        let _ = dst;
+        Ok(None)
+    }
     /// Bytes of memory the backend holds for the lattice now (every buffer).
     fn allocated_bytes(&self) -> u64;
     /// `(free, total)` bytes of the device's memory (None on the CPU).

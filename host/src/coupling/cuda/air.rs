@@ -1,6 +1,7 @@
 //! The air a CUDA flock rides: the fluid's velocity fields before and after a fluid step, on the
 //! flock's GPU, and which cells are fluid. Filled from host [`Fields`] or straight from a CUDA
-//! fluid's device fields ([`RawBuffer`], `FluidBackend::device_fields`), copied on the device.
+//! fluid's device fields ([`RawBuffer`], `FluidBackend::device_fields`), copied on the device, or
+//! computed by a CUDA fluid straight into a level (`FluidBackend::fields_into`, [`AirFields::level_mut`]).
 
 use super::CudaBoidsError;
 use crate::fluid::{Fields, Setup};
@@ -164,6 +165,33 @@ impl AirFields {
             raw.stream
                 .join(&stream)
                 .ctx("ordering the fluid after the copy")?;
+        }
+        self.filled[level.index()] = true;
+        Ok(())
+    }
+
+    /// The buffer of `level`, for a CUDA fluid to compute its fields into
+    /// (`FluidBackend::fields_into`); [`AirFields::written`] then.
+    pub fn level_mut(&mut self, level: Level) -> &mut CudaSlice<f32> {
+        &mut self.fields[level.index()]
+    }
+
+    /// `level` was written on `writer` (a CUDA fluid's stream, on the flock's GPU): the
+    /// flock's work queued later waits for it.
+    pub fn written(
+        &mut self,
+        level: Level,
+        writer: &Arc<CudaStream>,
+    ) -> Result<(), CudaBoidsError> {
+        let stream = self.fields[level.index()].stream().clone();
+        if writer.context().ordinal() != stream.context().ordinal() {
+            return Err(CudaBoidsError::Device {
+                fields: writer.context().ordinal(),
+                boids: stream.context().ordinal(),
+            });
+        }
+        if !Arc::ptr_eq(writer, &stream) {
+            stream.join(writer).ctx("waiting for the fluid's fields")?;
         }
         self.filled[level.index()] = true;
         Ok(())

@@ -357,31 +357,44 @@ where
             return Ok(());
         }
         self.fields_buffer()?;
-        let n = self.params.lattice.cells();
-        let (p, pops) = (self.params, self.now());
-        let Self { gpu, lat, ib, .. } = self;
-        let LatticeBuffers {
-            flags, f, fields, ..
-        } = lat;
-        let Some(fields) = fields.as_mut() else {
+        let Some(mut fields) = self.lat.fields.take() else {
             unreachable!("allocated above")
         };
-        // SAFETY: one thread per cell, reading the populations and writing its own fields.
-        unsafe {
-            gpu.launch().run(
-                Shape::per_item(n as u64, BLOCK_SIZE),
-                fields,
-                |l, fields| FieldsArgs {
-                    p,
-                    pops,
-                    flags: l.read(flags),
-                    f: l.read(f),
-                    band: ib.as_ref().map_or(BandRef::NONE, |ib| ib.band_ref(l)),
-                    fields: l.write(fields),
-                },
-            )
-        }?;
+        let written = self.write_fields(&mut fields);
+        self.lat.fields = Some(fields);
+        written?;
         self.lat.fields_step = Some(self.step);
+        Ok(())
+    }
+
+    /// `rho, u` of every cell into `dst` (4 values per cell, the fields' layout), by
+    /// `lbm_fields_*` on the fluid's stream.
+    pub(super) fn write_fields(&self, dst: &mut CudaSlice<f32>) -> Result<(), FluidError> {
+        let n = self.params.lattice.cells();
+        if dst.len() != 4 * n {
+            return Err(FluidError::Invalid(format!(
+                "a fields buffer of {} values for {n} cells",
+                dst.len()
+            )));
+        }
+        let (p, pops) = (self.params, self.now());
+        let (lat, ib) = (&self.lat, &self.ib);
+        // SAFETY: one thread per cell, reading the populations and writing its own fields
+        // (`dst` holds 4 values per cell, checked above).
+        unsafe {
+            self.gpu
+                .launch()
+                .run(Shape::per_item(n as u64, BLOCK_SIZE), dst, |l, fields| {
+                    FieldsArgs {
+                        p,
+                        pops,
+                        flags: l.read(&lat.flags),
+                        f: l.read(&lat.f),
+                        band: ib.as_ref().map_or(BandRef::NONE, |ib| ib.band_ref(l)),
+                        fields: l.write(fields),
+                    }
+                })
+        }?;
         Ok(())
     }
 

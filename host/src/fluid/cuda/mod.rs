@@ -560,6 +560,28 @@ where
         )))
     }
 
+    fn fields_into(
+        &mut self,
+        dst: &mut cudarc::driver::CudaSlice<f32>,
+    ) -> Result<Option<std::sync::Arc<cudarc::driver::CudaStream>>, FluidError> {
+        let theirs = dst.stream().context().ordinal();
+        if theirs != self.gpu.ctx.ordinal() {
+            return Err(FluidError::Invalid(format!(
+                "a fields buffer on GPU {theirs}, the fluid on GPU {}",
+                self.gpu.ctx.ordinal()
+            )));
+        }
+        let owner = dst.stream().clone();
+        if !std::sync::Arc::ptr_eq(&owner, &self.gpu.stream) {
+            self.gpu
+                .stream
+                .join(&owner)
+                .ctx("waiting for the fields buffer's readers")?;
+        }
+        self.write_fields(dst)?;
+        Ok(Some(self.gpu.stream.clone()))
+    }
+
     fn populations(&mut self) -> Result<Vec<f32>, FluidError> {
         let raw = self.gpu.download(&self.lat.f)?;
         Ok(super::cpu::canonical(&self.now(), &raw))
