@@ -15,6 +15,8 @@
 # - mesh: trefoil.toml with its knot turning and a flock of 20,000 around it at half its
 #   resolution, 60 steps on the CPU and on CUDA: the fields the same bytes, the boids within 1e-5 m;
 # - torus: `fluid flock-case torus` at full resolution, 1M boids for 10,000 steps on CUDA;
+# - flocks2: flock-sphere.toml with a second flock, 60 steps on the CPU and on CUDA: both flocks'
+#   boids within 1e-5 m (the air shared by two flocks on their own streams);
 # - gust: the sphere scene with a gusting inlet, CPU against CUDA (plain and as a CUDA graph),
 #   the final fields compared byte for byte.
 # Needs dist/new/murmur.xz (PTX embedded) and, for checks, dist/gpu/tests/*.xz.
@@ -129,6 +131,38 @@ dp = np.abs(a["pos"] - b["pos"]).max(); dv = np.abs(a["vel"] - b["vel"]).max()
 print(f"boids: max |pos| difference {dp:.3e} m, max |vel| difference {dv:.3e} m/s")
 sys.exit(0 if dp < 1e-5 and dv < 1e-4 else 1)
 PY
+fi
+
+if want flocks2; then
+  cp assets/fluid/flock-sphere.toml "$T/two-flocks.toml"
+  cat >> "$T/two-flocks.toml" <<'TOML'
+
+[[flocks]]
+name = "second"
+count = 5000
+spawn = { sphere = { center = [0.1, 0.2, 0.2], radius = 0.05 } }
+seed = 9
+rates = [1.0, 30.0, 4.0]
+radii = [0.01, 0.005, 0.01]
+max_speed = 0.2
+tau_p = 0.02
+substeps = 3
+TOML
+  for b in cpu cuda; do
+    section "fluid run two-flocks.toml --backend $b --steps 60"
+    rm -rf "$T/two-$b"
+    timeout 300 "$B" fluid run "$T/two-flocks.toml" --backend $b --steps 60 --out "$T/two-$b" 2>&1 | grep -E "^flock|error|murmur:" || true
+  done
+  for f in boids second; do
+    python3 - "$T/two-cpu/flock-sphere_0000060_$f.npz" "$T/two-cuda/flock-sphere_0000060_$f.npz" <<'PY' || status=1
+import sys, numpy as np
+a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
+assert (a["id"] == b["id"]).all()
+dp = np.abs(a["pos"] - b["pos"]).max(); dv = np.abs(a["vel"] - b["vel"]).max()
+print(f"{sys.argv[1].split('_')[-1]}: max |pos| difference {dp:.3e} m, max |vel| difference {dv:.3e} m/s")
+sys.exit(0 if dp < 1e-5 and dv < 1e-4 else 1)
+PY
+  done
 fi
 
 if want torus; then

@@ -1,7 +1,6 @@
 //! A scene's flocks on the GPU of a CUDA fluid: each flock a [`CudaBoids`], the air the
-//! fluid's fields computed straight into the flocks' buffer after each step (no copy, no trip to
-//! the host), the
-//! substeps' kernels queued on the flock's stream. The CPU reference ([`super::riding`]) and
+//! fluid's fields computed straight into the flocks' buffer after each step (no copy, no trip
+//! to the host), the substeps' kernels queued on the flock's stream. The CPU reference ([`super::riding`]) and
 //! this ride take the same functions in the same order.
 
 use super::cuda::{Air, AirFields, BoidArrays, CudaBoids, Level};
@@ -73,15 +72,33 @@ impl GpuRide {
     }
 
     /// The air after the step `backend` has just taken: its fields computed straight into
-    /// the flocks' after level (no copy). Returns the fluid's stream, which queued the write.
+    /// the flocks' after level (no copy). Every flock reads the air: the write waits for their
+    /// earlier reads, their later work for the write. Returns the fluid's stream, which queued
+    /// the write.
     pub fn fetch_air(
         &mut self,
         backend: &mut dyn FluidBackend,
     ) -> Result<std::sync::Arc<cudarc::driver::CudaStream>, FluidError> {
+        // The air lives on the first flock's stream, which the fluid's write waits for.
+        let streams: Vec<_> = self
+            .flocks
+            .iter()
+            .map(|(b, _)| b.gpu().stream.clone())
+            .collect();
+        if let Some((air, others)) = streams.split_first() {
+            for s in others.iter().filter(|s| !std::sync::Arc::ptr_eq(s, air)) {
+                air.join(s).map_err(err)?;
+            }
+        }
         let Some(fluid) = backend.fields_into(self.air.level_mut(Level::After))? else {
             return Err(err("the fluid's fields left the GPU"));
         };
         self.air.written(Level::After, &fluid).map_err(err)?;
+        for s in streams.iter().skip(1) {
+            if !std::sync::Arc::ptr_eq(s, &fluid) {
+                s.join(&fluid).map_err(err)?;
+            }
+        }
         Ok(fluid)
     }
 
