@@ -113,3 +113,63 @@ fn no_boid_ends_a_step_inside_a_turning_mesh_solid() {
         "only {near} boids came within the avoidance distance"
     );
 }
+
+/// A cube of side 2 about the origin as an OBJ file (counter-clockwise seen from outside).
+fn cube_obj() -> String {
+    let mut s = String::new();
+    for v in 0..8 {
+        let c = |bit: u32| if v >> bit & 1 == 1 { 1.0 } else { -1.0 };
+        s += &format!("v {} {} {}\n", c(0), c(1), c(2));
+    }
+    // Faces as quads of 1-based vertex numbers, each split into two triangles.
+    for [a, b, c, d] in [
+        [1, 3, 4, 2],
+        [5, 6, 8, 7],
+        [1, 2, 6, 5],
+        [3, 7, 8, 4],
+        [1, 5, 7, 3],
+        [2, 4, 8, 6],
+    ] {
+        s += &format!("f {a} {b} {c}\nf {a} {c} {d}\n");
+    }
+    s
+}
+
+#[test]
+fn a_flock_spawned_inside_a_mesh_solid_is_refused_in_one_line() {
+    let dir = std::env::temp_dir().join(format!("murmur-mesh-spawn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("cube.obj"), cube_obj()).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/fluid");
+    let text = std::fs::read_to_string(root.join("trefoil.toml"))
+        .unwrap()
+        .replace("meshes/trefoil.obj", "cube.obj");
+    assert!(text.contains("\"cube.obj\""), "the knot's table changed");
+    // The cube, 0.1 m wide about [0.35, 0.25, 0.25]; a spawn box inside it, then about it.
+    let open = |lo: f64, hi: f64| {
+        let flock = format!(
+            "\n[[flocks]]\ncount = 100\nspawn = {{ box = {{ lo = [{lo}, {lo2}, {lo2}], hi = \
+             [{hi}, {hi2}, {hi2}] }} }}\nseed = 3\nrates = [2.0, 40.0, 8.0]\nradii = [0.02, \
+             0.01, 0.02]\nmax_speed = 0.3\ntau_p = 0.005\navoid = 0.02\navoid_rate = 40.0\n",
+            lo2 = lo - 0.1,
+            hi2 = hi - 0.1
+        );
+        let mut file = SceneFile::parse(&format!("{text}{flock}")).unwrap();
+        file.dir = dir.clone();
+        SceneOverrides {
+            coarsen: Some(4),
+            check_every: None,
+        }
+        .apply(&mut file)
+        .unwrap();
+        let built = file.build().unwrap();
+        let specs = read_flocks(&flock).unwrap();
+        let mut fluid: Box<dyn FluidBackend> =
+            Box::new(CpuFluid::<Fp32>::new(&built.setup).unwrap());
+        SceneFlocks::open(&specs, &built, fluid.as_mut()).map(|_| ())
+    };
+    let e = open(0.33, 0.37).unwrap_err().to_string();
+    assert!(e.contains("inside a solid") && !e.contains('\n'), "{e}");
+    assert!(open(0.25, 0.45).is_ok());
+    std::fs::remove_dir_all(&dir).ok();
+}

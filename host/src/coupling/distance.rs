@@ -7,9 +7,9 @@
 //! exact to the nearest triangle in a shell of one node around the surface, then carried
 //! outward by sweeps that offer each node its neighbours' nearest triangles (the closest-point
 //! propagation of level-set construction). The sign comes from the parity of the surface's
-//! crossings along each grid row in x (the grid is offset from the cell lattice by a small
-//! irrational fraction, so a row never runs through an edge of an axis-aligned mesh); an open
-//! surface has no inside and its distance stays unsigned, as a tube's.
+//! crossings along each grid row in x (a row through an edge or a corner counts it for exactly
+//! one of the triangles sharing it, and the grid sits off the cell lattice by small irrational
+//! fractions); an open surface has no inside and its distance stays unsigned, as a tube's.
 
 use crate::fluid::ib::shapes::{Primitive, TriangleMesh};
 use crate::fluid::ib::solid::Solid;
@@ -183,8 +183,10 @@ pub fn mesh_grid(mesh: &TriangleMesh, reach: f64, offset: u32) -> (SdfGrid, Vec<
     }
     let pad = pad_at(h);
     let dims = nodes_at(h, pad);
-    // Off the lattice by an irrational fraction of a node (the module docs).
-    let origin = [0, 1, 2].map(|a| lo[a] - pad + h * 1e-3 * std::f64::consts::SQRT_2);
+    // Off the lattice by a different irrational fraction of a node along each axis (the
+    // module docs).
+    let shift = [2f64.sqrt(), 3f64.sqrt(), 5f64.sqrt()];
+    let origin = [0, 1, 2].map(|a| lo[a] - pad + h * 1e-3 * shift[a]);
     let node = |i: usize, j: usize, k: usize| {
         [
             origin[0] + i as f64 * h,
@@ -270,7 +272,16 @@ pub fn mesh_grid(mesh: &TriangleMesh, reach: f64, offset: u32) -> (SdfGrid, Vec<
     if mesh.is_closed() {
         let mut rows: Vec<Vec<f64>> = vec![Vec::new(); dims[1] * dims[2]];
         for t in 0..mesh.triangles.len() {
-            let [a, b, c] = corners(t);
+            let [a, mut b, mut c] = corners(t);
+            // The triangle's projection on (y, z), counter-clockwise (a triangle seen edge-on
+            // along x is crossed by no row).
+            let area = (b[1] - a[1]) * (c[2] - a[2]) - (b[2] - a[2]) * (c[1] - a[1]);
+            if area == 0.0 {
+                continue;
+            }
+            if area < 0.0 {
+                std::mem::swap(&mut b, &mut c);
+            }
             // The rows whose (y, z) lies in the triangle's box.
             let span = |ax: usize| {
                 let mn = a[ax].min(b[ax]).min(c[ax]);
@@ -287,14 +298,19 @@ pub fn mesh_grid(mesh: &TriangleMesh, reach: f64, offset: u32) -> (SdfGrid, Vec<
             for k in span(2) {
                 for j in span(1) {
                     let (y, z) = (origin[1] + j as f64 * h, origin[2] + k as f64 * h);
-                    // Barycentric coordinates of (y, z) in the triangle's projection.
-                    let e = |p: P, q: P| (q[1] - p[1]) * (z - p[2]) - (q[2] - p[2]) * (y - p[1]);
-                    let (wa, wb, wc) = (e(b, c), e(c, a), e(a, b));
-                    let all_pos = wa > 0.0 && wb > 0.0 && wc > 0.0;
-                    let all_neg = wa < 0.0 && wb < 0.0 && wc < 0.0;
-                    if !(all_pos || all_neg) {
+                    // Barycentric weights of (y, z); a row through an edge or a corner counts
+                    // for exactly one of the triangles sharing it (an edge is in when it runs
+                    // down in z, or along y toward +y: its reverse, the neighbour's, is not).
+                    let weight = |p: P, q: P| {
+                        let w = (q[1] - p[1]) * (z - p[2]) - (q[2] - p[2]) * (y - p[1]);
+                        let (dy, dz) = (q[1] - p[1], q[2] - p[2]);
+                        let on_edge_in = w == 0.0 && (dz < 0.0 || (dz == 0.0 && dy > 0.0));
+                        (w > 0.0 || on_edge_in).then_some(w)
+                    };
+                    let (Some(wa), Some(wb), Some(wc)) = (weight(b, c), weight(c, a), weight(a, b))
+                    else {
                         continue;
-                    }
+                    };
                     let sum = wa + wb + wc;
                     let x = (wa * a[0] + wb * b[0] + wc * c[0]) / sum;
                     rows[j + dims[1] * k].push(x);
