@@ -23,6 +23,18 @@
 NAME=coupling ARGS="$*"
 . scripts/gpu-old-new.sh
 
+# same_boids A.npz B.npz: the same ids, positions within 1e-5 m and velocities within 1e-4 m/s.
+same_boids() {
+  python3 - "$1" "$2" <<'PY'
+import sys, numpy as np
+a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
+assert (a["id"] == b["id"]).all()
+dp = np.abs(a["pos"] - b["pos"]).max(); dv = np.abs(a["vel"] - b["vel"]).max()
+print(f"{sys.argv[1].split('_')[-1]}: max |pos| difference {dp:.3e} m, max |vel| difference {dv:.3e} m/s, identical bytes: {(a['pos'] == b['pos']).all() and (a['vel'] == b['vel']).all()}")
+sys.exit(0 if dp < 1e-5 and dv < 1e-4 else 1)
+PY
+}
+
 if want checks; then
   . scripts/gpu-nccl.sh
   for t in ${TESTS:-coupling_gpu fluid_ib_spread fluid_graph fluid_gpu_parity}; do
@@ -41,14 +53,7 @@ if want rides; then
   done
   section "the boids of both rides (CPU flock on the CPU fluid, CUDA flock on the CUDA fluid)"
   cmp "$T/ride-cpu/flock-sphere_0000060.npz" "$T/ride-cuda/flock-sphere_0000060.npz" && echo "fields: the same bytes" || { echo "fields: DIFFERENT"; status=1; }
-  python3 - "$T/ride-cpu/flock-sphere_0000060_boids.npz" "$T/ride-cuda/flock-sphere_0000060_boids.npz" <<'PY' || status=1
-import sys, numpy as np
-a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
-assert (a["id"] == b["id"]).all()
-dp = np.abs(a["pos"] - b["pos"]).max(); dv = np.abs(a["vel"] - b["vel"]).max()
-print(f"boids: max |pos| difference {dp:.3e} m, max |vel| difference {dv:.3e} m/s, identical bytes: {(a['pos'] == b['pos']).all() and (a['vel'] == b['vel']).all()}")
-sys.exit(0 if dp < 1e-5 and dv < 1e-4 else 1)
-PY
+  same_boids "$T/ride-cpu/flock-sphere_0000060_boids.npz" "$T/ride-cuda/flock-sphere_0000060_boids.npz" || status=1
   section "fluid run flock-sphere.toml --backend cuda --steps 2000"
   timeout 400 "$B" fluid run assets/fluid/flock-sphere.toml --backend cuda --steps 2000 --out "$T/ride-long" --quiet 2>&1 | grep -v "^  " || status=1
 fi
@@ -123,14 +128,7 @@ TOML
     timeout 300 "$B" fluid run assets/fluid/knot-flock.toml --backend $b --coarsen 2 --steps 60 --out "$T/knot-$b" 2>&1 | grep -E "flock|mesh|signed|error|murmur:" | grep -v "^  " || true
   done
   cmp "$T/knot-cpu/trefoil_0000060.npz" "$T/knot-cuda/trefoil_0000060.npz" && echo "fields: the same bytes" || { echo "fields: DIFFERENT"; status=1; }
-  python3 - "$T/knot-cpu/trefoil_0000060_boids.npz" "$T/knot-cuda/trefoil_0000060_boids.npz" <<'PY' || status=1
-import sys, numpy as np
-a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
-assert (a["id"] == b["id"]).all()
-dp = np.abs(a["pos"] - b["pos"]).max(); dv = np.abs(a["vel"] - b["vel"]).max()
-print(f"boids: max |pos| difference {dp:.3e} m, max |vel| difference {dv:.3e} m/s")
-sys.exit(0 if dp < 1e-5 and dv < 1e-4 else 1)
-PY
+  same_boids "$T/knot-cpu/trefoil_0000060_boids.npz" "$T/knot-cuda/trefoil_0000060_boids.npz" || status=1
 fi
 
 if want flocks2; then
@@ -154,14 +152,7 @@ TOML
     timeout 300 "$B" fluid run "$T/two-flocks.toml" --backend $b --steps 60 --out "$T/two-$b" 2>&1 | grep -E "^flock|error|murmur:" || true
   done
   for f in boids second; do
-    python3 - "$T/two-cpu/flock-sphere_0000060_$f.npz" "$T/two-cuda/flock-sphere_0000060_$f.npz" <<'PY' || status=1
-import sys, numpy as np
-a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
-assert (a["id"] == b["id"]).all()
-dp = np.abs(a["pos"] - b["pos"]).max(); dv = np.abs(a["vel"] - b["vel"]).max()
-print(f"{sys.argv[1].split('_')[-1]}: max |pos| difference {dp:.3e} m, max |vel| difference {dv:.3e} m/s")
-sys.exit(0 if dp < 1e-5 and dv < 1e-4 else 1)
-PY
+    same_boids "$T/two-cpu/flock-sphere_0000060_$f.npz" "$T/two-cuda/flock-sphere_0000060_$f.npz" || status=1
   done
 fi
 

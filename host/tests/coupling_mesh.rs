@@ -51,6 +51,32 @@ fn inside_mesh(mesh: &TriangleMesh, p: [f64; 3]) -> bool {
     hits % 2 == 1
 }
 
+/// The scene `text` with the flock table `flock` at a quarter of its resolution (its meshes
+/// read from `dir`), its flocks opened on a CPU fluid.
+fn open_quarter(
+    text: &str,
+    flock: &str,
+    dir: &Path,
+) -> (
+    murmur::internals::fluid::scene::Scene,
+    Box<dyn FluidBackend>,
+    Result<SceneFlocks, murmur::internals::fluid::FluidError>,
+) {
+    let mut file = SceneFile::parse(&format!("{text}{flock}")).unwrap();
+    file.dir = dir.to_path_buf();
+    SceneOverrides {
+        coarsen: Some(4),
+        check_every: None,
+    }
+    .apply(&mut file)
+    .unwrap();
+    let built = file.build().unwrap();
+    let specs = read_flocks(flock).unwrap();
+    let mut fluid: Box<dyn FluidBackend> = Box::new(CpuFluid::<Fp32>::new(&built.setup).unwrap());
+    let flocks = SceneFlocks::open(&specs, &built, fluid.as_mut());
+    (built, fluid, flocks)
+}
+
 #[test]
 fn no_boid_ends_a_step_inside_a_turning_mesh_solid() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../assets/fluid");
@@ -65,18 +91,8 @@ fn no_boid_ends_a_step_inside_a_turning_mesh_solid() {
                  [0.5, 0.45, 0.45] } }\nseed = 3\nrates = [2.0, 40.0, 8.0]\nradii = [0.02, \
                  0.01, 0.02]\nmax_speed = 0.3\ntau_p = 0.005\navoid = 0.05\navoid_rate = \
                  40.0\nsubsteps = 2\n";
-    let mut file = SceneFile::parse(&format!("{text}{flock}")).unwrap();
-    file.dir = root.clone();
-    SceneOverrides {
-        coarsen: Some(4),
-        check_every: None,
-    }
-    .apply(&mut file)
-    .unwrap();
-    let built = file.build().unwrap();
-    let specs = read_flocks(flock).unwrap();
-    let mut fluid: Box<dyn FluidBackend> = Box::new(CpuFluid::<Fp32>::new(&built.setup).unwrap());
-    let mut flocks = SceneFlocks::open(&specs, &built, fluid.as_mut()).unwrap();
+    let (built, mut fluid, flocks) = open_quarter(&text, flock, &root);
+    let mut flocks = flocks.unwrap();
     let knot = &built.setup.immersed.solids[0];
     let mesh = knot.surface.as_ref().expect("the knot is a mesh solid");
     let distances = SolidDistances::of(std::slice::from_ref(knot), 0.0);
@@ -154,19 +170,7 @@ fn a_flock_spawned_inside_a_mesh_solid_is_refused_in_one_line() {
             lo2 = lo - 0.1,
             hi2 = hi - 0.1
         );
-        let mut file = SceneFile::parse(&format!("{text}{flock}")).unwrap();
-        file.dir = dir.clone();
-        SceneOverrides {
-            coarsen: Some(4),
-            check_every: None,
-        }
-        .apply(&mut file)
-        .unwrap();
-        let built = file.build().unwrap();
-        let specs = read_flocks(&flock).unwrap();
-        let mut fluid: Box<dyn FluidBackend> =
-            Box::new(CpuFluid::<Fp32>::new(&built.setup).unwrap());
-        SceneFlocks::open(&specs, &built, fluid.as_mut()).map(|_| ())
+        open_quarter(&text, &flock, &dir).2.map(|_| ())
     };
     let e = open(0.33, 0.37).unwrap_err().to_string();
     assert!(e.contains("inside a solid") && !e.contains('\n'), "{e}");

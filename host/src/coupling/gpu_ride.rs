@@ -80,13 +80,13 @@ impl GpuRide {
         backend: &mut dyn FluidBackend,
     ) -> Result<std::sync::Arc<cudarc::driver::CudaStream>, FluidError> {
         // The air lives on the first flock's stream, which the fluid's write waits for.
-        let streams: Vec<_> = self
-            .flocks
-            .iter()
-            .map(|(b, _)| b.gpu().stream.clone())
-            .collect();
-        if let Some((air, others)) = streams.split_first() {
-            for s in others.iter().filter(|s| !std::sync::Arc::ptr_eq(s, air)) {
+        let Some(((first, _), others)) = self.flocks.split_first() else {
+            return Err(err("no flock rides the air"));
+        };
+        let air = &first.gpu().stream;
+        for (b, _) in others {
+            let s = &b.gpu().stream;
+            if !std::sync::Arc::ptr_eq(s, air) {
                 air.join(s).map_err(err)?;
             }
         }
@@ -94,7 +94,8 @@ impl GpuRide {
             return Err(err("the fluid's fields left the GPU"));
         };
         self.air.written(Level::After, &fluid).map_err(err)?;
-        for s in streams.iter().skip(1) {
+        for (b, _) in self.flocks.iter().skip(1) {
+            let s = &b.gpu().stream;
             if !std::sync::Arc::ptr_eq(s, &fluid) {
                 s.join(&fluid).map_err(err)?;
             }
