@@ -1,7 +1,7 @@
 //! A scene's `[[flocks]]` under `fluid run` on the CPU, through the binary: the flock's files
 //! beside the fields (a snapshot that reads back, in the domain, and a `.vtp`), the same bytes
 //! from a second run, a flock riding through the outlet back in at the inlet, and one-line
-//! refusals of bad flocks and of what does not hold flocks yet.
+//! refusals of bad flocks and of what does not hold flocks yet; the flock on two CPU ranks.
 
 mod support;
 
@@ -120,6 +120,46 @@ fn fluid_run_rides_a_scenes_flock_and_writes_its_files() {
     let (b, _) = run("b");
     let again = std::fs::read(b.join("flock-test_0000060_boids.npz")).unwrap();
     assert_eq!(std::fs::read(&npz).unwrap(), again, "two runs differ");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn fluid_run_on_two_cpu_ranks_writes_the_flock_of_one_lattice() {
+    let dir = support::tmp("coupling-ranks", "");
+    let path = write_scene(&dir, "flock.toml", FLOCK);
+    let run = |out: &str, extra: &[&str]| {
+        let out = dir.join(out);
+        let o = out.to_str().unwrap();
+        let args = ["fluid", "run", &path, "--backend", "cpu", "--steps", "60"];
+        let (ok, stdout, stderr) = murmur(&[&args[..], extra, &["--out", o, "--quiet"]].concat());
+        assert!(ok, "{stdout}{stderr}");
+        (out.join("flock-test_0000060_boids.npz"), stdout)
+    };
+    let (one, _) = run("one", &[]);
+    let (two, stdout) = run("two", &["--ranks", "2"]);
+    assert!(stdout.contains("flocks: on 2 ranks"), "{stdout}");
+    let (p1, v1, id1) = read(&one);
+    let (p2, v2, id2) = read(&two);
+    // Every rank's boids, gathered in id order by rank 0.
+    assert_eq!(id2.to_vec(), (0..400).collect::<Vec<u32>>());
+    assert_eq!(id1, id2);
+    // As on one lattice up to the order of the rules' sums: 1e-4 cells (1e-6 m here).
+    let most = |a: &Array2<f32>, b: &Array2<f32>| {
+        a.iter()
+            .zip(b.iter())
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0f32, f32::max)
+    };
+    assert!(
+        most(&p1, &p2) <= 1e-6,
+        "positions differ by {} m",
+        most(&p1, &p2)
+    );
+    assert!(
+        most(&v1, &v2) <= 1e-4,
+        "velocities differ by {} m/s",
+        most(&v1, &v2)
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -288,8 +328,8 @@ fn bad_flocks_and_what_does_not_hold_them_yet_are_refused_in_one_line() {
     run(
         "ranks.toml",
         FLOCK,
-        &["--ranks", "2"],
-        "flocks run on one lattice",
+        &["--ranks", "2", "--checkpoint-every", "10"],
+        "do not hold the scene's flocks",
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -174,7 +174,7 @@ pub fn bench(a: &CouplingBenchArgs) -> Result<CouplingFigures, FluidError> {
         }
         None => timed(a, &mut |d| {
             if d == Do::Step {
-                ride.substeps_in(&held, &none);
+                ride.substeps_in(&held, &none)?;
             }
             Ok(())
         })?,

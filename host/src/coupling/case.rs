@@ -27,6 +27,11 @@ pub enum FlockCase {
     /// Boids avoiding the rotating torus: boids inside it at any step. `--coarsen` [default 4],
     /// `--boids` [default 10000], `--steps` [default 500].
     Torus,
+    /// A scene's flocks on N CPU ranks against one lattice (boids by id, the air cell by
+    /// cell). `--scene` [default: the shipped flock-tower with its flock spread through the
+    /// channel], `--ranks` [default 3],
+    /// `--coarsen` [default 4], `--boids` per flock [default 5000], `--steps` [default 20].
+    Ranks,
 }
 
 /// `murmur fluid flock-case`.
@@ -49,7 +54,13 @@ pub struct FlockCaseArgs {
     /// Substeps per fluid step (inertial).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub substeps: Option<u32>,
-    /// Where the fluid and the flock run.
+    /// CPU ranks (ranks).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(2..=64))]
+    pub ranks: Option<u32>,
+    /// A scene file with [[flocks]] (ranks).
+    #[arg(long, value_name = "SCENE.toml")]
+    pub scene: Option<std::path::PathBuf>,
+    /// Where the fluid and the flock run (the ranks case runs on the CPU).
     #[arg(long, value_enum, default_value = "auto")]
     pub backend: BackendChoice,
 }
@@ -63,6 +74,7 @@ impl FlockCaseArgs {
             FlockCase::TaylorGreen => &["size", "steps"],
             FlockCase::Momentum => &["size", "boids", "steps"],
             FlockCase::Torus => &["coarsen", "boids", "steps"],
+            FlockCase::Ranks => &["scene", "ranks", "coarsen", "boids", "steps"],
         };
         let given = [
             ("size", self.size.is_some()),
@@ -70,6 +82,8 @@ impl FlockCaseArgs {
             ("steps", self.steps.is_some()),
             ("coarsen", self.coarsen.is_some()),
             ("substeps", self.substeps.is_some()),
+            ("ranks", self.ranks.is_some()),
+            ("scene", self.scene.is_some()),
         ];
         for (name, on) in given {
             if on && !takes.contains(&name) {
@@ -94,6 +108,7 @@ impl FlockCaseArgs {
             FlockCase::TaylorGreen => "taylor-green",
             FlockCase::Momentum => "momentum",
             FlockCase::Torus => "torus",
+            FlockCase::Ranks => "ranks",
         }
     }
 }
@@ -101,6 +116,9 @@ impl FlockCaseArgs {
 /// Runs `a`'s case and prints its row; fails when it misses its target.
 pub fn flock_case(a: &FlockCaseArgs) -> Result<()> {
     a.check()?;
+    if a.case == FlockCase::Ranks && a.backend == BackendChoice::Cuda {
+        bail!("the ranks case runs CPU ranks: leave out --backend cuda");
+    }
     let choice = a.backend;
     let mut notes = Vec::new();
     let mut open = |setup: &crate::fluid::Setup| -> Result<_, FluidError> {
@@ -130,6 +148,20 @@ pub fn flock_case(a: &FlockCaseArgs) -> Result<()> {
             a.steps.unwrap_or(500),
             true,
         )?,
+        FlockCase::Ranks => {
+            let text = match &a.scene {
+                Some(p) => std::fs::read_to_string(p)
+                    .map_err(|e| anyhow::anyhow!("cannot read scene {}: {e}", p.display()))?,
+                None => super::ranks_case::tower(false),
+            };
+            super::ranks_case::ranks_case(
+                &text,
+                a.ranks.unwrap_or(3) as usize,
+                a.coarsen.unwrap_or(4),
+                Some(a.boids.unwrap_or(5000)),
+                a.steps.unwrap_or(20),
+            )?
+        }
     };
     for n in notes.iter().take(1) {
         eprintln!("murmur: {n}");

@@ -6,6 +6,7 @@
 //! (neither imports it): the air comes in as a function and the math is
 //! `murmur_common::coupling`'s, which the kernels will share.
 
+use cuda::BoidArrays;
 use murmur_common::coupling::grid::BoxGrid;
 use murmur_common::coupling::sdf::{Avoidance, Obstacle, ObstacleList};
 use murmur_common::coupling::substep::{add_push, move_boid, rules_velocity};
@@ -19,10 +20,15 @@ pub mod case;
 pub mod cuda;
 pub mod distance;
 pub mod gpu_ride;
+pub mod ranks;
+pub mod ranks_case;
 pub mod riding;
 pub mod scene;
 pub mod spec;
 pub mod validate;
+
+/// The id of a guest: another rank's boid that a substep's rules see ([`CpuBoids::substep_beside`]).
+pub const GUEST: u32 = u32::MAX;
 
 /// Why a coupled flock cannot be set up, one line each.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -227,6 +233,113 @@ impl CpuBoids {
         self.substep_among(air, &[]);
     }
 
+    /// The farthest a boid's rules see (its largest rule distance, cells).
+    pub fn reach(&self) -> f32 {
+        self.params.max_distance()
+    }
+
+    /// One substep among `obstacles` ([`CpuBoids::substep_among`]) beside `guests`: boids of
+    /// other ranks near this one's slab, each a position and a relative velocity, which the
+    /// rules see as neighbours but which do not move here.
+    pub fn substep_beside(
+        &mut self,
+        air: impl Fn(Vec3, f32) -> Option<Vec3> + Sync,
+        obstacles: &[Obstacle],
+        guests: &[(Vec3, Vec3)],
+    ) {
+        if guests.is_empty() {
+            return self.substep_among(air, obstacles);
+        }
+        let two_way = !self.push.is_empty();
+        for &(x, w) in guests {
+            self.pos.push(x);
+            self.rel.push(w);
+            self.vel.push(w);
+            self.id.push(GUEST);
+            if two_way {
+                self.push.push([0; 3]);
+            }
+        }
+        self.sort();
+        self.rules(obstacles);
+        // The guests leave before the motion (the order of the rest is kept).
+        let keep: Vec<bool> = self.id.iter().map(|&i| i != GUEST).collect();
+        let mut k = keep.iter();
+        self.pos.retain(|_| *k.next().unwrap_or(&true));
+        for a in [&mut self.vel, &mut self.rel] {
+            let mut k = keep.iter();
+            a.retain(|_| *k.next().unwrap_or(&true));
+        }
+        if two_way {
+            let mut k = keep.iter();
+            self.push.retain(|_| *k.next().unwrap_or(&true));
+        }
+        self.id.retain(|&i| i != GUEST);
+        self.motion(air, obstacles);
+    }
+
+    /// Takes out the boids `leaving` picks by position (all of their state, pending impulses
+    /// included); the rest keep their order.
+    pub fn take(&mut self, leaving: impl Fn(Vec3) -> bool) -> BoidArrays {
+        let out: Vec<bool> = self.pos.iter().map(|&p| leaving(p)).collect();
+        let mut taken = BoidArrays::default();
+        let two_way = !self.push.is_empty();
+        for (i, _) in out.iter().enumerate().filter(|(_, &o)| o) {
+            taken.pos.push(self.pos[i]);
+            taken.vel.push(self.vel[i]);
+            taken.rel.push(self.rel[i]);
+            taken.id.push(self.id[i]);
+            if two_way {
+                taken.push.extend(self.push[i]);
+            }
+        }
+        let keep = |v: &mut Vec<Vec3>| {
+            let mut k = out.iter();
+            v.retain(|_| !*k.next().unwrap_or(&false));
+        };
+        keep(&mut self.pos);
+        keep(&mut self.vel);
+        keep(&mut self.rel);
+        let mut k = out.iter();
+        self.id.retain(|_| !*k.next().unwrap_or(&false));
+        let mut k = out.iter();
+        self.push.retain(|_| !*k.next().unwrap_or(&false));
+        taken
+    }
+
+    /// Appends boids `b` ([`CpuBoids::take`]'s, maybe another rank's) after the present ones.
+    pub fn append(&mut self, b: BoidArrays) -> Result<(), BoidsError> {
+        let n = b.pos.len();
+        let two_way = !self.push.is_empty();
+        let pushes = if two_way { 3 * n } else { 0 };
+        for len in [b.vel.len(), b.rel.len(), b.id.len()] {
+            if len != n {
+                return Err(BoidsError::Lengths(n, len));
+            }
+        }
+        if b.push.len() != pushes {
+            return Err(BoidsError::Lengths(pushes, b.push.len()));
+        }
+        self.pos.extend(b.pos);
+        self.vel.extend(b.vel);
+        self.rel.extend(b.rel);
+        self.id.extend(b.id);
+        self.push
+            .extend(b.push.chunks_exact(3).map(|c| [c[0], c[1], c[2]]));
+        Ok(())
+    }
+
+    /// The boids' state as the GPU's flock reports it (pending impulses flattened).
+    pub fn arrays(&self) -> BoidArrays {
+        BoidArrays {
+            pos: self.pos.clone(),
+            vel: self.vel.clone(),
+            rel: self.rel.clone(),
+            id: self.id.clone(),
+            push: self.push.iter().flatten().copied().collect(),
+        }
+    }
+
     /// One substep: the boids sorted by cell (a stable counting sort), the rules on the
     /// relative velocities of each boid's neighbours (all read before any is written), the
     /// avoidance of `obstacles` (their states at the end of the substep) added and the speed
@@ -240,6 +353,13 @@ impl CpuBoids {
         obstacles: &[Obstacle],
     ) {
         self.sort();
+        self.rules(obstacles);
+        self.motion(air, obstacles);
+    }
+
+    /// The rules' new relative velocities of every boid (sorted by cell), each reading the
+    /// old ones of its neighbours; guests ([`GUEST`]) keep theirs.
+    fn rules(&mut self, obstacles: &[Obstacle]) {
         let (p, g, starts) = (&self.params, &self.grid, &self.starts);
         let (pos, rel) = (&self.pos, &self.rel);
         let a = &self.avoidance;
@@ -248,8 +368,13 @@ impl CpuBoids {
             samples: &self.samples,
         };
         // The new relative velocities into the spare (every boid reads the old ones).
+        let id = &self.id;
         self.spare.resize(pos.len(), Vec3::ZERO);
         self.spare.par_iter_mut().enumerate().for_each(|(i, w)| {
+            if id[i] == GUEST {
+                *w = rel[i];
+                return;
+            }
             *w = rules_velocity(
                 p,
                 g,
@@ -262,6 +387,16 @@ impl CpuBoids {
             );
         });
         std::mem::swap(&mut self.rel, &mut self.spare);
+    }
+
+    /// The motion of every boid in the air, among `obstacles`, its impulse on the air added
+    /// to its pending sums (two-way).
+    fn motion(&mut self, air: impl Fn(Vec3, f32) -> Option<Vec3> + Sync, obstacles: &[Obstacle]) {
+        let a = &self.avoidance;
+        let obstacles = &ObstacleList {
+            list: obstacles,
+            samples: &self.samples,
+        };
         let (motion, bounds, mass) = (self.motion, self.bounds, self.mass);
         let one_way = self.push.is_empty();
         if one_way {

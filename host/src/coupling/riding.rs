@@ -7,6 +7,7 @@
 //! coupling, not its fast path). Two-way flocks then hand their impulses on the air to the
 //! fluid for its next step ([`Riding::push`]).
 
+use super::ranks::SlabRide;
 use super::CpuBoids;
 use crate::fluid::{Fields, FluidBackend, FluidError, Setup};
 use murmur_common::coupling::air_velocity;
@@ -27,8 +28,11 @@ pub struct Riding {
     domain: Domain,
     /// Per cell, whether it is fluid (the air is interpolated over fluid nodes only).
     fluid: Vec<bool>,
-    /// The fields at the start of the next fluid step.
+    /// The fields at the start of the next fluid step (on one rank of several: around its
+    /// slab, [`Riding::domain`] mapping positions onto them).
     before: Fields,
+    /// On one rank of several: its part in the cut ([`super::ranks`]).
+    slab: Option<SlabRide>,
 }
 
 impl Riding {
@@ -54,6 +58,7 @@ impl Riding {
                 "a flock takes at least one substep per fluid step".into(),
             ));
         }
+        // Every rank may come to hold every boid: room for all of them on each.
         let pushes: usize = flocks
             .iter()
             .filter(|f| f.boids.mass() > 0.0)
@@ -65,16 +70,58 @@ impl Riding {
             })?;
             fluid.enable_pushes(most)?;
         }
+        let is_fluid = |b: u8| CellKind::from_u8(b) == CellKind::Fluid;
+        let Some(slab) = SlabRide::of(fluid) else {
+            return Ok(Riding {
+                flocks,
+                domain: Domain::new(setup.lattice(), setup.immersed.periodic),
+                fluid: setup.flags.iter().map(|&b| is_fluid(b)).collect(),
+                before: fluid.fields()?,
+                slab: None,
+            });
+        };
+        let mut flocks = flocks;
+        for f in &mut flocks {
+            slab.keep_own(&mut f.boids);
+        }
+        let around = slab.air(fluid)?;
+        let cells = around.fields.lattice.cells();
         Ok(Riding {
             flocks,
-            domain: Domain::new(setup.lattice(), setup.immersed.periodic),
-            fluid: setup
-                .flags
-                .iter()
-                .map(|&b| CellKind::from_u8(b) == CellKind::Fluid)
+            domain: around.domain,
+            fluid: (0..cells)
+                .map(|c| is_fluid(setup.flags[around.global_cell(c)]))
                 .collect(),
-            before: fluid.fields()?,
+            before: around.fields,
+            slab: Some(slab),
         })
+    }
+
+    /// Sets every boid's ground velocity to the air's where it is (at rest relative to it;
+    /// zero where no fluid is near).
+    pub fn start_with_the_air(&mut self) {
+        let (domain, fluid, fields) = (&self.domain, &self.fluid, &self.before);
+        for f in &mut self.flocks {
+            let b = &mut f.boids;
+            for (x, v) in b.pos.iter().zip(b.vel.iter_mut()) {
+                *v = air_velocity(domain, x.to_array(), |c| fluid[c], |c| fields.u(c))
+                    .map_or(Vec3::ZERO, Vec3::from_array);
+            }
+        }
+    }
+
+    /// On one rank of several: its part in the cut.
+    pub fn slab(&self) -> Option<&SlabRide> {
+        self.slab.as_ref()
+    }
+
+    /// The fields the flocks ride after a fluid step (around this rank's slab on one rank of
+    /// several).
+    fn air(&self, fluid: &mut dyn FluidBackend) -> Result<Fields, FluidError> {
+        match &self.slab {
+            None => fluid.fields(),
+            Some(s) => Ok(s.air(fluid)?.fields),
+        }
     }
 
     /// The fields at the start of the next fluid step (the air the next ride starts from).
@@ -84,9 +131,19 @@ impl Riding {
 
     /// The flocks' substeps in the air held at `fields` (before and after alike): the flock's
     /// step alone, for the coupling bench.
-    pub fn substeps_in(&mut self, fields: &Fields, obstacles: &dyn Fn(f64) -> Vec<Obstacle>) {
+    pub fn substeps_in(
+        &mut self,
+        fields: &Fields,
+        obstacles: &dyn Fn(f64) -> Vec<Obstacle>,
+    ) -> Result<(), FluidError> {
         let (domain, mask) = (&self.domain, &self.fluid);
-        substeps(&mut self.flocks, domain, mask, fields, fields, obstacles);
+        let air = Air {
+            domain,
+            fluid: mask,
+            before: fields,
+            after: fields,
+        };
+        substeps(&mut self.flocks, &air, obstacles, self.slab.as_ref())
     }
 
     /// The first flock (a ride of one).
@@ -111,21 +168,19 @@ impl Riding {
         fluid: &mut dyn FluidBackend,
         obstacles: &dyn Fn(f64) -> Vec<Obstacle>,
     ) -> Result<(), FluidError> {
-        let after = fluid.fields()?;
+        let after = self.air(fluid)?;
         let before = std::mem::replace(&mut self.before, after);
-        let (domain, mask) = (&self.domain, &self.fluid);
         // The step just taken applied the pending pushes.
         for f in &mut self.flocks {
             f.boids.clear_pushes();
         }
-        substeps(
-            &mut self.flocks,
-            domain,
-            mask,
-            &before,
-            &self.before,
-            obstacles,
-        );
+        let air = Air {
+            domain: &self.domain,
+            fluid: &self.fluid,
+            before: &before,
+            after: &self.before,
+        };
+        substeps(&mut self.flocks, &air, obstacles, self.slab.as_ref())?;
         self.push(fluid)
     }
 
@@ -138,7 +193,9 @@ impl Riding {
             pos.extend(p);
             total.extend(t);
         }
-        if pos.is_empty() {
+        // On several ranks every rank takes part, with or without pushes of its own.
+        let two_way = self.flocks.iter().any(|f| f.boids.mass() > 0.0);
+        if !two_way || (pos.is_empty() && self.slab.is_none()) {
             return Ok(());
         }
         fluid.push(&pos, &total)
@@ -158,29 +215,46 @@ impl Riding {
     }
 }
 
-/// The substeps of `flocks` over one fluid step from the fields `before` to `after` (the air
-/// over the nodes `fluid` marks), among `obstacles(s)` a fraction `s` into the step.
+/// The air of one fluid step: the fields `before` and `after` it over the nodes `fluid` marks
+/// on `domain`.
+struct Air<'a> {
+    domain: &'a Domain,
+    fluid: &'a [bool],
+    before: &'a Fields,
+    after: &'a Fields,
+}
+
+/// The substeps of `flocks` over one fluid step in `air`, among `obstacles(s)` a fraction `s`
+/// into the step; on one rank of several (`slab`) beside the other ranks' boids near its
+/// slab, handing on those that leave it after each substep.
 fn substeps(
     flocks: &mut [RidingFlock],
-    domain: &Domain,
-    fluid: &[bool],
-    before: &Fields,
-    after: &Fields,
+    air: &Air,
     obstacles: &dyn Fn(f64) -> Vec<Obstacle>,
-) {
+    slab: Option<&SlabRide>,
+) -> Result<(), FluidError> {
+    let (domain, fluid) = (air.domain, air.fluid);
     for flock in flocks {
         let n = flock.substeps;
         for k in 0..n {
-            let air = |x: Vec3, s: f32| {
+            let ride = |x: Vec3, s: f32| {
                 let t = (k as f32 + s) / n as f32;
                 let at = |f: &Fields| {
                     air_velocity(domain, x.to_array(), |c| fluid[c], |c| f.u(c))
                         .map(Vec3::from_array)
                 };
-                Some(at(before)? * (1.0 - t) + at(after)? * t)
+                Some(at(air.before)? * (1.0 - t) + at(air.after)? * t)
             };
             let solids = obstacles((k + 1) as f64 / n as f64);
-            flock.boids.substep_among(air, &solids);
+            match slab {
+                None => flock.boids.substep_among(ride, &solids),
+                Some(s) => {
+                    let guests = s.guests(&flock.boids)?;
+                    flock.boids.substep_beside(ride, &solids, &guests);
+                    s.migrate(&mut flock.boids)?;
+                }
+            }
         }
     }
+    Ok(())
 }

@@ -17,11 +17,8 @@ use crate::fluid::riders::{Drawn, Rider};
 use crate::fluid::scene::Scene;
 use crate::fluid::sink::Out;
 use crate::fluid::{FluidBackend, FluidError};
-use murmur_common::coupling::air_velocity;
 use murmur_common::coupling::sdf;
 use murmur_common::coupling::BoidBox;
-use murmur_common::lbm::boundary::CellKind;
-use murmur_common::lbm::ib::stencil::Domain;
 use murmur_common::Vec3;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -144,14 +141,6 @@ impl SceneFlocks {
         let u_lb = scene
             .units
             .velocity_to_lattice(scene.file.physical.velocity) as f32;
-        let fields = backend.fields()?;
-        let domain = Domain::new(scene.setup.lattice(), scene.setup.immersed.periodic);
-        let fluid: Vec<bool> = scene
-            .setup
-            .flags
-            .iter()
-            .map(|&b| CellKind::from_u8(b) == CellKind::Fluid)
-            .collect();
         for (i, spec) in specs.iter().enumerate() {
             let l = spec
                 .lattice(i, &frame, &start, left)
@@ -184,13 +173,9 @@ impl SceneFlocks {
             .map_err(|e| invalid(format!("flock {i}: {e}")))?
             .seeing(distances.samples.clone());
             let mut boids = boids;
-            // A boid starts moving with the air where it is (at rest relative to it).
-            for (x, v) in boids.pos.iter_mut().zip(boids.vel.iter_mut()) {
-                // A spawn region may graze a solid.
-                let p = sdf::keep_out(&start, *x, &l.avoidance);
-                *x = p;
-                *v = air_velocity(&domain, p.to_array(), |c| fluid[c], |c| fields.u(c))
-                    .map_or(Vec3::ZERO, Vec3::from_array);
+            // A spawn region may graze a solid.
+            for x in boids.pos.iter_mut() {
+                *x = sdf::keep_out(&start, *x, &l.avoidance);
             }
             header.push(format!(
                 "flock {name}: {count} boids, {} substep(s) per step, tau_p {:.3} steps, {}, \
@@ -229,7 +214,17 @@ impl SceneFlocks {
                 ));
             }
         }
-        let ride = Riding::of(&scene.setup, backend, flocks)?;
+        let mut ride = Riding::of(&scene.setup, backend, flocks)?;
+        // A boid starts moving with the air where it is (at rest relative to it).
+        ride.start_with_the_air();
+        if let Some(s) = ride.slab() {
+            header.push(format!(
+                "flocks: on {} ranks, each holding the boids in its slab along {} (the CPU \
+                 reference of the ride: the fields around each slab to the host)",
+                s.ranks(),
+                ["x", "y", "z"][s.axis()]
+            ));
+        }
         Ok(SceneFlocks {
             ride,
             gpu: Place::Undecided,
@@ -247,18 +242,16 @@ impl SceneFlocks {
     }
 
     /// Flock `k`'s boids in the order it keeps them (from the GPU when they ride there).
+    /// On one rank of several: every rank's boids in id order (collective).
     pub fn state(&self, k: usize) -> Result<BoidArrays, FluidError> {
         match &self.gpu {
             Place::Gpu(g) => g.state(k),
             _ => {
                 let b = &self.ride.flocks[k].boids;
-                Ok(BoidArrays {
-                    pos: b.pos.clone(),
-                    vel: b.vel.clone(),
-                    rel: b.rel.clone(),
-                    id: b.id.clone(),
-                    push: b.push.iter().flatten().copied().collect(),
-                })
+                match self.ride.slab() {
+                    None => Ok(b.arrays()),
+                    Some(s) => s.gather(b.arrays(), b.mass() > 0.0),
+                }
             }
         }
     }
@@ -297,6 +290,10 @@ impl Rider for SceneFlocks {
         // The fluid has just stepped from `now - 1` to `now`.
         let start = backend.step_count() as f64 - 1.0;
         let (solids, distances) = (&self.solids, &self.distances);
+        if let (Place::Undecided, Some(_)) = (&self.gpu, self.ride.slab()) {
+            // On several ranks the flocks ride on the CPU (the fields around each slab).
+            self.gpu = Place::Cpu;
+        }
         if let Place::Undecided = self.gpu {
             let setup = &self.setup;
             self.gpu = match GpuRide::open(setup, backend, &self.ride.flocks, self.ride.before())? {
@@ -332,6 +329,10 @@ impl Rider for SceneFlocks {
                 }
             };
             let b = self.state(k)?;
+            // On several ranks rank 0 writes the gathered flock.
+            if self.ride.slab().is_some_and(|s| s.rank() != 0) {
+                continue;
+            }
             let npz = stem.with_extension("npz");
             // Metres from the domain's origin, as the scene's positions and the .vtp.
             let origin = Vec3::from_array(self.frame.origin.map(|o| o as f32));

@@ -513,6 +513,11 @@ pub trait FluidBackend {
     fn bench_hooks(&mut self) -> Option<&mut dyn BenchHooks> {
         None
     }
+    /// This backend as one rank's slab of a lattice cut among several (None: a whole
+    /// lattice): what a layer riding the fluid needs of the cut.
+    fn as_slab(&mut self) -> Option<&mut slab::SlabFluid> {
+        None
+    }
 }
 
 impl dyn FluidBackend + '_ {

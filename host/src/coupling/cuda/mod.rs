@@ -83,7 +83,7 @@ pub struct Air<'a> {
 
 /// The boids copied back, in the order the flock keeps them (the cell order of the last
 /// substep's sort, as [`CpuBoids`] keeps them; ids in order before the first substep).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct BoidArrays {
     pub pos: Vec<Vec3>,
     pub vel: Vec<Vec3>,

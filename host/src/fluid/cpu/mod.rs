@@ -45,8 +45,9 @@ pub struct CpuFluid<S: Storage> {
     /// Steps done.
     step: u64,
     ib: Option<CpuIb>,
-    /// The axes the immersed boundary's stencils wrap across (the scene's periodic faces).
-    periodic: [bool; 3],
+    /// The immersed boundary's stencils' domain (the scene's periodic faces; a rank's slab):
+    /// where pushes spread.
+    push_domain: murmur_common::lbm::ib::stencil::Domain,
     /// The band's force a restore put back, until the next step (a band made for pushes after
     /// the restore takes it).
     kept_band: Vec<super::ib::plan::BandForce>,
@@ -173,7 +174,7 @@ impl<S: Storage> CpuFluid<S> {
             step: 0,
             plan: cpu_plan(ib.as_ref(), None),
             ib,
-            periodic: setup.immersed.periodic,
+            push_domain: setup.immersed.domain(setup.params.lattice),
             kept_band: Vec::new(),
             halo: None,
             packed: None,
@@ -457,19 +458,20 @@ impl<S: Storage> FluidBackend for CpuFluid<S> {
     }
 
     fn enable_pushes(&mut self, most: u32) -> Result<(), FluidError> {
-        if self.halo.is_some() {
-            return Err(FluidError::Invalid(
-                "pushes on one rank of several are not supported".into(),
-            ));
-        }
-        let lattice = self.params.lattice;
-        let periodic = self.periodic;
+        let domain = self.push_domain;
         let ib = self
             .ib
-            .get_or_insert_with(|| CpuIb::new(IbPlan::pushes_only(lattice, periodic)));
+            .get_or_insert_with(|| CpuIb::new(IbPlan::pushes_only(domain)));
         ib.enable_pushes(most);
         ib.set_band(&self.kept_band)?;
-        self.plan = cpu_plan(self.ib.as_ref(), None);
+        let slab = self.halo.as_ref().map(|h| {
+            let l = self.params.lattice;
+            SlabShape {
+                axis: h.axis,
+                owned: [l.nx, l.ny, l.nz][h.axis as usize] - 2,
+            }
+        });
+        self.plan = cpu_plan(self.ib.as_ref(), slab);
         Ok(())
     }
 

@@ -70,8 +70,9 @@ pub struct CudaFluid<S: Storage> {
     ib: Option<CudaIb>,
     /// Pushes from a layer above the fluid (with room made: [`FluidBackend::enable_pushes`]).
     pushes: Option<push::CudaPushes>,
-    /// The axes the immersed boundary's stencils wrap across (the scene's periodic faces).
-    periodic: [bool; 3],
+    /// The immersed boundary's stencils' domain (the scene's periodic faces; a rank's slab):
+    /// where pushes spread.
+    push_domain: murmur_common::lbm::ib::stencil::Domain,
     /// The band's force a restore put back, until the next step (a band made for pushes after
     /// the restore takes it).
     kept_band: Vec<crate::fluid::ib::plan::BandForce>,
@@ -204,7 +205,7 @@ where
             step: 0,
             ib,
             pushes: None,
-            periodic: setup.immersed.periodic,
+            push_domain: setup.immersed.domain(setup.params.lattice),
             kept_band: Vec::new(),
             smoke: None,
             raster: Default::default(),
@@ -476,16 +477,10 @@ where
     }
 
     fn enable_pushes(&mut self, most: u32) -> Result<(), FluidError> {
-        if self.halo.is_some() {
-            return Err(FluidError::Invalid(
-                "pushes on one rank of several are not supported".into(),
-            ));
-        }
         match self.ib.as_mut() {
             Some(ib) => ib.enable_pushes(&self.gpu, most)?,
             None => {
-                let plan =
-                    IbPlan::pushes_only(self.params.lattice, self.periodic).with_pushes(most);
+                let plan = IbPlan::pushes_only(self.push_domain).with_pushes(most);
                 self.ib = Some(CudaIb::new(&self.gpu, plan)?);
             }
         }

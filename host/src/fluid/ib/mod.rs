@@ -25,6 +25,8 @@ pub mod solid;
 pub mod spread;
 pub mod validate;
 
+use murmur_common::lbm::ib::stencil::Domain;
+
 pub use mesh::load_mesh;
 pub use sampling::{
     poisson_disk, spacing_for_samples_per_cell, Samples, SamplingError, PACKING_DENSITY,
@@ -58,5 +60,14 @@ impl Immersed {
     /// Total samples over all solids.
     pub fn samples(&self) -> usize {
         self.solids.iter().map(|s| s.len()).sum()
+    }
+
+    /// The stencils' domain on `lattice` (this rank's slab where [`Immersed::slab`] says so).
+    pub fn domain(&self, lattice: murmur_common::lbm::Lattice) -> Domain {
+        let d = Domain::new(lattice, self.periodic);
+        match self.slab {
+            None => d,
+            Some((axis, origin, extent)) => d.slab(axis, origin, extent),
+        }
     }
 }

@@ -221,12 +221,7 @@ impl IbPlan {
             solids: immersed.solids.clone(),
             body,
             solid_of,
-            domain: match immersed.slab {
-                None => Domain::new(lattice, immersed.periodic),
-                Some((axis, origin, extent)) => {
-                    Domain::new(lattice, immersed.periodic).slab(axis, origin, extent)
-                }
-            },
+            domain: immersed.domain(lattice),
             bricks,
             capacity,
             passes: if immersed.passes == 0 {
@@ -239,14 +234,15 @@ impl IbPlan {
         })
     }
 
-    /// A band for pushes alone on `lattice` (no solids), stencils wrapping across `periodic`.
-    pub fn pushes_only(lattice: Lattice, periodic: [bool; 3]) -> IbPlan {
+    /// A band for pushes alone on `domain`'s lattice (no solids; on one rank of several, its
+    /// slab).
+    pub fn pushes_only(domain: Domain) -> IbPlan {
         IbPlan {
             solids: Vec::new(),
             body: Vec::new(),
             solid_of: Vec::new(),
-            domain: Domain::new(lattice, periodic),
-            bricks: Bricks::new(lattice),
+            domain,
+            bricks: Bricks::new(domain.lattice),
             capacity: 0,
             passes: 0,
             spread: IbSpread::default(),

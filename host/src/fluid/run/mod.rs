@@ -38,13 +38,14 @@ enum World {
 /// coupled flocks; [`super::riders::none`] for nothing).
 pub fn run(a: &RunArgs, rider: OpenRider) -> Result<()> {
     if a.cpu_ranks.is_some() || a.world.gpus.is_some() {
-        // Ranks read the scene themselves; a scene with flocks stops here, once.
+        // Ranks read the scene themselves; a scene with flocks whose run they cannot keep
+        // stops here, once.
         if SceneFile::load(&a.scene).is_ok_and(|f| !f.flocks.is_empty()) {
-            bail!("the scene's flocks run on one lattice for now: leave out --ranks and --gpus");
+            refuse_rider_checkpoints(a)?;
         }
     }
     if let Some(n) = a.cpu_ranks {
-        return cpu_ranks(a, n);
+        return cpu_ranks(a, n, rider);
     }
     refuse_cpu_ranks(a, a.world.gpus.is_some_and(|n| n > 1))?;
     if crate::ranks::spawn::is_launcher(a.world.gpus) {
@@ -58,17 +59,14 @@ pub fn run(a: &RunArgs, rider: OpenRider) -> Result<()> {
 
 /// `--ranks N`: N CPU ranks, threads of this process joined by memory copies (the slabs and
 /// exchange of a run over GPUs, without a GPU).
-fn cpu_ranks(a: &RunArgs, n: usize) -> Result<()> {
+fn cpu_ranks(a: &RunArgs, n: usize, open_rider: OpenRider) -> Result<()> {
     if n == 0 {
         bail!("--ranks must be at least 1");
     }
     if a.backend == BackendChoice::Cuda {
         bail!("--ranks N runs CPU ranks in this process: for GPUs use --gpus N");
     }
-    crate::ranks::local::run_ranks(n, |c| {
-        run_in(a, World::Cpu(Arc::new(c)), super::riders::none)
-    })
-    .map(drop)
+    crate::ranks::local::run_ranks(n, |c| run_in(a, World::Cpu(Arc::new(c)), open_rider)).map(drop)
 }
 
 /// The run of this process (one lattice, or one rank).
@@ -85,7 +83,6 @@ fn run_in(a: &RunArgs, world: World, open_rider: OpenRider) -> Result<()> {
     };
     let flags = Partial::flags(a);
     let mut file = SceneFile::load(&a.scene)?;
-    refuse_riders(&file, &world)?;
     let overridden = a
         .overrides
         .apply(&mut file)
@@ -168,7 +165,7 @@ fn run_in(a: &RunArgs, world: World, open_rider: OpenRider) -> Result<()> {
         }
     });
     if !lead {
-        return follow(opened, &out, opts, ranks);
+        return follow(opened, &out, opts, ranks, rider);
     }
     header(opened.scene(), opened.backend(), steps);
     if let Some(r) = &resumed {
@@ -218,11 +215,17 @@ enum Saving {
     Ranks(RankCheckpointsSpec),
 }
 
-/// A scene with flocks (tables the fluid carries for the layer above) runs on one lattice for
-/// now: refused in one line otherwise.
-fn refuse_riders(file: &SceneFile, world: &World) -> Result<()> {
-    if !file.flocks.is_empty() && !matches!(world, World::One) {
-        bail!("the scene's flocks run on one lattice for now: leave out --ranks and --gpus");
+/// A scene with flocks (tables the fluid carries for the layer above) on several ranks: the
+/// ranks' checkpoints do not hold the flocks yet, so checkpoints and resuming are refused in
+/// one line before any step.
+fn refuse_rider_checkpoints(a: &RunArgs) -> Result<()> {
+    let c = &a.checkpoint;
+    if c.checkpoint_every > 0 || c.checkpoint_dir.is_some() || c.resume.is_some() {
+        bail!(
+            "the checkpoints of several ranks do not hold the scene's flocks yet: leave out \
+             --checkpoint-every, --checkpoint-dir and --resume with --ranks or --gpus, or run \
+             on one lattice"
+        );
     }
     Ok(())
 }
@@ -434,15 +437,29 @@ fn follow(
     out: &Out,
     opts: RunOptions,
     ranks: Option<RankCheckpointsSpec>,
+    mut rider: Option<Box<dyn Rider>>,
 ) -> Result<()> {
     let mut last_good: Option<LastOutput> = None;
     let mut follower = driver::Follower {
         fields: !matches!(out, Out::None),
     };
     let mut pieces = opened.pieces.take();
-    let inner: &mut dyn driver::Sink = match pieces.as_mut() {
+    let own: &mut dyn driver::Sink = match pieces.as_mut() {
         Some(p) => p,
         None => &mut follower,
+    };
+    // The rider steps on every rank (its exchanges are collective); rank 0 writes its files.
+    let name = opened.scene().file.name.clone();
+    let mut riding: Option<RidingSink> = None;
+    let inner: &mut dyn driver::Sink = match rider.as_deref_mut() {
+        Some(r) => riding.insert(RidingSink {
+            inner: own,
+            rider: r,
+            out: out.clone(),
+            name,
+            written: Vec::new(),
+        }),
+        None => own,
     };
     let mut saving = ranks.map(|r| r.sink(inner));
     let sink: &mut dyn driver::Sink = match saving.as_mut() {

@@ -194,8 +194,8 @@ impl Sink for RankCheckpoints<'_> {
     ) -> Result<(), FluidError> {
         if !arrays.is_empty() {
             return Err(FluidError::Invalid(
-                "a checkpoint of several ranks holds no arrays of a rider (the flocks run on one \
-                 lattice)"
+                "a checkpoint of several ranks holds no arrays of a rider yet (the run refuses \
+                 checkpoints of flocks on ranks before it starts)"
                     .into(),
             ));
         }

@@ -84,7 +84,7 @@ impl SlabFluid {
     /// This rank's local fields with every rank's face layers exchanged: the fields of
     /// [`Piece::of`] (rank, `periodic`), a lattice of `below + owned + above` layers along the
     /// slab axis.
-    fn piece(&mut self, periodic: bool) -> Result<Fields, FluidError> {
+    pub(super) fn piece(&mut self, periodic: bool) -> Result<Fields, FluidError> {
         let r = self.rank();
         let p = Piece::of(&self.plan, r, periodic);
         self.comm.set_busy(true);
@@ -445,6 +445,20 @@ impl FluidBackend for SlabFluid {
         small: &crate::fluid::state::SmallState,
     ) -> Result<(), FluidError> {
         self.restore_rank(small)
+    }
+
+    fn enable_pushes(&mut self, most: u32) -> Result<(), FluidError> {
+        self.inner.enable_pushes(most)
+    }
+
+    /// Collective ([`SlabFluid::route_pushes`]).
+    fn push(&mut self, pos: &[[f32; 3]], total: &[u64]) -> Result<(), FluidError> {
+        let (pos, total) = self.route_pushes(pos, total)?;
+        self.inner.push(&pos, &total)
+    }
+
+    fn as_slab(&mut self) -> Option<&mut SlabFluid> {
+        Some(self)
     }
 }
 

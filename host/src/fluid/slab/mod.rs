@@ -18,11 +18,13 @@
 mod adapter;
 mod cpu;
 mod cuda;
+mod riders;
 pub mod state;
 
 pub use adapter::{open_cpu_rank, run_cpu_ranks, RanksResult, SlabFluid};
 pub use cpu::{CpuHalo, Packed};
 pub use cuda::CudaHalo;
+pub use riders::AroundSlab;
 
 use super::{FluidError, Setup};
 use crate::ranks::Comm;
