@@ -165,10 +165,24 @@ fn fluid_run_on_two_cpu_ranks_writes_the_flock_of_one_lattice() {
 
 #[test]
 fn a_run_resumed_from_a_checkpoint_goes_on_with_its_boids_bit_for_bit() {
-    let dir = support::tmp("coupling-resume", "");
-    let path = write_scene(&dir, "flock.toml", FLOCK);
+    resumes_bit_for_bit("coupling-resume", FLOCK, &[]);
+}
+
+#[test]
+fn a_two_way_run_on_two_cpu_ranks_resumes_bit_for_bit() {
+    let two_way = format!("{FLOCK}\nmass = 1e-7\ncoupling = \"two-way\"");
+    resumes_bit_for_bit("coupling-ranks-resume", &two_way, &["--ranks", "2"]);
+}
+
+/// `flock` run 40 steps, and 20 steps with a checkpoint then resumed to 40 (with `world`'s
+/// options): the same boids at step 40, byte for byte.
+fn resumes_bit_for_bit(tag: &str, flock: &str, world: &[&str]) {
+    let dir = support::tmp(tag, "");
+    let path = write_scene(&dir, "flock.toml", flock);
     let go = |extra: &[&str]| {
         let args = ["fluid", "run", &path, "--backend", "cpu", "--quiet"];
+        let extra = [extra, world].concat();
+        let extra = &extra[..];
         let (ok, stdout, stderr) = murmur(&[&args[..], extra].concat());
         assert!(ok, "{extra:?}: {stdout}{stderr}");
         stdout
@@ -325,12 +339,6 @@ fn bad_flocks_and_what_does_not_hold_them_yet_are_refused_in_one_line() {
     );
     let heavy = format!("{FLOCK}\nmass = 1.0\ncoupling = \"two-way\"");
     run("heavy.toml", &heavy, &[], "unstable");
-    run(
-        "ranks.toml",
-        FLOCK,
-        &["--ranks", "2", "--checkpoint-every", "10"],
-        "do not hold the scene's flocks",
-    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

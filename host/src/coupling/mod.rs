@@ -183,7 +183,7 @@ impl CpuBoids {
 
     /// Puts back the pending impulses a checkpoint kept (in the boids' order).
     pub fn restore_pushes(&mut self, push: Vec<[u64; 3]>) -> Result<(), BoidsError> {
-        if push.len() != self.pos.len() || self.push.is_empty() {
+        if push.len() != self.pos.len() || self.mass == 0.0 {
             return Err(BoidsError::Lengths(self.pos.len(), push.len()));
         }
         self.push = push;
@@ -250,7 +250,7 @@ impl CpuBoids {
         if guests.is_empty() {
             return self.substep_among(air, obstacles);
         }
-        let two_way = !self.push.is_empty();
+        let two_way = self.mass > 0.0;
         for &(x, w) in guests {
             self.pos.push(x);
             self.rel.push(w);
@@ -283,7 +283,7 @@ impl CpuBoids {
     pub fn take(&mut self, leaving: impl Fn(Vec3) -> bool) -> BoidArrays {
         let out: Vec<bool> = self.pos.iter().map(|&p| leaving(p)).collect();
         let mut taken = BoidArrays::default();
-        let two_way = !self.push.is_empty();
+        let two_way = self.mass > 0.0;
         for (i, _) in out.iter().enumerate().filter(|(_, &o)| o) {
             taken.pos.push(self.pos[i]);
             taken.vel.push(self.vel[i]);
@@ -310,7 +310,7 @@ impl CpuBoids {
     /// Appends boids `b` ([`CpuBoids::take`]'s, maybe another rank's) after the present ones.
     pub fn append(&mut self, b: BoidArrays) -> Result<(), BoidsError> {
         let n = b.pos.len();
-        let two_way = !self.push.is_empty();
+        let two_way = self.mass > 0.0;
         let pushes = if two_way { 3 * n } else { 0 };
         for len in [b.vel.len(), b.rel.len(), b.id.len()] {
             if len != n {
@@ -398,7 +398,7 @@ impl CpuBoids {
             samples: &self.samples,
         };
         let (motion, bounds, mass) = (self.motion, self.bounds, self.mass);
-        let one_way = self.push.is_empty();
+        let one_way = self.mass == 0.0;
         if one_way {
             self.spare_push.clear();
             self.spare_push.resize(self.pos.len(), [0; 3]);
@@ -497,7 +497,7 @@ impl CpuBoids {
         self.spare_id.clear();
         self.spare_id.extend(order.iter().map(|&i| self.id[i]));
         std::mem::swap(&mut self.id, &mut self.spare_id);
-        if !self.push.is_empty() {
+        if self.mass > 0.0 {
             self.spare_push.clear();
             self.spare_push.extend(order.iter().map(|&i| self.push[i]));
             std::mem::swap(&mut self.push, &mut self.spare_push);

@@ -165,16 +165,7 @@ impl SlabRide {
 
     /// Every rank's boids (collective), in id order.
     pub fn gather(&self, mine: BoidArrays, two_way: bool) -> Result<BoidArrays, FluidError> {
-        let all = self.comm.all_gather(&encode(&mine))?;
-        let mut whole = BoidArrays::default();
-        for (peer, m) in all.iter().enumerate() {
-            let b = decode(m, two_way).ok_or_else(|| bad(peer, "boids"))?;
-            whole.pos.extend(b.pos);
-            whole.vel.extend(b.vel);
-            whole.rel.extend(b.rel);
-            whole.id.extend(b.id);
-            whole.push.extend(b.push);
-        }
+        let whole = self.gather_in_rank_order(mine, two_way)?;
         let mut order: Vec<usize> = (0..whole.id.len()).collect();
         order.sort_by_key(|&i| whole.id[i]);
         Ok(BoidArrays {
@@ -191,6 +182,27 @@ impl SlabRide {
                 Vec::new()
             },
         })
+    }
+
+    /// Every rank's boids (collective): rank 0's in its order, then rank 1's, ... (a
+    /// checkpoint's order: restored on as many ranks, each rank's boids come back in the order
+    /// it kept them).
+    pub fn gather_in_rank_order(
+        &self,
+        mine: BoidArrays,
+        two_way: bool,
+    ) -> Result<BoidArrays, FluidError> {
+        let all = self.comm.all_gather(&encode(&mine))?;
+        let mut whole = BoidArrays::default();
+        for (peer, m) in all.iter().enumerate() {
+            let b = decode(m, two_way).ok_or_else(|| bad(peer, "boids"))?;
+            whole.pos.extend(b.pos);
+            whole.vel.extend(b.vel);
+            whole.rel.extend(b.rel);
+            whole.id.extend(b.id);
+            whole.push.extend(b.push);
+        }
+        Ok(whole)
     }
 
     /// A sum over the ranks of `v` (collective; added in rank order).

@@ -110,6 +110,16 @@ impl Riding {
         }
     }
 
+    /// On one rank of several: drops the boids of other ranks' slabs (after a restore of
+    /// every rank's boids).
+    pub fn keep_own(&mut self) {
+        if let Some(s) = &self.slab {
+            for f in &mut self.flocks {
+                s.keep_own(&mut f.boids);
+            }
+        }
+    }
+
     /// On one rank of several: its part in the cut.
     pub fn slab(&self) -> Option<&SlabRide> {
         self.slab.as_ref()

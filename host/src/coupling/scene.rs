@@ -381,10 +381,17 @@ impl Rider for SceneFlocks {
         Ok(d)
     }
 
+    /// On one rank of several: every rank's boids in rank order (collective).
     fn arrays(&self) -> Result<Vec<NamedArray>, FluidError> {
         let mut out = Vec::new();
         for (k, name) in self.names.iter().enumerate() {
-            let b = &self.state(k)?;
+            let b = &match (&self.gpu, self.ride.slab()) {
+                (Place::Gpu(_), _) | (_, None) => self.state(k)?,
+                (_, Some(s)) => {
+                    let own = &self.ride.flocks[k].boids;
+                    s.gather_in_rank_order(own.arrays(), own.mass() > 0.0)?
+                }
+            };
             let n = b.pos.len() as u64;
             let flat = |v: &[Vec3]| v.iter().flat_map(|p| p.to_array()).collect::<Vec<f32>>();
             for (what, v) in [("pos", &b.pos), ("vel", &b.vel), ("rel", &b.rel)] {
@@ -454,6 +461,8 @@ impl Rider for SceneFlocks {
                     .map_err(|e| FluidError::Invalid(format!("flock {name:?}: {e}")))?;
             }
         }
+        // On several ranks each keeps the boids in its slab (in the order kept).
+        self.ride.keep_own();
         // The impulses pending at the checkpoint go to the fluid's next step.
         self.ride.push(backend)
     }

@@ -10,10 +10,13 @@
 
 use super::derived::Derived;
 use super::driver::Sink;
+use super::forces::state::SeriesState;
+use super::forces::ForceSample;
 use super::ib::plan::SampleSnapshot;
 use super::output::{write_pvti, Snapshot};
+use super::resume::NamedArray;
 use super::slab::{Piece, SlabPlan};
-use super::{Fields, FluidError};
+use super::{Fields, FluidBackend, FluidError};
 use crate::ranks::Comm;
 use murmur_common::lbm::{Lattice, Units};
 use std::path::PathBuf;
@@ -166,5 +169,52 @@ impl Sink for PieceSink {
             self.written.push(path);
         }
         Ok(())
+    }
+}
+
+/// Rank 0 writing pieces: the fields to its piece sink, everything else (the solids' force
+/// rows and their series, which its checkpoints keep) to the run's own sink.
+pub struct LeadPieces<'a> {
+    pub pieces: &'a mut PieceSink,
+    pub run: &'a mut dyn Sink,
+}
+
+impl Sink for LeadPieces<'_> {
+    fn after_step(&mut self, backend: &mut dyn FluidBackend) -> Result<(), FluidError> {
+        self.run.after_step(backend)
+    }
+
+    fn fields(
+        &mut self,
+        step: u64,
+        fields: &Fields,
+        samples: Option<&SampleSnapshot>,
+    ) -> Result<(), FluidError> {
+        self.pieces.fields(step, fields, samples)
+    }
+
+    fn wants_fields(&self) -> bool {
+        self.pieces.wants_fields()
+    }
+
+    fn forces(&mut self, rows: &[ForceSample]) -> Result<(), FluidError> {
+        self.run.forces(rows)
+    }
+
+    fn force_state(&self) -> Option<SeriesState> {
+        self.run.force_state()
+    }
+
+    fn checkpoint_due(&self, step: u64) -> bool {
+        self.run.checkpoint_due(step)
+    }
+
+    fn checkpoint(
+        &mut self,
+        backend: &mut dyn FluidBackend,
+        last_output: Option<u64>,
+        arrays: Vec<NamedArray>,
+    ) -> Result<(), FluidError> {
+        self.run.checkpoint(backend, last_output, arrays)
     }
 }

@@ -169,9 +169,11 @@ where
             rates: self.params.rates,
             outlet_u,
             immersed,
-            band: match (&self.ib, &self.halo) {
-                (Some(ib), None) => ib.band_forces(&self.gpu)?,
-                _ => Vec::new(),
+            // On a slab: local cells, the ghost layers' included ([`crate::fluid::slab`]
+            // keeps the owned ones).
+            band: match &self.ib {
+                Some(ib) => ib.band_forces(&self.gpu)?,
+                None => Vec::new(),
             },
         })
     }

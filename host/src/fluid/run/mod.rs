@@ -8,7 +8,7 @@ use super::cli::RunArgs;
 use super::defaults::{Defaults, DeviceClass};
 use super::driver::{self, BackendChoice, LastOutput, RunOptions};
 use super::multi::{self, GpuRank};
-use super::pieces::PieceSink;
+use super::pieces::{LeadPieces, PieceSink};
 use super::resume::{Checkpoints, Identity};
 use super::riders::{OpenRider, Rider, RidingSink};
 use super::scene::{self, Scene, SceneFile};
@@ -37,13 +37,6 @@ enum World {
 /// `murmur fluid run`; `rider` opens what rides the run from a layer above the fluid (the
 /// coupled flocks; [`super::riders::none`] for nothing).
 pub fn run(a: &RunArgs, rider: OpenRider) -> Result<()> {
-    if a.cpu_ranks.is_some() || a.world.gpus.is_some() {
-        // Ranks read the scene themselves; a scene with flocks whose run they cannot keep
-        // stops here, once.
-        if SceneFile::load(&a.scene).is_ok_and(|f| !f.flocks.is_empty()) {
-            refuse_rider_checkpoints(a)?;
-        }
-    }
     if let Some(n) = a.cpu_ranks {
         return cpu_ranks(a, n, rider);
     }
@@ -142,7 +135,7 @@ fn run_in(a: &RunArgs, world: World, open_rider: OpenRider) -> Result<()> {
     let scene_now = opened.scene().clone();
     let mut rider = open_rider(&a.scene, &scene_now, opened.backend_mut())?;
     if let (Some(r), Some(from)) = (rider.as_mut(), &resumed) {
-        r.restore(&from.path, opened.backend_mut())?;
+        r.restore(&from.arrays, opened.backend_mut())?;
     }
     if a.checkpoint.checkpoint_every > 0 || a.checkpoint.checkpoint_dir.is_some() {
         schedule.prepare()?;
@@ -213,21 +206,6 @@ enum Saving {
     One(Checkpoints),
     /// A rank of several: a sink around the rank's own.
     Ranks(RankCheckpointsSpec),
-}
-
-/// A scene with flocks (tables the fluid carries for the layer above) on several ranks: the
-/// ranks' checkpoints do not hold the flocks yet, so checkpoints and resuming are refused in
-/// one line before any step.
-fn refuse_rider_checkpoints(a: &RunArgs) -> Result<()> {
-    let c = &a.checkpoint;
-    if c.checkpoint_every > 0 || c.checkpoint_dir.is_some() || c.resume.is_some() {
-        bail!(
-            "the checkpoints of several ranks do not hold the scene's flocks yet: leave out \
-             --checkpoint-every, --checkpoint-dir and --resume with --ranks or --gpus, or run \
-             on one lattice"
-        );
-    }
-    Ok(())
 }
 
 /// Several ranks run on GPUs only: refused with `--backend cpu` when `several` ranks would run.
@@ -448,7 +426,13 @@ fn follow(
         Some(p) => p,
         None => &mut follower,
     };
-    // The rider steps on every rank (its exchanges are collective); rank 0 writes its files.
+    let mut saving = None;
+    let own: &mut dyn driver::Sink = match ranks {
+        Some(r) => saving.insert(r.sink(own)),
+        None => own,
+    };
+    // The rider steps on every rank (its exchanges are collective; its arrays go into the
+    // checkpoints); rank 0 writes its files.
     let name = opened.scene().file.name.clone();
     let mut riding: Option<RidingSink> = None;
     let inner: &mut dyn driver::Sink = match rider.as_deref_mut() {
@@ -461,11 +445,7 @@ fn follow(
         }),
         None => own,
     };
-    let mut saving = ranks.map(|r| r.sink(inner));
-    let sink: &mut dyn driver::Sink = match saving.as_mut() {
-        Some(s) => s,
-        None => inner,
-    };
+    let sink = inner;
     let first = opened.backend().step_count();
     let comm = opened.rank.as_ref().map(|r| r.comm.clone());
     let mut stop = crate::stop::command_probe(comm.as_deref().map(|c| c as _), AGREE_EVERY);
@@ -561,9 +541,23 @@ fn finish(
     let mut ridden = Vec::new();
     let (sink_out, sink_name) = (sink.out.clone(), sink.name.clone());
     let result = {
+        let mut lead;
         let own: &mut dyn driver::Sink = match pieces.as_mut() {
-            Some(p) => p,
+            Some(p) => {
+                lead = LeadPieces {
+                    pieces: p,
+                    run: &mut sink,
+                };
+                &mut lead
+            }
             None => &mut sink,
+        };
+        // A rank's checkpoints around its own sink, the rider around both (its arrays go into
+        // the checkpoints).
+        let mut saving = None;
+        let own: &mut dyn driver::Sink = match ranks {
+            Some(r) => saving.insert(r.sink(own)),
+            None => own,
         };
         let mut riding: Option<RidingSink> = None;
         let inner: &mut dyn driver::Sink = match rider.as_deref_mut() {
@@ -576,18 +570,12 @@ fn finish(
             }),
             None => own,
         };
-        let result = match ranks {
-            Some(r) => {
-                let mut saving = r.sink(inner);
-                let result =
-                    driver::run_until(backend, opts, &mut last_good, &mut saving, &mut *stop);
-                manifests = saving.written;
-                result
-            }
-            None => driver::run_until(backend, opts, &mut last_good, inner, &mut *stop),
-        };
+        let result = driver::run_until(backend, opts, &mut last_good, inner, &mut *stop);
         if let Some(r) = riding {
             ridden = r.written;
+        }
+        if let Some(s) = saving {
+            manifests = s.written;
         }
         result
     };

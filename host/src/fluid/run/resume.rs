@@ -22,6 +22,9 @@ use std::sync::Arc;
 pub struct Resumed {
     /// Its path.
     pub path: PathBuf,
+    /// The file holding the run's own arrays (a rider's): the checkpoint, or rank 0's piece
+    /// of a manifest.
+    pub arrays: PathBuf,
     /// Its step (the backend's step count now).
     pub step: u64,
     /// The run's state beside the backend.
@@ -132,10 +135,20 @@ pub fn restore(
             );
         }
     }
+    let extra = done?;
+    let arrays = match c.manifest {
+        false => c.path.clone(),
+        true => sources(&c.path, true, [l.nx, l.ny, l.nz])?
+            .into_iter()
+            .next()
+            .map(|s| s.path)
+            .ok_or_else(|| anyhow::anyhow!("checkpoint {} has no pieces", c.path.display()))?,
+    };
     Ok(Resumed {
         path: c.path.clone(),
+        arrays,
         step: c.step,
-        extra: done?,
+        extra,
     })
 }
 
@@ -192,20 +205,18 @@ impl Sink for RankCheckpoints<'_> {
         last_output: Option<u64>,
         arrays: Vec<super::super::resume::NamedArray>,
     ) -> Result<(), FluidError> {
-        if !arrays.is_empty() {
-            return Err(FluidError::Invalid(
-                "a checkpoint of several ranks holds no arrays of a rider yet (the run refuses \
-                 checkpoints of flocks on ranks before it starts)"
-                    .into(),
-            ));
-        }
         if self.written.is_empty() {
             self.schedule.prepare()?;
         }
+        // A rider's arrays (every rank's, gathered) go into rank 0's piece.
         let extra = RunExtra {
             series: self.inner.force_state(),
             last_output,
-            arrays: Vec::new(),
+            arrays: if self.comm.rank() == 0 {
+                arrays
+            } else {
+                Vec::new()
+            },
         };
         let cx = SaveContext {
             identity: &self.identity,

@@ -145,9 +145,11 @@ pub fn merge_small(parts: &[SmallState]) -> Result<SmallState, FluidError> {
     for (k, p) in parts.iter().enumerate().skip(1) {
         let same = SmallState {
             outlet_u: Vec::new(),
+            band: Vec::new(),
             ..p.clone()
         } == SmallState {
             outlet_u: Vec::new(),
+            band: Vec::new(),
             ..first.clone()
         };
         if !same {
@@ -157,6 +159,14 @@ pub fn merge_small(parts: &[SmallState]) -> Result<SmallState, FluidError> {
             )));
         }
         whole.outlet_u.extend_from_slice(&p.outlet_u);
+        whole.band.extend_from_slice(&p.band);
+    }
+    whole.band.sort_by_key(|b| b.cell);
+    if let Some(w) = whole.band.windows(2).find(|w| w[0].cell == w[1].cell) {
+        return Err(FluidError::Invalid(format!(
+            "two rank states hold band cell {}",
+            w[0].cell
+        )));
     }
     whole.outlet_u.sort_by_key(|v| v.cell);
     if let Some(w) = whole.outlet_u.windows(2).find(|w| w[0].cell == w[1].cell) {
@@ -168,23 +178,28 @@ pub fn merge_small(parts: &[SmallState]) -> Result<SmallState, FluidError> {
     Ok(whole)
 }
 
-/// `rank`'s part of the whole lattice's small state under `plan`: the outlet cells it owns.
+/// `rank`'s part of the whole lattice's small state under `plan`: the outlet cells and the
+/// band cells it owns (whole-lattice cell numbers).
 pub fn split_small(whole: &SmallState, plan: &SlabPlan, rank: usize) -> SmallState {
     let range = plan.ranges[rank].clone();
     let g = plan.global;
+    let owned = |cell: u32| {
+        let (x, y, z) = g.coords(cell as usize);
+        range.contains(&[x, y, z][plan.axis])
+    };
     SmallState {
         outlet_u: whole
             .outlet_u
             .iter()
-            .filter(|v| {
-                let (x, y, z) = g.coords(v.cell as usize);
-                range.contains(&[x, y, z][plan.axis])
-            })
+            .filter(|v| owned(v.cell))
             .copied()
             .collect(),
-        // A slab keeps no band across a checkpoint (its fields near solids lack the last
-        // step's half force until the next step).
-        band: Vec::new(),
+        band: whole
+            .band
+            .iter()
+            .filter(|b| owned(b.cell))
+            .copied()
+            .collect(),
         ..whole.clone()
     }
 }
@@ -228,6 +243,17 @@ impl SlabFluid {
             v.cell = self.plan.global_cell(r, v.cell as usize) as u32;
         }
         s.outlet_u.sort_by_key(|v| v.cell);
+        // The band's owned cells (the ghost layers' belong to the neighbours).
+        let owned = self.plan.owned(r);
+        let (local, axis) = (self.plan.local_lattice(r), self.plan.axis);
+        s.band.retain(|b| {
+            let (x, y, z) = local.coords(b.cell as usize);
+            (1..=owned).contains(&[x, y, z][axis])
+        });
+        for b in &mut s.band {
+            b.cell = self.plan.global_cell(r, b.cell as usize) as u32;
+        }
+        s.band.sort_by_key(|b| b.cell);
         if s.immersed.is_some() {
             // Each sample's force from the rank that owns it (collective).
             let snap = FluidBackend::samples(self)?;
@@ -258,6 +284,14 @@ impl SlabFluid {
                 .unwrap_or(usize::MAX) as u32;
         }
         mine.outlet_u.sort_by_key(|v| v.cell);
+        for b in &mut mine.band {
+            // Owned, as above.
+            b.cell = self
+                .plan
+                .local_cell(r, b.cell as usize)
+                .unwrap_or(usize::MAX) as u32;
+        }
+        mine.band.sort_by_key(|b| b.cell);
         self.busy(|b| b.inner.restore_small_state(&mine))
     }
 }

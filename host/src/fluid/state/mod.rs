@@ -100,7 +100,7 @@ pub struct SmallState {
     pub immersed: Option<ImmersedState>,
     /// The band's force of the last step (solids' and pushes'), per cell where it is not zero
     /// (ascending cells): what the fields read until the next step rebuilds the band. Empty
-    /// without a band, and on a slab.
+    /// without a band. A rank's capture keeps its owned cells, in whole-lattice numbers.
     pub band: Vec<crate::fluid::ib::plan::BandForce>,
 }
 
