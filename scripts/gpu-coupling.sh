@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The coupled flock and the gusting inlet on one GPU machine, from the repository root:
 #   bash scripts/gpu-coupling.sh [checks] [rides] [bench] [gust] [twoway] [tower] [mesh] [torus]
+#                                [flocks2] [ranks]
 # - checks: the GPU tests of dist/gpu/tests (TESTS="...": which; default the coupled flock's
 #   CUDA parity and the immersed boundary's spreading, graph and parity tests);
 # - rides: `fluid run assets/fluid/flock-sphere.toml` on the CPU and on CUDA, 60 steps: the
@@ -17,6 +18,10 @@
 # - torus: `fluid flock-case torus` at full resolution, 1M boids for 10,000 steps on CUDA;
 # - flocks2: flock-sphere.toml with a second flock, 60 steps on the CPU and on CUDA: both flocks'
 #   boids within 1e-5 m (the air shared by two flocks on their own streams);
+# - ranks: flock-tower.toml at a quarter of its resolution, 40 steps: `--gpus 1` (the slab path
+#   on one GPU through NCCL, the boids on the host) against the CPU lattice, boids compared;
+#   `--gpus 1` 20 steps with a checkpoint then resumed to 40, against 40 in one go (the same
+#   bytes); `fluid flock-case ranks` with 200,000 boids on 4 CPU ranks at half resolution;
 # - gust: the sphere scene with a gusting inlet, CPU against CUDA (plain and as a CUDA graph),
 #   the final fields compared byte for byte.
 # Needs dist/new/murmur.xz (PTX embedded) and, for checks, dist/gpu/tests/*.xz.
@@ -161,4 +166,20 @@ if want torus; then
   timeout 580 "$B" fluid flock-case torus --coarsen 1 --boids 1000000 --steps 10000 --backend cuda 2>&1 | tr '\r' '\n' | grep -v "step [0-9]*/" || status=1
 fi
 section "done (status $status)"
+if want ranks; then
+  . scripts/gpu-nccl.sh
+  tower=(fluid run assets/fluid/flock-tower.toml --coarsen 4 --quiet)
+  section "flock-tower --coarsen 4 --steps 40: the CPU lattice, then --gpus 1"
+  rm -rf "$T"/rk-*
+  timeout 300 "$B" "${tower[@]}" --backend cpu --steps 40 --out "$T/rk-cpu" 2>&1 | grep -E "^flocks|^scene" || status=1
+  timeout 300 "$B" "${tower[@]}" --gpus 1 --steps 40 --out "$T/rk-g1" 2>&1 | grep -E "^flocks|^scene|error" || status=1
+  same_boids "$T/rk-cpu/flock-tower_0000040_starlings.npz" "$T/rk-g1/flock-tower_0000040_starlings.npz" || status=1
+  section "--gpus 1: 20 steps with a checkpoint, resumed to 40"
+  timeout 300 "$B" "${tower[@]}" --gpus 1 --steps 20 --checkpoint-every 20 --checkpoint-dir "$T/rk-ck" --out "$T/rk-a" 2>&1 | grep -E "error" && status=1
+  timeout 300 "$B" "${tower[@]}" --gpus 1 --steps 40 --resume "$T/rk-ck" --out "$T/rk-b" 2>&1 | grep -E "^resumed|error"
+  cmp "$T/rk-g1/flock-tower_0000040_starlings.npz" "$T/rk-b/flock-tower_0000040_starlings.npz" && echo "boids after the resume: the same bytes" || { echo "boids after the resume: DIFFERENT"; status=1; }
+  section "fluid flock-case ranks --ranks 4 --boids 200000 --steps 50 --coarsen 2 (CPU ranks)"
+  timeout 400 "$B" fluid flock-case ranks --ranks 4 --boids 200000 --steps 50 --coarsen 2 2>&1 | tail -n 3 || status=1
+fi
+
 exit $status
