@@ -42,13 +42,13 @@ pub struct FlockCaseArgs {
     /// Cells: the channel's height (poiseuille) or the box's side (taylor-green, momentum).
     #[arg(long, value_parser = clap::value_parser!(u32).range(8..=1024))]
     pub size: Option<u32>,
-    /// Boids (momentum, torus).
+    /// Boids (momentum, torus; ranks: per flock).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
     pub boids: Option<u64>,
-    /// Fluid steps (taylor-green, momentum, torus).
+    /// Fluid steps (taylor-green, momentum, torus, ranks).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub steps: Option<u64>,
-    /// The torus scene at 1/N of its resolution (torus; 1: its 256 x 128 x 128 cells).
+    /// The scene at 1/N of its resolution (torus: 1 is its 256 x 128 x 128 cells; ranks).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=8))]
     pub coarsen: Option<u32>,
     /// Substeps per fluid step (inertial).

@@ -219,9 +219,10 @@ impl SceneFlocks {
         ride.start_with_the_air();
         if let Some(s) = ride.slab() {
             header.push(format!(
-                "flocks: on {} ranks, each holding the boids in its slab along {} (the CPU \
+                "flocks: on {} rank{}, each holding the boids in its slab along {} (the CPU \
                  reference of the ride: the fields around each slab to the host)",
                 s.ranks(),
+                if s.ranks() == 1 { "" } else { "s" },
                 ["x", "y", "z"][s.axis()]
             ));
         }
