@@ -715,3 +715,42 @@ fn tune_refuses_bad_options_in_one_line() {
         "cannot read scene",
     );
 }
+
+/// `fluid convergence`: a ladder of one short rung prints its table row and says an order
+/// needs two rungs; bad input is refused in one line.
+#[test]
+fn fluid_convergence_prints_a_rung_and_refuses_bad_input() {
+    let (ok, stdout, stderr) = support::murmur_text(&[
+        "fluid",
+        "convergence",
+        "dfg-2d-1",
+        "--cells-per-d",
+        "10",
+        "--offsets",
+        "1",
+        "--seconds",
+        "0.2",
+        "--backend",
+        "cpu",
+    ]);
+    assert!(ok, "{stdout}{stderr}");
+    assert!(stdout.contains("reference C_D 5.57954"), "{stdout}");
+    assert!(stdout.contains("| 10 | 0.05000 |"), "{stdout}");
+    assert!(
+        stdout.contains("observed order: needs two or more rungs"),
+        "{stdout}"
+    );
+    for (args, what) in [
+        (&["--cells-per-d", "2"][..], "--cells-per-d"),
+        (&["--u-lb", "0.5"][..], "--u-lb"),
+        (&["--seconds", "0"][..], "--seconds"),
+    ] {
+        let (ok, stdout, stderr) =
+            support::murmur_text(&[&["fluid", "convergence", "dfg-2d-1"][..], args].concat());
+        assert!(!ok, "{args:?}: {stdout}");
+        assert!(
+            stderr.contains(what) && stderr.trim().lines().count() == 1,
+            "{stderr}"
+        );
+    }
+}

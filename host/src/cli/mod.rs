@@ -169,6 +169,7 @@ pub fn run_fluid(cmd: &FluidCmd) -> Result<()> {
         FluidCmd::Scale(a) => fluid::multi::scale(a),
         FluidCmd::Parity(a) => fluid::commands::parity::parity(a),
         FluidCmd::Case(a) => fluid::commands::case::case(a),
+        FluidCmd::Convergence(a) => fluid::commands::convergence::convergence(a),
         FluidCmd::CheckpointBench(a) => fluid::commands::checkpoint_bench::checkpoint_bench(a),
         FluidCmd::IbBench(a) => fluid::ib::bench::ib_bench_cmd(a),
         FluidCmd::CouplingBench(a) => crate::coupling::bench::bench_cmd(a),
@@ -202,6 +203,10 @@ pub enum FluidCmd {
     /// benchmarks (Schaefer & Turek 1996), the Galilean check, cylindrical Couette flow. Prints
     /// the measured figures beside the reference values.
     Case(fluid::cli::CaseArgs),
+    /// A DFG cylinder case over a ladder of resolutions (cells per diameter), each the mean
+    /// over sub-cell positions of the cylinder: the drag against the reference value and the
+    /// observed order of convergence.
+    Convergence(fluid::commands::convergence::ConvergenceArgs),
     /// What a checkpoint costs a run: a periodic box checkpointed as `fluid run` does and
     /// restored from the disk (its pages dropped from the page cache), the container alone on
     /// the same bytes, the cost per step at an interval, and the peak resident memory.

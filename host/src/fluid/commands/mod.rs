@@ -1,8 +1,10 @@
-//! The bodies of `fluid validate | bench | parity | case | checkpoint-bench` and the backend opener they share.
+//! The bodies of `fluid validate | bench | parity | case | convergence | checkpoint-bench` and
+//! the backend opener they share.
 
 pub mod bench;
 pub mod case;
 pub mod checkpoint_bench;
+pub mod convergence;
 pub mod parity;
 pub mod validate;
 

@@ -154,6 +154,9 @@ pub struct DfgRun {
     /// Physical time simulated (s).
     pub seconds: f64,
     pub model: CollisionModel,
+    /// The cylinder's centre moved by this much along x and y (cells): where it sits between
+    /// the nodes.
+    pub offset: [f64; 2],
 }
 
 /// What a DFG run measured.
@@ -201,6 +204,17 @@ impl Dfg {
     /// The scene file of this case at `cells_per_d` cells per diameter, lattice velocity `u_lb`
     /// for `U_m`, collision `model`. 2D cases are one periodic cell deep.
     pub fn scene(self, cells_per_d: u32, u_lb: f64, model: CollisionModel) -> String {
+        self.scene_at(cells_per_d, u_lb, model, [0.0; 2])
+    }
+
+    /// [`Dfg::scene`] with the cylinder's centre moved by `offset` cells along x and y.
+    pub fn scene_at(
+        self,
+        cells_per_d: u32,
+        u_lb: f64,
+        model: CollisionModel,
+        offset: [f64; 2],
+    ) -> String {
         let dx = 0.1 / cells_per_d as f64;
         let (size, profile, depth_faces, length, center_z) = match self {
             Dfg::ThreeD1Z => (
@@ -218,7 +232,8 @@ impl Dfg {
                 0.5 * dx,
             ),
         };
-        let x = if self == Dfg::ThreeD1Z { 0.5 } else { 0.2 };
+        let x = if self == Dfg::ThreeD1Z { 0.5 } else { 0.2 } + offset[0] * dx;
+        let y = 0.2 + offset[1] * dx;
         format!(
             "name = \"{name}\"\ncollision = \"{model}\"\n\
              [physical]\nlength = 0.1\nvelocity = {um}\nviscosity = 1e-3\ndensity = 1.0\n\
@@ -228,7 +243,7 @@ impl Dfg {
              x_max = {{ type = \"outlet\" }}\n{depth_faces}\
              [[solids]]\nname = \"cylinder\"\n\
              shape = {{ type = \"cylinder\", radius = 0.05, length = {length}, caps = false }}\n\
-             position = [{x}, 0.2, {center_z}]\n\
+             position = [{x}, {y}, {center_z}]\n\
              [forces]\nreference_velocity = {umean}\nevery = 1000\n",
             name = self.name().replace(' ', "-").to_lowercase(),
             model = model.name(),
@@ -314,7 +329,9 @@ pub fn dfg(
     run: DfgRun,
     open: &mut crate::fluid::validate::Opener,
 ) -> Result<DfgResult, FluidError> {
-    let text = run.case.scene(run.cells_per_d, run.u_lb, run.model);
+    let text = run
+        .case
+        .scene_at(run.cells_per_d, run.u_lb, run.model, run.offset);
     let file = crate::fluid::scene::SceneFile::parse(&text).map_err(FluidError::Invalid)?;
     let scene = file.build()?;
     let units = scene.units;
@@ -327,8 +344,10 @@ pub fn dfg(
     // Front and back points: along the x axis through the centre, 1.5 and 2.5 cells outside
     // the surface, extrapolated linearly to it.
     let c = [
-        (if run.case == Dfg::ThreeD1Z { 0.5 } else { 0.2 }) / units.dx + geometry.offset(0),
-        0.2 / units.dx + geometry.offset(1),
+        (if run.case == Dfg::ThreeD1Z { 0.5 } else { 0.2 }) / units.dx
+            + run.offset[0]
+            + geometry.offset(0),
+        0.2 / units.dx + run.offset[1] + geometry.offset(1),
         0.0,
     ];
     let cz = fields.lattice.nz as f64 / 2.0 - 0.5;
@@ -520,6 +539,7 @@ pub fn run_all(
             u_lb: u,
             seconds: 30.0,
             model,
+            offset: [0.0; 2],
         },
         open,
     )?;
@@ -589,6 +609,7 @@ pub fn run_all(
             u_lb: u,
             seconds: 12.0,
             model,
+            offset: [0.0; 2],
         },
         open,
     )?;
@@ -647,6 +668,7 @@ pub fn run_all(
             u_lb: u,
             seconds: 30.0,
             model,
+            offset: [0.0; 2],
         },
         open,
     )?;
