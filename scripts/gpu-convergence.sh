@@ -4,7 +4,8 @@
 # - 2d: DFG 2D-1 at 10, 20, 30 and 40 cells per diameter, three sub-cell positions each,
 #   diffusive scaling (u_lb 0.05 at D 10), then the same with the lattice velocity held
 #   (acoustic, one position);
-# - 3d: DFG 3D-1Z at 10, 20 and 30 cells per diameter, one position each, diffusive scaling.
+# - 3d: DFG 3D-1Z at 10, 20 and 30 cells per diameter (D3="10,20" for fewer), one position each,
+#   diffusive scaling.
 # The CSVs go to $OUT. Needs dist/new/murmur.xz (PTX embedded).
 NAME=convergence ARGS="$*"
 . scripts/gpu-old-new.sh
@@ -17,8 +18,8 @@ if want 2d; then
     --csv "$O/convergence-2d-1-acoustic.csv" || status=1
 fi
 if want 3d; then
-  section "fluid convergence dfg-3d-1z --cells-per-d 10,20,30 --offsets 1 (diffusive)"
-  timeout 330 "$B" fluid convergence dfg-3d-1z --backend cuda --cells-per-d 10,20,30 --offsets 1 \
+  section "fluid convergence dfg-3d-1z --cells-per-d ${D3:-10,20,30} --offsets 1 (diffusive)"
+  timeout 330 "$B" fluid convergence dfg-3d-1z --backend cuda --cells-per-d "${D3:-10,20,30}" --offsets 1 \
     --csv "$O/convergence-3d-1z.csv" || status=1
 fi
 section "done (status $status)"
