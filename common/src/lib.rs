@@ -45,6 +45,8 @@ mod device_repr {
     unsafe impl ValidAsZeroBits for Body {}
     unsafe impl DeviceRepr for crate::render::smoke::SmokeSource {}
     unsafe impl ValidAsZeroBits for crate::render::smoke::SmokeSource {}
+    unsafe impl DeviceRepr for crate::lbm::links::CutLink {}
+    unsafe impl ValidAsZeroBits for crate::lbm::links::CutLink {}
     unsafe impl DeviceRepr for crate::coupling::sdf::Obstacle {}
     unsafe impl ValidAsZeroBits for crate::coupling::sdf::Obstacle {}
 }

@@ -84,6 +84,7 @@ fn soa_and_csoa_store_the_same_bits_on_the_cpu() {
         compared,
         8 * parity_setups(CollisionModel::Bgk).unwrap().len()
     );
-    // The immersed sphere's forces, in every model, storage and streaming scheme.
-    assert_eq!(with_forces, 8);
+    // The immersed sphere's and the cut solids' forces, in every model, storage and streaming
+    // scheme.
+    assert_eq!(with_forces, 2 * 8);
 }

@@ -22,6 +22,7 @@ use murmur_common::lbm::health::{self, cell_words, word};
 use murmur_common::lbm::ib::band::{pass_index_of, BRICK_CELLS};
 use murmur_common::lbm::ib::stages::{self, record_fixed, record_index, Reaction, NO_NODE};
 use murmur_common::lbm::ib::{binned, gather};
+use murmur_common::lbm::links::{self, WallLinks};
 use murmur_common::lbm::{
     cell_fields, init_cell, store_fields, stream_collide_interior, stream_collide_interior_band,
     stream_collide_layer, stream_collide_listed, stream_collide_sponge,
@@ -76,6 +77,38 @@ macro_rules! storage_kernels {
                         // `out` is 8-byte aligned and `i` even: an aligned `u64`.
                         red_add_u64(a.out.at(i) as *mut u64, s);
                     }
+                }
+            }
+
+            /// Stage `wall_links`: one thread per cut link fills its solid node's slot
+            /// ([`links::fill_link`]); each solid's force and torque summed per warp in fixed
+            /// point, one atomic per warp, solid and word (the links come sorted by solid, so
+            /// a warp mostly holds one).
+            #[export_name = concat!("lbm_wall_links_", $sname, $stream)]
+            pub unsafe extern "ptx-kernel" fn wall_links(a: WallLinks<$storage>) {
+                let i = index();
+                let (solid, values) = if (i as u64) < a.links.len() {
+                    (a.links.read(i).solid(), links::fill_link(&a, i))
+                } else {
+                    (u32::MAX, [0.0; FORCE_RECORD])
+                };
+                let lane = crate::thread::tid() & 31;
+                let mut s = 0;
+                while s < a.solids {
+                    let mine = solid == s;
+                    if ballot(mine) != 0 {
+                        let terms = links::record_terms(s, &values);
+                        let mut c = 0;
+                        while c < FORCE_RECORD {
+                            let (k, v) = terms[c];
+                            let sum = warp_sum_u64(if mine { v } else { 0 });
+                            if lane == 0 && sum != 0 {
+                                red_add_u64(a.record.at(k), sum);
+                            }
+                            c += 1;
+                        }
+                    }
+                    s += 1;
                 }
             }
 

@@ -16,6 +16,9 @@
 //!   mirror image of `c_q` ([`mirrored`]), when that cell is fluid; otherwise (corners, cells of
 //!   no face) plain bounce-back. The normal momentum bounces, the tangential momentum passes:
 //!   no shear stress on the wall;
+//! - [`CellKind::CutSolid`]: a node of a fixed solid whose links to fluid neighbours are cut at
+//!   their exact wall distance: interpolated bounce-back ([`super::links`]), the populations
+//!   written into the solid node's slots before the step and pulled like a fluid neighbour's;
 //! - periodic: every axis wraps in the index math, so any axis without boundary cells is periodic.
 //!
 //! `f*` are post-collision populations of the previous step, which the pull scheme reads from the
@@ -47,6 +50,10 @@ pub enum CellKind {
     Outlet = 4,
     /// Free-slip wall (specular reflection) with its face's normal.
     FreeSlip = 5,
+    /// A node of a fixed solid with interpolated bounce-back ([`super::links`]): it never runs;
+    /// each fluid neighbour pulls from it, as from a fluid cell, the population the wall-links
+    /// stage wrote into its slot before the step.
+    CutSolid = 6,
 }
 
 impl CellKind {
@@ -59,6 +66,7 @@ impl CellKind {
             3 => CellKind::Inlet,
             4 => CellKind::Outlet,
             5 => CellKind::FreeSlip,
+            6 => CellKind::CutSolid,
             _ => CellKind::Wall,
         }
     }
@@ -122,6 +130,8 @@ pub const SLAB_FACE: u8 = 6 << FACE_SHIFT;
 pub const OUTLET: u8 = CellKind::Outlet as u8;
 /// Byte of an inlet cell.
 pub const INLET: u8 = CellKind::Inlet as u8;
+/// Byte of a node of a solid with interpolated bounce-back.
+pub const CUT_SOLID: u8 = CellKind::CutSolid as u8 | (NO_FACE << FACE_SHIFT);
 
 /// Names of the faces in index order (the order of `LbmParams::faces`).
 pub const FACE_NAMES: [&str; 6] = ["-x", "+x", "-y", "+y", "-z", "+z"];

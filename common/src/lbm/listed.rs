@@ -76,8 +76,8 @@ pub(super) unsafe fn read_u(v: DevSliceMut<f32>, side: usize) -> [f32; 3] {
     [v.read(3 * side), v.read(3 * side + 1), v.read(3 * side + 2)]
 }
 
-/// Pulls the 27 populations of a cell next to non-fluid cells: fluid neighbours are pulled,
-/// boundary neighbours apply their condition with their face's data
+/// Pulls the 27 populations of a cell next to non-fluid cells: fluid neighbours (and cut solid
+/// nodes, whose slots the wall-links stage filled) are pulled, boundary neighbours apply their condition with their face's data
 /// ([`super::boundary`]). `outlet_u` gives the velocity the outlet condition extrapolates
 /// (called only when an outlet is a neighbour, before the pull's loads with `U_FIRST`, after them
 /// otherwise). Also returns the mask of neighbour kinds
@@ -104,15 +104,18 @@ pub(super) unsafe fn pull_with_boundaries<S: Storage, const U_FIRST: bool>(
     let o = p.lattice.pull_offsets(cell);
     let mut bytes = [0u8; Q];
     let mut mask = 0u32;
-    // Bit q: the neighbour x - c_q is fluid / a free-slip cell.
+    // Bit q: the neighbour x - c_q is fluid / a free-slip cell / pulled from (fluid, or a
+    // solid node whose slot the wall-links stage filled).
     let mut fluid = 0u32;
     let mut slip = 0u32;
+    let mut pulled = 0u32;
     for_q!(q => {
         bytes[q] = flags.read(neighbour(&o, q));
         let kind = bytes[q] & KIND_MASK;
         mask |= 1 << kind;
         fluid |= ((kind == FLUID) as u32) << q;
         slip |= ((kind == CellKind::FreeSlip as u8) as u32) << q;
+        pulled |= ((kind == FLUID || kind == CellKind::CutSolid as u8) as u32) << q;
     });
     // `U_FIRST`: before the pull's loads, so that an outlet velocity computed from the
     // populations (the immersed boundary's: 27 more loads) does not hold its values in
@@ -130,7 +133,7 @@ pub(super) unsafe fn pull_with_boundaries<S: Storage, const U_FIRST: bool>(
     // neighbour, `f*_{q̄}(x)`, which the boundary formulas turn around.
     let mut f = [0.0f32; Q];
     for_q!(q => {
-        let i = if fluid >> q & 1 != 0 {
+        let i = if pulled >> q & 1 != 0 {
             pops.arriving_index(&o, q, cell)
         } else {
             pops.reflected_index(&o, q, cell)
@@ -168,7 +171,7 @@ pub(super) unsafe fn pull_with_boundaries<S: Storage, const U_FIRST: bool>(
             CellKind::Outlet => {
                 f[q] = anti_bounce_back(q, f[q], p.face(face).density, u_own);
             }
-            CellKind::Fluid | CellKind::Wall | CellKind::FreeSlip => {}
+            CellKind::Fluid | CellKind::Wall | CellKind::FreeSlip | CellKind::CutSolid => {}
         }
     });
     (f, mask, bytes[REST])

@@ -52,6 +52,7 @@ pub mod health;
 pub mod ib;
 pub mod init;
 pub mod layout;
+pub mod links;
 pub mod listed;
 pub mod moments;
 pub mod params;

@@ -208,7 +208,9 @@ pub fn boundary_fields(p: &LbmParams, byte: u8, cell: usize) -> (f32, [f32; 3]) 
             )
         }
         CellKind::Outlet => (face.density, [0.0; 3]),
-        CellKind::Fluid | CellKind::Wall | CellKind::FreeSlip => (1.0, [0.0; 3]),
+        CellKind::Fluid | CellKind::Wall | CellKind::FreeSlip | CellKind::CutSolid => {
+            (1.0, [0.0; 3])
+        }
     }
 }
 
@@ -314,7 +316,7 @@ mod tests {
         let mut f = [0.0f32; Q];
         for_q!(q => {
             let kind = bytes[q] & KIND_MASK;
-            f[q] = if kind == FLUID {
+            f[q] = if kind == FLUID || kind == CellKind::CutSolid as u8 {
                 pops.arriving(src, &o, q, cell)
             } else {
                 let f_out = pops.reflected(src, &o, q, cell);
@@ -362,7 +364,9 @@ mod tests {
                             f_out
                         }
                     }
-                    CellKind::Fluid | CellKind::Wall | CellKind::FreeSlip => f_out,
+                    CellKind::Fluid | CellKind::Wall | CellKind::FreeSlip | CellKind::CutSolid => {
+                        f_out
+                    }
                 }
             };
         });
@@ -370,7 +374,7 @@ mod tests {
     }
 
     /// A lattice of random cell kinds (walls, moving walls, inlets, outlets, free-slip cells
-    /// of every face and of none) and faces with every kind of data.
+    /// of every face and of none, cut solid nodes) and faces with every kind of data.
     fn random_case(seed: u64) -> (LbmParams, Vec<u8>) {
         let lattice = Lattice::new(6, 5, 4);
         let mut p = LbmParams::new(lattice, Rates::from_viscosity(0.05));
@@ -390,6 +394,7 @@ mod tests {
             CellKind::Outlet,
             CellKind::FreeSlip,
             CellKind::FreeSlip,
+            CellKind::CutSolid,
         ];
         let mut flags: Vec<u8> = (0..lattice.cells())
             .map(|c| {

@@ -103,9 +103,7 @@ impl Fluid {
     ) -> Fluid {
         let history = built
             .setup
-            .immersed
-            .solids
-            .iter()
+            .force_solids()
             .map(|s| SolidForces {
                 name: s.name.clone(),
                 ..SolidForces::default()

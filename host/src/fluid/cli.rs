@@ -106,6 +106,9 @@ pub struct CaseArgs {
     /// Collision model.
     #[arg(long, value_enum, default_value = "acm-mrt")]
     pub model: CollisionModel,
+    /// How the cylinder meets the fluid (DFG cases).
+    #[arg(long, value_enum, default_value = "immersed")]
+    pub boundary: super::scene::file::SolidBoundary,
     /// Where to run.
     #[arg(long, value_enum, default_value = "auto")]
     pub backend: BackendChoice,

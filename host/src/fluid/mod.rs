@@ -35,6 +35,7 @@ pub mod timed;
 pub mod tune;
 pub mod tuning;
 pub mod validate;
+pub mod walls;
 
 use crate::timing::StageTimes;
 use murmur_common::lbm::{CellKind, CollisionModel, Initial, Lattice, Layout, LbmParams};
@@ -52,6 +53,9 @@ pub struct Setup {
     pub initial: Initial,
     /// Solids coupled by the immersed boundary (empty: none).
     pub immersed: ib::Immersed,
+    /// Fixed solids with interpolated bounce-back, their nodes already cut solid nodes in
+    /// `flags` (empty: none).
+    pub walls: walls::Walls,
     /// Number format of the populations.
     pub storage: StorageKind,
     /// Memory layout of the populations (CSoA granularity).
@@ -195,6 +199,12 @@ impl Setup {
                 *byte |= SPONGE;
             }
         }
+    }
+
+    /// Every solid with a force row, in row order: the immersed solids, then the fixed solids
+    /// with interpolated bounce-back.
+    pub fn force_solids(&self) -> impl Iterator<Item = &ib::Solid> {
+        self.immersed.solids.iter().chain(&self.walls.solids)
     }
 
     pub fn lattice(&self) -> Lattice {

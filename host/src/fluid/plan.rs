@@ -50,6 +50,9 @@ impl Layers {
 /// One stage of a fluid step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FluidStage {
+    /// Fixed solids with interpolated bounce-back: every cut link's returning population
+    /// written into its solid node's slot, each solid's force recorded.
+    WallLinks,
     /// Immersed boundary: the band table, its counter and this step's force record cleared.
     IbClear,
     /// Immersed boundary: the band cells the samples' stencils reach claimed.
@@ -97,6 +100,7 @@ impl FluidStage {
     /// The stage's name (its kernel's where it is one kernel).
     pub const fn name(self) -> &'static str {
         match self {
+            FluidStage::WallLinks => "wall_links",
             FluidStage::IbClear => IbClear::NAME,
             FluidStage::IbMark => IbMark::NAME,
             FluidStage::IbBin => IbBin::NAME,
@@ -121,7 +125,8 @@ impl FluidStage {
     }
 
     /// The stages a bench or a table reports, in step order: every name a timing can carry.
-    pub const TIMED: [FluidStage; 15] = [
+    pub const TIMED: [FluidStage; 16] = [
+        FluidStage::WallLinks,
         FluidStage::IbClear,
         FluidStage::IbMark,
         FluidStage::IbBin,
@@ -256,6 +261,8 @@ pub struct PlanInputs {
     pub boundary: BoundaryLane,
     /// Whether the outlet layer has interior cells (their own kernel on the GPU).
     pub sponge: bool,
+    /// Whether fixed solids have cut links (interpolated bounce-back).
+    pub walls: bool,
 }
 
 /// The stages of one step, in order.
@@ -267,6 +274,9 @@ pub struct FluidPlan {
 impl FluidPlan {
     pub fn new(inputs: &PlanInputs) -> FluidPlan {
         let mut p = FluidPlan { stages: Vec::new() };
+        if inputs.walls {
+            p.compute(FluidStage::WallLinks);
+        }
         if let Some(ib) = inputs.ib {
             p.immersed(ib, inputs.slab.is_some());
         }
@@ -415,6 +425,7 @@ mod tests {
             slab: None,
             boundary: BoundaryLane::None,
             sponge: false,
+            walls: false,
         }
     }
 
@@ -693,6 +704,25 @@ mod tests {
     }
 
     #[test]
+    fn cut_links_are_filled_before_anything_reads_the_populations() {
+        for target in [Target::Cpu, Target::Cuda] {
+            let mut i = inputs(target);
+            i.walls = true;
+            i.ib = Some(IbShape {
+                samples: true,
+                pushes: false,
+                passes: 1,
+                bins: false,
+                gather: false,
+            });
+            let plan = FluidPlan::new(&i);
+            assert_eq!(plan.names()[0], "wall_links");
+            assert_eq!(timed(&plan)[0], "wall_links");
+            assert_eq!(plan.names().iter().filter(|n| **n == "wall_links").count(), 1);
+        }
+    }
+
+    #[test]
     fn every_timed_name_is_listed() {
         let all: Vec<&str> = FluidStage::TIMED.iter().map(|s| s.name()).collect();
         for target in [Target::Cpu, Target::Cuda] {
@@ -716,6 +746,7 @@ mod tests {
                             slab,
                             boundary,
                             sponge: true,
+                            walls: true,
                         });
                         for name in timed(&plan) {
                             assert!(all.contains(&name), "{name} is not in FluidStage::TIMED");

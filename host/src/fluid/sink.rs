@@ -89,14 +89,12 @@ pub fn resumed_force_series(
 
 /// The force series' configuration of a scene with solids.
 fn force_config(scene: &super::scene::Scene) -> Option<super::forces::ForceConfig> {
-    let solids = &scene.setup.immersed.solids;
-    if solids.is_empty() {
-        return None;
-    }
+    scene.setup.force_solids().next()?;
     let units = scene.units;
     let length = scene.file.physical.length;
-    let infos = solids
-        .iter()
+    let infos = scene
+        .setup
+        .force_solids()
         .map(|s| super::forces::SolidInfo {
             name: s.name.clone(),
             reference_area_m2: units.area_to_si(s.reference_area),

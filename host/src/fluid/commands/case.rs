@@ -25,6 +25,7 @@ pub fn case(a: &CaseArgs) -> Result<()> {
                 .unwrap_or(if case == Dfg::TwoD2 { 12.0 } else { 30.0 }),
             model: a.model,
             offset: [0.0; 2],
+            boundary: a.boundary,
         };
         let r = dfg(run, &mut open as &mut Opener)?;
         println!(

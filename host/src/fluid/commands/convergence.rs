@@ -6,6 +6,7 @@ use super::opener;
 use crate::fluid::cli::StorageArgs;
 use crate::fluid::driver::BackendChoice;
 use crate::fluid::ib::validate::{dfg, Dfg, DfgRun};
+use crate::fluid::scene::file::SolidBoundary;
 use crate::fluid::validate::Opener;
 use anyhow::{bail, Result};
 use murmur_common::lbm::CollisionModel;
@@ -81,6 +82,9 @@ pub struct ConvergenceArgs {
     /// Collision model.
     #[arg(long, value_enum, default_value = "acm-mrt")]
     pub model: CollisionModel,
+    /// How the cylinder meets the fluid.
+    #[arg(long, value_enum, default_value = "immersed")]
+    pub boundary: SolidBoundary,
     /// Where to run.
     #[arg(long, value_enum, default_value = "auto")]
     pub backend: BackendChoice,
@@ -127,10 +131,11 @@ pub fn convergence(a: &ConvergenceArgs) -> Result<()> {
     let mut csv = String::from("cells_per_d,u_lb,offset,c_d,error,steps,seconds\n");
     let mut rungs = Vec::new();
     println!(
-        "{}, {}, {} scaling, {} sub-cell position(s) per rung, {} s simulated per run; \
+        "{}, {}, {}, {} scaling, {} sub-cell position(s) per rung, {} s simulated per run; \
          reference C_D {reference} (Bayraktar, Mierka & Turek 2012)",
         case.name(),
         a.model.name(),
+        a.boundary.name(),
         match a.scaling {
             Scaling::Diffusive => "diffusive",
             Scaling::Acoustic => "acoustic",
@@ -156,6 +161,7 @@ pub fn convergence(a: &ConvergenceArgs) -> Result<()> {
                 seconds: a.seconds,
                 model: a.model,
                 offset: [o, o],
+                boundary: a.boundary,
             };
             let r = dfg(run, &mut open as &mut Opener)?;
             csv.push_str(&format!(

@@ -152,7 +152,59 @@ pub fn parity_setups(model: CollisionModel) -> Result<Vec<(&'static str, Setup)>
             "sphere moving through a periodic 32^3 box (IB)",
             moving_sphere(model)?,
         ),
+        (
+            "duct 42x18x18 past a sphere and a mesh box (interpolated bounce-back)",
+            cut_solids(model)?,
+        ),
     ])
+}
+
+/// The duct with two fixed solids of cut links: a sphere (its exact surface) and a tilted box
+/// from its triangle mesh, gaps under two cells between them and the walls.
+pub fn cut_solids(model: CollisionModel) -> Result<Setup, FluidError> {
+    use crate::fluid::ib::shapes::cuboid;
+    use crate::fluid::ib::solid::quat_from_axis_angle;
+    use crate::fluid::ib::{Motion, Primitive, Solid};
+    let mut setup =
+        scene::Geometry::duct([40, 16, 16], 0b100).setup(Rates::from_viscosity(0.02), model)?;
+    setup.params.inlet_scale = 0.7;
+    let invalid = |e: String| FluidError::Invalid(e);
+    let sphere = Primitive::Sphere { radius: 3.3 };
+    let (mut ball, _) = Solid::sampled(
+        "sphere",
+        &sphere.mesh(0.5).map_err(|e| invalid(e.to_string()))?,
+        [12.3, 8.2, 7.9],
+        [1.0, 0.0, 0.0, 0.0],
+        Motion::Fixed,
+        0.5,
+        1,
+        [0.0; 3],
+        1 << 20,
+        0.0,
+    )
+    .map_err(|e| invalid(e.to_string()))?;
+    ball.shape = Some(sphere);
+    let mesh = cuboid([2.6, 1.7, 6.9]).map_err(|e| invalid(e.to_string()))?;
+    let (mut block, _) = Solid::sampled(
+        "box",
+        &mesh,
+        [25.4, 7.1, 8.6],
+        quat_from_axis_angle([0.3, 0.2, 1.0], 0.4),
+        Motion::Fixed,
+        0.5,
+        1,
+        [0.0; 3],
+        1 << 20,
+        0.0,
+    )
+    .map_err(|e| invalid(e.to_string()))?;
+    block.surface = Some(std::sync::Arc::new(mesh));
+    let lattice = setup.lattice();
+    let periodic = setup.immersed.periodic;
+    setup.walls =
+        crate::fluid::walls::Walls::build(vec![ball, block], lattice, periodic, &mut setup.flags)
+            .map_err(|(k, e)| invalid(format!("cut solid {k}: {e}")))?;
+    Ok(setup)
 }
 
 /// A sphere of radius 5 crossing a periodic 32^3 box of fluid at rest along a diagonal (ramped

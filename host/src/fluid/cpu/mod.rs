@@ -6,8 +6,10 @@
 mod hooks;
 mod ib;
 mod state;
+mod walls;
 
 use self::ib::CpuIb;
+use self::walls::CpuWalls;
 use super::forces::ForceSample;
 use super::ib::plan::{IbPlan, SampleSnapshot};
 use super::plan::{FluidPlan, FluidStage, IbShape, PlanInputs, SlabShape, Target};
@@ -45,6 +47,8 @@ pub struct CpuFluid<S: Storage> {
     /// Steps done.
     step: u64,
     ib: Option<CpuIb>,
+    /// Fixed solids with interpolated bounce-back (`None`: none).
+    walls: Option<CpuWalls>,
     /// The immersed boundary's stencils' domain (the scene's periodic faces; a rank's slab):
     /// where pushes spread.
     push_domain: murmur_common::lbm::ib::stencil::Domain,
@@ -104,7 +108,7 @@ pub fn open_slab(
 
 /// The CPU's plan of a step: the immersed boundary's stages, then every cell, then a slab's
 /// exchange.
-fn cpu_plan(ib: Option<&CpuIb>, slab: Option<SlabShape>) -> FluidPlan {
+fn cpu_plan(ib: Option<&CpuIb>, slab: Option<SlabShape>, walls: bool) -> FluidPlan {
     FluidPlan::new(&PlanInputs {
         target: Target::Cpu,
         ib: ib.map(|ib| IbShape {
@@ -117,6 +121,7 @@ fn cpu_plan(ib: Option<&CpuIb>, slab: Option<SlabShape>) -> FluidPlan {
         slab,
         boundary: super::plan::BoundaryLane::None,
         sponge: false,
+        walls,
     })
 }
 
@@ -172,8 +177,9 @@ impl<S: Storage> CpuFluid<S> {
             outlet_u,
             times: StageTimes::default(),
             step: 0,
-            plan: cpu_plan(ib.as_ref(), None),
+            plan: cpu_plan(ib.as_ref(), None, !setup.walls.is_empty()),
             ib,
+            walls: CpuWalls::new(setup),
             push_domain: setup.immersed.domain(setup.params.lattice),
             kept_band: Vec::new(),
             halo: None,
@@ -198,7 +204,7 @@ impl<S: Storage> CpuFluid<S> {
             axis: halo.axis,
             owned: [l.nx, l.ny, l.nz][halo.axis as usize] - 2,
         };
-        self.plan = cpu_plan(self.ib.as_ref(), Some(slab));
+        self.plan = cpu_plan(self.ib.as_ref(), Some(slab), self.walls.is_some());
         self.halo = Some(halo);
         Ok(self)
     }
@@ -238,6 +244,11 @@ impl<S: Storage> CpuFluid<S> {
         let p = self.params;
         let flags = view(&self.flags);
         match stage {
+            FluidStage::WallLinks => {
+                if let Some(walls) = self.walls.as_mut() {
+                    walls.fill(self.pops.at_step(step), &mut self.f, step);
+                }
+            }
             FluidStage::StreamCollide(_) => {
                 if let Some(ib) = self.ib.as_mut() {
                     ib.end(step)?;
@@ -440,13 +451,17 @@ impl<S: Storage> FluidBackend for CpuFluid<S> {
     }
 
     fn take_forces(&mut self) -> Result<Vec<ForceSample>, FluidError> {
-        Ok(match self.ib.as_mut() {
+        let mut rows = match self.ib.as_mut() {
             Some(ib) => {
                 ib.drain(self.halo.as_ref())?;
                 std::mem::take(&mut ib.taken)
             }
             None => Vec::new(),
-        })
+        };
+        if let Some(walls) = self.walls.as_mut() {
+            rows.extend(walls.drain());
+        }
+        Ok(rows)
     }
 
     fn samples(&mut self) -> Result<Option<SampleSnapshot>, FluidError> {
@@ -471,7 +486,7 @@ impl<S: Storage> FluidBackend for CpuFluid<S> {
                 owned: [l.nx, l.ny, l.nz][h.axis as usize] - 2,
             }
         });
-        self.plan = cpu_plan(self.ib.as_ref(), slab);
+        self.plan = cpu_plan(self.ib.as_ref(), slab, self.walls.is_some());
         Ok(())
     }
 

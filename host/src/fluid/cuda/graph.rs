@@ -6,7 +6,7 @@
 //! change), the model, the step's parity (in place, where each population lies), which of the
 //! pull scheme's two buffers is the current one, and with immersed solids the slot of the
 //! step's force record in the ring and the solids' states of the step (their poses and
-//! velocities, [`IbKey`]). With `--graph`, every step of one lattice is one graph launch:
+//! velocities, [`IbKey`]), and with fixed solids of cut links the slot of their record. With `--graph`, every step of one lattice is one graph launch:
 //!
 //! - A key met before whose executable graph is kept is a hit: that graph is launched, with no
 //!   capture.
@@ -57,6 +57,9 @@ pub(super) struct GraphKey {
     pub swapped: bool,
     /// The immersed boundary's part (`None` without immersed solids).
     pub ib: Option<IbKey>,
+    /// The slot of the step's force record of the fixed solids with cut links (`None`:
+    /// none).
+    pub walls: Option<u64>,
 }
 
 /// What the immersed boundary's stages of a step take by value: the slot of the step's force
@@ -251,6 +254,7 @@ impl StepGraphs {
 impl<S: Storage> CudaFluid<S>
 where
     IbVelocity<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    murmur_common::lbm::links::WallLinks<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
 {
     /// What step `step` passes by value (after the immersed boundary's `begin`).
     fn graph_key(&self, step: u64) -> GraphKey {
@@ -263,6 +267,7 @@ where
                 pushes: self.pushes.as_ref().map_or(0, |p| p.count()),
                 ..ib.graph_key()
             }),
+            walls: self.walls.is_some().then_some(self.walls_slot),
         }
     }
 

@@ -12,6 +12,7 @@ mod ib;
 mod lattice;
 mod push;
 mod state;
+mod walls;
 
 pub(crate) use self::ib::BandBuffers;
 use self::ib::{CudaIb, LatticeRef};
@@ -28,6 +29,7 @@ use murmur_common::lbm::abi::{
     StreamCollideLayer, StreamCollideSponge,
 };
 use murmur_common::lbm::health::{self, Report};
+use murmur_common::lbm::links::WallLinks;
 use murmur_common::lbm::{
     AcmMrt, Bgk, CollisionModel, Lattice, LbmParams, Model, Populations, RmMrt, Storage,
     StorageKind, Streaming,
@@ -68,6 +70,10 @@ pub struct CudaFluid<S: Storage> {
     /// Steps done.
     step: u64,
     ib: Option<CudaIb>,
+    /// Fixed solids with interpolated bounce-back (`None`: none).
+    walls: Option<walls::CudaWalls>,
+    /// The force record slot of the step being issued (walls).
+    walls_slot: u64,
     /// Pushes from a layer above the fluid (with room made: [`FluidBackend::enable_pushes`]).
     pushes: Option<push::CudaPushes>,
     /// The immersed boundary's stencils' domain (the scene's periodic faces; a rank's slab):
@@ -135,6 +141,7 @@ impl<S: Storage> CudaFluid<S> {
             }),
             boundary,
             sponge: self.sponge.is_some(),
+            walls: self.walls.is_some(),
         }
     }
 }
@@ -201,9 +208,12 @@ where
             super::BoundaryLaunch::Beside { .. } => Some(Side::new(&gpu, true)?),
         };
         let sponge = setup.sponge_box(&prepared);
+        let walls = walls::CudaWalls::new(&gpu, setup)?;
         let mut fluid = CudaFluid {
             step: 0,
             ib,
+            walls,
+            walls_slot: 0,
             pushes: None,
             push_domain: setup.immersed.domain(setup.params.lattice),
             kept_band: Vec::new(),
@@ -265,6 +275,7 @@ where
 impl<S: Storage> CudaFluid<S>
 where
     IbVelocity<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    WallLinks<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
 {
     /// Runs `entry` of step `step` with model `M`, `repeat` being the entry's repeat index.
     fn run_entry<M: Model>(
@@ -284,6 +295,15 @@ where
     {
         let gpu = &self.gpu;
         match stage {
+            FluidStage::WallLinks => match self.walls.as_mut() {
+                Some(walls) => walls.fill(
+                    gpu,
+                    self.pops.at_step(step),
+                    &mut self.lat.f,
+                    self.walls_slot,
+                ),
+                None => Ok(()),
+            },
             FluidStage::Sponge(layers) => self.sponge::<M>(layers, step),
             FluidStage::StreamCollide(layers) => self.interior::<M>(layers, step),
             FluidStage::Boundary => self.boundary::<M>(step, repeat, repeats, lane == Lane::Side),
@@ -390,6 +410,7 @@ where
     PlaneFields<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     Health<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     IbVelocity<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    WallLinks<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     StreamCollide<Bgk, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     StreamCollideBand<Bgk, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     StreamCollideSponge<Bgk, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
@@ -440,6 +461,9 @@ where
         }
         self.kept_band.clear();
         let step = self.step + 1;
+        if let Some(walls) = self.walls.as_mut() {
+            self.walls_slot = walls.begin(&self.gpu)?;
+        }
         if self.graph && self.halo.is_none() {
             with_model!(self.model, M => self.graphed_step::<M>(step))?;
         } else {
@@ -454,6 +478,9 @@ where
             }
             self.clock.end();
         }
+        if let Some(walls) = self.walls.as_mut() {
+            walls.end(step);
+        }
         self.step = step;
         if let Some(next) = self.lat.f_next.as_mut() {
             std::mem::swap(&mut self.lat.f, next);
@@ -467,13 +494,17 @@ where
     }
 
     fn take_forces(&mut self) -> Result<Vec<ForceSample>, FluidError> {
-        let Some(ib) = self.ib.as_mut() else {
-            return Ok(Vec::new());
-        };
-        let comm = self.halo.as_ref().map(|h| h.comm.clone() as Arc<dyn Comm>);
-        ib.drain(&self.gpu, comm.as_deref())?;
-        ib.check_overflow(&self.gpu)?;
-        Ok(std::mem::take(&mut ib.taken))
+        let mut rows = Vec::new();
+        if let Some(ib) = self.ib.as_mut() {
+            let comm = self.halo.as_ref().map(|h| h.comm.clone() as Arc<dyn Comm>);
+            ib.drain(&self.gpu, comm.as_deref())?;
+            ib.check_overflow(&self.gpu)?;
+            rows = std::mem::take(&mut ib.taken);
+        }
+        if let Some(walls) = self.walls.as_mut() {
+            rows.extend(walls.take(&self.gpu)?);
+        }
+        Ok(rows)
     }
 
     fn enable_pushes(&mut self, most: u32) -> Result<(), FluidError> {
@@ -588,7 +619,8 @@ where
 
     fn allocated_bytes(&self) -> u64 {
         let ib = self.ib.as_ref().map_or(0, |ib| ib.plan.bytes());
-        self.lat.bytes() + ib
+        let walls = self.walls.as_ref().map_or(0, |w| w.bytes());
+        self.lat.bytes() + ib + walls
     }
 
     fn synchronize(&mut self) -> Result<(), FluidError> {

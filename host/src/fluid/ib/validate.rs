@@ -2,6 +2,7 @@
 //! coupling's fixed choices were made on) and, in `validate`, the DFG cylinder benchmarks.
 
 use super::{Immersed, Motion, Primitive, Solid};
+use crate::fluid::scene::file::SolidBoundary;
 use crate::fluid::{scene, FluidBackend, FluidError, Setup};
 use murmur_common::lbm::CollisionModel;
 
@@ -157,6 +158,8 @@ pub struct DfgRun {
     /// The cylinder's centre moved by this much along x and y (cells): where it sits between
     /// the nodes.
     pub offset: [f64; 2],
+    /// How the cylinder meets the fluid.
+    pub boundary: SolidBoundary,
 }
 
 /// What a DFG run measured.
@@ -204,16 +207,18 @@ impl Dfg {
     /// The scene file of this case at `cells_per_d` cells per diameter, lattice velocity `u_lb`
     /// for `U_m`, collision `model`. 2D cases are one periodic cell deep.
     pub fn scene(self, cells_per_d: u32, u_lb: f64, model: CollisionModel) -> String {
-        self.scene_at(cells_per_d, u_lb, model, [0.0; 2])
+        self.scene_at(cells_per_d, u_lb, model, [0.0; 2], SolidBoundary::Immersed)
     }
 
-    /// [`Dfg::scene`] with the cylinder's centre moved by `offset` cells along x and y.
+    /// [`Dfg::scene`] with the cylinder's centre moved by `offset` cells along x and y, its
+    /// surface meeting the fluid by `boundary`.
     pub fn scene_at(
         self,
         cells_per_d: u32,
         u_lb: f64,
         model: CollisionModel,
         offset: [f64; 2],
+        boundary: SolidBoundary,
     ) -> String {
         let dx = 0.1 / cells_per_d as f64;
         let (size, profile, depth_faces, length, center_z) = match self {
@@ -243,13 +248,14 @@ impl Dfg {
              x_max = {{ type = \"outlet\" }}\n{depth_faces}\
              [[solids]]\nname = \"cylinder\"\n\
              shape = {{ type = \"cylinder\", radius = 0.05, length = {length}, caps = false }}\n\
-             position = [{x}, {y}, {center_z}]\n\
+             position = [{x}, {y}, {center_z}]\nboundary = \"{boundary}\"\n\
              [forces]\nreference_velocity = {umean}\nevery = 1000\n",
             name = self.name().replace(' ', "-").to_lowercase(),
             model = model.name(),
             um = self.u_max(),
             umean = self.u_mean(),
             ramp = 1.0,
+            boundary = boundary.name(),
         )
     }
 }
@@ -329,9 +335,13 @@ pub fn dfg(
     run: DfgRun,
     open: &mut crate::fluid::validate::Opener,
 ) -> Result<DfgResult, FluidError> {
-    let text = run
-        .case
-        .scene_at(run.cells_per_d, run.u_lb, run.model, run.offset);
+    let text = run.case.scene_at(
+        run.cells_per_d,
+        run.u_lb,
+        run.model,
+        run.offset,
+        run.boundary,
+    );
     let file = crate::fluid::scene::SceneFile::parse(&text).map_err(FluidError::Invalid)?;
     let scene = file.build()?;
     let units = scene.units;
@@ -540,6 +550,7 @@ pub fn run_all(
             seconds: 30.0,
             model,
             offset: [0.0; 2],
+            boundary: SolidBoundary::Immersed,
         },
         open,
     )?;
@@ -610,6 +621,7 @@ pub fn run_all(
             seconds: 12.0,
             model,
             offset: [0.0; 2],
+            boundary: SolidBoundary::Immersed,
         },
         open,
     )?;
@@ -669,6 +681,7 @@ pub fn run_all(
             seconds: 30.0,
             model,
             offset: [0.0; 2],
+            boundary: SolidBoundary::Immersed,
         },
         open,
     )?;

@@ -1,12 +1,14 @@
 //! From a scene file to a [`Scene`]: units, the domain and its faces, parameters, the initial
 //! state, force output, health bounds and the immersed solids, every value checked on the way.
 
-use super::file::{FaceConfig, Profile, SceneFile, FACE_KEYS};
+use super::file::{FaceConfig, Profile, SceneFile, SolidBoundary, FACE_KEYS};
 use super::geometry::{Boundary, Geometry};
 use super::{
     check_rates, check_stability, solids, ForceSettings, Health, Scene, MAX_MACH, WARN_MACH,
 };
 use crate::fluid::ib::shapes::{norm, unit};
+use crate::fluid::ib::Motion;
+use crate::fluid::walls::Walls;
 use crate::fluid::FluidError;
 use murmur_common::lbm::{Initial, Rates, Units};
 
@@ -378,7 +380,36 @@ impl SceneFile {
         }
 
         let built = solids::build(self, &units, &geometry, &forces)?;
-        setup.immersed.solids = built.solids;
+        let mut info = Vec::new();
+        let mut fixed = Vec::new();
+        for (i, (solid, line)) in built.solids.into_iter().zip(built.info).enumerate() {
+            match self.solids[i].boundary {
+                SolidBoundary::Immersed => {
+                    setup.immersed.solids.push(solid);
+                    info.push(line);
+                }
+                SolidBoundary::InterpolatedBounceBack => {
+                    if !matches!(solid.motion, Motion::Fixed) {
+                        return Err(invalid(format!(
+                            "solids[{i}] ({}): boundary = \"interpolated-bounce-back\" is for \
+                             fixed solids; a moving solid takes boundary = \"immersed\"",
+                            solid.name
+                        )));
+                    }
+                    fixed.push((i, solid));
+                }
+            }
+        }
+        if !fixed.is_empty() {
+            let (index, solids): (Vec<usize>, Vec<_>) = fixed.into_iter().unzip();
+            let names: Vec<String> = solids.iter().map(|s| s.name.clone()).collect();
+            let periodic = geometry.periodic();
+            let walls = Walls::build(solids, setup.lattice(), periodic, &mut setup.flags)
+                .map_err(|(k, e)| invalid(format!("solids[{}] ({}): {e}", index[k], names[k])))?;
+            info.extend(walls.info());
+            warnings.extend(walls.warnings());
+            setup.walls = walls;
+        }
         setup.immersed.spread = self.spread()?;
         warnings.extend(built.warnings);
 
@@ -396,7 +427,7 @@ impl SceneFile {
             units,
             setup,
             warnings,
-            info: built.info,
+            info,
             forces,
             health,
             inlet: crate::fluid::inlet::InletSchedule {

@@ -277,6 +277,7 @@ impl Geometry {
             graph: false,
             layer_kernel: false,
             immersed: Default::default(),
+            walls: Default::default(),
         };
         setup.immersed.periodic = self.periodic();
         Ok(setup)

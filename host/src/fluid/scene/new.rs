@@ -166,6 +166,7 @@ impl SolidConfig {
             spacing: None,
             samples_per_cell: None,
             seed: file::one_u64(),
+            boundary: Default::default(),
         }
     }
 

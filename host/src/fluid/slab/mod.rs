@@ -70,6 +70,13 @@ impl SlabPlan {
         let dims = [global.nx, global.ny, global.nz];
         let longest = *dims.iter().max().unwrap_or(&0);
         let axis = (0..3).rev().find(|&a| dims[a] == longest).unwrap_or(2);
+        if !setup.walls.is_empty() {
+            return Err(FluidError::Invalid(
+                "solids with boundary = \"interpolated-bounce-back\" run on one lattice; on \
+                 several ranks use boundary = \"immersed\""
+                    .into(),
+            ));
+        }
         if !setup.immersed.is_empty()
             && setup.immersed.spread != super::ib::spread::IbSpread::Scatter
         {
