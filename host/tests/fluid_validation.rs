@@ -44,12 +44,13 @@ fn ghia_scoring_is_zero_on_ghia_and_grows_with_a_perturbation() {
 #[test]
 fn immersed_boundary_quick_rows_meet_their_targets() {
     // `murmur fluid validate --quick`'s immersed-boundary rows: Couette flow, DFG 2D-1 at 20
-    // cells per diameter, the Galilean check at 8 (a few minutes on 2 cores).
+    // cells per diameter (the immersed cylinder, then the cylinder of cut links with
+    // interpolated bounce-back), the Galilean check at 8 (a few minutes on 2 cores).
     let mut open = cpu();
     let rows =
         murmur::internals::fluid::ib::validate::run_all(&mut open as &mut Opener, true, |_| {})
             .unwrap();
-    assert_eq!(rows.len(), 4);
+    assert_eq!(rows.len(), 5);
     for r in &rows {
         assert!(r.passed(), "{r:?}");
     }

@@ -718,7 +718,10 @@ mod tests {
             let plan = FluidPlan::new(&i);
             assert_eq!(plan.names()[0], "wall_links");
             assert_eq!(timed(&plan)[0], "wall_links");
-            assert_eq!(plan.names().iter().filter(|n| **n == "wall_links").count(), 1);
+            assert_eq!(
+                plan.names().iter().filter(|n| **n == "wall_links").count(),
+                1
+            );
         }
     }
 

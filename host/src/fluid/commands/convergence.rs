@@ -13,11 +13,7 @@ use murmur_common::lbm::CollisionModel;
 use std::io::Write;
 use std::path::PathBuf;
 
-/// The drag coefficients the ladder converges to: Bayraktar, Mierka & Turek, "Benchmark
-/// computations of 3D laminar flow around a cylinder with CFX, OpenFOAM and FeatFlow", Int. J.
-/// Comput. Sci. Eng. 7 (2012) 253-266.
-pub const REFERENCE_2D_1: f64 = 5.57954;
-pub const REFERENCE_3D_1Z: f64 = 6.18533;
+pub use crate::fluid::ib::validate::{REFERENCE_2D_1, REFERENCE_3D_1Z};
 
 /// A case of the ladder.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
