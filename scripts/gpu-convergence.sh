@@ -21,7 +21,7 @@ if want checks; then
     [ -f dist/gpu/tests/$t.xz ] || { echo "no dist/gpu/tests/$t.xz"; continue; }
     section "GPU test: $t"
     xz -dc dist/gpu/tests/$t.xz > "$T/$t" && chmod +x "$T/$t"
-    timeout 300 "$T/$t" --ignored --test-threads=1 2>&1 | grep -E "^(test |test result)|panicked|FAILED|assert" || status=1
+    timeout ${TEST_TIMEOUT:-300} "$T/$t" --ignored --test-threads=1 ${TEST_FILTER:-} 2>&1 | grep -E "^(test |test result)|panicked|FAILED|assert" || status=1
   done
 fi
 for w in ${BOUNDARIES:-interpolated-bounce-back immersed}; do

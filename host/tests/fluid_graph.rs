@@ -132,7 +132,7 @@ fn every_step_launched_as_a_graph_stores_the_bits_of_one_launched_stage_by_stage
                         let graphed = run(&setup, true, 14, ramp, false);
                         check(&what, &plain, &graphed);
                         assert_eq!(graphed.2, 14, "{what}");
-                        let solids = !setup.immersed.solids.is_empty();
+                        let solids = setup.force_solids().next().is_some();
                         assert_eq!(!graphed.0.forces.is_empty(), solids, "{what}");
                         scenes += 1;
                         with_solids += usize::from(solids);

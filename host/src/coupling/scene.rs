@@ -114,7 +114,7 @@ impl SceneFlocks {
     ) -> Result<SceneFlocks, FluidError> {
         let frame = frame(scene);
         let bounds = bounds(scene);
-        let solids = scene.setup.immersed.solids.clone();
+        let solids: Vec<_> = scene.setup.force_solids().cloned().collect();
         let t0 = backend.step_count() as f64;
         // The meshes' grids reach as far as the farthest-seeing flock (within the domain).
         let most = frame.extent.iter().copied().fold(0.0, f64::max);

@@ -229,7 +229,8 @@ pub fn torus_case(
     let specs = super::scene::read_flocks(&flock).map_err(FluidError::Invalid)?;
     let mut fluid = open(&built.setup)?;
     let mut flocks = super::scene::SceneFlocks::open(&specs, &built, fluid.as_mut())?;
-    let solids = &built.setup.immersed.solids;
+    let solids: Vec<_> = built.setup.force_solids().cloned().collect();
+    let solids = &solids;
     let distances = super::distance::SolidDistances::of(solids, 0.0);
     let mut inside = 0u64;
     let bar = crate::backend::progress_bar(steps, "step", show);
