@@ -4,7 +4,7 @@
 
 use super::moments::moment_index as mi;
 use super::params::{LbmParams, Rates};
-use super::{acm_mrt, bgk, forcing, moments, rm_mrt, CollisionModel, Q};
+use super::{acm_mrt, bgk, forcing, les, moments, rm_mrt, CollisionModel, Q};
 use crate::math::fma;
 
 /// A collision operator: relaxes 27 populations of density `rho` and velocity `u` in place.
@@ -97,24 +97,31 @@ pub(crate) fn relax_second_order(m: &mut [f32; Q], eq: &[f32; Q], shear: f32, bu
 /// `f + S/2 -> collide -> + S/2`. Returns `(rho, u)`.
 #[inline(always)]
 pub fn collide<M: Model>(f: &mut [f32; Q], p: &LbmParams) -> (f32, [f32; 3]) {
-    collide_with::<M>(f, &p.rates, p.force, p.has_force != 0)
+    collide_with::<M>(f, &p.rates, p.force, p.has_force != 0, p.smagorinsky)
 }
 
 /// The collision with rates `rates` and body force density `force`, its source term applied
-/// when `has_force`.
+/// when `has_force`; with `smagorinsky > 0` ([`LbmParams::smagorinsky`]) the shear rate is the
+/// cell's own, the subgrid model's ([`les::smagorinsky_rates`]): a branch the whole launch
+/// takes alike.
 #[inline(always)]
 pub fn collide_with<M: Model>(
     f: &mut [f32; Q],
     rates: &Rates,
     force: [f32; 3],
     has_force: bool,
+    smagorinsky: f32,
 ) -> (f32, [f32; 3]) {
     let (rho, j) = moments::density_momentum(f);
     let u = moments::velocity(rho, j, force);
+    let mut rates = *rates;
+    if smagorinsky > 0.0 {
+        rates = les::smagorinsky_rates(f, rho, u, force, &rates, smagorinsky);
+    }
     if has_force {
         forcing::add_half_source(f, u, force);
     }
-    M::collide(f, rho, u, rates);
+    M::collide(f, rho, u, &rates);
     if has_force {
         forcing::add_half_source(f, u, force);
     }

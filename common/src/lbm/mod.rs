@@ -52,6 +52,7 @@ pub mod health;
 pub mod ib;
 pub mod init;
 pub mod layout;
+pub mod les;
 pub mod links;
 pub mod listed;
 pub mod moments;

@@ -125,6 +125,10 @@ pub struct LbmParams {
     pub sponge_start: f32,
     /// One over the layer's signed thickness: strength `((x - start) inv)^2`, 1 at the outlet.
     pub sponge_inv: f32,
+    /// The Smagorinsky subgrid model's factor `18 sqrt(2) C_s^2` ([`super::les`]); 0: no
+    /// subgrid model.
+    pub smagorinsky: f32,
+    pub _pad1: u32,
 }
 
 const _: () = assert!(core::mem::size_of::<Face>() == 48);
@@ -144,6 +148,8 @@ impl LbmParams {
             sponge_axis: 3,
             sponge_start: 0.0,
             sponge_inv: 0.0,
+            smagorinsky: 0.0,
+            _pad1: 0,
         }
     }
 

@@ -165,7 +165,7 @@ pub(super) unsafe fn finish<M: Model, S: Storage, const BAND: bool>(
     rates: &super::Rates,
 ) -> [f32; 3] {
     let (force, has_force) = total_force::<BAND>(&a.p, &a.band, cell);
-    let (_rho, u) = collide_with::<M>(f, rates, force, has_force);
+    let (_rho, u) = collide_with::<M>(f, rates, force, has_force, a.p.smagorinsky);
     a.pops.store(a.dst, cell, f);
     u
 }

@@ -6,6 +6,7 @@
 //! cell-type byte ([`bytes_per_update`]); the bandwidth reference is the best of a few
 //! device-to-device copies of a buffer the size of the populations on the same backend.
 
+use super::scene::file::{Les, DEFAULT_SMAGORINSKY};
 use super::scene::taylor_green;
 use super::timed::{timed_steps, StepOptions, WARMUP_STEPS};
 use super::validate::Opener;
@@ -27,6 +28,8 @@ pub const fn bytes_per_cell(storage: StorageKind, streaming: Streaming) -> u64 {
 #[derive(Clone, Debug)]
 pub struct BenchResult {
     pub model: CollisionModel,
+    /// The subgrid model the step ran with.
+    pub les: Les,
     pub storage: StorageKind,
     pub streaming: Streaming,
     pub layout: Layout,
@@ -44,14 +47,18 @@ pub struct BenchResult {
     pub gpu_timed: bool,
 }
 
-/// Measures `model` on an `n^3` periodic box for `steps` steps.
+/// Measures `model` with subgrid model `les` on an `n^3` periodic box for `steps` steps.
 pub fn bench_one(
     open: &mut Opener,
     model: CollisionModel,
+    les: Les,
     n: u32,
     steps: u64,
 ) -> Result<BenchResult, FluidError> {
-    let setup = taylor_green(n, n, 0.05, 0.01, model)?;
+    let mut setup = taylor_green(n, n, 0.05, 0.01, model)?;
+    if les == Les::Smagorinsky {
+        setup.params.smagorinsky = murmur_common::lbm::les::factor(DEFAULT_SMAGORINSKY);
+    }
     let mut b = open(&setup)?;
     let storage = b.storage();
     let allocated = b.allocated_bytes();
@@ -61,6 +68,7 @@ pub fn bench_one(
     let mlups = setup.lattice().cells() as f64 / ms / 1e3;
     Ok(BenchResult {
         model,
+        les,
         storage,
         streaming: b.streaming(),
         layout: b.layout(),
@@ -84,9 +92,13 @@ pub fn table(results: &[BenchResult]) -> String {
     );
     for r in results {
         s += &format!(
-            "| {} | {} | {} | {} | {n}^3 | {} | {:.3} | {:.1} | {} | {:.1} | {:.1} | {:.1} % | {:.1} MiB \
+            "| {}{} | {} | {} | {} | {n}^3 | {} | {:.3} | {:.1} | {} | {:.1} | {:.1} | {:.1} % | {:.1} MiB \
              ({:.1} B/cell) |\n",
             r.model.name(),
+            match r.les {
+                Les::None => "",
+                Les::Smagorinsky => " + smagorinsky",
+            },
             r.storage.name(),
             r.streaming.name(),
             r.layout.describe(),

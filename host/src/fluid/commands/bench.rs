@@ -36,11 +36,15 @@ pub fn bench(a: &BenchArgs) -> Result<()> {
             };
             let mut open = opener(a.backend, Some(stored));
             for &n in &a.sizes {
-                for m in models(&a.models) {
-                    let r = bench_one(&mut open as &mut Opener, m, n, a.steps)?;
+                for (m, &les) in models(&a.models)
+                    .into_iter()
+                    .flat_map(|m| a.les.iter().map(move |l| (m, l)))
+                {
+                    let r = bench_one(&mut open as &mut Opener, m, les, n, a.steps)?;
                     eprintln!(
-                        "  {} {} {} {} {n}^3: {:.0} MLUPs/s",
+                        "  {} ({}) {} {} {} {n}^3: {:.0} MLUPs/s",
                         m.name(),
+                        les.name(),
                         storage.name(),
                         streaming.name(),
                         layout.describe(),

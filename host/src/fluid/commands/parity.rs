@@ -129,6 +129,9 @@ pub fn parity_setups(model: CollisionModel) -> Result<Vec<(&'static str, Setup)>
     let mut duct_z =
         scene::Geometry::duct_z([16, 16, 40]).setup(Rates::from_viscosity(0.02), model)?;
     duct_z.mark_outlet_layer(5, 8);
+    // The subgrid model where the force's correction matters: a body-force channel.
+    let mut les = scene::poiseuille(32, 0.05, 0.1, model)?;
+    les.params.smagorinsky = murmur_common::lbm::les::factor(0.16);
     Ok(vec![
         (
             "taylor-green 32x32x8",
@@ -148,6 +151,7 @@ pub fn parity_setups(model: CollisionModel) -> Result<Vec<(&'static str, Setup)>
             duct,
         ),
         ("duct 18x18x42 along z (outlet layer)", duct_z),
+        ("poiseuille 32 (force, Smagorinsky C_s 0.16)", les),
         (
             "sphere moving through a periodic 32^3 box (IB)",
             moving_sphere(model)?,

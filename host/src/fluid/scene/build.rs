@@ -352,6 +352,7 @@ impl SceneFile {
         let (geometry, w, ramp) = self.geometry(&units)?;
         warnings.extend(w);
         let mut setup = geometry.setup(rates, self.collision)?;
+        setup.params.smagorinsky = self.les_factor()?;
 
         let a = self.body_force.acceleration;
         finite_vec("body_force.acceleration", a)?;
@@ -435,6 +436,21 @@ impl SceneFile {
                 gust: self.gust(&units)?,
             },
         })
+    }
+
+    /// The subgrid model's factor for the kernels ([`murmur_common::lbm::les::factor`]; 0 without
+    /// one).
+    fn les_factor(&self) -> Result<f32, FluidError> {
+        let cs = self.lattice.smagorinsky;
+        match self.lattice.les {
+            super::file::Les::None => Ok(0.0),
+            super::file::Les::Smagorinsky if cs.is_finite() && cs > 0.0 && cs <= 1.0 => {
+                Ok(murmur_common::lbm::les::factor(cs))
+            }
+            super::file::Les::Smagorinsky => Err(invalid(format!(
+                "lattice.smagorinsky must be a number in (0, 1] (0.1 to 0.2 are usual), got {cs}"
+            ))),
+        }
     }
 
     /// Writes the initial velocity (uniform plus the Taylor-Green vortex) into the fluid cells.

@@ -103,6 +103,44 @@ pub struct LatticeConfig {
     /// ACM-MRT limiter lambda.
     #[serde(default = "default_lambda")]
     pub acm_lambda: f32,
+    /// Subgrid model: `none` or `smagorinsky`.
+    #[serde(default, skip_serializing_if = "Les::is_none")]
+    pub les: Les,
+    /// The Smagorinsky constant `C_s` (with `les = "smagorinsky"`).
+    #[serde(default = "default_smagorinsky")]
+    pub smagorinsky: f32,
+}
+
+/// A subgrid model of the eddies the grid does not resolve.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Les {
+    /// None: the grid resolves the flow.
+    #[default]
+    None,
+    /// Smagorinsky's eddy viscosity from each cell's non-equilibrium stress.
+    Smagorinsky,
+}
+
+impl Les {
+    fn is_none(&self) -> bool {
+        *self == Les::None
+    }
+
+    /// The name a scene writes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Les::None => "none",
+            Les::Smagorinsky => "smagorinsky",
+        }
+    }
+}
+
+/// The default Smagorinsky constant.
+pub const DEFAULT_SMAGORINSKY: f32 = 0.1;
+
+fn default_smagorinsky() -> f32 {
+    DEFAULT_SMAGORINSKY
 }
 
 pub(super) fn default_u_lb() -> f64 {

@@ -85,6 +85,8 @@ impl LatticeConfig {
             bulk_rate: Rates::DEFAULT_BULK,
             high_rate: Rates::DEFAULT_HIGH,
             acm_lambda: Rates::DEFAULT_LAMBDA,
+            les: Default::default(),
+            smagorinsky: file::DEFAULT_SMAGORINSKY,
         }
     }
 
