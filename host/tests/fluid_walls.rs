@@ -1,7 +1,7 @@
 //! Fixed solids with interpolated bounce-back on the CPU reference: links cut at the exact
 //! surface (a sphere's, a mesh box's against the same box as a primitive), halfway links equal
-//! to plain bounce-back bit for bit, both streaming schemes storing the same results, and the
-//! scene's refusals. The CUDA twins are in `fluid_gpu_parity.rs` (the setup is one of
+//! to plain bounce-back bit for bit, both streaming schemes storing the same results, a resumed
+//! run going on bit for bit, and the scene's refusals. The CUDA twins are in `fluid_gpu_parity.rs` (the setup is one of
 //! `parity_setups`).
 
 mod support;
@@ -241,4 +241,42 @@ fn scenes_refuse_what_cut_links_cannot_do_in_one_line() {
         &["fluid", "run", bad.to_str().unwrap(), "--steps", "1"],
         "boundary",
     );
+}
+
+/// A run with cut links captured after its forces are taken (as the run commands take them
+/// before a checkpoint) and restored into a new backend goes on bit for bit: the stage rewrites
+/// the solid nodes' slots before every step.
+#[test]
+fn a_run_with_cut_links_resumes_bit_for_bit() {
+    use murmur::internals::fluid::state;
+    let force_bits = |rows: &[murmur::internals::fluid::forces::ForceSample]| -> Vec<u64> {
+        rows.iter()
+            .flat_map(|r| r.force.into_iter().chain(r.torque).map(f64::to_bits))
+            .collect()
+    };
+    for streaming in [Streaming::Pull, Streaming::InPlace] {
+        let mut setup = cut_solids(CollisionModel::AcmMrt).unwrap();
+        setup.streaming = Some(streaming);
+        let mut straight = run(&setup, 17);
+        let want = force_bits(&straight.take_forces().unwrap());
+        let mut first = run(&setup, 9);
+        let mut rows = first.take_forces().unwrap();
+        let captured = state::capture(first.as_mut(), 4096).unwrap();
+        drop(first);
+        let mut second = murmur::internals::fluid::cpu::open(&setup).unwrap();
+        state::restore(second.as_mut(), &captured, 4096).unwrap();
+        for _ in 0..8 {
+            second.step().unwrap();
+        }
+        rows.extend(second.take_forces().unwrap());
+        assert_eq!(force_bits(&rows), want, "{streaming:?}: forces differ");
+        assert!(
+            field_bits(second.as_mut()) == field_bits(straight.as_mut()),
+            "{streaming:?}: fields differ"
+        );
+        let bits = |b: &mut Box<dyn FluidBackend>| -> Vec<u32> {
+            b.populations().unwrap().iter().map(|x| x.to_bits()).collect()
+        };
+        assert!(bits(&mut second) == bits(&mut straight), "{streaming:?}: populations differ");
+    }
 }
