@@ -275,8 +275,15 @@ fn a_run_with_cut_links_resumes_bit_for_bit() {
             "{streaming:?}: fields differ"
         );
         let bits = |b: &mut Box<dyn FluidBackend>| -> Vec<u32> {
-            b.populations().unwrap().iter().map(|x| x.to_bits()).collect()
+            b.populations()
+                .unwrap()
+                .iter()
+                .map(|x| x.to_bits())
+                .collect()
         };
-        assert!(bits(&mut second) == bits(&mut straight), "{streaming:?}: populations differ");
+        assert!(
+            bits(&mut second) == bits(&mut straight),
+            "{streaming:?}: populations differ"
+        );
     }
 }
