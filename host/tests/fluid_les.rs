@@ -1,6 +1,9 @@
 //! The Smagorinsky subgrid model on the CPU reference: a decaying 2D Taylor-Green vortex loses
 //! its energy faster by the eddy viscosity the model predicts, for every collision model; the
-//! CUDA twin is a scene of `parity_setups` (`fluid_gpu_parity.rs`).
+//! CUDA twin is a scene of `parity_setups` (`fluid_gpu_parity.rs`). A constant out of range is
+//! refused in one line.
+
+mod support;
 
 use murmur::internals::fluid::scene::taylor_green;
 use murmur::internals::fluid::FluidBackend;
@@ -73,4 +76,28 @@ fn a_tiny_constant_changes_nothing_measurable() {
     let plain = decay_rate(CollisionModel::Bgk, 0.05, 0.01, 0.0);
     let tiny = decay_rate(CollisionModel::Bgk, 0.05, 0.01, 1e-4);
     assert!((tiny / plain - 1.0).abs() < 1e-5, "{plain} {tiny}");
+}
+
+#[test]
+fn a_constant_out_of_range_is_refused_in_one_line() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../assets/fluid/taylor-green.toml"
+    ))
+    .unwrap();
+    for (cs, expect) in [
+        ("0.7", "lattice.smagorinsky must be a number in (0, 0.5]"),
+        ("0", "lattice.smagorinsky must be a number in (0, 0.5]"),
+    ] {
+        let scene = text.replace(
+            "[lattice]",
+            &format!("[lattice]\nles = \"smagorinsky\"\nsmagorinsky = {cs}"),
+        );
+        let path = support::tmp("les", &format!("cs-{cs}.toml"));
+        std::fs::write(&path, scene).unwrap();
+        support::assert_one_line_failure(
+            &["fluid", "run", path.to_str().unwrap(), "--steps", "1"],
+            expect,
+        );
+    }
 }

@@ -287,3 +287,30 @@ fn a_run_with_cut_links_resumes_bit_for_bit() {
         );
     }
 }
+
+#[test]
+fn an_open_mesh_is_refused_in_one_line() {
+    // A box without its top: no inside, so no link has a defined crossing.
+    let dir = support::tmp("walls", "open-mesh");
+    std::fs::create_dir_all(&dir).unwrap();
+    let obj = "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0 0 1\nv 1 0 1\nv 1 1 1\nv 0 1 1\n\
+               f 1 3 2\nf 1 4 3\nf 1 2 6\nf 1 6 5\nf 2 3 7\nf 2 7 6\nf 3 4 8\nf 3 8 7\n\
+               f 4 1 5\nf 4 5 8\n";
+    std::fs::write(dir.join("open.obj"), obj).unwrap();
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../assets/fluid/obstacle.toml"
+    ))
+    .unwrap()
+    .replace(
+        "shape = { type = \"sphere\", radius = 0.05 }",
+        "shape = { type = \"mesh\", file = \"open.obj\" }\nscale = 0.05\nreference_area = 0.0025\n\
+         boundary = \"interpolated-bounce-back\"",
+    );
+    let path = dir.join("scene.toml");
+    std::fs::write(&path, text).unwrap();
+    support::assert_one_line_failure(
+        &["fluid", "run", path.to_str().unwrap(), "--steps", "1"],
+        "needs a closed surface",
+    );
+}

@@ -444,11 +444,11 @@ impl SceneFile {
         let cs = self.lattice.smagorinsky;
         match self.lattice.les {
             super::file::Les::None => Ok(0.0),
-            super::file::Les::Smagorinsky if cs.is_finite() && cs > 0.0 && cs <= 1.0 => {
+            super::file::Les::Smagorinsky if cs.is_finite() && cs > 0.0 && cs <= 0.5 => {
                 Ok(murmur_common::lbm::les::factor(cs))
             }
             super::file::Les::Smagorinsky => Err(invalid(format!(
-                "lattice.smagorinsky must be a number in (0, 1] (0.1 to 0.2 are usual), got {cs}"
+                "lattice.smagorinsky must be a number in (0, 0.5] (0.1 to 0.2 are usual), got {cs}"
             ))),
         }
     }
