@@ -2,6 +2,7 @@
 //! name the key path (`solids[0].shape`) and the line.
 
 use super::super::FluidError;
+pub use super::choices::{Les, SolidBoundary, DEFAULT_SMAGORINSKY};
 use murmur_common::lbm::{CollisionModel, Rates};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -110,34 +111,6 @@ pub struct LatticeConfig {
     #[serde(default = "default_smagorinsky")]
     pub smagorinsky: f32,
 }
-
-/// A subgrid model of the eddies the grid does not resolve.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum Les {
-    /// None: the grid resolves the flow.
-    #[default]
-    None,
-    /// Smagorinsky's eddy viscosity from each cell's non-equilibrium stress.
-    Smagorinsky,
-}
-
-impl Les {
-    fn is_none(&self) -> bool {
-        *self == Les::None
-    }
-
-    /// The name a scene writes.
-    pub fn name(self) -> &'static str {
-        match self {
-            Les::None => "none",
-            Les::Smagorinsky => "smagorinsky",
-        }
-    }
-}
-
-/// The default Smagorinsky constant.
-pub const DEFAULT_SMAGORINSKY: f32 = 0.1;
 
 fn default_smagorinsky() -> f32 {
     DEFAULT_SMAGORINSKY
@@ -364,31 +337,6 @@ pub struct SolidConfig {
     /// `interpolated-bounce-back` (fixed solids: second-order walls on the cut links).
     #[serde(default, skip_serializing_if = "SolidBoundary::is_immersed")]
     pub boundary: SolidBoundary,
-}
-
-/// How a solid's surface meets the fluid.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum SolidBoundary {
-    /// The immersed boundary: surface samples force the fluid (any motion).
-    #[default]
-    Immersed,
-    /// Interpolated bounce-back on the cut links (Bouzidi et al. 2001; fixed solids only).
-    InterpolatedBounceBack,
-}
-
-impl SolidBoundary {
-    fn is_immersed(&self) -> bool {
-        *self == SolidBoundary::Immersed
-    }
-
-    /// The name a scene writes.
-    pub fn name(self) -> &'static str {
-        match self {
-            SolidBoundary::Immersed => "immersed",
-            SolidBoundary::InterpolatedBounceBack => "interpolated-bounce-back",
-        }
-    }
 }
 
 pub(super) fn unit() -> f64 {

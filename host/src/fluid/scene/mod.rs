@@ -6,6 +6,7 @@
 //! the lattice-unit builders shared with the validation cases.
 
 mod build;
+mod choices;
 pub mod file;
 pub mod geometry;
 pub mod health;

@@ -1,0 +1,57 @@
+//! The scene's named choices of a model: how a solid's surface meets the fluid, the subgrid
+//! model and its default constant.
+
+use serde::{Deserialize, Serialize};
+
+/// How a solid's surface meets the fluid.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum SolidBoundary {
+    /// The immersed boundary: surface samples force the fluid (any motion).
+    #[default]
+    Immersed,
+    /// Interpolated bounce-back on the cut links (Bouzidi et al. 2001; fixed solids only).
+    InterpolatedBounceBack,
+}
+
+impl SolidBoundary {
+    pub(super) fn is_immersed(&self) -> bool {
+        *self == SolidBoundary::Immersed
+    }
+
+    /// The name a scene writes.
+    pub fn name(self) -> &'static str {
+        match self {
+            SolidBoundary::Immersed => "immersed",
+            SolidBoundary::InterpolatedBounceBack => "interpolated-bounce-back",
+        }
+    }
+}
+
+/// A subgrid model of the eddies the grid does not resolve.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Les {
+    /// None: the grid resolves the flow.
+    #[default]
+    None,
+    /// Smagorinsky's eddy viscosity from each cell's non-equilibrium stress.
+    Smagorinsky,
+}
+
+impl Les {
+    pub(super) fn is_none(&self) -> bool {
+        *self == Les::None
+    }
+
+    /// The name a scene writes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Les::None => "none",
+            Les::Smagorinsky => "smagorinsky",
+        }
+    }
+}
+
+/// The default Smagorinsky constant.
+pub const DEFAULT_SMAGORINSKY: f32 = 0.1;
