@@ -257,6 +257,8 @@ macro_rules! kernel_table {
                 lbm::Health<$s> => concat!("lbm_health_", $sname, $stream),
                 lbm::IbVelocity<$s> => concat!("ib_velocity_", $sname, $stream),
                 crate::lbm::links::WallLinks<$s> => concat!("lbm_wall_links_", $sname, $stream),
+                crate::lbm::statistics::Statistics<$s> =>
+                    concat!("lbm_statistics_", $sname, $stream),
                 render::PlaneFields<$s> => concat!("fluid_plane_fields_", $sname, $stream),
             )*
             $(

@@ -6,8 +6,8 @@
 
 use crate::thread::{
     ballot, block, grid_dim, grid_stride, index, index_below, lanemask_lt, lattice_cell, lds,
-    lds_u64, match_any, red_add_u64, shared, shared_add_u64, shared_addr, shfl_idx, sts, sts_u64,
-    sync, sync_warp, tid, warp_max, warp_sum_u64,
+    lds_u64, match_any, red_add_f64, red_add_u64, shared, shared_add_u64, shared_addr, shfl_idx,
+    sts, sts_u64, sync, sync_warp, tid, warp_max, warp_sum_f64, warp_sum_u64,
 };
 use core::mem::offset_of;
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
@@ -23,6 +23,7 @@ use murmur_common::lbm::ib::band::{pass_index_of, BRICK_CELLS};
 use murmur_common::lbm::ib::stages::{self, record_fixed, record_index, Reaction, NO_NODE};
 use murmur_common::lbm::ib::{binned, gather};
 use murmur_common::lbm::links::{self, WallLinks};
+use murmur_common::lbm::statistics::{self as stats, Statistics};
 use murmur_common::lbm::{
     cell_fields, init_cell, store_fields, stream_collide_interior, stream_collide_interior_band,
     stream_collide_layer, stream_collide_listed, stream_collide_sponge,
@@ -109,6 +110,43 @@ macro_rules! storage_kernels {
                         }
                     }
                     s += 1;
+                }
+            }
+
+            /// Stage `statistics` (every K steps from a start step): each fluid cell's sample
+            /// added into the sums ([`murmur_common::lbm::statistics`]). Whole fields: each
+            /// thread its own key. Profiles: per distinct key of the warp, a warp sum and one
+            /// atomic add per value.
+            #[export_name = concat!("lbm_statistics_", $sname, $stream)]
+            pub unsafe extern "ptx-kernel" fn statistics(a: Statistics<$storage>) {
+                let cell = index();
+                let (key, values) = if (cell as u64) < a.p.lattice.cells() as u64 {
+                    stats::cell_sample(&a, cell)
+                } else {
+                    (stats::NO_KEY, [0.0; stats::VALUES])
+                };
+                if a.reduce.is_fields() {
+                    if key != stats::NO_KEY {
+                        stats::add_own(&a, key, &values);
+                    }
+                    return;
+                }
+                let lane = crate::thread::tid() & 31;
+                let keys = a.reduce.keys();
+                let mut pending = ballot(key != stats::NO_KEY);
+                while pending != 0 {
+                    let leader = pending.trailing_zeros();
+                    let k = shfl_idx(key, leader);
+                    let mine = key == k;
+                    let mut v = 0;
+                    while v < stats::VALUES {
+                        let sum = warp_sum_f64(if mine { values[v] } else { 0.0 });
+                        if lane == leader {
+                            red_add_f64(a.sums.at(v * keys + k as usize), sum);
+                        }
+                        v += 1;
+                    }
+                    pending &= !ballot(mine);
                 }
             }
 

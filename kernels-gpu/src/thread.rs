@@ -75,6 +75,40 @@ pub unsafe fn warp_sum_u64(mut value: u64) -> u64 {
     value
 }
 
+/// Sum of `value` over the full warp, by butterfly shuffles of its two halves (every lane
+/// gets the same sum: each step adds the same two numbers on both lanes of a pair).
+///
+/// # Safety
+/// All 32 lanes of the warp call it together (full mask).
+#[inline(always)]
+pub unsafe fn warp_sum_f64(mut value: f64) -> f64 {
+    let mut m = 16;
+    while m > 0 {
+        let bits = value.to_bits();
+        let lo = nvvm_shfl_bfly(0xffff_ffff, bits as u32, m, 0x1f);
+        let hi = nvvm_shfl_bfly(0xffff_ffff, (bits >> 32) as u32, m, 0x1f);
+        value += f64::from_bits((hi as u64) << 32 | lo as u64);
+        m >>= 1;
+    }
+    value
+}
+
+/// `red.global.add.f64`: adds `value` to the `f64` at `p` atomically, without returning the
+/// old value.
+///
+/// # Safety
+/// `p` is an 8-byte aligned `f64` of global memory.
+#[inline(always)]
+pub unsafe fn red_add_f64(p: *mut f64, value: f64) {
+    // The value travels in a `.b64` register; a scoped `.f64` one gives the add its type.
+    core::arch::asm!(
+        "{{ .reg .f64 t; mov.b64 t, {v}; red.global.add.f64 [{p}], t; }}",
+        p = in(reg64) p,
+        v = in(reg64) value.to_bits(),
+        options(nostack)
+    );
+}
+
 /// `red.global.add.u64`: adds `value` to the word at `p` atomically (wrapping), without
 /// returning the old value. Global, not generic: a generic `red` first asks the address's space
 /// (a `QSPC` in the SASS); a generic pointer to global memory is its global address.

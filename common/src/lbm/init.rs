@@ -7,7 +7,8 @@ use crate::math::sin_cos;
 /// optional Taylor-Green vortex in the x-y plane,
 /// `ux += A sin(kx') cos(ky')`, `uy -= A cos(kx') sin(ky')`,
 /// `rho = 1 - 3/4 A^2 (cos 2kx' + cos 2ky')` (the exact solution's pressure), with
-/// `x' = x - offset_x`, `y' = y - offset_y` in cells. Other cells start at rest with density 1.
+/// `x' = x - offset_x`, `y' = y - offset_y` in cells, plus an optional start of a turbulent
+/// channel ([`ChannelStart`]). Other cells start at rest with density 1.
 /// `#[repr(C)]`: part of the kernel parameters.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -20,6 +21,99 @@ pub struct Initial {
     /// Phase origin of the vortex along x and y (cells).
     pub offset: [f32; 2],
     pub _pad: u32,
+    /// A turbulent channel's start (its `centre` 0: none).
+    pub channel: ChannelStart,
+}
+
+/// The start of a turbulent channel along x between walls across y, periodic in x and z
+/// (lattice units): a plug-like mean profile `U_c (1 - eta^6)` (`eta` the distance from the
+/// centre plane over the half height `h`; its bulk velocity is `6/7 U_c`, near the turbulent
+/// channel's `U_b / U_c` of 0.86), and on it finite-amplitude near-wall streaks: streamwise
+/// velocity streaks `cos(beta z)` with streamwise vortices `(v, w)` modulated by `sin(alpha x)`,
+/// all under the envelope `s (1 - s)^4 / 0.08192` (1 at `s = d / h = 0.2`, `d` the distance to
+/// the nearer wall), and a small counter-based noise that breaks every symmetry. The
+/// wavenumbers are whole multiples of the box's, so the start is periodic. The noise comes
+/// from [`crate::rng::uniform`] of the cell's coordinates: the same bits on CPU and GPU.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ChannelStart {
+    /// Centre-plane velocity `U_c` (0: no channel start).
+    pub centre: f32,
+    /// Half height `h`, cells.
+    pub half: f32,
+    /// The lower wall's coordinate (the wall lies halfway between a wall cell and a fluid cell).
+    pub wall: f32,
+    /// The streaks' amplitude, lattice velocity.
+    pub streak: f32,
+    /// Spanwise and streamwise wavenumbers of the streaks, radians per cell.
+    pub beta: f32,
+    pub alpha: f32,
+    /// Amplitude of the noise, lattice velocity.
+    pub noise: f32,
+    pub _pad: u32,
+}
+
+impl ChannelStart {
+    /// No channel start.
+    pub const NONE: ChannelStart = ChannelStart {
+        centre: 0.0,
+        half: 0.0,
+        wall: 0.0,
+        streak: 0.0,
+        beta: 0.0,
+        alpha: 0.0,
+        noise: 0.0,
+        _pad: 0,
+    };
+
+    /// A bound on the speed of the start: the mean, the streaks and the noise at their
+    /// largest over the half height, sampled every thousandth of it.
+    pub fn peak(&self) -> f32 {
+        let mut top = 0.0f32;
+        let mut i = 0;
+        while i <= 1000 {
+            let s = i as f32 / 1000.0;
+            let eta = 1.0 - s;
+            let e2 = eta * eta;
+            let one = 1.0 - s;
+            let envelope = s * (one * one) * (one * one) * (1.0 / 0.08192);
+            let streak = self.streak * envelope;
+            let u = self.centre * (1.0 - e2 * e2 * e2) + 1.5 * streak + self.noise * envelope;
+            let v = 0.25 * streak + self.noise * envelope;
+            let speed = crate::math::sqrt(u * u + 2.0 * v * v);
+            top = if speed > top { speed } else { top };
+            i += 1;
+        }
+        top
+    }
+
+    /// The velocity of the fluid cell at `c`.
+    #[inline(always)]
+    pub fn at(&self, c: [u32; 3]) -> [f32; 3] {
+        let y = c[1] as f32 - self.wall;
+        let eta = (y - self.half) / self.half;
+        let e2 = eta * eta;
+        let mean = self.centre * (1.0 - e2 * e2 * e2);
+        // Distance to the nearer wall over h, and the sign of the wall-normal direction.
+        let (s, side) = if eta < 0.0 {
+            (1.0 + eta, 1.0)
+        } else {
+            (1.0 - eta, -1.0)
+        };
+        let s = if s < 0.0 { 0.0 } else { s };
+        let one = 1.0 - s;
+        let envelope = s * (one * one) * (one * one) * (1.0 / 0.08192);
+        let (sz, cz) = crate::math::sin_cos(self.beta * c[2] as f32);
+        let (sx, cx) = crate::math::sin_cos(self.alpha * c[0] as f32);
+        let a = self.streak * envelope;
+        let key = ((c[2] as u64) << 42) ^ ((c[1] as u64) << 21) ^ c[0] as u64;
+        let noise = |i: u64| (crate::rng::uniform(0x6368_616e, 3 * key + i) - 0.5) * 2.0;
+        [
+            mean + a * cz * (1.0 + 0.5 * sx) + self.noise * envelope * noise(0),
+            side * 0.25 * a * sz * sx + self.noise * envelope * noise(1),
+            0.25 * a * cz * cx + self.noise * envelope * noise(2),
+        ]
+    }
 }
 
 impl Initial {
@@ -30,6 +124,7 @@ impl Initial {
         k: 0.0,
         offset: [0.0; 2],
         _pad: 0,
+        channel: ChannelStart::NONE,
     };
 
     /// A uniform velocity.
@@ -57,6 +152,10 @@ impl Initial {
             return (1.0, [0.0; 3]);
         }
         let mut u = self.velocity;
+        if self.channel.centre != 0.0 {
+            let v = self.channel.at(c);
+            u = [u[0] + v[0], u[1] + v[1], u[2] + v[2]];
+        }
         let mut rho = 1.0f32;
         if self.amplitude != 0.0 {
             let a = self.amplitude;
@@ -75,6 +174,30 @@ impl Initial {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn channel_start_is_plug_like_with_streaks() {
+        let start = ChannelStart {
+            centre: 0.1,
+            half: 10.0,
+            wall: 0.5,
+            streak: 0.01,
+            beta: 2.0 * core::f32::consts::PI / 8.0,
+            alpha: 2.0 * core::f32::consts::PI / 16.0,
+            noise: 0.0,
+            _pad: 0,
+        };
+        // Half a cell from the centre plane: the plug's velocity, the streaks almost gone.
+        let near = start.at([0, 10, 0])[0];
+        assert!((near - 0.1 * (1.0 - (0.05f32).powi(6))).abs() < 1e-6);
+        // Symmetric about the centre plane (y 10.5): cells 1 and 20 lie 0.5 from the walls.
+        let (lo, hi) = (start.at([2, 1, 0]), start.at([2, 20, 0]));
+        assert!((lo[0] - hi[0]).abs() < 1e-7 && (lo[1] + hi[1]).abs() < 1e-7);
+        // The streaks: at z 0 and z 4 (half the spanwise wavelength) opposite signs.
+        let (a, b) = (start.at([0, 3, 0])[0], start.at([0, 3, 4])[0]);
+        let m = 0.1 * (1.0 - (7.5f32 / 10.0).powi(6));
+        assert!(a > m && b < m);
+    }
 
     #[test]
     fn taylor_green_matches_the_formula() {

@@ -58,6 +58,7 @@ pub mod listed;
 pub mod moments;
 pub mod params;
 pub mod rm_mrt;
+pub mod statistics;
 pub mod stream;
 pub mod units;
 mod variants;

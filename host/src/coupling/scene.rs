@@ -316,7 +316,13 @@ impl Rider for SceneFlocks {
         Ok(())
     }
 
-    fn write(&mut self, out: &Out, name: &str, step: u64) -> Result<Vec<PathBuf>, FluidError> {
+    fn write(
+        &mut self,
+        out: &Out,
+        name: &str,
+        step: u64,
+        _: &mut dyn FluidBackend,
+    ) -> Result<Vec<PathBuf>, FluidError> {
         let units = self.frame.units;
         let time = step as f64 * units.dt;
         let mut written = Vec::new();
@@ -383,7 +389,7 @@ impl Rider for SceneFlocks {
     }
 
     /// On one rank of several: every rank's boids in rank order (collective).
-    fn arrays(&self) -> Result<Vec<NamedArray>, FluidError> {
+    fn arrays(&mut self, _: &mut dyn FluidBackend) -> Result<Vec<NamedArray>, FluidError> {
         let mut out = Vec::new();
         for (k, name) in self.names.iter().enumerate() {
             let b = &match (&self.gpu, self.ride.slab()) {

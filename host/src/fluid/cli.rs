@@ -26,6 +26,11 @@ pub enum CaseName {
     /// Cylindrical Couette flow between two immersed cylinders (the study behind k and the
     /// retraction).
     Couette,
+    /// The turbulent channel at Re_tau 180 against the DNS of Moser, Kim & Mansour (1999):
+    /// runs the channel scene (chained with --checkpoint-every and --resume) or reads a run's
+    /// statistics (--profile).
+    #[value(name = "channel-180")]
+    Channel180,
 }
 
 /// How the populations are stored: number format and layout.
@@ -114,6 +119,28 @@ pub struct CaseArgs {
     pub backend: BackendChoice,
     #[command(flatten)]
     pub storage: StorageArgs,
+    /// The channel's scene (channel-180) [default: assets/fluid/channel-180.toml].
+    #[arg(long, value_name = "SCENE.toml")]
+    pub scene: Option<PathBuf>,
+    /// Compare the profiles of a run made before (its `NAME_statistics.csv`) instead of
+    /// running (channel-180).
+    #[arg(long, value_name = "CSV")]
+    pub profile: Option<PathBuf>,
+    /// Draw the profiles beside the DNS into this PNG (channel-180).
+    #[arg(long, value_name = "PNG")]
+    pub plot: Option<PathBuf>,
+    /// The run's output folder (channel-180) [default: channel-180-run].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Steps to run to (channel-180) [default: the scene's run.steps].
+    #[arg(long)]
+    pub steps: Option<u64>,
+    /// Resume the run from a checkpoint or a folder of them (channel-180).
+    #[arg(long, value_name = "PATH")]
+    pub resume: Option<PathBuf>,
+    /// Write a checkpoint every K steps (channel-180; 0: only when a signal stops the run).
+    #[arg(long, value_name = "K", default_value_t = 0)]
+    pub checkpoint_every: u64,
 }
 
 #[derive(clap::Args)]

@@ -83,6 +83,12 @@ pub trait Sink {
         fields: &Fields,
         samples: Option<&SampleSnapshot>,
     ) -> Result<(), FluidError>;
+    /// After [`Sink::fields`] of output step `step`: what else the step writes from `backend`
+    /// (a rider's files: [`super::riders::RidingSink`]).
+    fn outputs(&mut self, step: u64, backend: &mut dyn FluidBackend) -> Result<(), FluidError> {
+        let _ = (step, backend);
+        Ok(())
+    }
     /// Whether output steps should compute the fields for [`Sink::fields`] (false: a run that
     /// writes no fields never allocates them).
     fn wants_fields(&self) -> bool {
@@ -275,6 +281,7 @@ pub fn run_until(
         let fields = backend.fields()?;
         let samples = backend.samples()?;
         sink.fields(backend.step_count(), &fields, samples.as_ref())?;
+        sink.outputs(backend.step_count(), backend)?;
         *last_good = Some(LastOutput {
             step: backend.step_count(),
         });
@@ -304,6 +311,7 @@ pub fn run_until(
                 let fields = backend.fields()?;
                 let samples = backend.samples()?;
                 sink.fields(step, &fields, samples.as_ref())?;
+                sink.outputs(step, backend)?;
                 *last_good = Some(LastOutput { step });
             }
         }

@@ -15,6 +15,7 @@ pub mod cuda;
 pub mod defaults;
 pub mod derived;
 pub mod driver;
+mod fields;
 pub mod forces;
 pub mod ib;
 pub mod inlet;
@@ -31,11 +32,14 @@ pub mod sink;
 pub mod slab;
 pub mod slice_png;
 pub mod state;
+pub mod statistics;
 pub mod timed;
 pub mod tune;
 pub mod tuning;
 pub mod validate;
 pub mod walls;
+
+pub use fields::Fields;
 
 use crate::timing::StageTimes;
 use murmur_common::lbm::{CellKind, CollisionModel, Initial, Lattice, Layout, LbmParams};
@@ -298,66 +302,6 @@ impl Setup {
     }
 }
 
-/// Macroscopic fields, lattice units, structure of arrays like the GPU buffer:
-/// `data = [rho; n] ++ [ux; n] ++ [uy; n] ++ [uz; n]` (16 B per cell).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Fields {
-    pub lattice: Lattice,
-    pub data: Vec<f32>,
-}
-
-impl Fields {
-    /// Density 1, velocity 0 everywhere.
-    pub fn rest(lattice: Lattice) -> Fields {
-        let n = lattice.cells();
-        let mut data = vec![0.0; 4 * n];
-        data[..n].fill(1.0);
-        Fields { lattice, data }
-    }
-
-    pub fn n(&self) -> usize {
-        self.lattice.cells()
-    }
-
-    pub fn rho(&self, cell: usize) -> f32 {
-        self.data[cell]
-    }
-
-    pub fn u(&self, cell: usize) -> [f32; 3] {
-        let n = self.n();
-        [
-            self.data[n + cell],
-            self.data[2 * n + cell],
-            self.data[3 * n + cell],
-        ]
-    }
-
-    pub fn set(&mut self, cell: usize, rho: f32, u: [f32; 3]) {
-        let n = self.n();
-        self.data[cell] = rho;
-        self.data[n + cell] = u[0];
-        self.data[2 * n + cell] = u[1];
-        self.data[3 * n + cell] = u[2];
-    }
-
-    /// Largest difference to `other` relative to the largest magnitude of `other`, for density
-    /// deviation `rho - 1` and for velocity: `max |a - b| / max |b|` over all cells.
-    pub fn max_relative_difference(&self, other: &Fields) -> (f64, f64) {
-        let n = self.n().min(other.n());
-        let (mut drho, mut rho_scale, mut du, mut u_scale) = (0f64, 0f64, 0f64, 0f64);
-        for c in 0..n {
-            drho = drho.max((self.data[c] as f64 - other.data[c] as f64).abs());
-            rho_scale = rho_scale.max((other.data[c] as f64 - 1.0).abs());
-            for a in 1..4 {
-                let (x, y) = (self.data[a * n + c] as f64, other.data[a * n + c] as f64);
-                du = du.max((x - y).abs());
-                u_scale = u_scale.max(y.abs());
-            }
-        }
-        (drho / rho_scale.max(1e-30), du / u_scale.max(1e-30))
-    }
-}
-
 /// A fluid simulation: what every backend offers (the CPU reference and CUDA have the same
 /// methods). What only the viewer or the bench asks of a backend is in [`ViewHooks`] and
 /// [`BenchHooks`], offered through [`FluidBackend::view_hooks`] and
@@ -516,6 +460,10 @@ pub trait FluidBackend {
         Err(state::unsupported(&self.describe()))
     }
     /// The viewer's hooks, where the backend draws frames (None: it cannot be viewed).
+    /// The turbulence statistics' sums (`None`: this backend keeps none, e.g. a rank's slab).
+    fn statistics(&mut self) -> Option<&mut dyn statistics::Accumulate> {
+        None
+    }
     fn view_hooks(&mut self) -> Option<&mut dyn ViewHooks> {
         None
     }

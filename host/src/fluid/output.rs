@@ -287,6 +287,31 @@ impl<'a> Snapshot<'a> {
     }
 }
 
+/// Writes `.vti` of `lattice` with the point arrays `(name, components, values)` (Float32),
+/// spacing `dx` metres, origin 0, the time as field data.
+pub fn write_vti_arrays(
+    path: &Path,
+    lattice: murmur_common::lbm::Lattice,
+    dx: f64,
+    time_s: f64,
+    arrays: &[(&str, u32, &[f32])],
+) -> Result<(), FluidError> {
+    let mut data = Appended::default();
+    let indent = "        ";
+    let mut lines = String::new();
+    for (name, comps, v) in arrays {
+        lines += &data.array("Float32", name, *comps, f32_bytes(v), indent);
+    }
+    let whole = extent([0; 3], [lattice.nx, lattice.ny, lattice.nz]);
+    let open =
+        format!("<ImageData WholeExtent=\"{whole}\" Origin=\"0 0 0\" Spacing=\"{dx} {dx} {dx}\">");
+    let mut header = vtk_header("ImageData", &open, time_s);
+    header += &format!("    <Piece Extent=\"{whole}\">\n      <PointData>\n");
+    header += &lines;
+    header += "      </PointData>\n    </Piece>\n  </ImageData>\n";
+    write_atomic(path, |w| data.write(w, &header)).map_err(|e| write_error(path, e))
+}
+
 /// Writes `.vti` (see [`Snapshot::write_vti`]); derivatives wrap every axis as the solver does.
 pub fn write_vti(
     path: &Path,

@@ -18,9 +18,15 @@ use std::path::{Path, PathBuf};
 pub trait Rider {
     /// After each fluid step of `backend` (its step count is the step just taken).
     fn after_step(&mut self, backend: &mut dyn FluidBackend) -> Result<(), FluidError>;
-    /// Writes the rider's state at output step `step` where `out` sends the fields of the
-    /// scene `name`; returns the files written.
-    fn write(&mut self, out: &Out, name: &str, step: u64) -> Result<Vec<PathBuf>, FluidError>;
+    /// Writes the rider's state at output step `step` of `backend` where `out` sends the
+    /// fields of the scene `name`; returns the files written.
+    fn write(
+        &mut self,
+        out: &Out,
+        name: &str,
+        step: u64,
+        backend: &mut dyn FluidBackend,
+    ) -> Result<Vec<PathBuf>, FluidError>;
     /// Lines for the run's header.
     fn header(&self) -> Vec<String>;
     /// Lines for the run's summary (its figures after the run).
@@ -28,7 +34,7 @@ pub trait Rider {
     /// What the views draw of the rider over the fluid.
     fn drawn(&self) -> Result<Drawn, FluidError>;
     /// What the run's checkpoints keep of the rider (member names of its own).
-    fn arrays(&self) -> Result<Vec<NamedArray>, FluidError>;
+    fn arrays(&mut self, backend: &mut dyn FluidBackend) -> Result<Vec<NamedArray>, FluidError>;
     /// Restores the rider from the checkpoint at `path` (after the backend: the fluid is at
     /// the checkpoint's step), handing `backend` what its next step takes from the rider.
     fn restore(&mut self, path: &Path, backend: &mut dyn FluidBackend) -> Result<(), FluidError>;
@@ -64,6 +70,75 @@ pub type OpenRider = fn(
     backend: &mut dyn FluidBackend,
 ) -> Result<Option<Box<dyn Rider>>, FluidError>;
 
+/// Several riders, stepped, written and kept in order.
+pub struct Riders(pub Vec<Box<dyn Rider>>);
+
+impl Riders {
+    /// `first` and `second` as one rider (`None` when neither rides).
+    pub fn join(
+        first: Option<Box<dyn Rider>>,
+        second: Option<Box<dyn Rider>>,
+    ) -> Option<Box<dyn Rider>> {
+        match (first, second) {
+            (Some(a), Some(b)) => Some(Box::new(Riders(vec![a, b]))),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+impl Rider for Riders {
+    fn after_step(&mut self, backend: &mut dyn FluidBackend) -> Result<(), FluidError> {
+        self.0.iter_mut().try_for_each(|r| r.after_step(backend))
+    }
+
+    fn write(
+        &mut self,
+        out: &Out,
+        name: &str,
+        step: u64,
+        backend: &mut dyn FluidBackend,
+    ) -> Result<Vec<PathBuf>, FluidError> {
+        let mut files = Vec::new();
+        for r in &mut self.0 {
+            files.extend(r.write(out, name, step, backend)?);
+        }
+        Ok(files)
+    }
+
+    fn header(&self) -> Vec<String> {
+        self.0.iter().flat_map(|r| r.header()).collect()
+    }
+
+    fn summary(&self) -> Vec<String> {
+        self.0.iter().flat_map(|r| r.summary()).collect()
+    }
+
+    fn drawn(&self) -> Result<Drawn, FluidError> {
+        let mut d = Drawn::default();
+        for r in &self.0 {
+            let one = r.drawn()?;
+            if !one.pos.is_empty() {
+                d.radius = one.radius;
+            }
+            d.pos.extend(one.pos);
+            d.colour.extend(one.colour);
+        }
+        Ok(d)
+    }
+
+    fn arrays(&mut self, backend: &mut dyn FluidBackend) -> Result<Vec<NamedArray>, FluidError> {
+        let mut all = Vec::new();
+        for r in &mut self.0 {
+            all.extend(r.arrays(backend)?);
+        }
+        Ok(all)
+    }
+
+    fn restore(&mut self, path: &Path, backend: &mut dyn FluidBackend) -> Result<(), FluidError> {
+        self.0.iter_mut().try_for_each(|r| r.restore(path, backend))
+    }
+}
+
 /// Opens nothing: a run without a layer above the fluid.
 pub fn none(
     _: &Path,
@@ -96,8 +171,12 @@ impl Sink for RidingSink<'_> {
         fields: &Fields,
         samples: Option<&SampleSnapshot>,
     ) -> Result<(), FluidError> {
-        self.inner.fields(step, fields, samples)?;
-        let files = self.rider.write(&self.out, &self.name, step)?;
+        self.inner.fields(step, fields, samples)
+    }
+
+    fn outputs(&mut self, step: u64, backend: &mut dyn FluidBackend) -> Result<(), FluidError> {
+        self.inner.outputs(step, backend)?;
+        let files = self.rider.write(&self.out, &self.name, step, backend)?;
         self.written.extend(files);
         Ok(())
     }
@@ -124,7 +203,7 @@ impl Sink for RidingSink<'_> {
         last_output: Option<u64>,
         mut arrays: Vec<NamedArray>,
     ) -> Result<(), FluidError> {
-        arrays.extend(self.rider.arrays()?);
+        arrays.extend(self.rider.arrays(backend)?);
         self.inner.checkpoint(backend, last_output, arrays)
     }
 }

@@ -7,6 +7,9 @@ use anyhow::Result;
 
 /// `murmur fluid case`.
 pub fn case(a: &CaseArgs) -> Result<()> {
+    if a.case == CaseName::Channel180 {
+        return super::channel::channel_case(a);
+    }
     use crate::fluid::ib::validate::{dfg, Couette, Dfg, DfgRun, Galilean};
     let mut open = opener(a.backend, Some(a.storage));
     let dfg_case = match a.case {

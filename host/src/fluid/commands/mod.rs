@@ -3,6 +3,8 @@
 
 pub mod bench;
 pub mod case;
+pub mod channel;
+mod channel_plot;
 pub mod checkpoint_bench;
 pub mod convergence;
 pub mod parity;

@@ -6,6 +6,7 @@
 mod hooks;
 mod ib;
 mod state;
+mod statistics;
 mod walls;
 
 use self::ib::CpuIb;
@@ -63,6 +64,8 @@ pub struct CpuFluid<S: Storage> {
     stale_ghosts: bool,
     /// The stages of one step.
     plan: FluidPlan,
+    /// The turbulence statistics' keys and sums (from their first `begin`).
+    stats: Option<statistics::CpuStats>,
     /// The viewer's smoke (from the first advection) and frame scratch.
     smoke: Option<crate::raster::fluid::CpuSmoke>,
     raster: crate::raster::fluid::CpuFluidRaster,
@@ -185,6 +188,7 @@ impl<S: Storage> CpuFluid<S> {
             halo: None,
             packed: None,
             stale_ghosts: false,
+            stats: None,
             smoke: None,
             raster: Default::default(),
         })
@@ -608,6 +612,13 @@ impl<S: Storage> FluidBackend for CpuFluid<S> {
 
     fn view_hooks(&mut self) -> Option<&mut dyn ViewHooks> {
         Some(self)
+    }
+
+    fn statistics(&mut self) -> Option<&mut dyn super::statistics::Accumulate> {
+        match self.halo {
+            Some(_) => None,
+            None => Some(self),
+        }
     }
 
     fn bench_hooks(&mut self) -> Option<&mut dyn BenchHooks> {

@@ -12,6 +12,7 @@ mod ib;
 mod lattice;
 mod push;
 mod state;
+mod statistics;
 mod walls;
 
 pub(crate) use self::ib::BandBuffers;
@@ -94,6 +95,8 @@ pub struct CudaFluid<S: Storage> {
     capturing: bool,
     /// Whether the pull scheme's two buffers are swapped against their first order.
     swapped: bool,
+    /// The turbulence statistics' keys and sums (from their first `begin`).
+    stats: Option<statistics::CudaStats>,
     /// The viewer's smoke (from the first advection) and frame buffers.
     smoke: Option<crate::raster::fluid_cuda::CudaSmoke>,
     raster: crate::raster::fluid_cuda::CudaFluidRaster,
@@ -217,6 +220,7 @@ where
             pushes: None,
             push_domain: setup.immersed.domain(setup.params.lattice),
             kept_band: Vec::new(),
+            stats: None,
             smoke: None,
             raster: Default::default(),
             gpu,
@@ -411,6 +415,8 @@ where
     Health<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     IbVelocity<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     WallLinks<S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
+    murmur_common::lbm::statistics::Statistics<S>:
+        murmur_common::Kernel + cudarc::driver::DeviceRepr,
     StreamCollide<Bgk, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     StreamCollideBand<Bgk, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
     StreamCollideSponge<Bgk, S>: murmur_common::Kernel + cudarc::driver::DeviceRepr,
@@ -675,6 +681,13 @@ where
 
     fn view_hooks(&mut self) -> Option<&mut dyn ViewHooks> {
         Some(self)
+    }
+
+    fn statistics(&mut self) -> Option<&mut dyn super::statistics::Accumulate> {
+        match self.halo {
+            Some(_) => None,
+            None => Some(self),
+        }
     }
 
     fn bench_hooks(&mut self) -> Option<&mut dyn BenchHooks> {

@@ -10,11 +10,12 @@ use super::driver::{self, BackendChoice, LastOutput, RunOptions};
 use super::multi::{self, GpuRank};
 use super::pieces::{LeadPieces, PieceSink};
 use super::resume::{Checkpoints, Identity};
-use super::riders::{OpenRider, Rider, RidingSink};
+use super::riders::{OpenRider, Rider, Riders, RidingSink};
 use super::scene::{self, Scene, SceneFile};
 use super::sink::{self, Out, RunSink};
 use super::slab::state::CellBox;
 use super::slab::SlabPlan;
+use super::statistics::Statistics;
 use super::FluidBackend;
 use crate::ranks::Comm;
 use crate::ranks::RankEnv;
@@ -96,6 +97,7 @@ fn run_in(a: &RunArgs, world: World, open_rider: OpenRider) -> Result<()> {
     let settings = Settings::layered(Some(&device), None, &Partial::scene(&scene), &flags);
     settings.apply(&mut scene.setup);
     scene.setup.graph = a.storage.graph;
+    refuse_fp16_channel(&scene, &a.scene)?;
     if lead {
         for w in &scene.warnings {
             eprintln!("murmur: warning: {w}");
@@ -133,7 +135,10 @@ fn run_in(a: &RunArgs, world: World, open_rider: OpenRider) -> Result<()> {
     // What rides the run, opened on the fluid's state at the start and checked before any
     // output or step.
     let scene_now = opened.scene().clone();
-    let mut rider = open_rider(&a.scene, &scene_now, opened.backend_mut())?;
+    let rider = open_rider(&a.scene, &scene_now, opened.backend_mut())?;
+    let stats = Statistics::open(&scene_now, opened.backend_mut(), steps, &out)
+        .map_err(scene::in_scene(&a.scene))?;
+    let mut rider = Riders::join(rider, stats.map(|s| Box::new(s) as Box<dyn Rider>));
     if let (Some(r), Some(from)) = (rider.as_mut(), &resumed) {
         r.restore(&from.arrays, opened.backend_mut())?;
     }
@@ -198,6 +203,24 @@ impl RankCheckpointsSpec {
             written: Vec::new(),
         }
     }
+}
+
+/// A turbulent channel's start in FP16 storage is refused: its driving force per step lies
+/// far below FP16's resolution of the populations, so the flow would never feel it.
+fn refuse_fp16_channel(scene: &Scene, path: &std::path::Path) -> Result<()> {
+    let storage = scene.setup.storage;
+    if scene.file.initial.channel.is_some() && storage != murmur_common::lbm::StorageKind::Fp32 {
+        let g = scene
+            .units
+            .acceleration_to_lattice(scene.file.body_force.acceleration[0]);
+        bail!(
+            "scene {}: a turbulent channel runs in FP32: its driving force ({g:.1e} per step, \
+             lattice) is below the resolution of {} populations; use --storage fp32",
+            path.display(),
+            storage.name()
+        );
+    }
+    Ok(())
 }
 
 /// How the run writes its checkpoints.

@@ -10,6 +10,7 @@ use crate::fluid::ib::shapes::{norm, unit};
 use crate::fluid::ib::Motion;
 use crate::fluid::walls::Walls;
 use crate::fluid::FluidError;
+use murmur_common::lbm::init::ChannelStart;
 use murmur_common::lbm::{Initial, Rates, Units};
 
 const AXES: [&str; 3] = ["x", "y", "z"];
@@ -480,6 +481,11 @@ impl SceneFile {
                 Some((units.velocity_to_lattice(tg.amplitude), k))
             }
         };
+        let channel = match &init.channel {
+            None => ChannelStart::NONE,
+            Some(c) => self.channel_start(c, units, geometry)?,
+        };
+        peak += units.velocity_to_si(channel.peak() as f64);
         check_speed("initial velocity", peak, units, warnings)?;
         if peak == 0.0 {
             return Ok(());
@@ -495,9 +501,67 @@ impl SceneFile {
                 k: (k * units.dx) as f32,
                 offset: [geometry.offset(0) as f32, geometry.offset(1) as f32],
                 _pad: 0,
+                channel: ChannelStart::NONE,
             },
         };
+        setup.initial.channel = channel;
         Ok(())
+    }
+
+    /// `initial.channel` in lattice units: the flow along x between no-slip walls across y,
+    /// periodic along x and z (one line on error). The streaks' wavenumbers are the whole
+    /// multiples of the box's nearest to spacings of 100 wall units across the span and 500
+    /// along the flow.
+    fn channel_start(
+        &self,
+        c: &super::choices::ChannelStartConfig,
+        units: &Units,
+        geometry: &Geometry,
+    ) -> Result<ChannelStart, FluidError> {
+        let walls = matches!(
+            (&self.faces.y_min, &self.faces.y_max),
+            (FaceConfig::Wall {}, FaceConfig::Wall {})
+        );
+        let periodic = geometry.periodic();
+        if !(walls && periodic[0] && periodic[2]) {
+            return Err(invalid(
+                "initial.channel: the channel runs along x between no-slip walls at y_min and                  y_max, periodic along x and z: set those faces"
+                    .into(),
+            ));
+        }
+        let centre = c.centre_velocity.unwrap_or(18.3 * c.friction_velocity);
+        let ok = |v: f64| v.is_finite() && v >= 0.0;
+        if !(c.friction_velocity.is_finite()
+            && c.friction_velocity > 0.0
+            && centre.is_finite()
+            && centre > 0.0
+            && ok(c.streaks)
+            && ok(c.noise))
+        {
+            return Err(invalid(format!(
+                "initial.channel: friction_velocity and centre_velocity must be positive,                  streaks and noise finite and not negative, got {} m/s, {centre} m/s, {}, {}",
+                c.friction_velocity, c.streaks, c.noise
+            )));
+        }
+        let u_tau = units.velocity_to_lattice(c.friction_velocity);
+        // The viscous length in cells.
+        let nu = units.viscosity_to_lattice(self.physical.viscosity);
+        let (lo, hi) = geometry.walls(1);
+        let wave = |axis: usize, plus: f64| {
+            let span = (geometry.walls(axis).1 - geometry.walls(axis).0).max(1.0);
+            let whole = (span / (plus * nu / u_tau)).round().max(1.0);
+            (2.0 * std::f64::consts::PI * whole / span) as f32
+        };
+        Ok(ChannelStart {
+            centre: units.velocity_to_lattice(centre) as f32,
+            half: ((hi - lo) / 2.0) as f32,
+            wall: lo as f32,
+            streak: (c.streaks * u_tau) as f32,
+            beta: wave(2, 100.0),
+            alpha: wave(0, 500.0),
+            noise: (c.noise * u_tau) as f32,
+            _pad: 0,
+        })
     }
 
     /// The force output in lattice units.

@@ -55,3 +55,30 @@ impl Les {
 
 /// The default Smagorinsky constant.
 pub const DEFAULT_SMAGORINSKY: f32 = 0.1;
+
+/// `initial.channel`: the start of a turbulent channel along x between walls across y
+/// ([`murmur_common::lbm::init::ChannelStart`]), in SI units.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChannelStartConfig {
+    /// The friction velocity `u_tau` the run is driven to, m/s.
+    pub friction_velocity: f64,
+    /// Centre-plane velocity of the mean profile, m/s. Default: `18.3 u_tau` (the turbulent
+    /// channel at Re_tau 180).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub centre_velocity: Option<f64>,
+    /// The streaks' amplitude in units of `u_tau`.
+    #[serde(default = "default_streaks")]
+    pub streaks: f64,
+    /// The noise's amplitude in units of `u_tau`.
+    #[serde(default = "default_noise")]
+    pub noise: f64,
+}
+
+fn default_streaks() -> f64 {
+    2.0
+}
+
+fn default_noise() -> f64 {
+    1.0
+}

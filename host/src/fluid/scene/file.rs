@@ -56,6 +56,9 @@ pub struct SceneFile {
     /// The viewer's defaults (`murmur fluid view | render`; the command line overrides them).
     #[serde(default, skip_serializing_if = "ViewConfig::is_default")]
     pub view: ViewConfig,
+    /// Turbulence statistics (`[statistics]`): time averages from a start step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub statistics: Option<crate::fluid::statistics::Table>,
     /// Coupled flocks (`[[flocks]]`): read and checked by the coupling layer above the fluid
     /// (`crate::coupling::scene`); the fluid carries the tables through unread (they count in
     /// a checkpoint's identity).
@@ -275,6 +278,9 @@ pub struct Initial {
     /// A Taylor-Green vortex added to it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub taylor_green: Option<TaylorGreen>,
+    /// A turbulent channel's start added to it (flow along x, walls across y).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<super::choices::ChannelStartConfig>,
 }
 
 /// A Taylor-Green vortex in the xy plane: `ux = A sin(kx) cos(ky)`, `uy = -A cos(kx) sin(ky)`,

@@ -33,6 +33,7 @@ impl SceneFile {
             run: RunConfig::default(),
             smoke: SmokeConfig::default(),
             view: ViewConfig::default(),
+            statistics: None,
             flocks: Vec::new(),
             dir: Default::default(),
         }
