@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Turbulence statistics, the Smagorinsky model and the turbulent channel on one GPU machine, from
 # the repository root:
-#   bash scripts/gpu-statistics.sh [checks] [cost] [les-channel] [channel] [channel-more]
-# - checks: `murmur fluid parity` (its scenes include the Smagorinsky poiseuille) and the GPU
-#   test of dist/gpu/tests/fluid_statistics.xz;
+#   bash scripts/gpu-statistics.sh [checks] [test] [cost] [stats-cost] [les-channel] [channel]
+#                                   [channel-more]
+# - checks: `murmur fluid parity` (its scenes include the Smagorinsky poiseuille) and test;
+# - test: the GPU test of dist/gpu/tests/fluid_statistics.xz;
 # - cost: `fluid bench` at 256^3 with --les none,smagorinsky (and the old binary's plain rows
-#   when dist/old is there), and a 256^3 periodic box with statistics every 20 steps (profiles
-#   and whole fields) against the same box without;
-# - les-channel: `fluid case channel-180 --scene assets/fluid/channel-180-les.toml` to its end;
+#   when dist/old is there), and stats-cost;
+# - stats-cost: a 256^3 periodic box with statistics every 20 steps (profiles and whole
+#   fields) against the same box without;
+# - les-channel: `fluid case channel-180` on the coarse channel (four wall units per cell)
+#   without the model and with it (assets/fluid/channel-180-les.toml), each to its end;
 # - channel: the resolved channel from step 0 until DEADLINE (seconds since the script's start,
-#   default 585), stopped by SIGTERM with a checkpoint in $RUN (kept on the machine);
+#   default 585), stopped by SIGTERM with a checkpoint in $RUN (kept on the machine); left out
+#   when the coarse channel without the model stayed laminar;
 # - channel-more: the resolved channel resumed from $RUN's newest checkpoint until DEADLINE,
 #   compared with the DNS when it reaches its end.
 # Logs, profiles and plots go to $OUT. Needs dist/new/murmur.xz (PTX embedded).
@@ -22,6 +26,8 @@ left() { echo $(( ${DEADLINE:-585} - ($(date +%s) - START) )); }
 if want checks; then
   section "fluid parity (CPU vs CUDA, 100 steps)"
   timeout 150 "$B" fluid parity --steps 100 2>&1 | tail -n 40 || status=1
+fi
+if want checks || want test; then
   t=fluid_statistics
   if [ -f dist/gpu/tests/$t.xz ]; then
     section "GPU test: $t"
@@ -38,6 +44,8 @@ if want cost; then
     section "fluid bench --sizes 256 (new, plain)"
     timeout 90 "$B" fluid bench --backend cuda --sizes 256 --steps 200 2>&1 | tail -n 6 || status=1
   fi
+fi
+if want cost || want stats-cost; then
   sed -e 's/^resolution = 64/resolution = 256/' -e 's/^collision = .*/collision = "acm-mrt"/' \
     assets/fluid/taylor-green.toml > "$T/tg256.toml"
   cp "$T/tg256.toml" "$T/tg256-profiles.toml"
@@ -51,12 +59,27 @@ if want cost; then
   done
 fi
 if want les-channel; then
-  section "fluid case channel-180 --scene assets/fluid/channel-180-les.toml"
-  timeout 300 "$B" fluid case channel-180 --scene assets/fluid/channel-180-les.toml --backend cuda \
-    --out "$T/les-run" --plot "$O/channel-180-les.png" 2>&1 | grep -v "^wrote .*slice" || status=1
-  cp "$T"/les-run/*_statistics.csv "$O/" 2>/dev/null
+  # The same coarse channel without the model, then with it.
+  grep -v -e "^les = " -e "^smagorinsky = " assets/fluid/channel-180-les.toml \
+    | sed -e 's/^name = "channel-180-les"/name = "channel-180-coarse"/' > "$T/channel-180-coarse.toml"
+  for s in "$T/channel-180-coarse.toml" assets/fluid/channel-180-les.toml; do
+    n=$(basename "$s" .toml)
+    section "fluid case channel-180 --scene $s"
+    timeout 200 "$B" fluid case channel-180 --scene "$s" --backend cuda --out "$T/$n-run" \
+      --plot "$O/$n.png" 2>&1 | grep -v "^wrote .*slice" | tee "$T/$n.txt" || status=1
+    cp "$T/$n-run/${n}_statistics.csv" "$O/" 2>/dev/null
+  done
 fi
-if want channel; then
+# The resolved run only when the coarse channel without the model turned turbulent (its peak
+# of u_rms+ above 1).
+turbulent() {
+  [ ! -f "$T/channel-180-coarse.txt" ] && return 0
+  awk '/peak u_rms\+/ { for (i = 1; i <= NF; i++) if ($i == "u_rms+") v = $(i + 1) } END { exit !(v > 1.0) }' \
+    "$T/channel-180-coarse.txt"
+}
+if want channel && ! turbulent; then
+  echo "channel: the coarse channel stayed laminar; the resolved run is left out"
+elif want channel; then
   rm -rf "$RUN"
   s=$(( $(left) - 45 ))
   section "fluid case channel-180 (resolved) for $s s, then SIGTERM"

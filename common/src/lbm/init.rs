@@ -28,12 +28,15 @@ pub struct Initial {
 /// The start of a turbulent channel along x between walls across y, periodic in x and z
 /// (lattice units): a plug-like mean profile `U_c (1 - eta^6)` (`eta` the distance from the
 /// centre plane over the half height `h`; its bulk velocity is `6/7 U_c`, near the turbulent
-/// channel's `U_b / U_c` of 0.86), and on it finite-amplitude near-wall streaks: streamwise
-/// velocity streaks `cos(beta z)` with streamwise vortices `(v, w)` modulated by `sin(alpha x)`,
+/// channel's `U_b / U_c` of 0.86), and on it finite-amplitude near-wall structures after de
+/// Villiers (2006): streamwise-velocity streaks `cos(beta z)` meandering with `sin(alpha x)`, a
+/// spanwise sloshing `w ~ sin(alpha x)` and wall-normal motion `v ~ sin(beta z) sin(alpha x)`,
 /// all under the envelope `s (1 - s)^4 / 0.08192` (1 at `s = d / h = 0.2`, `d` the distance to
-/// the nearer wall), and a small counter-based noise that breaks every symmetry. The
-/// wavenumbers are whole multiples of the box's, so the start is periodic. The noise comes
-/// from [`crate::rng::uniform`] of the cell's coordinates: the same bits on CPU and GPU.
+/// the nearer wall), and a smooth random field (value noise on nodes about 20 wall units
+/// apart, interpolated with smoothstep weights) that breaks every symmetry, zero at the walls.
+/// The wavenumbers and the noise's nodes are whole multiples of the box, so the start is
+/// periodic. The noise comes from [`crate::rng::uniform`] of the nodes' indices: the same bits
+/// on CPU and GPU.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ChannelStart {
@@ -45,12 +48,23 @@ pub struct ChannelStart {
     pub wall: f32,
     /// The streaks' amplitude, lattice velocity.
     pub streak: f32,
+    /// The spanwise and wall-normal motions' amplitude, lattice velocity.
+    pub sway: f32,
     /// Spanwise and streamwise wavenumbers of the streaks, radians per cell.
     pub beta: f32,
     pub alpha: f32,
     /// Amplitude of the noise, lattice velocity.
     pub noise: f32,
-    pub _pad: u32,
+    /// The noise's node spacing along x, y and z, cells.
+    pub spacing: [f32; 3],
+    /// The noise's nodes along x and z (one period).
+    pub nodes: [u32; 2],
+}
+
+/// Smoothstep weight of `t` in `[0, 1]`.
+#[inline(always)]
+fn smooth(t: f32) -> f32 {
+    t * t * (3.0 - 2.0 * t)
 }
 
 impl ChannelStart {
@@ -60,13 +74,22 @@ impl ChannelStart {
         half: 0.0,
         wall: 0.0,
         streak: 0.0,
+        sway: 0.0,
         beta: 0.0,
         alpha: 0.0,
         noise: 0.0,
-        _pad: 0,
+        spacing: [1.0; 3],
+        nodes: [1; 2],
     };
 
-    /// A bound on the speed of the start: the mean, the streaks and the noise at their
+    /// The envelope of the structures at `s = d / h`.
+    #[inline(always)]
+    fn envelope(s: f32) -> f32 {
+        let one = 1.0 - s;
+        s * (one * one) * (one * one) * (1.0 / 0.08192)
+    }
+
+    /// A bound on the speed of the start: the mean, the structures and the noise at their
     /// largest over the half height, sampled every thousandth of it.
     pub fn peak(&self) -> f32 {
         let mut top = 0.0f32;
@@ -75,16 +98,52 @@ impl ChannelStart {
             let s = i as f32 / 1000.0;
             let eta = 1.0 - s;
             let e2 = eta * eta;
-            let one = 1.0 - s;
-            let envelope = s * (one * one) * (one * one) * (1.0 / 0.08192);
-            let streak = self.streak * envelope;
-            let u = self.centre * (1.0 - e2 * e2 * e2) + 1.5 * streak + self.noise * envelope;
-            let v = 0.25 * streak + self.noise * envelope;
+            let env = Self::envelope(s);
+            let fade = s * (2.0 - s);
+            let u =
+                self.centre * (1.0 - e2 * e2 * e2) + 1.5 * self.streak * env + self.noise * fade;
+            let v = self.sway * env + self.noise * fade;
             let speed = crate::math::sqrt(u * u + 2.0 * v * v);
             top = if speed > top { speed } else { top };
             i += 1;
         }
         top
+    }
+
+    /// The smooth noise's three components at `(x, y, z)` (cells), each in `[-1, 1]`.
+    #[inline(always)]
+    fn noise_at(&self, x: f32, y: f32, z: f32) -> [f32; 3] {
+        let (fx, fy, fz) = (
+            x / self.spacing[0],
+            y / self.spacing[1],
+            z / self.spacing[2],
+        );
+        let (ix, iy, iz) = (fx as u32, fy as u32, fz as u32);
+        let (tx, ty, tz) = (
+            smooth(fx - ix as f32),
+            smooth(fy - iy as f32),
+            smooth(fz - iz as f32),
+        );
+        let mut out = [0.0f32; 3];
+        let mut corner = 0;
+        while corner < 8 {
+            let (dx, dy, dz) = (corner & 1, (corner >> 1) & 1, (corner >> 2) & 1);
+            let nx = (ix + dx) % self.nodes[0];
+            let nz = (iz + dz) % self.nodes[1];
+            let ny = iy + dy;
+            let w = (if dx == 1 { tx } else { 1.0 - tx })
+                * (if dy == 1 { ty } else { 1.0 - ty })
+                * (if dz == 1 { tz } else { 1.0 - tz });
+            let key = ((nz as u64) << 42) ^ ((ny as u64) << 21) ^ nx as u64;
+            let mut c = 0;
+            while c < 3 {
+                let r = crate::rng::uniform(0x6368_616e, 3 * key + c as u64);
+                out[c] += w * (2.0 * r - 1.0);
+                c += 1;
+            }
+            corner += 1;
+        }
+        out
     }
 
     /// The velocity of the fluid cell at `c`.
@@ -101,17 +160,17 @@ impl ChannelStart {
             (1.0 - eta, -1.0)
         };
         let s = if s < 0.0 { 0.0 } else { s };
-        let one = 1.0 - s;
-        let envelope = s * (one * one) * (one * one) * (1.0 / 0.08192);
+        let env = Self::envelope(s);
+        let fade = s * (2.0 - s);
         let (sz, cz) = crate::math::sin_cos(self.beta * c[2] as f32);
-        let (sx, cx) = crate::math::sin_cos(self.alpha * c[0] as f32);
-        let a = self.streak * envelope;
-        let key = ((c[2] as u64) << 42) ^ ((c[1] as u64) << 21) ^ c[0] as u64;
-        let noise = |i: u64| (crate::rng::uniform(0x6368_616e, 3 * key + i) - 0.5) * 2.0;
+        let (sx, _) = crate::math::sin_cos(self.alpha * c[0] as f32);
+        let (a, b) = (self.streak * env, self.sway * env);
+        let n = self.noise_at(c[0] as f32, y, c[2] as f32);
+        let m = self.noise * fade;
         [
-            mean + a * cz * (1.0 + 0.5 * sx) + self.noise * envelope * noise(0),
-            side * 0.25 * a * sz * sx + self.noise * envelope * noise(1),
-            0.25 * a * cz * cx + self.noise * envelope * noise(2),
+            mean + a * cz * (1.0 + 0.5 * sx) + m * n[0],
+            side * b * sz * sx + m * n[1],
+            b * sx + m * n[2],
         ]
     }
 }
@@ -182,10 +241,12 @@ mod tests {
             half: 10.0,
             wall: 0.5,
             streak: 0.01,
+            sway: 0.005,
             beta: 2.0 * core::f32::consts::PI / 8.0,
             alpha: 2.0 * core::f32::consts::PI / 16.0,
             noise: 0.0,
-            _pad: 0,
+            spacing: [4.0; 3],
+            nodes: [4, 2],
         };
         // Half a cell from the centre plane: the plug's velocity, the streaks almost gone.
         let near = start.at([0, 10, 0])[0];
@@ -197,6 +258,30 @@ mod tests {
         let (a, b) = (start.at([0, 3, 0])[0], start.at([0, 3, 4])[0]);
         let m = 0.1 * (1.0 - (7.5f32 / 10.0).powi(6));
         assert!(a > m && b < m);
+        // The noise: periodic along x (4 nodes 4 cells apart) and z (2 nodes), gone at the
+        // walls, bounded by its amplitude.
+        let noisy = ChannelStart {
+            noise: 0.01,
+            streak: 0.0,
+            sway: 0.0,
+            ..start
+        };
+        let quiet = ChannelStart {
+            noise: 0.0,
+            ..noisy
+        };
+        for c in [[1u32, 5, 3], [6, 12, 1], [3, 17, 7]] {
+            let n = noisy.noise_at(c[0] as f32, c[1] as f32, c[2] as f32);
+            assert_eq!(
+                n,
+                noisy.noise_at(c[0] as f32 + 16.0, c[1] as f32, c[2] as f32 + 8.0)
+            );
+            assert!(n.iter().all(|v| v.abs() <= 1.0) && n.iter().any(|v| *v != 0.0));
+            let (u, q) = (noisy.at(c), quiet.at(c));
+            assert!((0..3).all(|i| (u[i] - q[i]).abs() <= 0.01));
+        }
+        let wall = ChannelStart { wall: 1.0, ..noisy };
+        assert_eq!(wall.at([5, 1, 5]), [0.0; 3]);
     }
 
     #[test]

@@ -536,31 +536,43 @@ impl SceneFile {
             && centre.is_finite()
             && centre > 0.0
             && ok(c.streaks)
+            && ok(c.sway)
             && ok(c.noise))
         {
             return Err(invalid(format!(
-                "initial.channel: friction_velocity and centre_velocity must be positive,                  streaks and noise finite and not negative, got {} m/s, {centre} m/s, {}, {}",
-                c.friction_velocity, c.streaks, c.noise
+                "initial.channel: friction_velocity and centre_velocity must be positive,                  streaks, sway and noise finite and not negative, got {} m/s, {centre} m/s, {}, \
+                 {}, {}",
+                c.friction_velocity, c.streaks, c.sway, c.noise
             )));
         }
         let u_tau = units.velocity_to_lattice(c.friction_velocity);
         // The viscous length in cells.
         let nu = units.viscosity_to_lattice(self.physical.viscosity);
         let (lo, hi) = geometry.walls(1);
+        let span = |axis: usize| (geometry.walls(axis).1 - geometry.walls(axis).0).max(1.0);
+        // Whole periods of about `plus` wall units along `axis`.
+        let periods = |axis: usize, plus: f64| (span(axis) / (plus * nu / u_tau)).round().max(1.0);
         let wave = |axis: usize, plus: f64| {
-            let span = (geometry.walls(axis).1 - geometry.walls(axis).0).max(1.0);
-            let whole = (span / (plus * nu / u_tau)).round().max(1.0);
-            (2.0 * std::f64::consts::PI * whole / span) as f32
+            (2.0 * std::f64::consts::PI * periods(axis, plus) / span(axis)) as f32
         };
+        // The noise's nodes about 20 wall units (at least 2 cells) apart.
+        let node = (20.0 * nu / u_tau).max(2.0);
+        let nodes = [0, 2].map(|a| (span(a) / node).round().max(1.0));
         Ok(ChannelStart {
             centre: units.velocity_to_lattice(centre) as f32,
             half: ((hi - lo) / 2.0) as f32,
             wall: lo as f32,
             streak: (c.streaks * u_tau) as f32,
+            sway: (c.sway * u_tau) as f32,
             beta: wave(2, 100.0),
             alpha: wave(0, 500.0),
             noise: (c.noise * u_tau) as f32,
-            _pad: 0,
+            spacing: [
+                (span(0) / nodes[0]) as f32,
+                node as f32,
+                (span(2) / nodes[1]) as f32,
+            ],
+            nodes: nodes.map(|n| n as u32),
         })
     }
 

@@ -70,15 +70,22 @@ pub struct ChannelStartConfig {
     /// The streaks' amplitude in units of `u_tau`.
     #[serde(default = "default_streaks")]
     pub streaks: f64,
+    /// The spanwise and wall-normal motions' amplitude in units of `u_tau`.
+    #[serde(default = "default_sway")]
+    pub sway: f64,
     /// The noise's amplitude in units of `u_tau`.
     #[serde(default = "default_noise")]
     pub noise: f64,
 }
 
 fn default_streaks() -> f64 {
+    2.5
+}
+
+fn default_sway() -> f64 {
     2.0
 }
 
 fn default_noise() -> f64 {
-    1.0
+    1.5
 }

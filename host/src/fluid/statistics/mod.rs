@@ -202,9 +202,10 @@ impl Rider for Statistics {
         if !self.table.due(backend.step_count()) {
             return Ok(());
         }
+        // Timed alone: the steps queued before it finish first.
+        backend.synchronize()?;
         let t0 = Instant::now();
-        let acc = accumulate(backend)?;
-        acc.sample()?;
+        accumulate(backend)?.sample()?;
         backend.synchronize()?;
         self.busy += t0.elapsed();
         self.taken += 1;
