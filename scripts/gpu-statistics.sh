@@ -16,7 +16,9 @@
 #   when the coarse channel without the model stayed laminar;
 # - channel-more: the resolved channel resumed from $RUN's newest checkpoint until DEADLINE,
 #   compared with the DNS when it reaches its end.
-# Logs, profiles and plots go to $OUT. Needs dist/new/murmur.xz (PTX embedded).
+# The runs stopped by a deadline get one SIGTERM (`timeout --foreground`: without it, timeout
+# also signals its process group, and a second SIGTERM ends a run at once, without its
+# checkpoint). Logs, profiles and plots go to $OUT. Needs dist/new/murmur.xz (PTX embedded).
 NAME=statistics ARGS="$*"
 START=$(date +%s)
 . scripts/gpu-old-new.sh
@@ -83,14 +85,14 @@ elif want channel; then
   rm -rf "$RUN"
   s=$(( $(left) - 45 ))
   section "fluid case channel-180 (resolved) for $s s, then SIGTERM"
-  timeout -s TERM "$s" "$B" fluid case channel-180 --backend cuda --out "$RUN" 2>&1 | tail -n 12
+  timeout --foreground -s TERM "$s" "$B" fluid case channel-180 --backend cuda --out "$RUN" 2>&1 | tail -n 12
   ls -la "$RUN/checkpoints" 2>&1 | tail -n 3
   cp "$RUN"/*_statistics.csv "$O/" 2>/dev/null
 fi
 if want channel-more; then
   s=$(( $(left) - 45 ))
   section "fluid case channel-180 (resolved) resumed for $s s"
-  if timeout -s TERM "$s" "$B" fluid case channel-180 --backend cuda --out "$RUN" \
+  if timeout --foreground -s TERM "$s" "$B" fluid case channel-180 --backend cuda --out "$RUN" \
       --resume "$RUN/checkpoints" --plot "$O/channel-180.png" 2>&1 | tail -n 14; then
     echo "channel: done"
   fi

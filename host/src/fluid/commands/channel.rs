@@ -90,7 +90,7 @@ impl Frame {
         };
         let dx = file.physical.length / file.lattice.resolution as f64;
         let half = cells as f64 * dx / 2.0;
-        if !(g > 0.0) || file.initial.channel.is_none() {
+        if g.is_nan() || g <= 0.0 || file.initial.channel.is_none() {
             bail!(
                 "scene {}: not a channel scene (it needs initial.channel and a body force along \
                  +x)",

@@ -81,6 +81,9 @@ fn mean_panel<DB: DrawingBackend>(
         .map_err(err)
 }
 
+/// One value of a profile at a row.
+type Column = Box<dyn Fn(&Profiles, usize) -> f64>;
+
 fn stress_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     m: &Profiles,
@@ -95,7 +98,7 @@ fn stress_panel<DB: DrawingBackend>(
         .build_cartesian_2d(0.0f64..top, -0.1f64..3.2)
         .map_err(err)?;
     chart.configure_mesh().x_desc("y+").draw().map_err(err)?;
-    let series: [(&str, RGBColor, Box<dyn Fn(&Profiles, usize) -> f64>); 4] = [
+    let series: [(&str, RGBColor, Column); 4] = [
         ("u_rms+", RED, Box::new(|p, i| p.rms[i][0])),
         ("v_rms+", BLUE, Box::new(|p, i| p.rms[i][1])),
         ("w_rms+", GREEN, Box::new(|p, i| p.rms[i][2])),

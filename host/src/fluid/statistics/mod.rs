@@ -92,7 +92,7 @@ impl Table {
 
     /// Whether the step just taken is sampled.
     pub fn due(&self, step: u64) -> bool {
-        step >= self.start && (step - self.start) % self.every == 0
+        step >= self.start && (step - self.start).is_multiple_of(self.every)
     }
 }
 
