@@ -11,9 +11,11 @@ use support::murmur_text as murmur;
 /// Every scene of `assets/fluid/` and the `--coarsen K` it runs at here: scenes of up to about
 /// 1M cells at full size (K = 1), larger ones at `1/K` of their resolution with the same tau
 /// (the table of `docs/fluid/scenes.md`).
-const SCENES: [(&str, u32); 17] = [
+const SCENES: [(&str, u32); 19] = [
     ("cavity-re100", 1),
     ("cavity-re1000", 1),
+    ("channel-180", 5),
+    ("channel-180-les", 3),
     ("cylinder-2d", 1),
     ("dfg-cylinder-3d", 2),
     ("flock-sphere", 1),
