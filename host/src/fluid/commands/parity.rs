@@ -173,35 +173,30 @@ pub fn cut_solids(model: CollisionModel) -> Result<Setup, FluidError> {
         scene::Geometry::duct([40, 16, 16], 0b100).setup(Rates::from_viscosity(0.02), model)?;
     setup.params.inlet_scale = 0.7;
     let invalid = |e: String| FluidError::Invalid(e);
+    // A fixed solid sampled from `mesh` at `center`, turned by `q`.
+    let fixed = |name: &str, mesh: &crate::fluid::ib::TriangleMesh, center, q| {
+        Solid::sampled(
+            name,
+            mesh,
+            center,
+            q,
+            Motion::Fixed,
+            0.5,
+            1,
+            [0.0; 3],
+            1 << 20,
+            0.0,
+        )
+        .map(|(solid, _)| solid)
+        .map_err(|e| invalid(e.to_string()))
+    };
     let sphere = Primitive::Sphere { radius: 3.3 };
-    let (mut ball, _) = Solid::sampled(
-        "sphere",
-        &sphere.mesh(0.5).map_err(|e| invalid(e.to_string()))?,
-        [12.3, 8.2, 7.9],
-        [1.0, 0.0, 0.0, 0.0],
-        Motion::Fixed,
-        0.5,
-        1,
-        [0.0; 3],
-        1 << 20,
-        0.0,
-    )
-    .map_err(|e| invalid(e.to_string()))?;
+    let ball_mesh = sphere.mesh(0.5).map_err(|e| invalid(e.to_string()))?;
+    let mut ball = fixed("sphere", &ball_mesh, [12.3, 8.2, 7.9], [1.0, 0.0, 0.0, 0.0])?;
     ball.shape = Some(sphere);
     let mesh = cuboid([2.6, 1.7, 6.9]).map_err(|e| invalid(e.to_string()))?;
-    let (mut block, _) = Solid::sampled(
-        "box",
-        &mesh,
-        [25.4, 7.1, 8.6],
-        quat_from_axis_angle([0.3, 0.2, 1.0], 0.4),
-        Motion::Fixed,
-        0.5,
-        1,
-        [0.0; 3],
-        1 << 20,
-        0.0,
-    )
-    .map_err(|e| invalid(e.to_string()))?;
+    let q = quat_from_axis_angle([0.3, 0.2, 1.0], 0.4);
+    let mut block = fixed("box", &mesh, [25.4, 7.1, 8.6], q)?;
     block.surface = Some(std::sync::Arc::new(mesh));
     let lattice = setup.lattice();
     let periodic = setup.immersed.periodic;

@@ -17,14 +17,31 @@ const BISECTIONS: u32 = 64;
 
 /// A solid's surface, placed.
 pub enum Surface {
-    /// An implicit primitive: the body frame's rotation (world from body, rows), its centre.
-    Implicit {
-        shape: Implicit,
-        rotation: [[f64; 3]; 3],
-        center: [f64; 3],
-    },
+    /// An implicit primitive in its pose.
+    Implicit(Placed),
     /// A closed mesh in world lattice coordinates.
     Mesh(Box<MeshCutter>),
+}
+
+/// An implicit primitive placed in the world: the body frame's rotation (world from body,
+/// rows) and its centre.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Placed {
+    pub shape: Implicit,
+    pub rotation: [[f64; 3]; 3],
+    pub center: [f64; 3],
+}
+
+impl Placed {
+    /// The implicit function at world point `x` (negative inside).
+    fn value_at(&self, x: [f64; 3]) -> f64 {
+        let c = self.center;
+        let d = [x[0] - c[0], x[1] - c[1], x[2] - c[2]];
+        // The transpose takes world to body.
+        let r = &self.rotation;
+        self.shape
+            .value([0, 1, 2].map(|j| (0..3).map(|i| r[i][j] * d[i]).sum()))
+    }
 }
 
 /// A primitive as an implicit function of the body-frame point.
@@ -124,11 +141,11 @@ impl Surface {
     /// (closed); `None` for a solid with neither (built from samples alone).
     pub fn of(solid: &Solid) -> Option<Surface> {
         if let Some(p) = &solid.shape {
-            return Some(Surface::Implicit {
+            return Some(Surface::Implicit(Placed {
                 shape: Implicit::of(p),
                 rotation: quat_matrix(solid.orientation),
                 center: solid.center,
-            });
+            }));
         }
         let mesh = solid.surface.as_ref()?;
         let pose = Pose::new(solid.center, solid.orientation, 1.0).ok()?;
@@ -137,22 +154,15 @@ impl Surface {
         ))))
     }
 
-    /// The body-frame point of world point `x`.
-    fn body(rotation: &[[f64; 3]; 3], center: [f64; 3], x: [f64; 3]) -> [f64; 3] {
-        let d = [x[0] - center[0], x[1] - center[1], x[2] - center[2]];
-        // The transpose takes world to body.
-        [0, 1, 2].map(|j| (0..3).map(|i| rotation[i][j] * d[i]).sum())
-    }
-
     /// The world bounding box (lattice coordinates); `None` along an axis the surface spans
     /// without end (a tube's).
     pub fn bounds(&self) -> [Option<(f64, f64)>; 3] {
         match self {
-            Surface::Implicit {
+            Surface::Implicit(Placed {
                 shape,
                 rotation,
                 center,
-            } => {
+            }) => {
                 let h = shape.half_extent();
                 [0, 1, 2].map(|i| {
                     let mut r = 0.0;
@@ -177,17 +187,12 @@ impl Surface {
     /// Inside flags of the integer nodes `lo..=hi` (x fastest): inside or on the surface.
     pub fn inside_box(&self, lo: [i64; 3], hi: [i64; 3]) -> Vec<bool> {
         match self {
-            Surface::Implicit {
-                shape,
-                rotation,
-                center,
-            } => {
+            Surface::Implicit(placed) => {
                 let mut out = Vec::new();
                 for z in lo[2]..=hi[2] {
                     for y in lo[1]..=hi[1] {
                         for x in lo[0]..=hi[0] {
-                            let p = [x as f64, y as f64, z as f64];
-                            out.push(shape.value(Self::body(rotation, *center, p)) <= 0.0);
+                            out.push(placed.value_at([x as f64, y as f64, z as f64]) <= 0.0);
                         }
                     }
                 }
@@ -201,15 +206,8 @@ impl Surface {
     /// fraction of the way from `a`, in `(0, 1]`; `None` where a mesh's triangles miss it.
     pub fn crossing(&self, a: [f64; 3], b: [f64; 3]) -> Option<f64> {
         match self {
-            Surface::Implicit {
-                shape,
-                rotation,
-                center,
-            } => {
-                let at = |t: f64| {
-                    let p = [0, 1, 2].map(|i| a[i] + t * (b[i] - a[i]));
-                    shape.value(Self::body(rotation, *center, p))
-                };
+            Surface::Implicit(placed) => {
+                let at = |t: f64| placed.value_at([0, 1, 2].map(|i| a[i] + t * (b[i] - a[i])));
                 // f(lo) > 0 (outside), f(hi) <= 0 (inside or on).
                 let (mut lo, mut hi) = (0.0f64, 1.0f64);
                 for _ in 0..BISECTIONS {
@@ -235,11 +233,11 @@ mod tests {
     use super::*;
 
     fn placed(shape: Implicit, center: [f64; 3]) -> Surface {
-        Surface::Implicit {
+        Surface::Implicit(Placed {
             shape,
             rotation: quat_matrix([1.0, 0.0, 0.0, 0.0]),
             center,
-        }
+        })
     }
 
     #[test]
@@ -267,13 +265,13 @@ mod tests {
             [0.0, 0.0, 1.0],
             0.5 * std::f64::consts::PI,
         );
-        let s = Surface::Implicit {
+        let s = Surface::Implicit(Placed {
             shape: Implicit::Box {
                 half: [3.0, 1.0, 1.0],
             },
             rotation: quat_matrix(q),
             center: [5.0, 5.0, 5.0],
-        };
+        });
         let b = s.bounds();
         let (x0, x1) = b[0].unwrap();
         let (y0, y1) = b[1].unwrap();

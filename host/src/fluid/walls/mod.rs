@@ -8,7 +8,7 @@
 pub mod cut;
 pub mod mesh;
 
-use self::cut::{Implicit, Surface};
+use self::cut::{Implicit, Placed, Surface};
 use crate::fluid::forces::ForceSample;
 use crate::fluid::ib::{Primitive, Solid};
 use murmur_common::lbm::abi::FORCE_RECORD;
@@ -282,11 +282,11 @@ fn check_closed(
         }
         return Ok(());
     };
-    let Surface::Implicit {
+    let Surface::Implicit(Placed {
         shape: Implicit::Tube { .. },
         rotation,
         center,
-    } = surface
+    }) = surface
     else {
         return Ok(());
     };
