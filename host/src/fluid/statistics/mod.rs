@@ -337,3 +337,54 @@ impl Rider for Statistics {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(start: u64, every: u64, average: &[&str]) -> Table {
+        Table {
+            start,
+            every,
+            average: average.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn samples_fall_every_k_steps_from_the_start() {
+        let t = table(100, 20, &[]);
+        let due: Vec<u64> = (0..=180).filter(|&s| t.due(s)).collect();
+        assert_eq!(due, [100, 120, 140, 160, 180]);
+        assert!(t.check(100).is_ok());
+        assert!(t
+            .check(99)
+            .unwrap_err()
+            .contains("beyond the run's last step 99"));
+        assert!(table(0, 0, &[])
+            .check(10)
+            .unwrap_err()
+            .contains("at least 1"));
+    }
+
+    #[test]
+    fn only_periodic_axes_are_summed() {
+        let periodic = [true, false, true];
+        assert_eq!(
+            table(0, 1, &["x", "z"]).summed(periodic),
+            Ok([true, false, true])
+        );
+        assert_eq!(table(0, 1, &[]).summed(periodic), Ok([false; 3]));
+        assert!(table(0, 1, &["y"])
+            .summed(periodic)
+            .unwrap_err()
+            .contains("not periodic"));
+        assert!(table(0, 1, &["x", "x"])
+            .summed(periodic)
+            .unwrap_err()
+            .contains("twice"));
+        assert!(table(0, 1, &["u"])
+            .summed(periodic)
+            .unwrap_err()
+            .contains("not an axis"));
+    }
+}
