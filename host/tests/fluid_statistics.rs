@@ -188,26 +188,31 @@ fn refused(args: &[&str], expect: &str) {
 
 #[test]
 fn bad_statistics_are_refused_in_one_line() {
-    let beyond = scene("stats-beyond", "start = 400");
-    refused(
-        &["fluid", "run", s(&beyond), "--backend", "cpu"],
-        "statistics.start 400 is beyond the run's last step 300",
-    );
-    let walls = scene("stats-walls", "start = 0\naverage = [\"y\"]");
-    refused(
-        &["fluid", "run", s(&walls), "--backend", "cpu"],
-        "the y faces are not periodic",
-    );
-    let axis = scene("stats-axis", "start = 0\naverage = [\"w\"]");
-    refused(
-        &["fluid", "run", s(&axis), "--backend", "cpu"],
-        "\"w\" is not an axis",
-    );
-    let every = scene("stats-every", "start = 0\nevery = 0");
-    refused(
-        &["fluid", "run", s(&every), "--backend", "cpu"],
-        "statistics.every must be at least 1",
-    );
+    for (tag, table, expect) in [
+        (
+            "stats-beyond",
+            "start = 400",
+            "statistics.start 400 is beyond the run's last step 300",
+        ),
+        (
+            "stats-walls",
+            "start = 0\naverage = [\"y\"]",
+            "the y faces are not periodic",
+        ),
+        (
+            "stats-axis",
+            "start = 0\naverage = [\"w\"]",
+            "\"w\" is not an axis",
+        ),
+        (
+            "stats-every",
+            "start = 0\nevery = 0",
+            "statistics.every must be at least 1",
+        ),
+    ] {
+        let bad = scene(tag, table);
+        refused(&["fluid", "run", s(&bad), "--backend", "cpu"], expect);
+    }
     let ranks = scene("stats-ranks", PROFILES);
     refused(
         &["fluid", "run", s(&ranks), "--ranks", "2"],

@@ -171,6 +171,7 @@ macro_rules! lattice_args {
         }
     )*};
 }
+pub(crate) use lattice_args;
 
 lattice_args! {
     Init [S: Storage] [S];

@@ -130,17 +130,8 @@ pub struct WallLinks<S: Storage> {
     pub _pad: u32,
 }
 
-impl<S: Storage> Clone for WallLinks<S> {
-    #[inline(always)]
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<S: Storage> Copy for WallLinks<S> {}
-impl<S: Storage> core::fmt::Debug for WallLinks<S> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("WallLinks")
-    }
+super::abi::lattice_args! {
+    WallLinks [S: Storage] [S];
 }
 
 /// Fills link `i` ([`WallLinks`]) and returns its force and torque on the solid (lattice

@@ -127,17 +127,8 @@ pub struct Statistics<S: Storage> {
     pub sums: DevSliceMut<f64>,
 }
 
-impl<S: Storage> Clone for Statistics<S> {
-    #[inline(always)]
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<S: Storage> Copy for Statistics<S> {}
-impl<S: Storage> core::fmt::Debug for Statistics<S> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("Statistics")
-    }
+super::abi::lattice_args! {
+    Statistics [S: Storage] [S];
 }
 
 /// The key and the values of `cell`'s sample ([`NO_KEY`] and zeros for a cell that is not

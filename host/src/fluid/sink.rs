@@ -25,17 +25,23 @@ pub enum Out {
 }
 
 impl Out {
-    /// The forces CSV of a run named `name`: beside the output file, in the output folder, or
-    /// none.
-    pub fn forces_csv(&self, name: &str) -> Option<PathBuf> {
+    /// The file `NAME_suffix` of a run named `name` beside its fields: `STEM_suffix` beside an
+    /// output file, `name_suffix` in the output folder, or none.
+    pub fn beside(&self, name: &str, suffix: &str) -> Option<PathBuf> {
         match self {
             Out::None => None,
             Out::File(p) => {
                 let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or(name);
-                Some(p.with_file_name(format!("{stem}_forces.csv")))
+                Some(p.with_file_name(format!("{stem}_{suffix}")))
             }
-            Out::Dir(d) => Some(d.join(format!("{name}_forces.csv"))),
+            Out::Dir(d) => Some(d.join(format!("{name}_{suffix}"))),
         }
+    }
+
+    /// The forces CSV of a run named `name`: beside the output file, in the output folder, or
+    /// none.
+    pub fn forces_csv(&self, name: &str) -> Option<PathBuf> {
+        self.beside(name, "forces.csv")
     }
 }
 

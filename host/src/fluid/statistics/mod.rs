@@ -151,7 +151,7 @@ impl Statistics {
         acc.begin(reduce, None)?;
         let profile_csv = match reduce.is_fields() {
             true => None,
-            false => stem(out, &scene.file.name).map(|s| s.with_extension("csv")),
+            false => out.beside(&scene.file.name, "statistics.csv"),
         };
         Ok(Some(Statistics {
             profile_csv,
@@ -175,19 +175,6 @@ impl Statistics {
         }
         let sums = accumulate(backend)?.sums()?;
         Ok(Some(output::Averages::of(&sums, self.reduce, self.units)))
-    }
-}
-
-/// The statistics files' path without extension, beside the fields `out` sends (`None`: no
-/// outputs).
-fn stem(out: &Out, name: &str) -> Option<PathBuf> {
-    match out {
-        Out::None => None,
-        Out::Dir(d) => Some(d.join(format!("{name}_statistics"))),
-        Out::File(p) => {
-            let s = p.file_stem().and_then(|s| s.to_str()).unwrap_or(name);
-            Some(p.with_file_name(format!("{s}_statistics")))
-        }
     }
 }
 
@@ -220,25 +207,25 @@ impl Rider for Statistics {
         step: u64,
         backend: &mut dyn FluidBackend,
     ) -> Result<Vec<PathBuf>, FluidError> {
-        let Some(avg) = self.averages(backend)? else {
+        if matches!(out, Out::None) {
             return Ok(Vec::new());
-        };
-        let Some(stem) = stem(out, name) else {
+        }
+        let Some(avg) = self.averages(backend)? else {
             return Ok(Vec::new());
         };
         let time = self.units.time_to_si(step as f64);
         let mut files = Vec::new();
+        let beside = |ext: &str| out.beside(name, &format!("statistics.{ext}"));
         if self.reduce.is_fields() {
-            let npz = stem.with_extension("npz");
-            avg.write_npz(&npz, self.samples, time)?;
-            files.push(npz);
-            if let Out::Dir(_) = out {
-                let vti = stem.with_extension("vti");
+            if let Some(npz) = beside("npz") {
+                avg.write_npz(&npz, self.samples, time)?;
+                files.push(npz);
+            }
+            if let (Out::Dir(_), Some(vti)) = (out, beside("vti")) {
                 avg.write_vti(&vti, time)?;
                 files.push(vti);
             }
-        } else {
-            let csv = stem.with_extension("csv");
+        } else if let Some(csv) = beside("csv") {
             avg.write_csv(&csv, self.samples, step)?;
             files.push(csv);
         }
