@@ -82,6 +82,11 @@ pub struct StreamCollide<M, S: Storage> {
     /// The immersed-boundary force of band cells ([`BandRef::NONE`] without solids).
     pub band: BandRef,
     pub outlet_u: DevSliceMut<f32>,
+    /// With WALE ([`super::wale`]): the velocity every fluid cell's collision left the step
+    /// before (three arrays of `cells` floats), read at the neighbours; empty without.
+    pub velocity: DevSlice<f32>,
+    /// With WALE: where this step's collision velocities go (the other copy of the field).
+    pub velocity_out: DevSliceMut<f32>,
     pub launch: CellLaunch,
     pub model: Variant<M>,
 }
@@ -204,6 +209,8 @@ impl<M: Model, S: Storage> StreamCollide<M, S> {
             dst: f,
             band: BandRef::NONE,
             outlet_u: DevSliceMut::empty(),
+            velocity: DevSlice::empty(),
+            velocity_out: DevSliceMut::empty(),
             launch: CellLaunch::FLAT,
             model: Variant::NEW,
         }
@@ -230,6 +237,18 @@ impl<M: Model, S: Storage> StreamCollide<M, S> {
     /// The same step over the z layers `z0..z1` only.
     pub const fn with_layers(mut self, z0: u32, z1: u32) -> Self {
         self.launch = self.launch.layers(z0, z1);
+        self
+    }
+
+    /// The same step reading WALE's velocity field of the step before from `velocity` and
+    /// writing this step's to `velocity_out` ([`super::wale`]).
+    pub const fn with_velocity(
+        mut self,
+        velocity: DevSlice<f32>,
+        velocity_out: DevSliceMut<f32>,
+    ) -> Self {
+        self.velocity = velocity;
+        self.velocity_out = velocity_out;
         self
     }
 

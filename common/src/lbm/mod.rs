@@ -62,6 +62,7 @@ pub mod statistics;
 pub mod stream;
 pub mod units;
 mod variants;
+pub mod wale;
 
 pub use access::{
     Fp16C, Fp16S, Fp32, InPlace, Layout, Populations, Storage, StorageKind, Streaming,

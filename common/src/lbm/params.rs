@@ -128,7 +128,9 @@ pub struct LbmParams {
     /// The Smagorinsky subgrid model's factor `18 sqrt(2) C_s^2` ([`super::les`]); 0: no
     /// subgrid model.
     pub smagorinsky: f32,
-    pub _pad1: u32,
+    /// The WALE subgrid model's factor `C_w^2` ([`super::wale`]); 0: no WALE. Reads the
+    /// stream-collide step's velocity fields.
+    pub wale: f32,
 }
 
 const _: () = assert!(core::mem::size_of::<Face>() == 48);
@@ -149,7 +151,7 @@ impl LbmParams {
             sponge_start: 0.0,
             sponge_inv: 0.0,
             smagorinsky: 0.0,
-            _pad1: 0,
+            wale: 0.0,
         }
     }
 

@@ -165,8 +165,17 @@ pub(super) unsafe fn finish<M: Model, S: Storage, const BAND: bool>(
     rates: &super::Rates,
 ) -> [f32; 3] {
     let (force, has_force) = total_force::<BAND>(&a.p, &a.band, cell);
-    let (_rho, u) = collide_with::<M>(f, rates, force, has_force, a.p.smagorinsky);
+    let wale = a.p.wale > 0.0;
+    let rates = if wale {
+        super::wale::rates(a, cell, rates)
+    } else {
+        *rates
+    };
+    let (_rho, u) = collide_with::<M>(f, &rates, force, has_force, a.p.smagorinsky);
     a.pops.store(a.dst, cell, f);
+    if wale {
+        super::wale::keep(a.velocity_out, a.p.lattice.cells(), cell, u);
+    }
     u
 }
 

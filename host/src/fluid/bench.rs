@@ -6,7 +6,7 @@
 //! cell-type byte ([`bytes_per_update`]); the bandwidth reference is the best of a few
 //! device-to-device copies of a buffer the size of the populations on the same backend.
 
-use super::scene::file::{Les, DEFAULT_SMAGORINSKY};
+use super::scene::file::{Les, DEFAULT_SMAGORINSKY, DEFAULT_WALE};
 use super::scene::taylor_green;
 use super::timed::{timed_steps, StepOptions, WARMUP_STEPS};
 use super::validate::Opener;
@@ -56,8 +56,12 @@ pub fn bench_one(
     steps: u64,
 ) -> Result<BenchResult, FluidError> {
     let mut setup = taylor_green(n, n, 0.05, 0.01, model)?;
-    if les == Les::Smagorinsky {
-        setup.params.smagorinsky = murmur_common::lbm::les::factor(DEFAULT_SMAGORINSKY);
+    match les {
+        Les::None => {}
+        Les::Smagorinsky => {
+            setup.params.smagorinsky = murmur_common::lbm::les::factor(DEFAULT_SMAGORINSKY)
+        }
+        Les::Wale => setup.params.wale = murmur_common::lbm::wale::factor(DEFAULT_WALE),
     }
     let mut b = open(&setup)?;
     let storage = b.storage();
@@ -98,6 +102,7 @@ pub fn table(results: &[BenchResult]) -> String {
             match r.les {
                 Les::None => "",
                 Les::Smagorinsky => " + smagorinsky",
+                Les::Wale => " + wale",
             },
             r.storage.name(),
             r.streaming.name(),

@@ -243,7 +243,7 @@ pub struct BenchArgs {
     /// Streaming schemes, comma separated: pull (two copies), in-place (one copy).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "pull")]
     pub streaming: Vec<Streaming>,
-    /// Subgrid models, comma separated: none, smagorinsky (C_s 0.1).
+    /// Subgrid models, comma separated: none, smagorinsky (C_s 0.1), wale (C_w 0.5).
     #[arg(long, value_enum, value_delimiter = ',', default_value = "none")]
     pub les: Vec<super::scene::file::Les>,
 }

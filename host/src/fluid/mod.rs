@@ -291,6 +291,38 @@ impl Setup {
         streaming.copies() * self.population_values() as u64 * self.storage.bytes() as u64
             + self.lattice().cells() as u64
             + 16 * boundary_cells as u64
+            + if self.params.wale > 0.0 {
+                24 * self.lattice().cells() as u64
+            } else {
+                0
+            }
+    }
+
+    /// WALE's velocity field at the start ([`murmur_common::lbm::wale`]): every cell's initial
+    /// velocity, three arrays of `cells` floats (x, y, z); empty without WALE.
+    pub fn initial_velocity(&self) -> Vec<f32> {
+        use murmur_common::lbm::boundary::{FLUID, KIND_MASK};
+        use rayon::prelude::*;
+        if self.params.wale <= 0.0 {
+            return Vec::new();
+        }
+        let l = self.lattice();
+        let n = l.cells();
+        let cells: Vec<[f32; 3]> = (0..n)
+            .into_par_iter()
+            .map(|cell| {
+                let (x, y, z) = l.coords(cell);
+                let fluid = self.flags[cell] & KIND_MASK == FLUID;
+                self.initial.at([x, y, z], fluid).1
+            })
+            .collect();
+        let mut u = vec![0.0f32; 3 * n];
+        for (cell, v) in cells.into_iter().enumerate() {
+            for (a, c) in v.into_iter().enumerate() {
+                u[a * n + cell] = c;
+            }
+        }
+        u
     }
 
     /// Number of fluid cells.

@@ -132,6 +132,14 @@ pub fn parity_setups(model: CollisionModel) -> Result<Vec<(&'static str, Setup)>
     // The subgrid model where the force's correction matters: a body-force channel.
     let mut les = scene::poiseuille(32, 0.05, 0.1, model)?;
     les.params.smagorinsky = murmur_common::lbm::les::factor(0.16);
+    // WALE reads its neighbours' velocities: past a solid between an inlet and an outlet (the
+    // boundaries' velocities at non-fluid neighbours), and under a moving lid.
+    let wale = murmur_common::lbm::wale::factor(0.5);
+    let mut wale_obstacle =
+        scene::obstacle([48, 24, 24], [12.0, 12.0, 12.0], 4.0, 0.05, 0.01, model)?;
+    wale_obstacle.params.wale = wale;
+    let mut wale_cavity = scene::cavity(32, 2, 0.1, 0.032, model)?;
+    wale_cavity.params.wale = wale;
     Ok(vec![
         (
             "taylor-green 32x32x8",
@@ -152,6 +160,11 @@ pub fn parity_setups(model: CollisionModel) -> Result<Vec<(&'static str, Setup)>
         ),
         ("duct 18x18x42 along z (outlet layer)", duct_z),
         ("poiseuille 32 (force, Smagorinsky C_s 0.16)", les),
+        (
+            "obstacle 48x24x24 (inlet/outlet, WALE C_w 0.5)",
+            wale_obstacle,
+        ),
+        ("cavity 32 (lid, WALE C_w 0.5)", wale_cavity),
         (
             "sphere moving through a periodic 32^3 box (IB)",
             moving_sphere(model)?,

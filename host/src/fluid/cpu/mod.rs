@@ -44,6 +44,10 @@ pub struct CpuFluid<S: Storage> {
     /// The last collision velocity of every cell next to an outlet (three floats per cell;
     /// empty without outlets).
     outlet_u: Vec<f32>,
+    /// WALE's velocity fields ([`murmur_common::lbm::wale`]): the one `velocity[steps done %
+    /// 2]` holds the last step's collision velocities, the step writes the other (both empty
+    /// without WALE).
+    velocity: [Vec<f32>; 2],
     times: StageTimes,
     /// Steps done.
     step: u64,
@@ -178,6 +182,10 @@ impl<S: Storage> CpuFluid<S> {
             f,
             f_next,
             outlet_u,
+            velocity: {
+                let u = setup.initial_velocity();
+                [u.clone(), u]
+            },
             times: StageTimes::default(),
             step: 0,
             plan: cpu_plan(ib.as_ref(), None, !setup.walls.is_empty()),
@@ -316,11 +324,16 @@ impl<S: Storage> CpuFluid<S> {
         } else {
             view_mut(&mut self.f_next)
         };
+        // WALE reads the velocities of the step before and writes this step's into the other
+        // copy (step 1-based: step 1 reads copy 0).
+        let [v0, v1] = &mut self.velocity;
+        let (velocity, velocity_out) = if step & 1 == 1 { (v0, v1) } else { (v1, v0) };
         let a = Shared(
             StreamCollide::<M, S>::new(params, self.pops.at_step(step), view(&self.flags), f)
                 .with_dst(dst)
                 .with_band(band)
-                .with_outlet_u(view_mut(&mut self.outlet_u)),
+                .with_outlet_u(view_mut(&mut self.outlet_u))
+                .with_velocity(view(velocity), view_mut(velocity_out)),
         );
         let fma = has_fma();
         (0..n.div_ceil(CHUNK)).into_par_iter().for_each(|chunk| {

@@ -97,6 +97,7 @@ impl<S: Storage> CpuFluid<S> {
                 Some(ib) => ib.band_forces(),
                 None => Vec::new(),
             },
+            velocity: self.velocity[(step & 1) as usize].clone(),
         })
     }
 
@@ -114,6 +115,7 @@ impl<S: Storage> CpuFluid<S> {
             state::outlet_cells(self.params.lattice, &self.flags)
         };
         state::check_outlet_cells(&s.outlet_u, &cells)?;
+        state::check_velocity(&s.velocity, self.velocity[0].len())?;
         let solids = self
             .ib
             .as_ref()
@@ -137,6 +139,7 @@ impl<S: Storage> CpuFluid<S> {
         if let Some(ib) = self.ib.as_mut() {
             ib.set_band(&s.band)?;
         }
+        self.velocity[(s.step & 1) as usize].copy_from_slice(&s.velocity);
         self.step = s.step;
         self.params.inlet_scale = s.inlet_scale;
         self.params.rates = s.rates;

@@ -18,6 +18,7 @@ use murmur_common::lbm::health::{self, word, Report};
 use murmur_common::lbm::ib::band::BandRef;
 use murmur_common::lbm::{Lattice, LbmParams, Model, Populations, Storage};
 use murmur_common::render::abi::PlaneFields;
+use murmur_common::{DevSlice, DevSliceMut};
 
 /// A lattice's device buffers.
 pub(super) struct LatticeBuffers<S: Storage> {
@@ -38,6 +39,9 @@ pub(super) struct LatticeBuffers<S: Storage> {
     pub(super) fields_step: Option<u64>,
     /// The health reduction's words.
     health: CudaSlice<u32>,
+    /// WALE's velocity fields ([`murmur_common::lbm::wale`]): `velocity[steps done % 2]` holds
+    /// the last step's collision velocities, the step writes the other (`None` without WALE).
+    pub(super) velocity: Option<[CudaSlice<f32>; 2]>,
 }
 
 impl<S: Storage> LatticeBuffers<S>
@@ -81,6 +85,10 @@ where
             fields: None,
             fields_step: None,
             health: gpu.zeros(word::WORDS)?,
+            velocity: match setup.initial_velocity() {
+                u if u.is_empty() => None,
+                u => Some([gpu.upload(&u)?, gpu.upload(&u)?]),
+            },
         })
     }
 
@@ -91,16 +99,18 @@ where
             + self.flags.len()
             + 4 * self.boundary_cells.len()
             + 4 * self.outlet_u.len()
-            + self.fields.as_ref().map_or(0, |f| 4 * f.len())) as u64
+            + self.fields.as_ref().map_or(0, |f| 4 * f.len())
+            + self.velocity.as_ref().map_or(0, |v| 8 * v[0].len())) as u64
     }
 }
 
-/// The buffers a stream-collide launch writes: the populations (both copies when pulling) and
-/// the outlet velocities.
+/// The buffers a stream-collide launch writes: the populations (both copies when pulling), the
+/// outlet velocities and WALE's velocity field of this step.
 pub(super) struct StepWrites<'b, S: Storage> {
     f: &'b mut CudaSlice<S::Elem>,
     f_next: Option<&'b mut CudaSlice<S::Elem>>,
     outlet_u: &'b mut CudaSlice<f32>,
+    velocity_out: Option<&'b mut CudaSlice<f32>>,
 }
 
 impl<S: Storage> CudaFluid<S> {
@@ -118,6 +128,15 @@ impl<S: Storage> CudaFluid<S> {
         StepWrites<'_, S>,
     ) {
         let lat = &mut self.lat;
+        // WALE reads the velocities of the step before and writes this step's into the other
+        // copy (step 1-based: step 1 reads copy 0).
+        let (velocity, velocity_out) = match lat.velocity.as_mut() {
+            Some([v0, v1]) => {
+                let (read, write) = if step & 1 == 1 { (v0, v1) } else { (v1, v0) };
+                (Some(&*read), Some(write))
+            }
+            None => (None, None),
+        };
         (
             &self.gpu,
             self.side.as_ref(),
@@ -127,12 +146,14 @@ impl<S: Storage> CudaFluid<S> {
                 p: self.params,
                 pops: self.pops.at_step(step),
                 block: self.block,
+                velocity,
             },
             &lat.boundary_cells,
             StepWrites {
                 f: &mut lat.f,
                 f_next: lat.f_next.as_mut(),
                 outlet_u: &mut lat.outlet_u,
+                velocity_out,
             },
         )
     }
@@ -146,6 +167,8 @@ struct StepInputs<'b, S: Storage> {
     p: LbmParams,
     pops: Populations<S>,
     block: Block,
+    /// WALE's velocity field of the step before.
+    velocity: Option<&'b CudaSlice<f32>>,
 }
 
 impl<'b, S: Storage> StepInputs<'b, S> {
@@ -166,6 +189,10 @@ impl<'b, S: Storage> StepInputs<'b, S> {
             .with_dst(dst)
             .with_band(band)
             .with_outlet_u(l.write(w.outlet_u))
+            .with_velocity(
+                self.velocity.map_or(DevSlice::empty(), |v| l.read(v)),
+                w.velocity_out.map_or(DevSliceMut::empty(), |v| l.write(v)),
+            )
             .with_launch(CellLaunch {
                 three_d: matches!(self.block, Block::ThreeD(_)) as u32,
                 ..CellLaunch::FLAT
@@ -295,7 +322,9 @@ impl<S: Storage> CudaFluid<S> {
             // the outlet layer's, which write the slots of interior cells alone (the
             // destination copy's, or in place the slots those cells own this step) and read no
             // slot a listed cell writes; both only read the cell bytes, the band and the source
-            // populations, and the outlet velocities belong to listed cells.
+            // populations, and the outlet velocities belong to listed cells. WALE's field:
+            // every kernel reads the step before's copy and writes its own cells' entries of
+            // the other.
             Some(side) => unsafe { side.launch(gpu) },
             None => gpu.launch(),
         };

@@ -175,6 +175,10 @@ where
                 Some(ib) => ib.band_forces(&self.gpu)?,
                 None => Vec::new(),
             },
+            velocity: match &self.lat.velocity {
+                Some(v) => self.gpu.download(&v[(step & 1) as usize])?,
+                None => Vec::new(),
+            },
         })
     }
 
@@ -189,6 +193,8 @@ where
         let entries = self.outlet_entries()?;
         let cells = entries.as_ref().map_or(&[][..], |(_, c)| &c[..]);
         state::check_outlet_cells(&s.outlet_u, cells)?;
+        let velocity_len = self.lat.velocity.as_ref().map_or(0, |v| v[0].len());
+        state::check_velocity(&s.velocity, velocity_len)?;
         let solids = self
             .ib
             .as_ref()
@@ -210,6 +216,12 @@ where
                 .stream
                 .memcpy_htod(&u, &mut self.lat.outlet_u)
                 .ctx("restoring the outlet velocities")?;
+        }
+        if let Some(v) = self.lat.velocity.as_mut() {
+            self.gpu
+                .stream
+                .memcpy_htod(&s.velocity, &mut v[(s.step & 1) as usize])
+                .ctx("restoring the WALE velocity field")?;
         }
         if let (Some(ib), Some(captured)) = (self.ib.as_mut(), s.immersed.as_ref()) {
             ib.restore(&self.gpu, captured)?;

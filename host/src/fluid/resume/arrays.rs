@@ -151,6 +151,10 @@ pub(super) fn write_small(w: &mut CheckpointWriter, s: &SmallState) -> Result<()
         w.write_slice("outlet_cells", &[k], &cells)?;
         w.write_slice("outlet_u", &[k, 3], &u)?;
     }
+    if !s.velocity.is_empty() {
+        let n = (s.velocity.len() / 3) as u64;
+        w.write_slice("wale_velocity", &[3, n], &s.velocity)?;
+    }
     if !s.band.is_empty() {
         let k = s.band.len() as u64;
         let cells: Vec<u32> = s.band.iter().map(|b| b.cell).collect();
@@ -370,6 +374,7 @@ pub(super) fn read_small(r: &mut CheckpointReader) -> Result<SmallState, FluidEr
         outlet_u,
         immersed,
         band,
+        velocity: optional(r, "wale_velocity")?.unwrap_or_default(),
     })
 }
 

@@ -353,7 +353,7 @@ impl SceneFile {
         let (geometry, w, ramp) = self.geometry(&units)?;
         warnings.extend(w);
         let mut setup = geometry.setup(rates, self.collision)?;
-        setup.params.smagorinsky = self.les_factor()?;
+        (setup.params.smagorinsky, setup.params.wale) = self.les_factors()?;
 
         let a = self.body_force.acceleration;
         finite_vec("body_force.acceleration", a)?;
@@ -439,17 +439,25 @@ impl SceneFile {
         })
     }
 
-    /// The subgrid model's factor for the kernels ([`murmur_common::lbm::les::factor`]; 0 without
-    /// one).
-    fn les_factor(&self) -> Result<f32, FluidError> {
-        let cs = self.lattice.smagorinsky;
+    /// The subgrid models' factors for the kernels, Smagorinsky's and WALE's
+    /// ([`murmur_common::lbm::les::factor`], [`murmur_common::lbm::wale::factor`]; 0 for a model
+    /// not chosen).
+    fn les_factors(&self) -> Result<(f32, f32), FluidError> {
+        use super::file::Les;
+        let (cs, cw) = (self.lattice.smagorinsky, self.lattice.wale);
         match self.lattice.les {
-            super::file::Les::None => Ok(0.0),
-            super::file::Les::Smagorinsky if cs.is_finite() && cs > 0.0 && cs <= 0.5 => {
-                Ok(murmur_common::lbm::les::factor(cs))
+            Les::None => Ok((0.0, 0.0)),
+            Les::Smagorinsky if cs.is_finite() && cs > 0.0 && cs <= 0.5 => {
+                Ok((murmur_common::lbm::les::factor(cs), 0.0))
             }
-            super::file::Les::Smagorinsky => Err(invalid(format!(
+            Les::Smagorinsky => Err(invalid(format!(
                 "lattice.smagorinsky must be a number in (0, 0.5] (0.1 to 0.2 are usual), got {cs}"
+            ))),
+            Les::Wale if cw.is_finite() && cw > 0.0 && cw <= 1.0 => {
+                Ok((0.0, murmur_common::lbm::wale::factor(cw)))
+            }
+            Les::Wale => Err(invalid(format!(
+                "lattice.wale must be a number in (0, 1] (0.325 to 0.6 are usual), got {cw}"
             ))),
         }
     }

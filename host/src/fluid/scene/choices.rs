@@ -37,6 +37,9 @@ pub enum Les {
     None,
     /// Smagorinsky's eddy viscosity from each cell's non-equilibrium stress.
     Smagorinsky,
+    /// WALE's eddy viscosity from the whole velocity gradient (central differences of the
+    /// velocity field the step before): no wall damping needed.
+    Wale,
 }
 
 impl Les {
@@ -49,12 +52,16 @@ impl Les {
         match self {
             Les::None => "none",
             Les::Smagorinsky => "smagorinsky",
+            Les::Wale => "wale",
         }
     }
 }
 
 /// The default Smagorinsky constant.
 pub const DEFAULT_SMAGORINSKY: f32 = 0.1;
+
+/// The default WALE constant `C_w` (Nicoud & Ducros 1999).
+pub const DEFAULT_WALE: f32 = 0.5;
 
 /// `initial.channel`: the start of a turbulent channel along x between walls across y
 /// ([`murmur_common::lbm::init::ChannelStart`]), in SI units.

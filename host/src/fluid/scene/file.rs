@@ -2,7 +2,7 @@
 //! name the key path (`solids[0].shape`) and the line.
 
 use super::super::FluidError;
-pub use super::choices::{Les, SolidBoundary, DEFAULT_SMAGORINSKY};
+pub use super::choices::{Les, SolidBoundary, DEFAULT_SMAGORINSKY, DEFAULT_WALE};
 use murmur_common::lbm::{CollisionModel, Rates};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -107,16 +107,28 @@ pub struct LatticeConfig {
     /// ACM-MRT limiter lambda.
     #[serde(default = "default_lambda")]
     pub acm_lambda: f32,
-    /// Subgrid model: `none` or `smagorinsky`.
+    /// Subgrid model: `none`, `smagorinsky` or `wale`.
     #[serde(default, skip_serializing_if = "Les::is_none")]
     pub les: Les,
     /// The Smagorinsky constant `C_s` (with `les = "smagorinsky"`).
     #[serde(default = "default_smagorinsky")]
     pub smagorinsky: f32,
+    /// The WALE constant `C_w` (with `les = "wale"`). Left out of the canonical text at its
+    /// default, so scenes hash as they did before the model.
+    #[serde(default = "default_wale", skip_serializing_if = "is_default_wale")]
+    pub wale: f32,
 }
 
 fn default_smagorinsky() -> f32 {
     DEFAULT_SMAGORINSKY
+}
+
+fn default_wale() -> f32 {
+    DEFAULT_WALE
+}
+
+fn is_default_wale(cw: &f32) -> bool {
+    *cw == DEFAULT_WALE
 }
 
 pub(super) fn default_u_lb() -> f64 {

@@ -88,6 +88,7 @@ impl LatticeConfig {
             acm_lambda: Rates::DEFAULT_LAMBDA,
             les: Default::default(),
             smagorinsky: file::DEFAULT_SMAGORINSKY,
+            wale: file::DEFAULT_WALE,
         }
     }
 

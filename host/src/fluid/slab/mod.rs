@@ -77,6 +77,13 @@ impl SlabPlan {
                     .into(),
             ));
         }
+        if setup.params.wale > 0.0 {
+            return Err(FluidError::Invalid(
+                "les = \"wale\" runs on one lattice (its velocity gradient reads across slab \
+                 faces): leave out --ranks and --gpus, or use les = \"smagorinsky\""
+                    .into(),
+            ));
+        }
         if !setup.immersed.is_empty()
             && setup.immersed.spread != super::ib::spread::IbSpread::Scatter
         {

@@ -102,6 +102,9 @@ pub struct SmallState {
     /// (ascending cells): what the fields read until the next step rebuilds the band. Empty
     /// without a band. A rank's capture keeps its owned cells, in whole-lattice numbers.
     pub band: Vec<crate::fluid::ib::plan::BandForce>,
+    /// WALE's velocity field ([`murmur_common::lbm::wale`]): every cell's last collision
+    /// velocity, three arrays of `cells` floats (x, y, z; lattice units). Empty without WALE.
+    pub velocity: Vec<f32>,
 }
 
 /// The last collision velocity of one fluid cell next to an outlet.
@@ -333,6 +336,22 @@ pub fn check_outlet_cells(captured: &[OutletVelocity], cells: &[u32]) -> Result<
         )));
     }
     Ok(())
+}
+
+/// Checks a captured WALE velocity field against this backend's `len` floats (0 without WALE).
+pub fn check_velocity(captured: &[f32], len: usize) -> Result<(), FluidError> {
+    match (captured.len(), len) {
+        (a, b) if a == b => Ok(()),
+        (0, _) => Err(FluidError::Invalid(
+            "the state has no WALE velocity field: it was written without les = \"wale\"".into(),
+        )),
+        (_, 0) => Err(FluidError::Invalid(
+            "the state holds a WALE velocity field: it was written with les = \"wale\"".into(),
+        )),
+        (a, b) => Err(FluidError::Invalid(format!(
+            "the state's WALE velocity field holds {a} values, this lattice's {b}"
+        ))),
+    }
 }
 
 /// Checks a captured immersed boundary against this backend's: the same solids in the same
