@@ -264,18 +264,22 @@ impl CpuBoids {
         self.rules(obstacles);
         // The guests leave before the motion (the order of the rest is kept).
         let keep: Vec<bool> = self.id.iter().map(|&i| i != GUEST).collect();
-        let mut k = keep.iter();
-        self.pos.retain(|_| *k.next().unwrap_or(&true));
-        for a in [&mut self.vel, &mut self.rel] {
-            let mut k = keep.iter();
-            a.retain(|_| *k.next().unwrap_or(&true));
-        }
-        if two_way {
-            let mut k = keep.iter();
-            self.push.retain(|_| *k.next().unwrap_or(&true));
-        }
-        self.id.retain(|&i| i != GUEST);
+        self.retain(&keep);
         self.motion(air, obstacles);
+    }
+
+    /// Keeps the boids whose flag in `keep` is set (all of their state), in their order.
+    fn retain(&mut self, keep: &[bool]) {
+        fn retain_flagged<T>(v: &mut Vec<T>, keep: &[bool]) {
+            let mut k = keep.iter();
+            v.retain(|_| *k.next().unwrap_or(&true));
+        }
+        retain_flagged(&mut self.pos, keep);
+        retain_flagged(&mut self.vel, keep);
+        retain_flagged(&mut self.rel, keep);
+        retain_flagged(&mut self.id, keep);
+        // One-way flocks hold no pending impulses.
+        retain_flagged(&mut self.push, keep);
     }
 
     /// Takes out the boids `leaving` picks by position (all of their state, pending impulses
@@ -293,17 +297,8 @@ impl CpuBoids {
                 taken.push.extend(self.push[i]);
             }
         }
-        let keep = |v: &mut Vec<Vec3>| {
-            let mut k = out.iter();
-            v.retain(|_| !*k.next().unwrap_or(&false));
-        };
-        keep(&mut self.pos);
-        keep(&mut self.vel);
-        keep(&mut self.rel);
-        let mut k = out.iter();
-        self.id.retain(|_| !*k.next().unwrap_or(&false));
-        let mut k = out.iter();
-        self.push.retain(|_| !*k.next().unwrap_or(&false));
+        let keep: Vec<bool> = out.iter().map(|&o| !o).collect();
+        self.retain(&keep);
         taken
     }
 

@@ -261,11 +261,6 @@ impl SceneFlocks {
     pub fn on_gpu(&self) -> bool {
         matches!(self.gpu, Place::Gpu(_))
     }
-
-    /// The file of flock `k` at output `step` in folder `dir` of scene `name`.
-    fn stem(&self, dir: &Path, name: &str, step: u64, k: usize) -> PathBuf {
-        dir.join(format!("{name}_{step:07}_{}", self.names[k]))
-    }
 }
 
 /// A boid's disc in the views, cells.
@@ -327,20 +322,19 @@ impl Rider for SceneFlocks {
         let time = step as f64 * units.dt;
         let mut written = Vec::new();
         for k in 0..self.names.len() {
-            let stem = match out {
-                Out::None => continue,
-                Out::Dir(d) => self.stem(d, name, step, k),
-                Out::File(p) => {
-                    let s = p.file_stem().and_then(|s| s.to_str()).unwrap_or(name);
-                    p.with_file_name(format!("{s}_{}", self.names[k]))
-                }
+            // `NAME_STEP_FLOCK` in the output folder, `STEM_FLOCK` beside an output file.
+            let flock = match out {
+                Out::Dir(_) => format!("{step:07}_{}", self.names[k]),
+                _ => self.names[k].clone(),
+            };
+            let Some(npz) = out.beside(name, &format!("{flock}.npz")) else {
+                continue;
             };
             let b = self.state(k)?;
             // On several ranks rank 0 writes the gathered flock.
             if self.ride.slab().is_some_and(|s| s.rank() != 0) {
                 continue;
             }
-            let npz = stem.with_extension("npz");
             // Metres from the domain's origin, as the scene's positions and the .vtp.
             let origin = Vec3::from_array(self.frame.origin.map(|o| o as f32));
             let from_origin: Vec<Vec3> = b.pos.iter().map(|&p| p - origin).collect();
@@ -348,8 +342,7 @@ impl Rider for SceneFlocks {
             crate::flock::snapshot::save(&npz, &state)
                 .map_err(|e| FluidError::Invalid(e.to_string()))?;
             written.push(npz);
-            if let Out::Dir(_) = out {
-                let vtp = stem.with_extension("vtp");
+            if let (Out::Dir(_), Some(vtp)) = (out, out.beside(name, &format!("{flock}.vtp"))) {
                 write_boids_vtp(&vtp, &b, &self.frame, time)?;
                 written.push(vtp);
             }

@@ -2,7 +2,7 @@
 //! around the slab, the rank that owns a point, and pushes routed to every rank whose layers
 //! their stencils reach (a push near a slab face adds to the neighbour's cells as well).
 
-use super::{as_bytes, extent, from_bytes, Piece, SlabFluid, SlabPlan};
+use super::{as_bytes, extent, Piece, SlabFluid, SlabPlan};
 use crate::fluid::{Fields, FluidError};
 use murmur_common::lbm::ib::stencil::Domain;
 use murmur_common::lbm::Lattice;
@@ -145,13 +145,16 @@ impl SlabFluid {
             if !m.len().is_multiple_of(PUSH_BYTES) {
                 return Err(bad());
             }
+            // Each record: the position (3 f32) then the totals (3 u64), in memory order
+            // ([`as_bytes`]); the chunks are whole records, so the slices are exact.
             for r in m.chunks_exact(PUSH_BYTES) {
-                let p: Vec<f32> = from_bytes(&r[..12], 3).ok_or_else(bad)?;
-                let p = [p[0], p[1], p[2]];
+                let word = |at: usize| f32::from_ne_bytes([r[at], r[at + 1], r[at + 2], r[at + 3]]);
+                let p = [word(0), word(4), word(8)];
                 if plan.reaches(p, me) {
-                    let t: Vec<u64> = from_bytes(&r[12..], 3).ok_or_else(bad)?;
                     pos.push(p);
-                    total.extend(t);
+                    total.extend(r[12..].chunks_exact(8).map(|b| {
+                        u64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
+                    }));
                 }
             }
         }

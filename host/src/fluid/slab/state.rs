@@ -239,10 +239,6 @@ impl SlabFluid {
         let mut s = self.inner.capture_small_state()?;
         let r = self.rank();
         s.lattice = self.plan.global;
-        for v in &mut s.outlet_u {
-            v.cell = self.plan.global_cell(r, v.cell as usize) as u32;
-        }
-        s.outlet_u.sort_by_key(|v| v.cell);
         // The band's owned cells (the ghost layers' belong to the neighbours).
         let owned = self.plan.owned(r);
         let (local, axis) = (self.plan.local_lattice(r), self.plan.axis);
@@ -250,10 +246,9 @@ impl SlabFluid {
             let (x, y, z) = local.coords(b.cell as usize);
             (1..=owned).contains(&[x, y, z][axis])
         });
-        for b in &mut s.band {
-            b.cell = self.plan.global_cell(r, b.cell as usize) as u32;
-        }
-        s.band.sort_by_key(|b| b.cell);
+        let global = |cell: usize| self.plan.global_cell(r, cell);
+        renumber(&mut s.outlet_u, |v| &mut v.cell, global);
+        renumber(&mut s.band, |b| &mut b.cell, global);
         if s.immersed.is_some() {
             // Each sample's force from the rank that owns it (collective).
             let snap = FluidBackend::samples(self)?;
@@ -276,24 +271,26 @@ impl SlabFluid {
         let r = self.rank();
         let mut mine = split_small(s, &self.plan, r);
         mine.lattice = self.plan.local_lattice(r);
-        for v in &mut mine.outlet_u {
-            // Owned: `split_small` kept those only.
-            v.cell = self
-                .plan
-                .local_cell(r, v.cell as usize)
-                .unwrap_or(usize::MAX) as u32;
-        }
-        mine.outlet_u.sort_by_key(|v| v.cell);
-        for b in &mut mine.band {
-            // Owned, as above.
-            b.cell = self
-                .plan
-                .local_cell(r, b.cell as usize)
-                .unwrap_or(usize::MAX) as u32;
-        }
-        mine.band.sort_by_key(|b| b.cell);
+        // Owned cells only: `split_small` kept those.
+        let local = |cell: usize| self.plan.local_cell(r, cell).unwrap_or(usize::MAX);
+        renumber(&mut mine.outlet_u, |v| &mut v.cell, local);
+        renumber(&mut mine.band, |b| &mut b.cell, local);
         self.busy(|b| b.inner.restore_small_state(&mine))
     }
+}
+
+/// Renumbers the cell of every item (`cell` picks it) by `map` and sorts them by cell.
+fn renumber<T>(items: &mut Vec<T>, cell: fn(&mut T) -> &mut u32, map: impl Fn(usize) -> usize) {
+    let mut keyed: Vec<(u32, T)> = items
+        .drain(..)
+        .map(|mut item| {
+            let c = cell(&mut item);
+            *c = map(*c as usize) as u32;
+            (*c, item)
+        })
+        .collect();
+    keyed.sort_by_key(|(c, _)| *c);
+    items.extend(keyed.into_iter().map(|(_, item)| item));
 }
 
 #[cfg(test)]
