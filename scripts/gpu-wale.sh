@@ -3,8 +3,8 @@
 #   bash scripts/gpu-wale.sh [channel]
 # - `murmur fluid parity --steps 100` (its scenes include WALE past an obstacle between an
 #   inlet and an outlet, and under a moving lid);
-# - `fluid bench` at 256^3 with --les none,smagorinsky,wale, and the plain rows of the binary
-#   before the model (dist/new/murmur.xz) beside them;
+# - `fluid bench` at 256^3 with --les none,smagorinsky,wale, and the plain rows of the build
+#   before the model (dist/before/murmur.xz, build 49e83d7, when there) beside them;
 # - a WALE run on CUDA resumed from a checkpoint against the unbroken run (the final
 #   checkpoints' populations and velocity field, by their SHA-256).
 # - with `channel` only: the coarse channel (assets/fluid/channel-180-les.toml, four wall units
@@ -44,8 +44,8 @@ timeout 150 "$W" fluid parity --steps 100 --storage "$STORAGE" 2>&1 \
 section "fluid bench --sizes 256 --les none,smagorinsky,wale (with WALE)"
 timeout 60 "$W" fluid bench --backend cuda --sizes 256 --steps 200 --les none,smagorinsky,wale 2>&1 \
   | grep -E "^\|" || status=1
-if [ -f dist/new/murmur.xz ] && [ -z "${QUICK:-}" ]; then
-  xz -dc dist/new/murmur.xz > "$T/murmur-before" && chmod +x "$T/murmur-before"
+if [ -f dist/before/murmur.xz ] && [ -z "${QUICK:-}" ]; then
+  xz -dc dist/before/murmur.xz > "$T/murmur-before" && chmod +x "$T/murmur-before"
   section "fluid bench --sizes 256 (the build before WALE)"
   timeout 40 "$T/murmur-before" fluid bench --backend cuda --sizes 256 --steps 200 2>&1 \
     | grep -E "^\|" || status=1
