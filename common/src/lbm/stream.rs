@@ -12,7 +12,7 @@ use super::ib::band::BandRef;
 pub use super::listed::stream_collide_listed;
 use super::listed::{collide_listed, pull_with_boundaries, read_u};
 use super::params::LbmParams;
-use super::{moments, CellKind, Q};
+use super::{moments, CellKind, Rates, Q};
 use crate::kernel::{DevSlice, DevSliceMut};
 
 /// The full update of one fluid cell: gather the 27 populations arriving from the neighbours
@@ -162,12 +162,12 @@ pub(super) unsafe fn finish<M: Model, S: Storage, const BAND: bool>(
     a: &StreamCollide<M, S>,
     cell: usize,
     f: &mut [f32; Q],
-    rates: &super::Rates,
+    rates: &Rates,
 ) -> [f32; 3] {
     let (force, has_force) = total_force::<BAND>(&a.p, &a.band, cell);
     let wale = a.p.wale > 0.0;
     let rates = if wale {
-        super::wale::rates(a, cell, rates)
+        wale_rates(a, cell, rates)
     } else {
         *rates
     };
@@ -177,6 +177,20 @@ pub(super) unsafe fn finish<M: Model, S: Storage, const BAND: bool>(
         super::wale::keep(a.velocity_out, a.p.lattice.cells(), cell, u);
     }
     u
+}
+
+/// `rates` with the shear rate of fluid cell `cell` under the WALE model, from the velocity
+/// field of the step before (`a.velocity`; [`super::wale`]).
+///
+/// # Safety
+/// As [`super::wale::gradient`], for `a`'s buffers.
+#[inline(always)]
+unsafe fn wale_rates<M, S: Storage>(a: &StreamCollide<M, S>, cell: usize, rates: &Rates) -> Rates {
+    let p = &a.p;
+    let near = a.flags.read(cell) & NEAR_BOUNDARY != 0;
+    let boundary = |byte: u8, c: usize| boundary_fields(p, byte, c).1;
+    let g = super::wale::gradient(p, a.flags, a.velocity, cell, near, boundary);
+    super::wale::with_eddy_viscosity(rates, super::wale::eddy_viscosity(&g, p.wale))
 }
 
 /// The force density on `cell`: the body force plus, with `BAND`, the band's immersed-boundary

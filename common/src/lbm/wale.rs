@@ -9,7 +9,7 @@
 //!
 //! `g` comes from central differences of the velocity every fluid cell's collision left the
 //! step before (three arrays of `cells` floats, x, y then z, read at the six face neighbours;
-//! a non-fluid neighbour gives its boundary's velocity, [`super::stream::boundary_fields`]),
+//! a non-fluid neighbour gives its boundary's velocity, `super::stream::boundary_fields`),
 //! so the model lags the flow by one step. Each collision writes its velocity into the other
 //! copy of the field ([`crate::lbm::abi::StreamCollide::velocity_out`]): no cell reads what
 //! another writes in the same step, so the result does not depend on the order cells run in.
@@ -17,11 +17,8 @@
 //! BGK's single rate and for the MRT models' shear moments, as with the Smagorinsky model.
 //! [`super::LbmParams::wale`] holds `C_w^2`.
 
-use super::abi::StreamCollide;
-use super::access::Storage;
-use super::boundary::{FLUID, KIND_MASK, NEAR_BOUNDARY};
+use super::boundary::{FLUID, KIND_MASK};
 use super::params::LbmParams;
-use super::stream::boundary_fields;
 use super::Rates;
 use crate::kernel::{DevSlice, DevSliceMut};
 use crate::math::sqrt;
@@ -62,32 +59,10 @@ pub fn eddy_viscosity(g: &[[f32; 3]; 3], factor: f32) -> f32 {
     }
 }
 
-/// The velocity of the field `u` (three arrays of `n` floats) at `cell`; with `near` (the
-/// cell asking has non-fluid neighbours), a non-fluid cell's is its boundary's.
-///
-/// # Safety
-/// `cell < n`, `u` holds `3 n` floats, `flags` `n` bytes.
-#[inline(always)]
-unsafe fn velocity_at(
-    p: &LbmParams,
-    flags: DevSlice<u8>,
-    u: DevSlice<f32>,
-    n: usize,
-    cell: usize,
-    near: bool,
-) -> [f32; 3] {
-    if near {
-        let byte = flags.read(cell);
-        if byte & KIND_MASK != FLUID {
-            return boundary_fields(p, byte, cell).1;
-        }
-    }
-    [u.read(cell), u.read(n + cell), u.read(2 * n + cell)]
-}
-
 /// The velocity gradient `g[i][j] = d u_i / d x_j` at `cell` by central differences of the
-/// field `u` (three arrays of `cells` floats; periodic wrap as the populations' pull), the
-/// boundaries' velocities at non-fluid neighbours when `near`.
+/// field `u` (three arrays of `cells` floats; periodic wrap as the populations' pull). With
+/// `near` (the cell has non-fluid neighbours), a non-fluid neighbour's velocity is
+/// `boundary(byte, cell)`, its boundary's.
 ///
 /// # Safety
 /// `cell < cells`, `u` holds `3 cells` floats, `flags` `cells` bytes.
@@ -98,6 +73,7 @@ pub unsafe fn gradient(
     u: DevSlice<f32>,
     cell: usize,
     near: bool,
+    boundary: impl Fn(u8, usize) -> [f32; 3],
 ) -> [[f32; 3]; 3] {
     let n = p.lattice.cells();
     // `o[axis]` is `[x + 1, x, x - 1]` times the axis' stride.
@@ -107,10 +83,18 @@ pub unsafe fn gradient(
         (o[0][1] + o[1][0] + o[2][1], o[0][1] + o[1][2] + o[2][1]),
         (o[0][1] + o[1][1] + o[2][0], o[0][1] + o[1][1] + o[2][2]),
     ];
+    let at = |cell: usize| {
+        if near {
+            let byte = flags.read(cell);
+            if byte & KIND_MASK != FLUID {
+                return boundary(byte, cell);
+            }
+        }
+        [u.read(cell), u.read(n + cell), u.read(2 * n + cell)]
+    };
     let mut g = [[0.0f32; 3]; 3];
     for (j, &(plus, minus)) in pairs.iter().enumerate() {
-        let up = velocity_at(p, flags, u, n, plus as usize, near);
-        let um = velocity_at(p, flags, u, n, minus as usize, near);
+        let (up, um) = (at(plus as usize), at(minus as usize));
         for i in 0..3 {
             g[i][j] = 0.5 * (up[i] - um[i]);
         }
@@ -118,18 +102,11 @@ pub unsafe fn gradient(
     g
 }
 
-/// `rates` with the shear rate of fluid cell `cell` under the model, from the velocity field
-/// of the step before (`a.velocity`).
-///
-/// # Safety
-/// As [`gradient`], for `a`'s buffers.
+/// `rates` with the shear rate of a cell of eddy viscosity `nu_t`: `tau = tau_0 + 3 nu_t`.
 #[inline(always)]
-pub unsafe fn rates<M, S: Storage>(a: &StreamCollide<M, S>, cell: usize, rates: &Rates) -> Rates {
-    let near = a.flags.read(cell) & NEAR_BOUNDARY != 0;
-    let g = gradient(&a.p, a.flags, a.velocity, cell, near);
-    let nu = eddy_viscosity(&g, a.p.wale);
+pub fn with_eddy_viscosity(rates: &Rates, nu_t: f32) -> Rates {
     Rates {
-        shear: 1.0 / (1.0 / rates.shear + 3.0 * nu),
+        shear: 1.0 / (1.0 / rates.shear + 3.0 * nu_t),
         ..*rates
     }
 }
@@ -214,7 +191,8 @@ mod tests {
                 DevSlice::from_raw(flags.as_ptr(), n as u64),
             )
         };
-        let g = unsafe { gradient(&p, fv, uv, lattice.index(2, 2, 1), false) };
+        let none = |_: u8, _: usize| [f32::NAN; 3];
+        let g = unsafe { gradient(&p, fv, uv, lattice.index(2, 2, 1), false, none) };
         let want = [[0.0, 0.01, 0.0], [-0.02, 0.0, 0.0], [0.0, 0.0, 0.003]];
         for i in 0..3 {
             for j in 0..3 {
@@ -222,7 +200,7 @@ mod tests {
             }
         }
         // x = 0: the neighbour at x - 1 is x = 5 (periodic).
-        let g = unsafe { gradient(&p, fv, uv, lattice.index(0, 2, 1), false) };
+        let g = unsafe { gradient(&p, fv, uv, lattice.index(0, 2, 1), false, none) };
         assert!((g[1][0] - 0.5 * (-0.02 - -0.1)).abs() < 1e-7, "{g:?}");
     }
 }

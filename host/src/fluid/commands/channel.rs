@@ -5,7 +5,7 @@
 //! centre and bulk velocities, the peak of `u_rms` and the mean profile's largest deviation
 //! from the DNS in wall units; `--plot` draws them beside the DNS.
 
-use super::channel_plot;
+use super::channel_plot::{self, Profiles};
 use crate::fluid::cli::CaseArgs;
 use crate::fluid::scene::SceneFile;
 use anyhow::{anyhow, bail, Context, Result};
@@ -21,16 +21,6 @@ const CENTRE_TOLERANCE: f64 = 0.03;
 const BULK_TOLERANCE: f64 = 0.02;
 const PEAK_TOLERANCE: f64 = 0.05;
 const PROFILE_TOLERANCE: f64 = 0.02;
-
-/// Profiles across the half channel, wall units, wall first.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Profiles {
-    pub y_plus: Vec<f64>,
-    pub u: Vec<f64>,
-    pub rms: Vec<[f64; 3]>,
-    /// `<u'v'>+` (negative near the lower wall).
-    pub uv: Vec<f64>,
-}
 
 /// The DNS's profiles (Moser, Kim & Mansour 1999, Re_tau 178.12).
 pub fn dns() -> Profiles {

@@ -1,7 +1,6 @@
 //! The channel case's plot: the mean profile in wall units against the DNS and the log law
 //! (left, log `y+`), the RMS velocities and the Reynolds shear stress against the DNS (right).
 
-use super::channel::Profiles;
 use crate::atomic_file::write_atomic;
 use plotters::prelude::*;
 use std::path::Path;
@@ -11,6 +10,16 @@ const H: u32 = 600;
 
 fn err<E: std::fmt::Display>(e: E) -> std::io::Error {
     std::io::Error::other(e.to_string())
+}
+
+/// Profiles across the half channel, wall units, wall first.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Profiles {
+    pub y_plus: Vec<f64>,
+    pub u: Vec<f64>,
+    pub rms: Vec<[f64; 3]>,
+    /// `<u'v'>+` (negative near the lower wall).
+    pub uv: Vec<f64>,
 }
 
 /// Draws `png`: the run's profiles `m` (dots) beside the DNS `d` (lines).
