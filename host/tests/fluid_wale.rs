@@ -184,7 +184,9 @@ fn a_run_with_the_model_resumes_bit_for_bit() {
         let (a, b) = (dir.join("a"), dir.join("b"));
         let straight = [&base[..], &["--out", s(&a), "--steps", "20"]].concat();
         let straight = [&straight[..], &["--checkpoint-every", "20"]].concat();
-        support::murmur_ok(&straight);
+        let out = support::murmur_ok(&straight);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("(acm-mrt + wale C_w 0.5, fp32"), "{stdout}");
         let first = [&base[..], &["--out", s(&b), "--steps", "9"]].concat();
         support::murmur_ok(&[&first[..], &["--checkpoint-every", "9"]].concat());
         let ck = b.join("checkpoints");

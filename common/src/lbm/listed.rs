@@ -13,7 +13,7 @@ use super::boundary::{
 use super::collide::Model;
 use super::d3q27::{velocity, velocity_f32, REST};
 use super::params::{LbmParams, FACES};
-use super::stream::finish;
+use super::stream::{finish, own_rates};
 use super::{CellKind, Q};
 use crate::kernel::{DevSlice, DevSliceMut};
 
@@ -63,7 +63,7 @@ pub(super) unsafe fn collide_listed<M: Model, S: Storage>(
     } else {
         p.rates
     };
-    let u = finish::<M, S, true>(a, cell, &mut f, &rates);
+    let u = finish::<M, S, true>(a, cell, &mut f, &own_rates(a, cell, &rates));
     if mask & (1 << OUTLET) != 0 {
         a.outlet_u.write(3 * side, u[0]);
         a.outlet_u.write(3 * side + 1, u[1]);

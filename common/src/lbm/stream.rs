@@ -110,8 +110,9 @@ unsafe fn interior<M: Model, S: Storage, const BAND: bool>(a: &StreamCollide<M, 
     if a.flags.read(cell) != FLUID {
         return;
     }
+    let rates = own_rates(a, cell, &a.p.rates);
     let mut f = a.pops.pull(a.f.as_const(), cell);
-    finish::<M, S, BAND>(a, cell, &mut f, &a.p.rates);
+    finish::<M, S, BAND>(a, cell, &mut f, &rates);
 }
 
 /// [`stream_collide_cell`] for the outlet layer's interior cells only (byte exactly
@@ -127,7 +128,7 @@ pub unsafe fn stream_collide_sponge<M: Model, S: Storage>(a: &StreamCollide<M, S
         return;
     }
     let (x, y, z) = a.p.lattice.coords(cell);
-    let rates = sponge_rates(&a.p, [x, y, z]);
+    let rates = own_rates(a, cell, &sponge_rates(&a.p, [x, y, z]));
     let mut f = a.pops.pull(a.f.as_const(), cell);
     finish::<M, S, true>(a, cell, &mut f, &rates);
 }
@@ -151,12 +152,14 @@ pub unsafe fn stream_collide_layer<M: Model, S: Storage>(a: &StreamCollide<M, S>
     } else {
         a.p.rates
     };
+    let rates = own_rates(a, cell, &rates);
     let mut f = a.pops.pull(a.f.as_const(), cell);
     finish::<M, S, true>(a, cell, &mut f, &rates);
 }
 
-/// Collide the gathered populations and store them; returns the velocity of the collision.
-/// With `BAND`, a band cell's immersed-boundary force joins the body force.
+/// Collide the gathered populations with `rates` (the cell's own: [`own_rates`]) and store
+/// them; returns the velocity of the collision, which WALE's field keeps. With `BAND`, a band
+/// cell's immersed-boundary force joins the body force.
 #[inline(always)]
 pub(super) unsafe fn finish<M: Model, S: Storage, const BAND: bool>(
     a: &StreamCollide<M, S>,
@@ -165,27 +168,30 @@ pub(super) unsafe fn finish<M: Model, S: Storage, const BAND: bool>(
     rates: &Rates,
 ) -> [f32; 3] {
     let (force, has_force) = total_force::<BAND>(&a.p, &a.band, cell);
-    let wale = a.p.wale > 0.0;
-    let rates = if wale {
-        wale_rates(a, cell, rates)
-    } else {
-        *rates
-    };
-    let (_rho, u) = collide_with::<M>(f, &rates, force, has_force, a.p.smagorinsky);
+    let (_rho, u) = collide_with::<M>(f, rates, force, has_force, a.p.smagorinsky);
     a.pops.store(a.dst, cell, f);
-    if wale {
+    if a.p.wale > 0.0 {
         super::wale::keep(a.velocity_out, a.p.lattice.cells(), cell, u);
     }
     u
 }
 
-/// `rates` with the shear rate of fluid cell `cell` under the WALE model, from the velocity
-/// field of the step before (`a.velocity`; [`super::wale`]).
+/// The rates of fluid cell `cell` from its base `rates`: with WALE its own shear rate, from
+/// the velocity field of the step before (`a.velocity`; [`super::wale`]), else `rates`. The
+/// interior kernels call it before they pull, so that the gradient's values are gone before
+/// the 27 populations arrive.
 ///
 /// # Safety
 /// As [`super::wale::gradient`], for `a`'s buffers.
 #[inline(always)]
-unsafe fn wale_rates<M, S: Storage>(a: &StreamCollide<M, S>, cell: usize, rates: &Rates) -> Rates {
+pub(super) unsafe fn own_rates<M, S: Storage>(
+    a: &StreamCollide<M, S>,
+    cell: usize,
+    rates: &Rates,
+) -> Rates {
+    if a.p.wale <= 0.0 {
+        return *rates;
+    }
     let p = &a.p;
     let near = a.flags.read(cell) & NEAR_BOUNDARY != 0;
     let boundary = |byte: u8, c: usize| boundary_fields(p, byte, c).1;

@@ -11,6 +11,7 @@ use super::multi::{self, GpuRank};
 use super::pieces::{LeadPieces, PieceSink};
 use super::resume::{Checkpoints, Identity};
 use super::riders::{OpenRider, Rider, Riders, RidingSink};
+use super::scene::file::Les;
 use super::scene::{self, Scene, SceneFile};
 use super::sink::{self, Out, RunSink};
 use super::slab::state::CellBox;
@@ -492,8 +493,14 @@ fn header(scene: &Scene, backend: &dyn FluidBackend, steps: u64) {
     let p = &scene.setup.params;
     let nu = (1.0 / p.rates.shear as f64 - 0.5) / 3.0;
     let ph = &scene.file.physical;
+    let lat = &scene.file.lattice;
+    let les = match lat.les {
+        Les::None => String::new(),
+        Les::Smagorinsky => format!(" + smagorinsky C_s {}", lat.smagorinsky),
+        Les::Wale => format!(" + wale C_w {}", lat.wale),
+    };
     println!(
-        "scene {} ({}, {} {} {}): {} x {} x {} cells, {}, {:.1} MiB, dx {:.4e} m, dt {:.4e} s, tau \
+        "scene {} ({}{les}, {} {} {}): {} x {} x {} cells, {}, {:.1} MiB, dx {:.4e} m, dt {:.4e} s, tau \
          {:.4}, Re {:.0}, lattice Mach {:.3}, {} steps = {:.4} s",
         scene.file.name,
         scene.file.collision.name(),
