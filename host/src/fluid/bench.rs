@@ -3,8 +3,9 @@
 //!
 //! The grid is a periodic box (every cell fluid, a Taylor-Green start). Bytes per cell update
 //! are 27 loads and 27 stores of one population each (4 bytes in FP32, 2 in FP16) and the
-//! cell-type byte ([`bytes_per_update`]); the bandwidth reference is the best of a few
-//! device-to-device copies of a buffer the size of the populations on the same backend.
+//! cell-type byte ([`bytes_per_update`]), and with WALE the velocity field's 12 bytes written
+//! and 12 read ([`WALE_BYTES`]); the bandwidth reference is the best of a few device-to-device
+//! copies of a buffer the size of the populations on the same backend.
 
 use super::scene::file::{Les, DEFAULT_SMAGORINSKY, DEFAULT_WALE};
 use super::scene::taylor_green;
@@ -16,6 +17,20 @@ use murmur_common::lbm::{CollisionModel, Layout, StorageKind, Streaming, Q};
 /// Bytes moved per cell update: every population read and written once, plus the cell byte.
 pub const fn bytes_per_update(storage: StorageKind) -> u64 {
     (2 * Q * storage.bytes() + 1) as u64
+}
+
+/// WALE's bytes per cell update beside the populations': the cell's velocity written, and the
+/// field read at the neighbours, each value once from memory (the other five reads of it hit
+/// the caches).
+pub const WALE_BYTES: u64 = 24;
+
+/// Bytes moved per cell update with subgrid model `les`.
+pub const fn bytes_per_update_with(storage: StorageKind, les: Les) -> u64 {
+    bytes_per_update(storage)
+        + match les {
+            Les::Wale => WALE_BYTES,
+            _ => 0,
+        }
 }
 
 /// Bytes of device memory per cell of a periodic box: the copies of the populations the
@@ -81,7 +96,7 @@ pub fn bench_one(
         steps,
         ms_per_step: ms,
         mlups,
-        gbs: mlups * 1e6 * bytes_per_update(storage) as f64 / 1e9,
+        gbs: mlups * 1e6 * bytes_per_update_with(storage, les) as f64 / 1e9,
         copy_gbs,
         gpu_timed: timed.gpu_ms.is_some(),
     })
@@ -110,7 +125,7 @@ pub fn table(results: &[BenchResult]) -> String {
             r.steps,
             r.ms_per_step,
             r.mlups,
-            bytes_per_update(r.storage),
+            bytes_per_update_with(r.storage, r.les),
             r.gbs,
             r.copy_gbs,
             100.0 * r.gbs / r.copy_gbs,

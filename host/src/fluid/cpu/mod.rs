@@ -580,7 +580,8 @@ impl<S: Storage> FluidBackend for CpuFluid<S> {
     fn allocated_bytes(&self) -> u64 {
         ((self.f.len() + self.f_next.len()) * std::mem::size_of::<S::Elem>()
             + self.flags.len()
-            + 4 * self.outlet_u.len()) as u64
+            + 4 * self.outlet_u.len()
+            + 4 * (self.velocity[0].len() + self.velocity[1].len())) as u64
     }
 
     fn times(&mut self) -> Result<StageTimes, FluidError> {
