@@ -158,4 +158,22 @@ mod tests {
             ("physical.viscosity".into(), "0.001".into(), "0.002".into())
         );
     }
+
+    #[test]
+    fn the_wale_constant_at_its_default_leaves_the_hash_as_before_the_model() {
+        // The canonical text of a scene that names no WALE constant, or its default, is that of
+        // the builds before the model: their checkpoints still resume.
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../assets/fluid/channel-180.toml"
+        ))
+        .unwrap();
+        let hash = |t: &str| Identity::of(&SceneFile::parse(t).unwrap()).unwrap();
+        let plain = hash(&text);
+        assert!(!plain.text.contains("wale"), "{}", plain.text);
+        let named = hash(&text.replace("[lattice]", "[lattice]\nwale = 0.5"));
+        assert_eq!(plain.hash, named.hash);
+        let other = hash(&text.replace("[lattice]", "[lattice]\nwale = 0.6"));
+        assert_ne!(plain.hash, other.hash);
+    }
 }
