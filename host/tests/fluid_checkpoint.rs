@@ -23,12 +23,6 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-/// The SHA-256 the checkpoint's header lists for array `name`.
-fn array_sha(ckpt: &Path, name: &str) -> String {
-    let r = CheckpointReader::open(ckpt).unwrap();
-    r.header().array(name).unwrap().sha256.clone()
-}
-
 /// Every file of `want` (not its folders) is in `got` with the same bytes; returns how many.
 fn same_files(want: &Path, got: &Path) -> usize {
     let mut n = 0;
@@ -112,8 +106,8 @@ fn straight_and_split(
     };
     for array in ["populations", "density", "velocity"] {
         assert_eq!(
-            array_sha(&name(&a), array),
-            array_sha(&name(&b), array),
+            support::array_sha(&name(&a), array),
+            support::array_sha(&name(&b), array),
             "{array}"
         );
     }
@@ -607,8 +601,8 @@ mod signals {
             ok(&resumed);
             let file = format!("taylor-green-{total:0>10}.npz");
             assert_eq!(
-                array_sha(&a.join(&file), "populations"),
-                array_sha(&b.join(&file), "populations")
+                support::array_sha(&a.join(&file), "populations"),
+                support::array_sha(&b.join(&file), "populations")
             );
             std::fs::remove_dir_all(&dir).unwrap();
         }
@@ -714,7 +708,7 @@ fn cuda_and_cpu_checkpoints_resume_on_each_other() {
         for straight in ["cpu", "cuda"] {
             let d = dir.join(format!("straight-{straight}"));
             run_on(straight, &scene, &base, &d, total, &[]);
-            let sha = array_sha(&final_of(&d), "populations");
+            let sha = support::array_sha(&final_of(&d), "populations");
             assert_eq!(want.get_or_insert(sha.clone()), &sha, "{straight} straight");
         }
         assert!(same_files(&dir.join("straight-cpu"), &dir.join("straight-cuda")) >= 3);
@@ -723,7 +717,7 @@ fn cuda_and_cpu_checkpoints_resume_on_each_other() {
             run_on(first, &scene, &base, &d, n, &[]);
             let ck = d.join("checkpoints");
             run_on(second, &scene, &base, &d, total, &["--resume", s(&ck)]);
-            let sha = array_sha(&final_of(&d), "populations");
+            let sha = support::array_sha(&final_of(&d), "populations");
             assert_eq!(want.as_ref(), Some(&sha), "{first} then {second}");
             assert!(same_files(&dir.join("straight-cpu"), &d) >= 3);
         }

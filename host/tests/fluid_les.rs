@@ -6,20 +6,8 @@
 mod support;
 
 use murmur::internals::fluid::scene::taylor_green;
-use murmur::internals::fluid::FluidBackend;
 use murmur_common::lbm::les::factor;
 use murmur_common::lbm::CollisionModel;
-
-/// Kinetic energy of the fluid (lattice units, per cell summed).
-fn energy(b: &mut dyn FluidBackend) -> f64 {
-    let f = b.fields().unwrap();
-    (0..f.n())
-        .map(|c| {
-            let u = f.u(c);
-            0.5 * f.rho(c) as f64 * u.iter().map(|&v| (v as f64).powi(2)).sum::<f64>()
-        })
-        .sum()
-}
 
 /// The window of the decay rate: after the first steps' transient (the model reads the
 /// non-equilibrium stress, zero at the initial equilibrium).
@@ -37,11 +25,11 @@ fn decay_rate(model: CollisionModel, u0: f32, nu: f32, cs: f32) -> f64 {
     for _ in 0..FIRST {
         b.step().unwrap();
     }
-    let e0 = energy(b.as_mut());
+    let e0 = support::energy(b.as_mut());
     for _ in FIRST..LAST {
         b.step().unwrap();
     }
-    (e0 / energy(b.as_mut())).ln() / (LAST - FIRST) as f64
+    (e0 / support::energy(b.as_mut())).ln() / (LAST - FIRST) as f64
 }
 
 #[test]

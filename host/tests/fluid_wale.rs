@@ -6,23 +6,11 @@
 
 mod support;
 
-use murmur::internals::checkpoint::{newest_valid, CheckpointReader};
+use murmur::internals::checkpoint::newest_valid;
 use murmur::internals::fluid::scene::{poiseuille, taylor_green};
-use murmur::internals::fluid::FluidBackend;
 use murmur_common::lbm::wale::factor;
 use murmur_common::lbm::CollisionModel;
 use std::path::Path;
-
-/// Kinetic energy of the fluid (lattice units, per cell summed).
-fn energy(b: &mut dyn FluidBackend) -> f64 {
-    let f = b.fields().unwrap();
-    (0..f.n())
-        .map(|c| {
-            let u = f.u(c);
-            0.5 * f.rho(c) as f64 * u.iter().map(|&v| (v as f64).powi(2)).sum::<f64>()
-        })
-        .sum()
-}
 
 const FIRST: u32 = 100;
 const LAST: u32 = 300;
@@ -39,11 +27,11 @@ fn decay_rate(model: CollisionModel, u0: f32, nu: f32, cw: f32) -> f64 {
     for _ in 0..FIRST {
         b.step().unwrap();
     }
-    let e0 = energy(b.as_mut());
+    let e0 = support::energy(b.as_mut());
     for _ in FIRST..LAST {
         b.step().unwrap();
     }
-    (e0 / energy(b.as_mut())).ln() / (LAST - FIRST) as f64
+    (e0 / support::energy(b.as_mut())).ln() / (LAST - FIRST) as f64
 }
 
 /// The ratio of the vortex's decay rates with and without the model, from the formula in f64:
@@ -141,12 +129,6 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-/// The SHA-256 the checkpoint's header lists for array `name`.
-fn array_sha(ckpt: &Path, name: &str) -> String {
-    let r = CheckpointReader::open(ckpt).unwrap();
-    r.header().array(name).unwrap().sha256.clone()
-}
-
 /// The newest checkpoint in `dir`, which must be of step `step`.
 fn checkpoint(dir: &Path, step: u64) -> std::path::PathBuf {
     let f = newest_valid(dir).unwrap();
@@ -198,7 +180,11 @@ fn a_run_with_the_model_resumes_bit_for_bit() {
         support::murmur_ok(&[&second[..], &["--checkpoint-every", "20"]].concat());
         let (ca, cb) = (checkpoint(&a.join("checkpoints"), 20), checkpoint(&ck, 20));
         for array in ["populations", "wale_velocity"] {
-            assert_eq!(array_sha(&ca, array), array_sha(&cb, array), "{array}");
+            assert_eq!(
+                support::array_sha(&ca, array),
+                support::array_sha(&cb, array),
+                "{array}"
+            );
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -96,3 +96,20 @@ pub fn skip_note(line: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "{line}");
 }
+
+/// The SHA-256 that checkpoint `ckpt`'s header lists for its array `name`.
+pub fn array_sha(ckpt: &Path, name: &str) -> String {
+    let r = murmur::internals::checkpoint::CheckpointReader::open(ckpt).unwrap();
+    r.header().array(name).unwrap().sha256.clone()
+}
+
+/// Kinetic energy of a fluid (lattice units, per cell summed).
+pub fn energy(b: &mut dyn murmur::internals::fluid::FluidBackend) -> f64 {
+    let f = b.fields().unwrap();
+    (0..f.n())
+        .map(|c| {
+            let u = f.u(c);
+            0.5 * f.rho(c) as f64 * u.iter().map(|&v| (v as f64).powi(2)).sum::<f64>()
+        })
+        .sum()
+}
