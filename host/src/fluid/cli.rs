@@ -33,6 +33,38 @@ pub enum CaseName {
     Channel180,
 }
 
+/// The immersed boundary's fixed choices, overridden for a study (`[immersed]` of a scene).
+#[derive(clap::Args, Clone, Copy, Debug, Default)]
+pub struct ImmersedArgs {
+    /// Cells the immersed samples sit inside the solid, 0 to 1 [default: 0.25].
+    #[arg(long, value_name = "CELLS")]
+    pub retraction: Option<f64>,
+    /// Multi-direct-forcing passes per step, 1 to 8 [default: 3].
+    #[arg(long, value_name = "K")]
+    pub passes: Option<u32>,
+}
+
+impl ImmersedArgs {
+    /// The tuning these ask for, checked; refused beside a wall method without samples.
+    pub fn tuning(
+        &self,
+        boundary: super::scene::file::SolidBoundary,
+    ) -> anyhow::Result<crate::fluid::ib::plan::IbTuning> {
+        let t = crate::fluid::ib::plan::IbTuning {
+            retraction: self.retraction,
+            passes: self.passes,
+        };
+        t.check().map_err(|e| anyhow::anyhow!("--{e}"))?;
+        if !t.is_default() && boundary != super::scene::file::SolidBoundary::Immersed {
+            anyhow::bail!(
+                "--retraction and --passes tune the immersed boundary; --boundary {} has none",
+                boundary.name()
+            );
+        }
+        Ok(t)
+    }
+}
+
 /// How the populations are stored: number format and layout.
 #[derive(clap::Args, Clone, Copy, Debug)]
 pub struct StorageArgs {
@@ -114,6 +146,8 @@ pub struct CaseArgs {
     /// How the cylinder meets the fluid (DFG cases).
     #[arg(long, value_enum, default_value = "immersed")]
     pub boundary: super::scene::file::SolidBoundary,
+    #[command(flatten)]
+    pub immersed: ImmersedArgs,
     /// Where to run.
     #[arg(long, value_enum, default_value = "auto")]
     pub backend: BackendChoice,

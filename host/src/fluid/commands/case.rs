@@ -8,9 +8,13 @@ use anyhow::Result;
 /// `murmur fluid case`.
 pub fn case(a: &CaseArgs) -> Result<()> {
     if a.case == CaseName::Channel180 {
+        if a.immersed.retraction.is_some() || a.immersed.passes.is_some() {
+            anyhow::bail!("--retraction and --passes are for the DFG cases and couette");
+        }
         return super::channel::channel_case(a);
     }
     use crate::fluid::ib::validate::{dfg, Couette, Dfg, DfgRun, Galilean};
+    let tuning = a.immersed.tuning(a.boundary)?;
     let mut open = opener(a.backend, Some(a.storage));
     let dfg_case = match a.case {
         CaseName::Dfg2d1 => Some(Dfg::TwoD1),
@@ -29,15 +33,21 @@ pub fn case(a: &CaseArgs) -> Result<()> {
             model: a.model,
             offset: [0.0; 2],
             boundary: a.boundary,
+            tuning,
         };
         let r = dfg(run, &mut open as &mut Opener)?;
         println!(
-            "{}: D = {} cells, u_lb {}, {}, {} steps in {:.1} s: C_D {:.4} (max {:.4}), C_L {:.4} \
-             (max {:.4}), St {}, dp {:.4} Pa",
+            "{}: D = {} cells, u_lb {}, {}, {}, {} steps in {:.1} s: C_D {:.4} (max {:.4}), C_L \
+             {:.4} (max {:.4}), St {}, dp {:.4} Pa",
             case.name(),
             a.cells_per_d,
             a.u_lb,
             a.model.name(),
+            match a.boundary {
+                crate::fluid::scene::file::SolidBoundary::Immersed =>
+                    format!("immersed ({})", tuning.describe()),
+                b => b.name().to_string(),
+            },
             r.steps,
             r.wall_s,
             r.cd,
@@ -58,6 +68,9 @@ pub fn case(a: &CaseArgs) -> Result<()> {
         return Ok(());
     }
     match a.case {
+        CaseName::Galilean if !tuning.is_default() => {
+            anyhow::bail!("--retraction and --passes are for the DFG cases and couette")
+        }
         CaseName::Galilean => {
             let g = Galilean {
                 cells_per_d: a.cells_per_d,
@@ -82,16 +95,21 @@ pub fn case(a: &CaseArgs) -> Result<()> {
             );
         }
         _ => {
-            let c = Couette::STUDY;
+            let c = Couette {
+                retraction: tuning.retraction(),
+                passes: tuning.passes(),
+                ..Couette::STUDY
+            };
             let setup = c.setup(a.model)?;
             let t0 = std::time::Instant::now();
             let mut b = open(&setup)?;
             let (l2, radial) = c.run(b.as_mut())?;
             println!(
-                "Couette: radii {} and {} cells, {} steps in {:.1} s: L2 error {:.4}, max radial \
-                 velocity {:.2e} of the surface speed",
+                "Couette: radii {} and {} cells, {}, {} steps in {:.1} s: L2 error {:.4}, max \
+                 radial velocity {:.2e} of the surface speed",
                 c.r1,
                 c.r2,
+                tuning.describe(),
                 c.steps,
                 t0.elapsed().as_secs_f64(),
                 l2,

@@ -81,6 +81,8 @@ pub struct ConvergenceArgs {
     /// How the cylinder meets the fluid.
     #[arg(long, value_enum, default_value = "immersed")]
     pub boundary: SolidBoundary,
+    #[command(flatten)]
+    pub immersed: crate::fluid::cli::ImmersedArgs,
     /// Where to run.
     #[arg(long, value_enum, default_value = "auto")]
     pub backend: BackendChoice,
@@ -120,6 +122,7 @@ pub fn convergence(a: &ConvergenceArgs) -> Result<()> {
     if let Some(p) = &a.csv {
         crate::preflight::check_output_file(p)?;
     }
+    let tuning = a.immersed.tuning(a.boundary)?;
     let case = a.case.dfg();
     let reference = a.case.reference();
     let d0 = a.cells_per_d[0] as f64;
@@ -127,11 +130,16 @@ pub fn convergence(a: &ConvergenceArgs) -> Result<()> {
     let mut csv = String::from("cells_per_d,u_lb,offset,c_d,error,steps,seconds\n");
     let mut rungs = Vec::new();
     println!(
-        "{}, {}, {}, {} scaling, {} sub-cell position(s) per rung, {} s simulated per run; \
+        "{}, {}, {}{}, {} scaling, {} sub-cell position(s) per rung, {} s simulated per run; \
          reference C_D {reference} (Bayraktar, Mierka & Turek 2012)",
         case.name(),
         a.model.name(),
         a.boundary.name(),
+        if a.boundary == SolidBoundary::Immersed {
+            format!(" ({})", tuning.describe())
+        } else {
+            String::new()
+        },
         match a.scaling {
             Scaling::Diffusive => "diffusive",
             Scaling::Acoustic => "acoustic",
@@ -158,6 +166,7 @@ pub fn convergence(a: &ConvergenceArgs) -> Result<()> {
                 model: a.model,
                 offset: [o, o],
                 boundary: a.boundary,
+                tuning,
             };
             let r = dfg(run, &mut open as &mut Opener)?;
             csv.push_str(&format!(

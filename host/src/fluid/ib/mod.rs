@@ -41,8 +41,8 @@ pub struct Immersed {
     pub solids: Vec<Solid>,
     /// Axes that wrap for the stencils: the scene's periodic faces.
     pub periodic: [bool; 3],
-    /// Multi-direct-forcing passes per step; 0: the fixed default
-    /// ([`plan::PASSES`]). Only the study that chose the default sets it.
+    /// Multi-direct-forcing passes per step; 0: the fixed default ([`plan::PASSES`]). A
+    /// scene's `[immersed] passes` and the Couette study set it.
     pub passes: u32,
     /// How the samples' forces reach the band.
     pub spread: spread::IbSpread,

@@ -22,6 +22,68 @@ pub const PASSES: u32 = 3;
 /// for every scene, chosen with [`PASSES`] on cylindrical Couette flow.
 pub const RETRACTION: f64 = 0.25;
 
+/// A scene's override of [`RETRACTION`] and [`PASSES`] (`[immersed] retraction`, `passes`),
+/// for studies of the immersed boundary; `None` keeps the fixed choice.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct IbTuning {
+    /// Cells the samples sit inside their solid, 0 to 1.
+    pub retraction: Option<f64>,
+    /// Multi-direct-forcing passes per step, 1 to [`MAX_PASSES`].
+    pub passes: Option<u32>,
+}
+
+/// Most forcing passes a scene may ask for.
+pub const MAX_PASSES: u32 = 8;
+
+impl IbTuning {
+    /// The retraction in force (cells).
+    pub fn retraction(&self) -> f64 {
+        self.retraction.unwrap_or(RETRACTION)
+    }
+
+    /// The passes in force.
+    pub fn passes(&self) -> u32 {
+        self.passes.unwrap_or(PASSES)
+    }
+
+    /// Whether both are the fixed choices' defaults (nothing set).
+    pub fn is_default(&self) -> bool {
+        *self == IbTuning::default()
+    }
+
+    /// Checks the ranges; the error names the key.
+    pub fn check(&self) -> Result<(), String> {
+        if let Some(r) = self.retraction {
+            if !(r.is_finite() && (0.0..=1.0).contains(&r)) {
+                return Err(format!("retraction must be 0 to 1 cells, got {r}"));
+            }
+        }
+        if let Some(k) = self.passes {
+            if !(1..=MAX_PASSES).contains(&k) {
+                return Err(format!("passes must be 1 to {MAX_PASSES}, got {k}"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The `[immersed]` keys of a scene's text that set these (empty for the defaults).
+    pub fn scene_keys(&self) -> String {
+        let mut s = String::new();
+        if let Some(r) = self.retraction {
+            s += &format!("retraction = {r:?}\n");
+        }
+        if let Some(k) = self.passes {
+            s += &format!("passes = {k}\n");
+        }
+        s
+    }
+
+    /// `k 3, retraction 0.25`: the choices in force, for tables.
+    pub fn describe(&self) -> String {
+        format!("k {}, retraction {}", self.passes(), self.retraction())
+    }
+}
+
 /// Steps of force records the backends keep before they must be read ([`RecordRing`]).
 pub const RING_STEPS: usize = 1024;
 

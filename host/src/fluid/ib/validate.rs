@@ -1,6 +1,7 @@
 //! Validation of the immersed boundary: cylindrical Couette flow (the independent case the
 //! coupling's fixed choices were made on) and, in `validate`, the DFG cylinder benchmarks.
 
+use super::plan::IbTuning;
 use super::{Immersed, Motion, Primitive, Solid};
 use crate::fluid::scene::file::SolidBoundary;
 use crate::fluid::{scene, FluidBackend, FluidError, Setup};
@@ -160,6 +161,8 @@ pub struct DfgRun {
     pub offset: [f64; 2],
     /// How the cylinder meets the fluid.
     pub boundary: SolidBoundary,
+    /// The immersed boundary's retraction and passes (the defaults unless a study sets them).
+    pub tuning: IbTuning,
 }
 
 /// What a DFG run measured.
@@ -335,13 +338,16 @@ pub fn dfg(
     run: DfgRun,
     open: &mut crate::fluid::validate::Opener,
 ) -> Result<DfgResult, FluidError> {
-    let text = run.case.scene_at(
+    let mut text = run.case.scene_at(
         run.cells_per_d,
         run.u_lb,
         run.model,
         run.offset,
         run.boundary,
     );
+    if !run.tuning.is_default() {
+        text += &format!("[immersed]\n{}", run.tuning.scene_keys());
+    }
     let file = crate::fluid::scene::SceneFile::parse(&text).map_err(FluidError::Invalid)?;
     let scene = file.build()?;
     let units = scene.units;
@@ -556,6 +562,7 @@ pub fn run_all(
             model,
             offset: [0.0; 2],
             boundary: SolidBoundary::Immersed,
+            tuning: IbTuning::default(),
         },
         open,
     )?;
@@ -597,6 +604,7 @@ pub fn run_all(
                 model,
                 offset: [0.0; 2],
                 boundary: SolidBoundary::InterpolatedBounceBack,
+                tuning: IbTuning::default(),
             },
             open,
         )
@@ -657,6 +665,7 @@ pub fn run_all(
             model,
             offset: [0.0; 2],
             boundary: SolidBoundary::Immersed,
+            tuning: IbTuning::default(),
         },
         open,
     )?;
@@ -717,6 +726,7 @@ pub fn run_all(
             model,
             offset: [0.0; 2],
             boundary: SolidBoundary::Immersed,
+            tuning: IbTuning::default(),
         },
         open,
     )?;

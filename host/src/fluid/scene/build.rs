@@ -381,6 +381,10 @@ impl SceneFile {
             }
         }
 
+        self.immersed
+            .tuning()
+            .check()
+            .map_err(|e| invalid(format!("immersed: {e}")))?;
         let built = solids::build(self, &units, &geometry, &forces)?;
         let mut info = Vec::new();
         let mut fixed = Vec::new();
@@ -413,6 +417,7 @@ impl SceneFile {
             setup.walls = walls;
         }
         setup.immersed.spread = self.spread()?;
+        setup.immersed.passes = self.immersed.tuning().passes();
         warnings.extend(built.warnings);
 
         if self.run.output_every == Some(0) {

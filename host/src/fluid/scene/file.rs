@@ -542,11 +542,27 @@ pub struct ImmersedConfig {
     /// Block side `l` in cells for `blocks` (default 4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block: Option<u32>,
+    /// Cells the samples sit inside their solids, 0 to 1 (default 0.25, chosen on cylindrical
+    /// Couette flow; for studies).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retraction: Option<f64>,
+    /// Multi-direct-forcing passes per step, 1 to 8 (default 3, chosen with the retraction;
+    /// for studies).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passes: Option<u32>,
 }
 
 impl ImmersedConfig {
     fn is_default(&self) -> bool {
         *self == ImmersedConfig::default()
+    }
+
+    /// Its retraction and passes.
+    pub fn tuning(&self) -> crate::fluid::ib::plan::IbTuning {
+        crate::fluid::ib::plan::IbTuning {
+            retraction: self.retraction,
+            passes: self.passes,
+        }
     }
 }
 

@@ -422,6 +422,63 @@ mod tests {
     }
 
     #[test]
+    fn immersed_retraction_and_passes_override_the_fixed_choices() {
+        let sphere = "[faces]\nx_min = { type = \"periodic\" }\nx_max = { type = \"periodic\" }\n\
+             [[solids]]\nshape = { type = \"sphere\", radius = 0.25 }\nposition = [1.0, 0.5, 0.5]\n";
+        let radii = |s: &Scene| {
+            let b = &s.setup.immersed.solids[0].body;
+            let r = b
+                .iter()
+                .map(|b| (b[0] * b[0] + b[1] * b[1] + b[2] * b[2]).sqrt() as f64);
+            (r.clone().fold(f64::MAX, f64::min), r.fold(0.0, f64::max))
+        };
+        let plain = scene(sphere).unwrap();
+        assert_eq!(plain.setup.immersed.passes, crate::fluid::ib::plan::PASSES);
+        let (lo, hi) = radii(&plain);
+        // Samples on the tessellation's flat triangles lie a little inside the sphere.
+        assert!(
+            lo > 4.0 - RETRACTION - 0.03 && hi < 4.0 - RETRACTION + 1e-3,
+            "{lo} {hi}"
+        );
+        let tuned = scene(&format!(
+            "{sphere}[immersed]\nretraction = 0.4\npasses = 2\n"
+        ))
+        .unwrap();
+        assert_eq!(tuned.setup.immersed.passes, 2);
+        let (lo, hi) = radii(&tuned);
+        assert!(lo > 3.6 - 0.03 && hi < 3.6 + 1e-3, "{lo} {hi}");
+        // Left out of the canonical text when unset, so a scene's identity stays as it was.
+        let file = SceneFile::parse(&format!(
+            "name = \"t\"\n[physical]\nlength = 1.0\nvelocity = 1.0\nviscosity = 0.05\n\
+             [lattice]\nresolution = 16\n[domain]\nsize = [2.0, 1.0, 1.0]\n{sphere}"
+        ))
+        .unwrap();
+        let text = toml::to_string(&file).unwrap();
+        assert!(
+            !text.contains("retraction") && !text.contains("passes"),
+            "{text}"
+        );
+        for (keys, want) in [
+            (
+                "retraction = 1.5",
+                "immersed: retraction must be 0 to 1 cells, got 1.5",
+            ),
+            (
+                "retraction = -0.1",
+                "immersed: retraction must be 0 to 1 cells, got -0.1",
+            ),
+            ("passes = 0", "immersed: passes must be 1 to 8, got 0"),
+            ("passes = 9", "immersed: passes must be 1 to 8, got 9"),
+        ] {
+            let e = scene(&format!("{sphere}[immersed]\n{keys}\n"))
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(e.contains(want) && !e.contains('\n'), "{e}");
+        }
+    }
+
+    #[test]
     fn a_solid_across_a_periodic_face_takes_the_minimum_image() {
         // Centre 0.05 m from the periodic x origin: part of the sphere wraps to the far end.
         let s = scene(

@@ -9,7 +9,6 @@ use super::file::{MotionConfig, Orientation, SceneFile, ShapeConfig, SolidConfig
 use super::geometry::{Boundary, Geometry};
 use super::{ForceSettings, MAX_MACH, WARN_MACH};
 use crate::fluid::ib::mesh::load_mesh;
-use crate::fluid::ib::plan::RETRACTION;
 use crate::fluid::ib::sampling::max_count;
 use crate::fluid::ib::shapes::unit;
 use crate::fluid::ib::solid::{quat_from_axis_angle, quat_matrix, quat_mul};
@@ -222,7 +221,7 @@ impl Builder<'_> {
             c.seed,
             period,
             limit,
-            RETRACTION,
+            self.file.immersed.tuning().retraction(),
         )
         .map_err(|e| e.to_string())?;
         solid.mass = body.mass;
