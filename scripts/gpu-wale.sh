@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The WALE subgrid model on one GPU machine, from the repository root:
-#   bash scripts/gpu-wale.sh [channel]
+#   bash scripts/gpu-wale.sh [channel|resume]
 # - `murmur fluid parity --steps 100` (its scenes include WALE past an obstacle between an
 #   inlet and an outlet, and under a moving lid);
 # - `fluid bench` at 256^3 with --les none,smagorinsky,wale, and the plain rows of the build
@@ -9,6 +9,7 @@
 #   checkpoints' populations and velocity field, by their SHA-256).
 # - with `channel` only: the coarse channel (assets/fluid/channel-180-les.toml, four wall units
 #   per cell) with WALE instead of the Smagorinsky model, to its end, compared with the DNS.
+# - with `resume` only: the resume check (and the build before's rows unless QUICK is set).
 # Needs dist/wale/murmur.xz (PTX embedded). Logs go to $OUT/log-wale.txt.
 set -u -o pipefail
 O=${OUT:-gpu-logs}
@@ -35,15 +36,21 @@ if [ "${1:-}" = channel ]; then
   section "done (status $status)"
   exit $status
 fi
+# `resume`: only the resume check below (with the build before's bench rows when QUICK is unset).
+if [ "${1:-}" = resume ]; then
+  SKIP_PARITY=1
+fi
 # QUICK=1: parity in FP32 storage only, no bench of the build before.
 STORAGE=fp32,fp16s,fp16c
 [ -n "${QUICK:-}" ] && STORAGE=fp32
+if [ -z "${SKIP_PARITY:-}" ]; then
 section "fluid parity (CPU vs CUDA, 100 steps, storage $STORAGE; the WALE rows and the verdict)"
 timeout 150 "$W" fluid parity --steps 100 --storage "$STORAGE" 2>&1 \
   | grep -E "WALE|parity|worst|rror" || status=1
 section "fluid bench --sizes 256 --les none,smagorinsky,wale (with WALE)"
 timeout 60 "$W" fluid bench --backend cuda --sizes 256 --steps 200 --les none,smagorinsky,wale 2>&1 \
   | grep -E "^\|" || status=1
+fi
 if [ -f dist/before/murmur.xz ] && [ -z "${QUICK:-}" ]; then
   xz -dc dist/before/murmur.xz > "$T/murmur-before" && chmod +x "$T/murmur-before"
   section "fluid bench --sizes 256 (the build before WALE)"
