@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The drag ladders of `fluid convergence` on one GPU machine, from the repository root:
-#   bash scripts/gpu-convergence.sh [checks] [2d] [3d]
+#   bash scripts/gpu-convergence.sh [checks] [2d] [3d] [retraction]
 # - checks: `murmur fluid parity` (its scenes include the cut-link solids) and the GPU tests
 #   fluid_gpu_parity and fluid_graph of dist/gpu/tests;
 # - 2d: DFG 2D-1 at 10, 20, 30 and 40 cells per diameter, three sub-cell positions each,
@@ -8,6 +8,9 @@
 #   (acoustic, one position);
 # - 3d: DFG 3D-1Z at 10, 20 and 30 cells per diameter (D3="10,20" for fewer), one position each,
 #   diffusive scaling.
+# - retraction: DFG 3D-1Z at 10 and 20 cells per diameter, one position, diffusive, with the
+#   immersed boundary's samples retracted by each of RETRACTIONS (default "0.3 0.35 0.4") cells
+#   instead of 0.25 (docs/fluid/validation.md, the retraction against drag).
 # Each ladder runs for every wall method of BOUNDARIES (default "interpolated-bounce-back
 # immersed"). The CSVs go to $OUT. Needs dist/new/murmur.xz (PTX embedded), and for checks
 # dist/gpu/tests/*.xz.
@@ -39,5 +42,12 @@ for w in ${BOUNDARIES:-interpolated-bounce-back immersed}; do
       --cells-per-d "${D3:-10,20,30}" --offsets 1 --csv "$O/convergence-3d-1z-$w.csv" || status=1
   fi
 done
+if [[ " $WANT " == *" retraction "* ]]; then
+  for r in ${RETRACTIONS:-0.3 0.35 0.4}; do
+    section "fluid convergence dfg-3d-1z --cells-per-d 10,20 --offsets 1 --retraction $r"
+    timeout 200 "$B" fluid convergence dfg-3d-1z --backend cuda --cells-per-d 10,20 --offsets 1 \
+      --retraction "$r" --csv "$O/convergence-3d-1z-retraction-$r.csv" || status=1
+  done
+fi
 section "done (status $status)"
 exit $status
