@@ -2,7 +2,7 @@
 # Turbulence statistics, the Smagorinsky model and the turbulent channel on one GPU machine, from
 # the repository root:
 #   bash scripts/gpu-statistics.sh [checks] [test] [cost] [stats-cost] [les-channel] [channel]
-#                                   [channel-more]
+#                                   [channel-more] [coarse-models]
 # - checks: `murmur fluid parity` (its scenes include the Smagorinsky poiseuille) and test;
 # - test: the GPU test of dist/gpu/tests/fluid_statistics.xz;
 # - cost: `fluid bench` at 256^3 with --les none,smagorinsky (and the old binary's plain rows
@@ -14,6 +14,8 @@
 # - channel: the resolved channel from step 0 until DEADLINE (seconds since the script's start,
 #   default 585), stopped by SIGTERM with a checkpoint in $RUN (kept on the machine); left out
 #   when the coarse channel without the model stayed laminar;
+# - coarse-models: the coarse channel without a model in RM-MRT, and in ACM-MRT at half the
+#   lattice velocity (what moves its excess over the DNS); only when named;
 # - channel-more: the resolved channel resumed from $RUN's newest checkpoint until DEADLINE,
 #   compared with the DNS when it reaches its end.
 # The runs stopped by a deadline get one SIGTERM (`timeout --foreground`: without it, timeout
@@ -69,6 +71,25 @@ if want les-channel; then
     section "fluid case channel-180 --scene $s"
     timeout 200 "$B" fluid case channel-180 --scene "$s" --backend cuda --out "$T/$n-run" \
       --plot "$O/$n.png" 2>&1 | grep -v "^wrote .*slice" | tee "$T/$n.txt" || status=1
+    cp "$T/$n-run/${n}_statistics.csv" "$O/" 2>/dev/null
+  done
+fi
+if [[ " $WANT " == *" coarse-models "* ]]; then
+  # What moves the coarse channel's excess: RM-MRT instead of ACM-MRT, then ACM-MRT at half the
+  # lattice velocity (twice the steps, the statistics' start and the run's end in step counts).
+  grep -v -e "^les = " -e "^smagorinsky = " assets/fluid/channel-180-les.toml \
+    | sed -e 's/^name = .*/name = "channel-180-coarse-rm"/' -e 's/^collision = .*/collision = "rm-mrt"/' \
+    > "$T/channel-180-coarse-rm.toml"
+  grep -v -e "^les = " -e "^smagorinsky = " assets/fluid/channel-180-les.toml \
+    | sed -e 's/^name = .*/name = "channel-180-coarse-slow"/' -e 's/^velocity = 0.1 .*/velocity = 0.05/' \
+      -e 's/^start = 50000 .*/start = 100000/' -e 's/^steps = 215000 .*/steps = 430000/' \
+    > "$T/channel-180-coarse-slow.toml"
+  grep -q "^velocity = 0.05" "$T/channel-180-coarse-slow.toml" && grep -q "^steps = 430000" \
+    "$T/channel-180-coarse-slow.toml" || { echo "coarse-slow: a line was not replaced"; status=1; }
+  for n in channel-180-coarse-rm channel-180-coarse-slow; do
+    section "fluid case channel-180 --scene $n.toml"
+    timeout 300 "$B" fluid case channel-180 --scene "$T/$n.toml" --backend cuda --out "$T/$n-run" \
+      --plot "$O/$n.png" 2>&1 | grep -v "^wrote .*slice" || status=1
     cp "$T/$n-run/${n}_statistics.csv" "$O/" 2>/dev/null
   done
 fi
