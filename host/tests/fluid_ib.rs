@@ -156,3 +156,25 @@ fn couette_study_picks_the_fixed_passes_and_retraction() {
     assert_eq!((best.1, best.2), (RETRACTION, PASSES), "best {best:?}");
     assert!(chosen < 0.01, "{chosen}");
 }
+
+#[test]
+#[ignore = "the study behind ib::plan::RETRACTION_BY_TAU; prints its table (about 15 minutes on 2 cores)"]
+fn couette_at_each_tau_is_best_at_the_tables_retraction() {
+    use murmur::internals::fluid::ib::plan::{retraction_for, RETRACTION_BY_TAU};
+    use murmur::internals::fluid::ib::validate::Couette;
+    for &(tau, _) in &RETRACTION_BY_TAU {
+        let best = retraction_for(tau);
+        let l2 = |retraction: f64| {
+            let case = Couette {
+                retraction,
+                ..Couette::at_tau(tau)
+            };
+            let setup = case.setup(CollisionModel::AcmMrt).unwrap();
+            let mut b = murmur::internals::fluid::cpu::open(&setup).unwrap();
+            case.run(b.as_mut()).unwrap().0
+        };
+        let (lo, at, hi) = (l2(best - 0.05), l2(best), l2(best + 0.05));
+        eprintln!("tau {tau}: retraction {best}: L2 {at:.4} (-0.05: {lo:.4}, +0.05: {hi:.4})");
+        assert!(at < 0.01 && at < lo && at < hi, "tau {tau}");
+    }
+}

@@ -148,6 +148,10 @@ pub struct CaseArgs {
     pub boundary: super::scene::file::SolidBoundary,
     #[command(flatten)]
     pub immersed: ImmersedArgs,
+    /// Relaxation time of the couette case, above 0.5 [default: 1]: its viscosity
+    /// `(tau - 1/2) / 3`, its steps `1000 / nu` (the same number of diffusion times).
+    #[arg(long, value_name = "T")]
+    pub tau: Option<f64>,
     /// Where to run.
     #[arg(long, value_enum, default_value = "auto")]
     pub backend: BackendChoice,

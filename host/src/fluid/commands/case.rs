@@ -15,6 +15,14 @@ pub fn case(a: &CaseArgs) -> Result<()> {
     }
     use crate::fluid::ib::validate::{dfg, Couette, Dfg, DfgRun, Galilean};
     let tuning = a.immersed.tuning(a.boundary)?;
+    if let Some(t) = a.tau {
+        if !(t.is_finite() && t > 0.5 && t <= 2.0) {
+            anyhow::bail!("--tau must be above 0.5 and at most 2, got {t}");
+        }
+    }
+    if a.tau.is_some() && a.case != CaseName::Couette {
+        anyhow::bail!("--tau is for the couette case (the DFG cases take theirs from --u-lb and --cells-per-d)");
+    }
     let mut open = opener(a.backend, Some(a.storage));
     let dfg_case = match a.case {
         CaseName::Dfg2d1 => Some(Dfg::TwoD1),
@@ -95,21 +103,24 @@ pub fn case(a: &CaseArgs) -> Result<()> {
             );
         }
         _ => {
+            let c = Couette::at_tau(a.tau.unwrap_or(1.0));
             let c = Couette {
-                retraction: tuning.retraction(),
+                retraction: tuning.retraction_at(murmur_common::lbm::Units::tau(c.nu)),
                 passes: tuning.passes(),
-                ..Couette::STUDY
+                ..c
             };
             let setup = c.setup(a.model)?;
             let t0 = std::time::Instant::now();
             let mut b = open(&setup)?;
             let (l2, radial) = c.run(b.as_mut())?;
             println!(
-                "Couette: radii {} and {} cells, {}, {} steps in {:.1} s: L2 error {:.4}, max \
-                 radial velocity {:.2e} of the surface speed",
+                "Couette: radii {} and {} cells, tau {}, k {}, retraction {}, {} steps in {:.1} s: \
+                 L2 error {:.4}, max radial velocity {:.2e} of the surface speed",
                 c.r1,
                 c.r2,
-                tuning.describe(),
+                murmur_common::lbm::Units::tau(c.nu),
+                c.passes,
+                c.retraction,
                 c.steps,
                 t0.elapsed().as_secs_f64(),
                 l2,

@@ -17,10 +17,41 @@ use murmur_common::lbm::Lattice;
 /// [`RETRACTION`] on cylindrical Couette flow (`ib::validate::Couette`, docs/fluid/validation.md).
 pub const PASSES: u32 = 3;
 
-/// How far (cells) samples sit inside their solid, along the inward surface normal: the
-/// diffuse interface of the 2-point kernel puts the effective wall outside the samples. Fixed
-/// for every scene, chosen with [`PASSES`] on cylindrical Couette flow.
+/// How far (cells) samples sit inside their solid, along the inward surface normal, at
+/// relaxation time 1: the diffuse interface of the 2-point kernel puts the effective wall
+/// outside the samples. Chosen with [`PASSES`] on cylindrical Couette flow at `tau = 1`; other
+/// relaxation times take [`retraction_for`].
 pub const RETRACTION: f64 = 0.25;
+
+/// The Couette study's best retraction (cells) by relaxation time, `(tau, retraction)` (ACM-MRT,
+/// [`PASSES`] passes; docs/fluid/validation.md): the effective wall of the diffuse interface
+/// moves out as `tau` falls toward 1/2.
+pub const RETRACTION_BY_TAU: [(f64, f64); 7] = [
+    (0.52, 0.405),
+    (0.533, 0.38),
+    (0.55, 0.36),
+    (0.6, 0.335),
+    (0.7, 0.305),
+    (0.8, 0.285),
+    (1.0, RETRACTION),
+];
+
+/// The default retraction at relaxation time `tau` (the fluid's molecular one):
+/// [`RETRACTION_BY_TAU`], linear in between its points and its end values outside them.
+pub fn retraction_for(tau: f64) -> f64 {
+    let t = &RETRACTION_BY_TAU;
+    // NaN too takes the first point.
+    if tau.is_nan() || tau <= t[0].0 {
+        return t[0].1;
+    }
+    for w in t.windows(2) {
+        let ((t0, r0), (t1, r1)) = (w[0], w[1]);
+        if tau <= t1 {
+            return r0 + (r1 - r0) * (tau - t0) / (t1 - t0);
+        }
+    }
+    t[t.len() - 1].1
+}
 
 /// A scene's override of [`RETRACTION`] and [`PASSES`] (`[immersed] retraction`, `passes`),
 /// for studies of the immersed boundary; `None` keeps the fixed choice.
@@ -36,9 +67,10 @@ pub struct IbTuning {
 pub const MAX_PASSES: u32 = 8;
 
 impl IbTuning {
-    /// The retraction in force (cells).
-    pub fn retraction(&self) -> f64 {
-        self.retraction.unwrap_or(RETRACTION)
+    /// The retraction in force (cells) at relaxation time `tau`: the one set, else
+    /// [`retraction_for`]`(tau)`.
+    pub fn retraction_at(&self, tau: f64) -> f64 {
+        self.retraction.unwrap_or_else(|| retraction_for(tau))
     }
 
     /// The passes in force.
@@ -78,9 +110,13 @@ impl IbTuning {
         s
     }
 
-    /// `k 3, retraction 0.25`: the choices in force, for tables.
+    /// `k 3, retraction 0.3` (one set) or `k 3, retraction by tau`: the choices in force, for
+    /// tables.
     pub fn describe(&self) -> String {
-        format!("k {}, retraction {}", self.passes(), self.retraction())
+        match self.retraction {
+            Some(r) => format!("k {}, retraction {r}", self.passes()),
+            None => format!("k {}, retraction by tau", self.passes()),
+        }
     }
 }
 
@@ -488,5 +524,46 @@ impl RecordRing {
         }
         self.pending.clear();
         rows
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_retraction_follows_the_study_table_between_its_points() {
+        for &(tau, r) in &RETRACTION_BY_TAU {
+            assert_eq!(retraction_for(tau), r, "tau {tau}");
+        }
+        // Linear in between, the end values outside.
+        let [(t0, r0), (t1, r1), ..] = RETRACTION_BY_TAU;
+        assert!((retraction_for(0.5 * (t0 + t1)) - 0.5 * (r0 + r1)).abs() < 1e-12);
+        assert_eq!(retraction_for(0.5001), r0);
+        assert_eq!(retraction_for(1.7), RETRACTION);
+        assert_eq!(retraction_for(f64::NAN), r0);
+        // The effective wall moves out as tau falls: the retraction never shrinks.
+        for w in RETRACTION_BY_TAU.windows(2) {
+            assert!(w[0].0 < w[1].0 && w[0].1 >= w[1].1, "{w:?}");
+        }
+        assert_eq!(
+            RETRACTION_BY_TAU[RETRACTION_BY_TAU.len() - 1],
+            (1.0, RETRACTION)
+        );
+    }
+
+    #[test]
+    fn a_set_retraction_wins_over_the_table() {
+        let set = IbTuning {
+            retraction: Some(0.1),
+            passes: None,
+        };
+        assert_eq!(set.retraction_at(0.55), 0.1);
+        assert_eq!(
+            IbTuning::default().retraction_at(0.55),
+            retraction_for(0.55)
+        );
+        assert_eq!(set.describe(), "k 3, retraction 0.1");
+        assert_eq!(IbTuning::default().describe(), "k 3, retraction by tau");
     }
 }

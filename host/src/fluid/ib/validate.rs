@@ -37,6 +37,17 @@ impl Couette {
         retraction: super::plan::RETRACTION,
     };
 
+    /// [`Couette::STUDY`] at relaxation time `tau`: viscosity `(tau - 1/2) / 3` and
+    /// `1000 / nu` steps (6000 at `tau = 1`: the same number of diffusion times across the gap).
+    pub fn at_tau(tau: f64) -> Couette {
+        let nu = (tau - 0.5) / 3.0;
+        Couette {
+            nu,
+            steps: (1000.0 / nu).round() as u64,
+            ..Couette::STUDY
+        }
+    }
+
     fn n(&self) -> u32 {
         (2.0 * self.r2).ceil() as u32 + 8
     }
@@ -197,6 +208,14 @@ impl Dfg {
             Dfg::TwoD2 => 1.5,
             Dfg::ThreeD1Z => 0.45,
         }
+    }
+
+    /// The BGK relaxation time at `cells_per_d` cells per diameter and lattice velocity `u_lb`
+    /// for `U_m`: `3 nu + 1/2`, `nu = Ubar D / Re` in lattice units (Re 100 for 2D-2, else 20).
+    pub fn tau(self, cells_per_d: u32, u_lb: f64) -> f64 {
+        let re = if self == Dfg::TwoD2 { 100.0 } else { 20.0 };
+        let nu = u_lb * self.u_mean() / self.u_max() * cells_per_d as f64 / re;
+        murmur_common::lbm::Units::tau(nu)
     }
 
     /// Mean inflow velocity, the coefficients' reference: `2/3 U_m` in 2D, `4/9 U_m` in 3D.
@@ -516,7 +535,7 @@ pub fn run_all(
     quick: bool,
     mut progress: impl FnMut(&crate::fluid::validate::CaseResult),
 ) -> Result<Vec<crate::fluid::validate::CaseResult>, FluidError> {
-    use super::plan::{PASSES, RETRACTION};
+    use super::plan::{retraction_for, PASSES, RETRACTION};
     use crate::fluid::validate::CaseResult;
     let model = CollisionModel::AcmMrt;
     let mut out = Vec::new();
@@ -524,7 +543,14 @@ pub fn run_all(
         progress(&r);
         out.push(r);
     };
-    let grid = |d: u32, u: f64| format!("D {d} cells, k {PASSES}, retraction {RETRACTION}, u {u}");
+    // The immersed boundary's choices at the run's relaxation time, or the cut links.
+    let grid = |d: u32, u: f64, tau: Option<f64>| match tau {
+        Some(t) => format!(
+            "D {d} cells, k {PASSES}, retraction {:.3}, u {u}",
+            retraction_for(t)
+        ),
+        None => format!("D {d} cells, cut links, u {u}"),
+    };
     let rel = |x: f64, want: f64| (x / want - 1.0).abs();
 
     // Couette flow (the case the fixed choices were made on).
@@ -570,7 +596,7 @@ pub fn run_all(
         CaseResult {
             case: "DFG 2D-1 C_D (5.58)".into(),
             model,
-            grid: grid(d, u),
+            grid: grid(d, u, Some(Dfg::TwoD1.tau(d, u))),
             steps: r.steps,
             metric: "|C_D / 5.58 - 1|",
             error: rel(r.cd, DFG_2D1_CD),
@@ -583,7 +609,7 @@ pub fn run_all(
         CaseResult {
             case: "DFG 2D-1 dp (0.1174 Pa)".into(),
             model,
-            grid: grid(d, u),
+            grid: grid(d, u, Some(Dfg::TwoD1.tau(d, u))),
             steps: r.steps,
             metric: "|dp / 0.1174 - 1|",
             error: rel(r.dp, DFG_2D1_DP),
@@ -614,7 +640,7 @@ pub fn run_all(
         CaseResult {
             case: format!("DFG 2D-1 C_D, bounce-back links ({REFERENCE_2D_1})"),
             model,
-            grid: grid(20, 0.05),
+            grid: grid(20, 0.05, None),
             steps: r.steps,
             metric: "|C_D / 5.57954 - 1|",
             error: rel(r.cd, REFERENCE_2D_1),
@@ -641,7 +667,13 @@ pub fn run_all(
                 gr.moving_cd, gr.fixed_cd
             ),
             model,
-            grid: grid(g.cells_per_d, g.u_lb),
+            grid: grid(
+                g.cells_per_d,
+                g.u_lb,
+                Some(murmur_common::lbm::Units::tau(
+                    g.u_lb * g.cells_per_d as f64 / 20.0,
+                )),
+            ),
             steps: gr.steps,
             metric: "|C_D,moving / C_D,fixed - 1|",
             error: rel(gr.moving_cd, gr.fixed_cd),
@@ -679,7 +711,7 @@ pub fn run_all(
         CaseResult {
             case: format!("DFG 2D-2 St {st:.4} (0.295-0.305)"),
             model,
-            grid: grid(d, u),
+            grid: grid(d, u, Some(Dfg::TwoD2.tau(d, u))),
             steps: r.steps,
             metric: "distance outside 0.295-0.305",
             error: st_err,
@@ -692,7 +724,7 @@ pub fn run_all(
         CaseResult {
             case: "DFG 2D-2 max C_D (3.23)".into(),
             model,
-            grid: grid(d, u),
+            grid: grid(d, u, Some(Dfg::TwoD2.tau(d, u))),
             steps: r.steps,
             metric: "|max C_D / 3.23 - 1|",
             error: rel(r.max_cd, DFG_2D2_CD_MAX),
@@ -705,7 +737,7 @@ pub fn run_all(
         CaseResult {
             case: "DFG 2D-2 max C_L (1.00)".into(),
             model,
-            grid: grid(d, u),
+            grid: grid(d, u, Some(Dfg::TwoD2.tau(d, u))),
             steps: r.steps,
             metric: "|max C_L / 1.00 - 1|",
             error: rel(r.max_cl, DFG_2D2_CL_MAX),
@@ -734,7 +766,7 @@ pub fn run_all(
         CaseResult {
             case: "DFG 3D-1Z C_D (6.15)".into(),
             model,
-            grid: grid(d, u),
+            grid: grid(d, u, Some(Dfg::ThreeD1Z.tau(d, u))),
             steps: r.steps,
             metric: "|C_D / 6.15 - 1|",
             error: rel(r.cd, DFG_3D1Z_CD),
@@ -748,7 +780,7 @@ pub fn run_all(
         CaseResult {
             case: format!("DFG 3D-1Z C_D, bounce-back links ({REFERENCE_3D_1Z})"),
             model,
-            grid: grid(20, 0.05),
+            grid: grid(20, 0.05, None),
             steps: r.steps,
             metric: "|C_D / 6.18533 - 1|",
             error: rel(r.cd, REFERENCE_3D_1Z),

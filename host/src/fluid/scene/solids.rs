@@ -211,6 +211,9 @@ impl Builder<'_> {
         // Samples in the world pose (periodic where the domain is), kept as body-frame offsets
         // retracted into the solid; the primitive's analytic mass properties replace the
         // tessellation's.
+        // The molecular relaxation time sets where the diffuse interface's wall is.
+        let tau = Units::tau(units.viscosity_to_lattice(self.file.physical.viscosity));
+        let retraction = self.file.immersed.tuning().retraction_at(tau);
         let (mut solid, samples) = Solid::sampled(
             &name,
             &own,
@@ -221,7 +224,7 @@ impl Builder<'_> {
             c.seed,
             period,
             limit,
-            self.file.immersed.tuning().retraction(),
+            retraction,
         )
         .map_err(|e| e.to_string())?;
         solid.mass = body.mass;
@@ -230,7 +233,10 @@ impl Builder<'_> {
             solid.surface = Some(std::sync::Arc::new(own));
         }
         solid.reference_area = self.reference_area(&body, quat_matrix(solid.orientation))?;
-        Ok((solid, samples.summary()))
+        Ok((
+            solid,
+            format!("{}; retracted {retraction:.3} cells", samples.summary()),
+        ))
     }
 
     /// The minimum sample distance, cells.
