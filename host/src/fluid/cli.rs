@@ -36,7 +36,8 @@ pub enum CaseName {
 /// The immersed boundary's fixed choices, overridden for a study (`[immersed]` of a scene).
 #[derive(clap::Args, Clone, Copy, Debug, Default)]
 pub struct ImmersedArgs {
-    /// Cells the immersed samples sit inside the solid, 0 to 1 [default: 0.25].
+    /// Cells the immersed samples sit inside the solid, 0 to 1 [default: by the relaxation
+    /// time, 0.25 at tau 1].
     #[arg(long, value_name = "CELLS")]
     pub retraction: Option<f64>,
     /// Multi-direct-forcing passes per step, 1 to 8 [default: 3].

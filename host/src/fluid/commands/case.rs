@@ -7,10 +7,11 @@ use anyhow::Result;
 
 /// `murmur fluid case`.
 pub fn case(a: &CaseArgs) -> Result<()> {
+    let tuned = a.immersed.retraction.is_some() || a.immersed.passes.is_some();
+    if tuned && matches!(a.case, CaseName::Channel180 | CaseName::Galilean) {
+        anyhow::bail!("--retraction and --passes are for the DFG cases and couette");
+    }
     if a.case == CaseName::Channel180 {
-        if a.immersed.retraction.is_some() || a.immersed.passes.is_some() {
-            anyhow::bail!("--retraction and --passes are for the DFG cases and couette");
-        }
         return super::channel::channel_case(a);
     }
     use crate::fluid::ib::validate::{dfg, Couette, Dfg, DfgRun, Galilean};
@@ -76,9 +77,6 @@ pub fn case(a: &CaseArgs) -> Result<()> {
         return Ok(());
     }
     match a.case {
-        CaseName::Galilean if !tuning.is_default() => {
-            anyhow::bail!("--retraction and --passes are for the DFG cases and couette")
-        }
         CaseName::Galilean => {
             let g = Galilean {
                 cells_per_d: a.cells_per_d,

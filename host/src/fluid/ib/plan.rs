@@ -54,7 +54,8 @@ pub fn retraction_for(tau: f64) -> f64 {
 }
 
 /// A scene's override of [`RETRACTION`] and [`PASSES`] (`[immersed] retraction`, `passes`),
-/// for studies of the immersed boundary; `None` keeps the fixed choice.
+/// for studies of the immersed boundary; `None` keeps the default ([`retraction_for`],
+/// [`PASSES`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct IbTuning {
     /// Cells the samples sit inside their solid, 0 to 1.

@@ -542,8 +542,8 @@ pub struct ImmersedConfig {
     /// Block side `l` in cells for `blocks` (default 4).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block: Option<u32>,
-    /// Cells the samples sit inside their solids, 0 to 1 (default 0.25, chosen on cylindrical
-    /// Couette flow; for studies).
+    /// Cells the samples sit inside their solids, 0 to 1 (default: by the fluid's relaxation
+    /// time, from the Couette study, `ib::plan::retraction_for`; for studies).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retraction: Option<f64>,
     /// Multi-direct-forcing passes per step, 1 to 8 (default 3, chosen with the retraction;
